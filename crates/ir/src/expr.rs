@@ -1,0 +1,360 @@
+//! Piecewise-linear expressions over state, action and non-deterministic input variables.
+//!
+//! The same tree is evaluated three ways — f64 (simulation), exact rationals (replay of every
+//! counterexample) and outward-rounded intervals (sound images) — and is handed as-is to the solver
+//! encoders, so all of them agree on what a step means.
+
+use crate::interval::Interval;
+use crate::num::{Rational, display_rational, is_integer, rational_from_f64, to_f64_nearest};
+use crate::pred::Pred;
+use num_traits::{Signed, ToPrimitive, Zero};
+use std::collections::BTreeMap;
+
+/// A variable of a system. Indices point into `System::state`, `System::actions`, `System::nondet`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VarRef {
+    State(usize),
+    Action(usize),
+    Nondet(usize),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Const(Rational),
+    Var(VarRef),
+    Neg(Box<Expr>),
+    Add(Box<Expr>, Box<Expr>),
+    Sub(Box<Expr>, Box<Expr>),
+    /// A general product. Engines classify it: a constant factor makes it linear; a
+    /// non-deterministic input times a term (the non-deterministic maze's `c * a`) is bilinear.
+    Mul(Box<Expr>, Box<Expr>),
+    /// Division by a non-zero constant.
+    Div(Box<Expr>, Rational),
+    Min(Box<Expr>, Box<Expr>),
+    Max(Box<Expr>, Box<Expr>),
+    Relu(Box<Expr>),
+    Abs(Box<Expr>),
+    /// `if cond then a else b`; `cond` is a boolean combination of linear comparisons.
+    Ite(Box<Pred>, Box<Expr>, Box<Expr>),
+    /// `lookup(i, [e0, e1, ...])`: the entry selected by an integer-valued index (0-based).
+    Lookup(Box<Expr>, Vec<Expr>),
+}
+
+/// Values of the variables an expression may read.
+#[derive(Clone, Copy, Debug)]
+pub struct Env<'a, T> {
+    pub state: &'a [T],
+    pub action: &'a [T],
+    pub nondet: &'a [T],
+}
+
+impl<'a, T> Env<'a, T> {
+    pub fn new(state: &'a [T], action: &'a [T], nondet: &'a [T]) -> Self {
+        Env { state, action, nondet }
+    }
+
+    pub fn get(&self, v: VarRef) -> &T {
+        match v {
+            VarRef::State(i) => &self.state[i],
+            VarRef::Action(i) => &self.action[i],
+            VarRef::Nondet(i) => &self.nondet[i],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    #[error("lookup index {index} is not an integer in 0..{len}")]
+    LookupIndex { index: String, len: usize },
+}
+
+/// `sum coeffs[v] * v + constant`, exact.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct LinearExpr {
+    pub coeffs: BTreeMap<VarRef, Rational>,
+    pub constant: Rational,
+}
+
+impl LinearExpr {
+    pub fn constant(c: Rational) -> LinearExpr {
+        LinearExpr { coeffs: BTreeMap::new(), constant: c }
+    }
+
+    pub fn var(v: VarRef) -> LinearExpr {
+        let mut coeffs = BTreeMap::new();
+        coeffs.insert(v, Rational::from_integer(1.into()));
+        LinearExpr { coeffs, constant: Rational::zero() }
+    }
+
+    pub fn is_constant(&self) -> bool {
+        self.coeffs.is_empty()
+    }
+
+    pub fn add(mut self, other: &LinearExpr, sign: i32) -> LinearExpr {
+        for (v, c) in &other.coeffs {
+            let e = self.coeffs.entry(*v).or_insert_with(Rational::zero);
+            if sign >= 0 { *e += c } else { *e -= c }
+        }
+        if sign >= 0 {
+            self.constant += &other.constant
+        } else {
+            self.constant -= &other.constant
+        }
+        self.coeffs.retain(|_, c| !c.is_zero());
+        self
+    }
+
+    pub fn scale(mut self, k: &Rational) -> LinearExpr {
+        if k.is_zero() {
+            return LinearExpr::default();
+        }
+        for c in self.coeffs.values_mut() {
+            *c *= k;
+        }
+        self.constant *= k;
+        self
+    }
+
+    pub fn coeff(&self, v: VarRef) -> Rational {
+        self.coeffs.get(&v).cloned().unwrap_or_else(Rational::zero)
+    }
+
+    pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Rational {
+        let mut acc = self.constant.clone();
+        for (v, c) in &self.coeffs {
+            acc += c * env.get(*v);
+        }
+        acc
+    }
+}
+
+impl Expr {
+    pub fn constant(c: Rational) -> Expr {
+        Expr::Const(c)
+    }
+
+    pub fn var(v: VarRef) -> Expr {
+        Expr::Var(v)
+    }
+
+    pub fn as_const(&self) -> Option<&Rational> {
+        match self {
+            Expr::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on every variable occurrence.
+    pub fn visit_vars(&self, f: &mut dyn FnMut(VarRef)) {
+        match self {
+            Expr::Const(_) => {}
+            Expr::Var(v) => f(*v),
+            Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) => a.visit_vars(f),
+            Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
+                a.visit_vars(f);
+                b.visit_vars(f);
+            }
+            Expr::Ite(c, a, b) => {
+                c.visit_vars(f);
+                a.visit_vars(f);
+                b.visit_vars(f);
+            }
+            Expr::Lookup(i, items) => {
+                i.visit_vars(f);
+                items.iter().for_each(|e| e.visit_vars(f));
+            }
+        }
+    }
+
+    pub fn vars(&self) -> Vec<VarRef> {
+        let mut out = Vec::new();
+        self.visit_vars(&mut |v| {
+            if !out.contains(&v) {
+                out.push(v)
+            }
+        });
+        out.sort();
+        out
+    }
+
+    pub fn mentions(&self, pred: impl Fn(VarRef) -> bool) -> bool {
+        let mut found = false;
+        self.visit_vars(&mut |v| found |= pred(v));
+        found
+    }
+
+    /// Replaces variables by expressions (`None` keeps the variable).
+    pub fn substitute(&self, f: &dyn Fn(VarRef) -> Option<Expr>) -> Expr {
+        let s = |e: &Expr| Box::new(e.substitute(f));
+        match self {
+            Expr::Const(_) => self.clone(),
+            Expr::Var(v) => f(*v).unwrap_or_else(|| self.clone()),
+            Expr::Neg(a) => Expr::Neg(s(a)),
+            Expr::Relu(a) => Expr::Relu(s(a)),
+            Expr::Abs(a) => Expr::Abs(s(a)),
+            Expr::Div(a, k) => Expr::Div(s(a), k.clone()),
+            Expr::Add(a, b) => Expr::Add(s(a), s(b)),
+            Expr::Sub(a, b) => Expr::Sub(s(a), s(b)),
+            Expr::Mul(a, b) => Expr::Mul(s(a), s(b)),
+            Expr::Min(a, b) => Expr::Min(s(a), s(b)),
+            Expr::Max(a, b) => Expr::Max(s(a), s(b)),
+            Expr::Ite(c, a, b) => Expr::Ite(Box::new(c.substitute(f)), s(a), s(b)),
+            Expr::Lookup(i, items) => Expr::Lookup(s(i), items.iter().map(|e| e.substitute(f)).collect()),
+        }
+    }
+
+    /// The expression as an exact affine form, when it is one (constant products only).
+    pub fn as_linear(&self) -> Option<LinearExpr> {
+        Some(match self {
+            Expr::Const(c) => LinearExpr::constant(c.clone()),
+            Expr::Var(v) => LinearExpr::var(*v),
+            Expr::Neg(a) => a.as_linear()?.scale(&Rational::from_integer((-1).into())),
+            Expr::Add(a, b) => a.as_linear()?.add(&b.as_linear()?, 1),
+            Expr::Sub(a, b) => a.as_linear()?.add(&b.as_linear()?, -1),
+            Expr::Mul(a, b) => {
+                let (la, lb) = (a.as_linear()?, b.as_linear()?);
+                if la.is_constant() {
+                    lb.scale(&la.constant)
+                } else if lb.is_constant() {
+                    la.scale(&lb.constant)
+                } else {
+                    return None;
+                }
+            }
+            Expr::Div(a, k) => a.as_linear()?.scale(&(Rational::from_integer(1.into()) / k)),
+            _ => return None,
+        })
+    }
+
+    /// Whether the expression is piecewise linear (every product has a constant factor).
+    pub fn is_piecewise_linear(&self) -> bool {
+        match self {
+            Expr::Const(_) | Expr::Var(_) => true,
+            Expr::Mul(a, b) => {
+                (a.as_linear().is_some_and(|l| l.is_constant()) || b.as_linear().is_some_and(|l| l.is_constant()))
+                    && a.is_piecewise_linear()
+                    && b.is_piecewise_linear()
+            }
+            Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) => a.is_piecewise_linear(),
+            Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
+                a.is_piecewise_linear() && b.is_piecewise_linear()
+            }
+            Expr::Ite(c, a, b) => c.is_linear() && a.is_piecewise_linear() && b.is_piecewise_linear(),
+            Expr::Lookup(i, items) => i.is_piecewise_linear() && items.iter().all(Expr::is_piecewise_linear),
+        }
+    }
+
+    pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Result<Rational, EvalError> {
+        Ok(match self {
+            Expr::Const(c) => c.clone(),
+            Expr::Var(v) => env.get(*v).clone(),
+            Expr::Neg(a) => -a.eval_exact(env)?,
+            Expr::Add(a, b) => a.eval_exact(env)? + b.eval_exact(env)?,
+            Expr::Sub(a, b) => a.eval_exact(env)? - b.eval_exact(env)?,
+            Expr::Mul(a, b) => a.eval_exact(env)? * b.eval_exact(env)?,
+            Expr::Div(a, k) => a.eval_exact(env)? / k,
+            Expr::Min(a, b) => a.eval_exact(env)?.min(b.eval_exact(env)?),
+            Expr::Max(a, b) => a.eval_exact(env)?.max(b.eval_exact(env)?),
+            Expr::Relu(a) => a.eval_exact(env)?.max(Rational::zero()),
+            Expr::Abs(a) => a.eval_exact(env)?.abs(),
+            Expr::Ite(c, a, b) => {
+                if c.eval_exact(env)? {
+                    a.eval_exact(env)?
+                } else {
+                    b.eval_exact(env)?
+                }
+            }
+            Expr::Lookup(i, items) => {
+                let idx = i.eval_exact(env)?;
+                let k = lookup_index(&idx, items.len())?;
+                items[k].eval_exact(env)?
+            }
+        })
+    }
+
+    /// Round-to-nearest evaluation, for simulation and sampling (never for verdicts).
+    pub fn eval_f64(&self, env: &Env<'_, f64>) -> Result<f64, EvalError> {
+        Ok(match self {
+            Expr::Const(c) => to_f64_nearest(c),
+            Expr::Var(v) => *env.get(*v),
+            Expr::Neg(a) => -a.eval_f64(env)?,
+            Expr::Add(a, b) => a.eval_f64(env)? + b.eval_f64(env)?,
+            Expr::Sub(a, b) => a.eval_f64(env)? - b.eval_f64(env)?,
+            Expr::Mul(a, b) => a.eval_f64(env)? * b.eval_f64(env)?,
+            Expr::Div(a, k) => a.eval_f64(env)? / to_f64_nearest(k),
+            Expr::Min(a, b) => a.eval_f64(env)?.min(b.eval_f64(env)?),
+            Expr::Max(a, b) => a.eval_f64(env)?.max(b.eval_f64(env)?),
+            Expr::Relu(a) => a.eval_f64(env)?.max(0.0),
+            Expr::Abs(a) => a.eval_f64(env)?.abs(),
+            Expr::Ite(c, a, b) => {
+                if c.eval_f64(env)? {
+                    a.eval_f64(env)?
+                } else {
+                    b.eval_f64(env)?
+                }
+            }
+            Expr::Lookup(i, items) => {
+                let idx = i.eval_f64(env)?;
+                let r = idx.round();
+                if r != idx || r < 0.0 || r as usize >= items.len() {
+                    return Err(EvalError::LookupIndex { index: idx.to_string(), len: items.len() });
+                }
+                items[r as usize].eval_f64(env)?
+            }
+        })
+    }
+
+    /// A sound enclosure of the expression's range over a box of variable values.
+    pub fn eval_interval(&self, env: &Env<'_, Interval>) -> Interval {
+        match self {
+            Expr::Const(c) => Interval::of_rational(c),
+            Expr::Var(v) => *env.get(*v),
+            Expr::Neg(a) => a.eval_interval(env).neg(),
+            Expr::Add(a, b) => a.eval_interval(env).add(&b.eval_interval(env)),
+            Expr::Sub(a, b) => a.eval_interval(env).sub(&b.eval_interval(env)),
+            Expr::Mul(a, b) => a.eval_interval(env).mul(&b.eval_interval(env)),
+            Expr::Div(a, k) => {
+                let inv = Interval::of_rational(&(Rational::from_integer(1.into()) / k));
+                a.eval_interval(env).mul(&inv)
+            }
+            Expr::Min(a, b) => a.eval_interval(env).min(&b.eval_interval(env)),
+            Expr::Max(a, b) => a.eval_interval(env).max(&b.eval_interval(env)),
+            Expr::Relu(a) => a.eval_interval(env).relu(),
+            Expr::Abs(a) => a.eval_interval(env).abs(),
+            Expr::Ite(c, a, b) => match c.eval_interval(env) {
+                Some(true) => a.eval_interval(env),
+                Some(false) => b.eval_interval(env),
+                None => a.eval_interval(env).hull(&b.eval_interval(env)),
+            },
+            Expr::Lookup(i, items) => {
+                let idx = i.eval_interval(env);
+                let lo = idx.lo.ceil().max(0.0);
+                let hi = idx.hi.floor().min(items.len() as f64 - 1.0);
+                if lo > hi {
+                    // No valid index: evaluation would fail; the empty case is reported by the
+                    // exact evaluators. Return the hull of all entries (sound for every valid index).
+                    return items
+                        .iter()
+                        .map(|e| e.eval_interval(env))
+                        .reduce(|a, b| a.hull(&b))
+                        .unwrap_or(Interval::ENTIRE);
+                }
+                (lo as usize..=hi as usize).map(|k| items[k].eval_interval(env)).reduce(|a, b| a.hull(&b)).unwrap()
+            }
+        }
+    }
+}
+
+fn lookup_index(idx: &Rational, len: usize) -> Result<usize, EvalError> {
+    let bad = || EvalError::LookupIndex { index: display_rational(idx), len };
+    if !is_integer(idx) || idx.is_negative() {
+        return Err(bad());
+    }
+    let k = idx.to_integer().to_usize().ok_or_else(bad)?;
+    if k >= len { Err(bad()) } else { Ok(k) }
+}
+
+/// Exact value of an f64 slice.
+pub fn exact_values(xs: &[f64]) -> Vec<Rational> {
+    xs.iter().map(|&x| rational_from_f64(x)).collect()
+}

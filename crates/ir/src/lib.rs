@@ -1,0 +1,29 @@
+//! The model IR at the centre of Trestle.
+//!
+//! One system, written once, is checked by every engine: the compositional bridge checker, bounded
+//! CTL, LTL for memoryful agents and predicate abstraction. This crate therefore says *what* a system
+//! is (variables, piecewise-linear expressions, networks, controllers, environment steps,
+//! predicates, temporal formulas) and how to *execute* it, in f64 and exactly, and nothing about how
+//! to verify it.
+//!
+//! Architecture invariant: this crate depends on no solver and no file format.
+
+pub mod expr;
+pub mod formula;
+pub mod interval;
+pub mod network;
+pub mod num;
+pub mod parse;
+pub mod pred;
+pub mod print;
+pub mod round;
+pub mod sim;
+pub mod system;
+
+pub use expr::{Env, Expr, LinearExpr, VarRef};
+pub use formula::{Ctl, Ltl};
+pub use interval::Interval;
+pub use network::{Activation, Layer, Matrix, Network};
+pub use num::Rational;
+pub use pred::{CmpOp, FBox, Pred, RBox};
+pub use system::System;

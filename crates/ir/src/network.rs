@@ -1,0 +1,419 @@
+//! Neural networks as the engines see them: a chain of dense and recurrent (Elman) layers.
+//!
+//! Weights are the exact f64 values read from the model file (f32 widens to f64 exactly), never
+//! rescaled or fused on load, so what the solvers see is what the file says. Normalisation steps
+//! (NNet headers) are explicit layers, not hidden preprocessing.
+
+use crate::num::{Rational, rational_from_f64};
+use num_traits::{Signed, Zero};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activation {
+    Identity,
+    Relu,
+}
+
+/// A dense row-major matrix: `rows` outputs by `cols` inputs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Matrix {
+    pub rows: usize,
+    pub cols: usize,
+    pub data: Vec<f64>,
+}
+
+impl Matrix {
+    pub fn new(rows: usize, cols: usize, data: Vec<f64>) -> Matrix {
+        assert_eq!(data.len(), rows * cols, "matrix data length");
+        Matrix { rows, cols, data }
+    }
+
+    pub fn from_rows(rows: &[Vec<f64>]) -> Matrix {
+        let cols = rows.first().map_or(0, Vec::len);
+        let data = rows.iter().flat_map(|r| r.iter().copied()).collect();
+        Matrix::new(rows.len(), cols, data)
+    }
+
+    pub fn identity(n: usize) -> Matrix {
+        let mut data = vec![0.0; n * n];
+        for i in 0..n {
+            data[i * n + i] = 1.0;
+        }
+        Matrix::new(n, n, data)
+    }
+
+    pub fn diagonal(d: &[f64]) -> Matrix {
+        let n = d.len();
+        let mut data = vec![0.0; n * n];
+        for (i, &v) in d.iter().enumerate() {
+            data[i * n + i] = v;
+        }
+        Matrix::new(n, n, data)
+    }
+
+    #[inline]
+    pub fn get(&self, r: usize, c: usize) -> f64 {
+        self.data[r * self.cols + c]
+    }
+
+    #[inline]
+    pub fn row(&self, r: usize) -> &[f64] {
+        &self.data[r * self.cols..(r + 1) * self.cols]
+    }
+
+    pub fn transpose(&self) -> Matrix {
+        let mut data = vec![0.0; self.data.len()];
+        for r in 0..self.rows {
+            for c in 0..self.cols {
+                data[c * self.rows + r] = self.data[r * self.cols + c];
+            }
+        }
+        Matrix::new(self.cols, self.rows, data)
+    }
+}
+
+/// `y = act(W x + b)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DenseLayer {
+    pub weights: Matrix,
+    pub bias: Vec<f64>,
+    pub activation: Activation,
+}
+
+/// Elman layer: `h_t = act(W_in x_t + W_rec h_{t-1} + b)`; its output is `h_t`, and `h_t` is carried
+/// to the next step (initially zero unless the controller says otherwise).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecurrentLayer {
+    pub input_weights: Matrix,
+    pub recurrent_weights: Matrix,
+    pub bias: Vec<f64>,
+    pub activation: Activation,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Layer {
+    Dense(DenseLayer),
+    Recurrent(RecurrentLayer),
+}
+
+impl Layer {
+    pub fn input_dim(&self) -> usize {
+        match self {
+            Layer::Dense(d) => d.weights.cols,
+            Layer::Recurrent(r) => r.input_weights.cols,
+        }
+    }
+
+    pub fn output_dim(&self) -> usize {
+        match self {
+            Layer::Dense(d) => d.weights.rows,
+            Layer::Recurrent(r) => r.input_weights.rows,
+        }
+    }
+
+    pub fn activation(&self) -> Activation {
+        match self {
+            Layer::Dense(d) => d.activation,
+            Layer::Recurrent(r) => r.activation,
+        }
+    }
+}
+
+/// A feed-forward or recurrent ReLU network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Network {
+    /// Where it came from (file path or `inline:NAME`), for messages.
+    pub source: String,
+    pub layers: Vec<Layer>,
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum NetworkError {
+    #[error("network {network}: it has no layers")]
+    Empty { network: String },
+    #[error("network {network}: layer {layer}: {what} has {found} entries, expected {expected}")]
+    Shape { network: String, layer: usize, what: &'static str, found: usize, expected: usize },
+    #[error("network {network}: layer {layer}: {what}[{index}] is {value}, weights must be finite")]
+    NotFinite { network: String, layer: usize, what: &'static str, index: usize, value: f64 },
+    #[error("network {network}: input has {found} values, the network takes {expected}")]
+    InputDim { network: String, found: usize, expected: usize },
+}
+
+impl Network {
+    pub fn new(source: impl Into<String>, layers: Vec<Layer>) -> Result<Network, NetworkError> {
+        let net = Network { source: source.into(), layers };
+        net.validate()?;
+        Ok(net)
+    }
+
+    pub fn input_dim(&self) -> usize {
+        self.layers[0].input_dim()
+    }
+
+    pub fn output_dim(&self) -> usize {
+        self.layers.last().map_or(0, Layer::output_dim)
+    }
+
+    pub fn is_recurrent(&self) -> bool {
+        self.layers.iter().any(|l| matches!(l, Layer::Recurrent(_)))
+    }
+
+    /// Sizes of the hidden states carried between steps, one per recurrent layer (in order).
+    pub fn hidden_dims(&self) -> Vec<usize> {
+        self.layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Recurrent(r) => Some(r.input_weights.rows),
+                Layer::Dense(_) => None,
+            })
+            .collect()
+    }
+
+    /// Layer sizes, input first: `[2, 32, 32, 2]`.
+    pub fn sizes(&self) -> Vec<usize> {
+        let mut s = vec![self.input_dim()];
+        s.extend(self.layers.iter().map(Layer::output_dim));
+        s
+    }
+
+    /// Number of ReLU neurons.
+    pub fn relu_count(&self) -> usize {
+        self.layers.iter().filter(|l| l.activation() == Activation::Relu).map(Layer::output_dim).sum()
+    }
+
+    /// Checks shapes chain and every weight is finite.
+    pub fn validate(&self) -> Result<(), NetworkError> {
+        let source = || self.source.clone();
+        if self.layers.is_empty() {
+            return Err(NetworkError::Empty { network: source() });
+        }
+        let mut width = self.layers[0].input_dim();
+        for (i, layer) in self.layers.iter().enumerate() {
+            let shape =
+                |what, found, expected| NetworkError::Shape { network: source(), layer: i, what, found, expected };
+            if layer.input_dim() != width {
+                return Err(shape("input", layer.input_dim(), width));
+            }
+            let (mats, bias): (Vec<(&'static str, &Matrix)>, &Vec<f64>) = match layer {
+                Layer::Dense(d) => (vec![("weights", &d.weights)], &d.bias),
+                Layer::Recurrent(r) => {
+                    let h = r.input_weights.rows;
+                    if r.recurrent_weights.rows != h || r.recurrent_weights.cols != h {
+                        return Err(shape("recurrent weights", r.recurrent_weights.data.len(), h * h));
+                    }
+                    (vec![("input weights", &r.input_weights), ("recurrent weights", &r.recurrent_weights)], &r.bias)
+                }
+            };
+            if bias.len() != layer.output_dim() {
+                return Err(shape("bias", bias.len(), layer.output_dim()));
+            }
+            for (what, m) in mats {
+                if m.data.len() != m.rows * m.cols {
+                    return Err(shape(what, m.data.len(), m.rows * m.cols));
+                }
+                if let Some((index, &value)) = m.data.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                    return Err(NetworkError::NotFinite { network: source(), layer: i, what, index, value });
+                }
+            }
+            if let Some((index, &value)) = bias.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return Err(NetworkError::NotFinite { network: source(), layer: i, what: "bias", index, value });
+            }
+            width = layer.output_dim();
+        }
+        Ok(())
+    }
+
+    /// Zero hidden state.
+    pub fn initial_hidden(&self) -> Vec<Vec<f64>> {
+        self.hidden_dims().into_iter().map(|n| vec![0.0; n]).collect()
+    }
+
+    /// Floating-point forward pass (f64, round to nearest): for simulation and sampling only;
+    /// verdicts never rest on it. `hidden` is read and updated for recurrent layers.
+    pub fn forward(&self, input: &[f64], hidden: &mut [Vec<f64>]) -> Result<Vec<f64>, NetworkError> {
+        if input.len() != self.input_dim() {
+            return Err(NetworkError::InputDim {
+                network: self.source.clone(),
+                found: input.len(),
+                expected: self.input_dim(),
+            });
+        }
+        let mut x = input.to_vec();
+        let mut h_index = 0;
+        for layer in &self.layers {
+            x = match layer {
+                Layer::Dense(d) => affine(&d.weights, &x, &d.bias, d.activation),
+                Layer::Recurrent(r) => {
+                    let mut z = affine(&r.input_weights, &x, &r.bias, Activation::Identity);
+                    let prev = &hidden[h_index];
+                    for (i, zi) in z.iter_mut().enumerate() {
+                        *zi += dot(r.recurrent_weights.row(i), prev);
+                    }
+                    if r.activation == Activation::Relu {
+                        z.iter_mut().for_each(|v| *v = v.max(0.0));
+                    }
+                    hidden[h_index] = z.clone();
+                    h_index += 1;
+                    z
+                }
+            };
+        }
+        Ok(x)
+    }
+
+    /// Forward pass of a feed-forward network from a zero hidden state.
+    pub fn eval(&self, input: &[f64]) -> Result<Vec<f64>, NetworkError> {
+        self.forward(input, &mut self.initial_hidden())
+    }
+
+    /// Exact forward pass in rational arithmetic: the reference every counterexample is replayed with.
+    pub fn forward_exact(
+        &self,
+        input: &[Rational],
+        hidden: &mut [Vec<Rational>],
+    ) -> Result<Vec<Rational>, NetworkError> {
+        if input.len() != self.input_dim() {
+            return Err(NetworkError::InputDim {
+                network: self.source.clone(),
+                found: input.len(),
+                expected: self.input_dim(),
+            });
+        }
+        let mut x = input.to_vec();
+        let mut h_index = 0;
+        for layer in &self.layers {
+            x = match layer {
+                Layer::Dense(d) => affine_exact(&d.weights, &x, &d.bias, d.activation, None),
+                Layer::Recurrent(r) => {
+                    let z = affine_exact(
+                        &r.input_weights,
+                        &x,
+                        &r.bias,
+                        r.activation,
+                        Some((&r.recurrent_weights, &hidden[h_index])),
+                    );
+                    hidden[h_index] = z.clone();
+                    h_index += 1;
+                    z
+                }
+            };
+        }
+        Ok(x)
+    }
+
+    pub fn initial_hidden_exact(&self) -> Vec<Vec<Rational>> {
+        self.hidden_dims().into_iter().map(|n| vec![Rational::zero(); n]).collect()
+    }
+}
+
+#[inline]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn affine(w: &Matrix, x: &[f64], b: &[f64], act: Activation) -> Vec<f64> {
+    (0..w.rows)
+        .map(|i| {
+            let v = dot(w.row(i), x) + b[i];
+            if act == Activation::Relu { v.max(0.0) } else { v }
+        })
+        .collect()
+}
+
+fn affine_exact(
+    w: &Matrix,
+    x: &[Rational],
+    b: &[f64],
+    act: Activation,
+    rec: Option<(&Matrix, &Vec<Rational>)>,
+) -> Vec<Rational> {
+    (0..w.rows)
+        .map(|i| {
+            let mut acc = rational_from_f64(b[i]);
+            for (wij, xj) in w.row(i).iter().zip(x) {
+                if *wij != 0.0 && !xj.is_zero() {
+                    acc += rational_from_f64(*wij) * xj;
+                }
+            }
+            if let Some((wr, h)) = rec {
+                for (wij, hj) in wr.row(i).iter().zip(h.iter()) {
+                    if *wij != 0.0 && !hj.is_zero() {
+                        acc += rational_from_f64(*wij) * hj;
+                    }
+                }
+            }
+            if act == Activation::Relu && acc.is_negative() { Rational::zero() } else { acc }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::num::rational_from_i64;
+
+    fn figure1() -> Network {
+        // The RNN of Figure 1 of the LTL paper: y = relu(W1 x), z_t = relu(W2 y + z_{t-1}).
+        Network::new(
+            "inline:figure1",
+            vec![
+                Layer::Dense(DenseLayer {
+                    weights: Matrix::from_rows(&[vec![-1.0, 1.0], vec![1.0, 1.0]]),
+                    bias: vec![0.0, 0.0],
+                    activation: Activation::Relu,
+                }),
+                Layer::Recurrent(RecurrentLayer {
+                    input_weights: Matrix::from_rows(&[vec![1.0, -1.0]]),
+                    recurrent_weights: Matrix::from_rows(&[vec![1.0]]),
+                    bias: vec![0.0],
+                    activation: Activation::Relu,
+                }),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn figure1_rnn_output_stays_zero() {
+        let net = figure1();
+        let mut h = net.initial_hidden();
+        for x in [[0.3, 0.9], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]] {
+            assert_eq!(net.forward(&x, &mut h).unwrap(), vec![0.0]);
+        }
+        let mut he = net.initial_hidden_exact();
+        let out = net.forward_exact(&[rational_from_i64(0), rational_from_i64(1)], &mut he).unwrap();
+        assert_eq!(out, vec![rational_from_i64(0)]);
+    }
+
+    #[test]
+    fn invalid_networks_are_rejected_with_the_layer_named() {
+        let bad = Network::new(
+            "f.onnx",
+            vec![Layer::Dense(DenseLayer {
+                weights: Matrix::new(1, 2, vec![1.0, f64::NAN]),
+                bias: vec![0.0],
+                activation: Activation::Relu,
+            })],
+        );
+        let msg = bad.unwrap_err().to_string();
+        assert!(msg.contains("layer 0") && msg.contains("NaN"), "{msg}");
+        let shape = Network::new(
+            "g.nnet",
+            vec![
+                Layer::Dense(DenseLayer {
+                    weights: Matrix::new(3, 2, vec![0.0; 6]),
+                    bias: vec![0.0; 3],
+                    activation: Activation::Relu,
+                }),
+                Layer::Dense(DenseLayer {
+                    weights: Matrix::new(1, 2, vec![0.0; 2]),
+                    bias: vec![0.0],
+                    activation: Activation::Identity,
+                }),
+            ],
+        );
+        assert!(shape.unwrap_err().to_string().contains("layer 1"));
+    }
+}

@@ -1,0 +1,177 @@
+//! Exact numbers and their f64 enclosures.
+//!
+//! Every constant a user writes (`0.1`, `19/20`, `32.2`) is kept as the exact rational it denotes;
+//! every weight read from a model file is an f64 (an exact dyadic rational). Engines that work in
+//! floating point never see a constant "rounded to nearest": they get an enclosing pair
+//! `[down(q), up(q)]` from [`enclose`] and round outward from there.
+
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+
+/// An exact rational number.
+pub type Rational = BigRational;
+
+/// The exact rational value of a finite f64 (every finite float is a dyadic rational).
+///
+/// # Panics
+/// Never for finite input; callers validate finiteness first (NaN/inf are input errors).
+pub fn rational_from_f64(x: f64) -> Rational {
+    BigRational::from_float(x).expect("rational_from_f64 needs a finite float")
+}
+
+/// The exact value of a finite float, or `None` for NaN / infinities.
+pub fn try_rational_from_f64(x: f64) -> Option<Rational> {
+    if x.is_finite() { BigRational::from_float(x) } else { None }
+}
+
+pub fn rational_from_i64(x: i64) -> Rational {
+    BigRational::from_integer(BigInt::from(x))
+}
+
+/// Parses a decimal literal (`-0.125`, `3`, `1e-3`, `2.5E+2`) or a fraction (`19/20`) exactly.
+pub fn parse_rational(text: &str) -> Option<Rational> {
+    let t = text.trim();
+    if let Some((n, d)) = t.split_once('/') {
+        let n = parse_rational(n)?;
+        let d = parse_rational(d)?;
+        if d.is_zero() {
+            return None;
+        }
+        return Some(n / d);
+    }
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
+        None => (t, 0),
+    };
+    let (negative, digits) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa.strip_prefix('+').unwrap_or(mantissa)),
+    };
+    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    if !int_part.bytes().all(|b| b.is_ascii_digit()) || !frac_part.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let all_digits = format!("{int_part}{frac_part}");
+    let mut value = BigRational::from_integer(all_digits.parse::<BigInt>().ok()?);
+    let scale = exponent - frac_part.len() as i32;
+    let ten = BigInt::from(10);
+    if scale >= 0 {
+        value *= BigRational::from_integer(num_traits::pow(ten, scale as usize));
+    } else {
+        value /= BigRational::from_integer(num_traits::pow(ten, (-scale) as usize));
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// The f64 nearest to `q`, ties to even, overflow to infinity.
+pub fn to_f64_nearest(q: &Rational) -> f64 {
+    // BigRational::to_f64 rounds correctly (it is implemented via exact integer division).
+    q.to_f64().unwrap_or(if q.is_negative() { f64::NEG_INFINITY } else { f64::INFINITY })
+}
+
+/// The largest f64 that is <= q.
+pub fn down(q: &Rational) -> f64 {
+    let f = to_f64_nearest(q);
+    if f.is_finite() && rational_from_f64(f) > *q { f.next_down() } else { f }
+}
+
+/// The smallest f64 that is >= q.
+pub fn up(q: &Rational) -> f64 {
+    let f = to_f64_nearest(q);
+    if f.is_finite() && rational_from_f64(f) < *q { f.next_up() } else { f }
+}
+
+/// `[down(q), up(q)]`: the tightest f64 pair enclosing `q` (equal when q is a float).
+pub fn enclose(q: &Rational) -> (f64, f64) {
+    (down(q), up(q))
+}
+
+/// Whether the rational is an integer.
+pub fn is_integer(q: &Rational) -> bool {
+    q.denom().is_one()
+}
+
+/// Exact comparison of a float with a rational.
+pub fn cmp_f64_rational(x: f64, q: &Rational) -> std::cmp::Ordering {
+    rational_from_f64(x).cmp(q)
+}
+
+/// A short human form: the decimal if it terminates within 17 digits, else `p/q`.
+pub fn display_rational(q: &Rational) -> String {
+    if is_integer(q) {
+        return q.numer().to_string();
+    }
+    // A fraction terminates in decimal iff its reduced denominator has only factors 2 and 5.
+    let mut d = q.denom().clone();
+    let two = BigInt::from(2);
+    let five = BigInt::from(5);
+    let mut digits = 0usize;
+    let mut twos = 0usize;
+    let mut fives = 0usize;
+    while (&d % &two).is_zero() {
+        d /= &two;
+        twos += 1;
+    }
+    while (&d % &five).is_zero() {
+        d /= &five;
+        fives += 1;
+    }
+    digits += twos.max(fives);
+    if d.is_one() && digits <= 17 {
+        let scaled = q * BigRational::from_integer(num_traits::pow(BigInt::from(10), digits));
+        let n = scaled.to_integer();
+        let neg = n.is_negative();
+        let s = n.abs().to_string();
+        let s = format!("{s:0>width$}", width = digits + 1);
+        let (i, f) = s.split_at(s.len() - digits);
+        return format!("{}{}.{}", if neg { "-" } else { "" }, i, f);
+    }
+    format!("{}/{}", q.numer(), q.denom())
+}
+
+/// SMT-LIB 2 spelling of an exact rational: `(/ 3 10)`, `(- 5)`, `(/ (- 1) 2)`.
+pub fn smtlib_rational(q: &Rational) -> String {
+    let int = |n: &BigInt| {
+        if n.is_negative() { format!("(- {}.0)", n.abs()) } else { format!("{n}.0") }
+    };
+    if is_integer(q) { int(q.numer()) } else { format!("(/ {} {})", int(q.numer()), int(q.denom())) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_literals_are_exact() {
+        assert_eq!(parse_rational("0.1").unwrap(), BigRational::new(1.into(), 10.into()));
+        assert_eq!(parse_rational("-32.2").unwrap(), BigRational::new((-161).into(), 5.into()));
+        assert_eq!(parse_rational("19/20").unwrap(), BigRational::new(19.into(), 20.into()));
+        assert_eq!(parse_rational("1e-3").unwrap(), BigRational::new(1.into(), 1000.into()));
+        assert_eq!(parse_rational("2.5E+2").unwrap(), rational_from_i64(250));
+        assert!(parse_rational("1/0").is_none());
+        assert!(parse_rational("abc").is_none());
+        assert!(parse_rational(".").is_none());
+    }
+
+    #[test]
+    fn enclosure_brackets_non_dyadic_constants() {
+        let q = parse_rational("0.1").unwrap();
+        let (lo, hi) = enclose(&q);
+        assert!(rational_from_f64(lo) < q && q < rational_from_f64(hi));
+        assert_eq!(lo.next_up(), hi);
+        let half = parse_rational("0.5").unwrap();
+        assert_eq!(enclose(&half), (0.5, 0.5));
+    }
+
+    #[test]
+    fn display_is_exact() {
+        assert_eq!(display_rational(&parse_rational("-110.525").unwrap()), "-110.525");
+        assert_eq!(display_rational(&parse_rational("1/3").unwrap()), "1/3");
+        assert_eq!(display_rational(&parse_rational("0.05").unwrap()), "0.05");
+        assert_eq!(smtlib_rational(&parse_rational("-0.5").unwrap()), "(/ (- 1.0) 2.0)");
+    }
+}

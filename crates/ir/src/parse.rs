@@ -1,0 +1,762 @@
+//! The text syntax of expressions, predicates and temporal formulas.
+//!
+//! ```text
+//! expr  := sum            sum := term (('+'|'-') term)*      term := unary (('*'|'/') unary)*
+//! unary := '-' unary | number | name | call | '(' expr ')' | 'if' pred 'then' expr 'else' expr
+//! call  := min(e, e, ..) | max(..) | relu(e) | abs(e) | clamp(e, lo, hi) | lookup(i, [e, e, ..])
+//! pred  := or ('->' pred)?     or := and (('or'|'||') and)*     and := not (('and'|'&&') not)*
+//! not   := ('not'|'!') not | 'true' | 'false' | '(' pred ')' | expr cmp expr (cmp expr)* | boolvar
+//! cmp   := '<=' | '<' | '>=' | '>' | '==' | '=' | '!='
+//! ctl   := like pred, with unary EX^k, AX^k, EF[^k|<=k], AF, EG, AG and E[p U q], A[p U q]
+//! ltl   := like pred, with unary X[^k], F[^k|<=k], G[..], binary p U[<=k] q, p R[<=k] q
+//! ```
+//! Numbers are exact: `0.1` is the rational 1/10. Comparison chains (`0 <= x <= 1`) are conjunctions.
+//! Division is only by constants, so expressions stay piecewise linear except explicit products.
+
+use crate::expr::{Expr, VarRef};
+use crate::formula::{Ctl, Ltl};
+use crate::num::{Rational, parse_rational};
+use crate::pred::{CmpOp, Pred};
+use num_traits::Zero;
+
+/// What a name means where the text is parsed.
+#[derive(Clone, Debug)]
+pub enum Symbol {
+    Var(VarRef),
+    /// A boolean variable: usable as a predicate (`b` means `b == 1`).
+    BoolVar(VarRef),
+    Const(Rational),
+    /// A named expression, inlined where it is used.
+    Macro(Expr),
+}
+
+pub trait Scope {
+    fn lookup(&self, name: &str) -> Option<Symbol>;
+    /// Names to suggest in "unknown name" messages.
+    fn known_names(&self) -> Vec<String>;
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}\n  {text}\n  {caret}")]
+pub struct ParseError {
+    pub message: String,
+    pub text: String,
+    pub caret: String,
+    pub offset: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Num(Rational),
+    Ident(String),
+    Sym(&'static str),
+}
+
+const SYMBOLS: [&str; 22] = [
+    "->", "<=", ">=", "==", "!=", "&&", "||", "<", ">", "=", "!", "+", "-", "*", "/", "(", ")", "[", "]", ",", "^", "~",
+];
+
+fn lex(text: &str) -> Result<Vec<(Tok, usize)>, (String, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() || (c == '.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit())) {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+                i += 1;
+            }
+            if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+                let save = i;
+                i += 1;
+                if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
+                    i += 1;
+                }
+                if i < bytes.len() && bytes[i].is_ascii_digit() {
+                    while i < bytes.len() && bytes[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                } else {
+                    i = save;
+                }
+            }
+            let lit = &text[start..i];
+            let q = parse_rational(lit).ok_or_else(|| (format!("malformed number '{lit}'"), start))?;
+            out.push((Tok::Num(q), start));
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            out.push((Tok::Ident(text[start..i].to_string()), start));
+            continue;
+        }
+        match SYMBOLS.iter().find(|s| text[i..].starts_with(**s)) {
+            Some(s) => {
+                out.push((Tok::Sym(s), i));
+                i += s.len();
+            }
+            None => return Err((format!("unexpected character '{c}'"), i)),
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Pred,
+    Ctl,
+    Ltl,
+}
+
+const CTL_WORDS: [&str; 8] = ["EX", "AX", "EF", "AF", "EG", "AG", "E", "A"];
+const LTL_WORDS: [&str; 5] = ["X", "F", "G", "U", "R"];
+
+struct Parser<'a> {
+    text: &'a str,
+    toks: Vec<(Tok, usize)>,
+    pos: usize,
+    scope: &'a dyn Scope,
+    mode: Mode,
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, scope: &'a dyn Scope, mode: Mode) -> PResult<Self> {
+        let toks = lex(text).map_err(|(m, off)| make_error(text, m, off))?;
+        Ok(Parser { text, toks, pos: 0, scope, mode })
+    }
+
+    fn error<T>(&self, message: impl Into<String>) -> PResult<T> {
+        let off = self.toks.get(self.pos).map_or(self.text.len(), |t| t.1);
+        Err(make_error(self.text, message.into(), off))
+    }
+
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.0)
+    }
+
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + k).map(|t| &t.0)
+    }
+
+    fn is_sym(&self, s: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Sym(t)) if *t == s)
+    }
+
+    fn is_word(&self, w: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Ident(t)) if t == w)
+    }
+
+    fn eat_sym(&mut self, s: &str) -> bool {
+        if self.is_sym(s) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        if self.is_word(w) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_sym(&mut self, s: &str) -> PResult<()> {
+        if self.eat_sym(s) { Ok(()) } else { self.error(format!("expected '{s}'")) }
+    }
+
+    fn finish(&self) -> PResult<()> {
+        if self.pos < self.toks.len() { self.error("unexpected text after the end") } else { Ok(()) }
+    }
+
+    fn is_reserved(&self, w: &str) -> bool {
+        matches!(w, "and" | "or" | "not" | "if" | "then" | "else" | "true" | "false")
+            || (self.mode == Mode::Ctl && CTL_WORDS.contains(&w))
+            || (self.mode == Mode::Ltl && LTL_WORDS.contains(&w))
+    }
+
+    // ---------- arithmetic ----------
+
+    fn expr(&mut self) -> PResult<Expr> {
+        let mut acc = self.term()?;
+        loop {
+            if self.eat_sym("+") {
+                acc = fold_add(acc, self.term()?, false);
+            } else if self.eat_sym("-") {
+                acc = fold_add(acc, self.term()?, true);
+            } else {
+                return Ok(acc);
+            }
+        }
+    }
+
+    fn term(&mut self) -> PResult<Expr> {
+        let mut acc = self.unary()?;
+        loop {
+            if self.eat_sym("*") {
+                let rhs = self.unary()?;
+                acc = match (acc.as_const(), rhs.as_const()) {
+                    (Some(a), Some(b)) => Expr::Const(a * b),
+                    _ => Expr::Mul(Box::new(acc), Box::new(rhs)),
+                };
+            } else if self.is_sym("/") {
+                self.pos += 1;
+                let rhs = self.unary()?;
+                let Some(k) = rhs.as_const() else { return self.error("division is only by a constant") };
+                if k.is_zero() {
+                    return self.error("division by zero");
+                }
+                acc = match acc.as_const() {
+                    Some(a) => Expr::Const(a / k),
+                    None => Expr::Div(Box::new(acc), k.clone()),
+                };
+            } else {
+                return Ok(acc);
+            }
+        }
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        if self.eat_sym("-") {
+            let e = self.unary()?;
+            return Ok(match e {
+                Expr::Const(c) => Expr::Const(-c),
+                e => Expr::Neg(Box::new(e)),
+            });
+        }
+        if self.eat_sym("+") {
+            return self.unary();
+        }
+        if self.eat_sym("(") {
+            let e = self.expr()?;
+            self.expect_sym(")")?;
+            return Ok(e);
+        }
+        if self.eat_word("if") {
+            let c = self.pred_or()?;
+            if !self.eat_word("then") {
+                return self.error("expected 'then'");
+            }
+            let a = self.expr()?;
+            if !self.eat_word("else") {
+                return self.error("expected 'else'");
+            }
+            let b = self.expr()?;
+            return Ok(match c {
+                Pred::True => a,
+                Pred::False => b,
+                c => Expr::Ite(Box::new(c), Box::new(a), Box::new(b)),
+            });
+        }
+        match self.peek().cloned() {
+            Some(Tok::Num(q)) => {
+                self.pos += 1;
+                Ok(Expr::Const(q))
+            }
+            Some(Tok::Ident(name)) => {
+                if self.is_reserved(&name) {
+                    return self.error(format!("'{name}' is a keyword here, not a value"));
+                }
+                if matches!(self.peek_at(1), Some(Tok::Sym("("))) {
+                    self.pos += 2;
+                    return self.call(&name);
+                }
+                self.pos += 1;
+                match self.scope.lookup(&name) {
+                    Some(Symbol::Var(v)) | Some(Symbol::BoolVar(v)) => Ok(Expr::Var(v)),
+                    Some(Symbol::Const(c)) => Ok(Expr::Const(c)),
+                    Some(Symbol::Macro(e)) => Ok(e),
+                    None => {
+                        self.pos -= 1;
+                        let known = self.scope.known_names();
+                        self.error(format!("unknown name '{name}' (known here: {})", known.join(", ")))
+                    }
+                }
+            }
+            Some(_) => self.error("expected a number, a name or '('"),
+            None => self.error("unexpected end of text, expected a value"),
+        }
+    }
+
+    fn args(&mut self) -> PResult<Vec<Expr>> {
+        let mut out = vec![self.expr()?];
+        while self.eat_sym(",") {
+            out.push(self.expr()?);
+        }
+        self.expect_sym(")")?;
+        Ok(out)
+    }
+
+    fn call(&mut self, name: &str) -> PResult<Expr> {
+        let start = self.pos - 2;
+        let arity = |p: &mut Self, args: &Vec<Expr>, n: usize| -> PResult<()> {
+            if args.len() != n {
+                p.pos = start;
+                return p.error(format!("{name}() takes {n} argument(s), {} given", args.len()));
+            }
+            Ok(())
+        };
+        match name {
+            "min" | "max" => {
+                let args = self.args()?;
+                let is_min = name == "min";
+                let folded = args
+                    .into_iter()
+                    .reduce(|a, b| match (a.as_const(), b.as_const()) {
+                        (Some(x), Some(y)) => Expr::Const(if is_min { x.min(y).clone() } else { x.max(y).clone() }),
+                        _ if is_min => Expr::Min(Box::new(a), Box::new(b)),
+                        _ => Expr::Max(Box::new(a), Box::new(b)),
+                    })
+                    .unwrap();
+                Ok(folded)
+            }
+            "relu" | "abs" => {
+                let args = self.args()?;
+                arity(self, &args, 1)?;
+                let a = Box::new(args.into_iter().next().unwrap());
+                Ok(if name == "relu" { Expr::Relu(a) } else { Expr::Abs(a) })
+            }
+            "clamp" => {
+                let args = self.args()?;
+                arity(self, &args, 3)?;
+                let mut it = args.into_iter();
+                let (x, lo, hi) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+                Ok(Expr::Min(Box::new(Expr::Max(Box::new(x), Box::new(lo))), Box::new(hi)))
+            }
+            "lookup" => {
+                let index = self.expr()?;
+                self.expect_sym(",")?;
+                self.expect_sym("[")?;
+                let mut items = vec![self.expr()?];
+                while self.eat_sym(",") {
+                    items.push(self.expr()?);
+                }
+                self.expect_sym("]")?;
+                self.expect_sym(")")?;
+                Ok(Expr::Lookup(Box::new(index), items))
+            }
+            _ => {
+                self.pos = start;
+                self.error(format!("unknown function '{name}' (known: min, max, relu, abs, clamp, lookup)"))
+            }
+        }
+    }
+
+    // ---------- predicates ----------
+
+    fn cmp_op(&mut self) -> Option<(CmpOp, bool)> {
+        let op = match self.peek() {
+            Some(Tok::Sym("<=")) => (CmpOp::Le, false),
+            Some(Tok::Sym("<")) => (CmpOp::Lt, false),
+            Some(Tok::Sym(">=")) => (CmpOp::Ge, false),
+            Some(Tok::Sym(">")) => (CmpOp::Gt, false),
+            Some(Tok::Sym("==")) | Some(Tok::Sym("=")) => (CmpOp::Eq, false),
+            Some(Tok::Sym("!=")) => (CmpOp::Eq, true),
+            _ => return None,
+        };
+        self.pos += 1;
+        Some(op)
+    }
+
+    /// A comparison chain, or a boolean variable, starting at the current token.
+    fn comparison(&mut self) -> PResult<Pred> {
+        if let Some(Tok::Ident(name)) = self.peek().cloned() {
+            if let Some(Symbol::BoolVar(v)) = self.scope.lookup(&name) {
+                let next_is_cmp =
+                    matches!(self.peek_at(1), Some(Tok::Sym(s)) if ["<=", "<", ">=", ">", "==", "=", "!="].contains(s));
+                if !next_is_cmp {
+                    self.pos += 1;
+                    return Ok(Pred::Cmp(Expr::Var(v), CmpOp::Eq, Expr::Const(Rational::from_integer(1.into()))));
+                }
+            }
+        }
+        let mut lhs = self.expr()?;
+        let mut atoms = Vec::new();
+        while let Some((op, negated)) = self.cmp_op() {
+            let rhs = self.expr()?;
+            let atom = Pred::Cmp(lhs, op, rhs.clone());
+            atoms.push(if negated { Pred::Not(Box::new(atom)) } else { atom });
+            lhs = rhs;
+        }
+        if atoms.is_empty() {
+            return self.error("expected a comparison (<=, <, >=, >, ==, !=)");
+        }
+        Ok(Pred::and(atoms))
+    }
+
+    fn pred_or(&mut self) -> PResult<Pred> {
+        let mut items = vec![self.pred_and()?];
+        while self.eat_word("or") || self.eat_sym("||") {
+            items.push(self.pred_and()?);
+        }
+        let lhs = Pred::or(items);
+        if self.mode == Mode::Pred && self.eat_sym("->") {
+            let rhs = self.pred_or()?;
+            return Ok(Pred::Or(vec![Pred::Not(Box::new(lhs)), rhs]));
+        }
+        Ok(lhs)
+    }
+
+    fn pred_and(&mut self) -> PResult<Pred> {
+        let mut items = vec![self.pred_not()?];
+        while self.eat_word("and") || self.eat_sym("&&") {
+            items.push(self.pred_not()?);
+        }
+        Ok(Pred::and(items))
+    }
+
+    fn pred_not(&mut self) -> PResult<Pred> {
+        if self.eat_word("not") || self.eat_sym("!") {
+            return Ok(Pred::Not(Box::new(self.pred_not()?)));
+        }
+        if self.eat_word("true") {
+            return Ok(Pred::True);
+        }
+        if self.eat_word("false") {
+            return Ok(Pred::False);
+        }
+        if self.is_sym("(") {
+            // Either an arithmetic group starting a comparison, or a parenthesised predicate.
+            let save = self.pos;
+            if let Ok(p) = self.comparison() {
+                return Ok(p);
+            }
+            self.pos = save + 1;
+            let p = self.pred_or()?;
+            self.expect_sym(")")?;
+            return Ok(p);
+        }
+        self.comparison()
+    }
+
+    // ---------- temporal formulas ----------
+
+    /// `^k`, `<=k`, or nothing.
+    fn bound(&mut self) -> PResult<Option<u32>> {
+        if self.eat_sym("^") || self.eat_sym("<=") {
+            match self.peek().cloned() {
+                Some(Tok::Num(q)) if crate::num::is_integer(&q) && q >= Rational::zero() => {
+                    self.pos += 1;
+                    let k: u32 = q.numer().try_into().map_err(|_| ()).or_else(|_| self.error("bound too large"))?;
+                    Ok(Some(k))
+                }
+                _ => self.error("expected a non-negative integer bound"),
+            }
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn ctl_or(&mut self) -> PResult<Ctl> {
+        let mut items = vec![self.ctl_and()?];
+        while self.eat_word("or") || self.eat_sym("||") {
+            items.push(self.ctl_and()?);
+        }
+        let lhs = if items.len() == 1 { items.pop().unwrap() } else { Ctl::Or(items) };
+        if self.eat_sym("->") {
+            let rhs = self.ctl_or()?;
+            return Ok(Ctl::Or(vec![Ctl::Not(Box::new(lhs)), rhs]));
+        }
+        Ok(lhs)
+    }
+
+    fn ctl_and(&mut self) -> PResult<Ctl> {
+        let mut items = vec![self.ctl_unary()?];
+        while self.eat_word("and") || self.eat_sym("&&") {
+            items.push(self.ctl_unary()?);
+        }
+        Ok(if items.len() == 1 { items.pop().unwrap() } else { Ctl::And(items) })
+    }
+
+    fn ctl_unary(&mut self) -> PResult<Ctl> {
+        if self.eat_word("not") || self.eat_sym("!") {
+            return Ok(Ctl::Not(Box::new(self.ctl_unary()?)));
+        }
+        if let Some(Tok::Ident(w)) = self.peek().cloned() {
+            match w.as_str() {
+                "EX" | "AX" => {
+                    self.pos += 1;
+                    let k = self.bound()?.unwrap_or(1);
+                    let a = Box::new(self.ctl_unary()?);
+                    return Ok(if w == "EX" { Ctl::EX(k, a) } else { Ctl::AX(k, a) });
+                }
+                "EF" | "AF" | "EG" | "AG" => {
+                    self.pos += 1;
+                    let k = self.bound()?;
+                    let a = Box::new(self.ctl_unary()?);
+                    return Ok(match w.as_str() {
+                        "EF" => Ctl::EF(k, a),
+                        "AF" => Ctl::AF(k, a),
+                        "EG" => Ctl::EG(k, a),
+                        _ => Ctl::AG(k, a),
+                    });
+                }
+                "E" | "A" => {
+                    self.pos += 1;
+                    self.expect_sym("[")?;
+                    let a = Box::new(self.ctl_or()?);
+                    if !self.eat_word("U") {
+                        return self.error("expected 'U' inside E[..]/A[..]");
+                    }
+                    let k = self.bound()?;
+                    let b = Box::new(self.ctl_or()?);
+                    self.expect_sym("]")?;
+                    return Ok(if w == "E" { Ctl::EU(k, a, b) } else { Ctl::AU(k, a, b) });
+                }
+                _ => {}
+            }
+        }
+        if self.is_sym("(") {
+            let save = self.pos;
+            if let Ok(p) = self.comparison() {
+                return Ok(Ctl::Atom(p));
+            }
+            self.pos = save + 1;
+            let c = self.ctl_or()?;
+            self.expect_sym(")")?;
+            return Ok(c);
+        }
+        if self.eat_word("true") {
+            return Ok(Ctl::Atom(Pred::True));
+        }
+        if self.eat_word("false") {
+            return Ok(Ctl::Atom(Pred::False));
+        }
+        Ok(Ctl::Atom(self.comparison()?))
+    }
+
+    fn ltl_or(&mut self) -> PResult<Ltl> {
+        let mut items = vec![self.ltl_and()?];
+        while self.eat_word("or") || self.eat_sym("||") {
+            items.push(self.ltl_and()?);
+        }
+        let lhs = if items.len() == 1 { items.pop().unwrap() } else { Ltl::Or(items) };
+        if self.eat_sym("->") {
+            let rhs = self.ltl_or()?;
+            return Ok(Ltl::Or(vec![Ltl::Not(Box::new(lhs)), rhs]));
+        }
+        Ok(lhs)
+    }
+
+    fn ltl_and(&mut self) -> PResult<Ltl> {
+        let mut items = vec![self.ltl_binary()?];
+        while self.eat_word("and") || self.eat_sym("&&") {
+            items.push(self.ltl_binary()?);
+        }
+        Ok(if items.len() == 1 { items.pop().unwrap() } else { Ltl::And(items) })
+    }
+
+    fn ltl_binary(&mut self) -> PResult<Ltl> {
+        let lhs = self.ltl_unary()?;
+        for (w, until) in [("U", true), ("R", false)] {
+            if self.eat_word(w) {
+                let k = self.bound()?;
+                let rhs = Box::new(self.ltl_binary()?);
+                return Ok(if until { Ltl::U(k, Box::new(lhs), rhs) } else { Ltl::R(k, Box::new(lhs), rhs) });
+            }
+        }
+        Ok(lhs)
+    }
+
+    fn ltl_unary(&mut self) -> PResult<Ltl> {
+        if self.eat_word("not") || self.eat_sym("!") {
+            return Ok(Ltl::Not(Box::new(self.ltl_unary()?)));
+        }
+        if let Some(Tok::Ident(w)) = self.peek().cloned() {
+            match w.as_str() {
+                "X" => {
+                    self.pos += 1;
+                    let k = if self.is_sym("^") { self.bound()?.unwrap_or(1) } else { 1 };
+                    return Ok(Ltl::X(k, Box::new(self.ltl_unary()?)));
+                }
+                "F" | "G" => {
+                    self.pos += 1;
+                    let k = self.bound()?;
+                    let a = Box::new(self.ltl_unary()?);
+                    return Ok(if w == "F" { Ltl::F(k, a) } else { Ltl::G(k, a) });
+                }
+                _ => {}
+            }
+        }
+        if self.is_sym("(") {
+            let save = self.pos;
+            if let Ok(p) = self.comparison() {
+                return Ok(Ltl::Atom(p));
+            }
+            self.pos = save + 1;
+            let l = self.ltl_or()?;
+            self.expect_sym(")")?;
+            return Ok(l);
+        }
+        if self.eat_word("true") {
+            return Ok(Ltl::Atom(Pred::True));
+        }
+        if self.eat_word("false") {
+            return Ok(Ltl::Atom(Pred::False));
+        }
+        Ok(Ltl::Atom(self.comparison()?))
+    }
+}
+
+fn fold_add(a: Expr, b: Expr, minus: bool) -> Expr {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => Expr::Const(if minus { x - y } else { x + y }),
+        _ if minus => Expr::Sub(Box::new(a), Box::new(b)),
+        _ => Expr::Add(Box::new(a), Box::new(b)),
+    }
+}
+
+fn make_error(text: &str, message: String, offset: usize) -> ParseError {
+    let offset = offset.min(text.len());
+    let caret = format!("{}^", " ".repeat(text[..offset].chars().count()));
+    ParseError { message, text: text.to_string(), caret, offset }
+}
+
+pub fn parse_expr(text: &str, scope: &dyn Scope) -> Result<Expr, ParseError> {
+    let mut p = Parser::new(text, scope, Mode::Pred)?;
+    let e = p.expr()?;
+    p.finish()?;
+    Ok(e)
+}
+
+pub fn parse_pred(text: &str, scope: &dyn Scope) -> Result<Pred, ParseError> {
+    let mut p = Parser::new(text, scope, Mode::Pred)?;
+    let e = p.pred_or()?;
+    p.finish()?;
+    Ok(e)
+}
+
+pub fn parse_ctl(text: &str, scope: &dyn Scope) -> Result<Ctl, ParseError> {
+    let mut p = Parser::new(text, scope, Mode::Ctl)?;
+    let e = p.ctl_or()?;
+    p.finish()?;
+    Ok(e)
+}
+
+pub fn parse_ltl(text: &str, scope: &dyn Scope) -> Result<Ltl, ParseError> {
+    let mut p = Parser::new(text, scope, Mode::Ltl)?;
+    let e = p.ltl_or()?;
+    p.finish()?;
+    Ok(e)
+}
+
+/// A scope from plain lists, handy in tests and small tools.
+#[derive(Default, Clone)]
+pub struct SimpleScope {
+    pub symbols: Vec<(String, Symbol)>,
+}
+
+impl SimpleScope {
+    pub fn with_state(names: &[&str]) -> SimpleScope {
+        SimpleScope {
+            symbols: names.iter().enumerate().map(|(i, n)| (n.to_string(), Symbol::Var(VarRef::State(i)))).collect(),
+        }
+    }
+
+    pub fn add(&mut self, name: &str, sym: Symbol) -> &mut Self {
+        self.symbols.push((name.to_string(), sym));
+        self
+    }
+}
+
+impl Scope for SimpleScope {
+    fn lookup(&self, name: &str) -> Option<Symbol> {
+        self.symbols.iter().rev().find(|(n, _)| n == name).map(|(_, s)| s.clone())
+    }
+
+    fn known_names(&self) -> Vec<String> {
+        self.symbols.iter().map(|(n, _)| n.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::Env;
+    use crate::num::{parse_rational as q, rational_from_i64};
+
+    fn scope() -> SimpleScope {
+        let mut s = SimpleScope::with_state(&["x", "y", "h", "adv"]);
+        s.add("a0", Symbol::Var(VarRef::Action(0)));
+        s.add("c", Symbol::Var(VarRef::Nondet(0)));
+        s.add("G", Symbol::Const(q("32.2").unwrap()));
+        s
+    }
+
+    fn eval(e: &Expr, state: &[&str], action: &[&str], nondet: &[&str]) -> Rational {
+        let v = |xs: &[&str]| xs.iter().map(|s| q(s).unwrap()).collect::<Vec<_>>();
+        let (s, a, n) = (v(state), v(action), v(nondet));
+        e.eval_exact(&Env::new(&s, &a, &n)).unwrap()
+    }
+
+    #[test]
+    fn arithmetic_is_exact_and_folds_constants() {
+        let e = parse_expr("x + 0.1*c*a0 - G/8", &scope()).unwrap();
+        let v = eval(&e, &["0.3", "0", "0", "0"], &["2"], &["0.5"]);
+        assert_eq!(v, q("0.3").unwrap() + q("0.1").unwrap() - q("32.2").unwrap() / rational_from_i64(8));
+        assert_eq!(parse_expr("G/4", &scope()).unwrap(), Expr::Const(q("8.05").unwrap()));
+    }
+
+    #[test]
+    fn functions_and_conditionals() {
+        let e = parse_expr("clamp(x + lookup(adv, [-1, 0, 1]), 1, 3)", &scope()).unwrap();
+        assert_eq!(eval(&e, &["3", "0", "0", "2"], &["0"], &["0"]), rational_from_i64(3));
+        assert_eq!(eval(&e, &["1", "0", "0", "0"], &["0"], &["0"]), rational_from_i64(1));
+        let f = parse_expr("if x <= 0 and y > 1 then relu(h) else abs(h) + max(x, y, 2)", &scope()).unwrap();
+        assert_eq!(eval(&f, &["0", "2", "-5", "0"], &["0"], &["0"]), rational_from_i64(0));
+        assert_eq!(eval(&f, &["1", "2", "-5", "0"], &["0"], &["0"]), rational_from_i64(7));
+    }
+
+    #[test]
+    fn predicates_chains_and_parentheses() {
+        let p = parse_pred("0.25 <= x <= 0.95 and (0.55 <= y <= 0.95 or (h - 20)/40 > 1)", &scope()).unwrap();
+        let env_vals = |x: &str, y: &str, h: &str| {
+            let s = [q(x).unwrap(), q(y).unwrap(), q(h).unwrap(), rational_from_i64(0)];
+            p.eval_exact(&Env::new(&s, &[], &[])).unwrap()
+        };
+        assert!(env_vals("0.3", "0.6", "0"));
+        assert!(!env_vals("0.2", "0.6", "0"));
+        assert!(env_vals("0.3", "0.1", "61"));
+        assert!(!env_vals("0.3", "0.1", "60"));
+    }
+
+    #[test]
+    fn temporal_formulas() {
+        let c = parse_ctl("AX^3 (h > 100 or h < -100)", &scope()).unwrap();
+        assert!(matches!(c, Ctl::AX(3, _)));
+        let c = parse_ctl("A[x <= 1 U^4 y >= 2] and EF<=2 not (x == 0)", &scope()).unwrap();
+        assert!(c.is_bounded());
+        assert_eq!(c.depth(), Some(4));
+        let l = parse_ltl("G<=5 (x <= 2) -> F y > 0 U<=3 x < 1", &scope()).unwrap();
+        assert!(matches!(l, Ltl::Or(_)));
+        let l = parse_ltl("X^3 (h <= 2)", &scope()).unwrap();
+        assert_eq!(l.depth(), Some(3));
+    }
+
+    #[test]
+    fn errors_point_at_the_problem() {
+        let e = parse_expr("x + zz", &scope()).unwrap_err();
+        assert!(e.message.contains("unknown name 'zz'") && e.message.contains("x, y"), "{e}");
+        assert_eq!(e.offset, 4);
+        let e = parse_expr("x / y", &scope()).unwrap_err();
+        assert!(e.message.contains("only by a constant"));
+        let e = parse_pred("x <=", &scope()).unwrap_err();
+        assert!(e.message.contains("end of text"), "{e}");
+        assert!(parse_expr("x $ 1", &scope()).unwrap_err().message.contains("unexpected character"));
+        assert!(parse_expr("foo(1)", &scope()).unwrap_err().message.contains("unknown function"));
+        assert!(parse_pred("x <= 1 y", &scope()).is_err());
+    }
+}

@@ -1,0 +1,497 @@
+//! Predicates: boolean combinations of comparisons, and the box shapes engines work with.
+
+use crate::expr::{Env, EvalError, Expr, LinearExpr, VarRef};
+use crate::interval::Interval;
+use crate::num::{Rational, cmp_f64_rational, down, up};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Le,
+    Lt,
+    Ge,
+    Gt,
+    Eq,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Le => "<=",
+            CmpOp::Lt => "<",
+            CmpOp::Ge => ">=",
+            CmpOp::Gt => ">",
+            CmpOp::Eq => "==",
+        }
+    }
+
+    pub fn holds<T: PartialOrd>(self, a: &T, b: &T) -> bool {
+        match self {
+            CmpOp::Le => a <= b,
+            CmpOp::Lt => a < b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Eq => a == b,
+        }
+    }
+
+    pub fn is_strict(self) -> bool {
+        matches!(self, CmpOp::Lt | CmpOp::Gt)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pred {
+    True,
+    False,
+    Cmp(Expr, CmpOp, Expr),
+    Not(Box<Pred>),
+    And(Vec<Pred>),
+    Or(Vec<Pred>),
+}
+
+/// `lhs op 0` with an exact affine left side: the normal form of a linear atom.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinearAtom {
+    pub lhs: LinearExpr,
+    pub op: CmpOp,
+}
+
+impl Pred {
+    pub fn and(items: Vec<Pred>) -> Pred {
+        if items.len() == 1 { items.into_iter().next().unwrap() } else { Pred::And(items) }
+    }
+
+    pub fn or(items: Vec<Pred>) -> Pred {
+        if items.len() == 1 { items.into_iter().next().unwrap() } else { Pred::Or(items) }
+    }
+
+    pub fn visit_vars(&self, f: &mut dyn FnMut(VarRef)) {
+        match self {
+            Pred::True | Pred::False => {}
+            Pred::Cmp(a, _, b) => {
+                a.visit_vars(f);
+                b.visit_vars(f);
+            }
+            Pred::Not(p) => p.visit_vars(f),
+            Pred::And(ps) | Pred::Or(ps) => ps.iter().for_each(|p| p.visit_vars(f)),
+        }
+    }
+
+    pub fn vars(&self) -> Vec<VarRef> {
+        let mut out = Vec::new();
+        self.visit_vars(&mut |v| {
+            if !out.contains(&v) {
+                out.push(v)
+            }
+        });
+        out.sort();
+        out
+    }
+
+    pub fn mentions(&self, pred: impl Fn(VarRef) -> bool) -> bool {
+        let mut found = false;
+        self.visit_vars(&mut |v| found |= pred(v));
+        found
+    }
+
+    pub fn substitute(&self, f: &dyn Fn(VarRef) -> Option<Expr>) -> Pred {
+        match self {
+            Pred::True | Pred::False => self.clone(),
+            Pred::Cmp(a, op, b) => Pred::Cmp(a.substitute(f), *op, b.substitute(f)),
+            Pred::Not(p) => Pred::Not(Box::new(p.substitute(f))),
+            Pred::And(ps) => Pred::And(ps.iter().map(|p| p.substitute(f)).collect()),
+            Pred::Or(ps) => Pred::Or(ps.iter().map(|p| p.substitute(f)).collect()),
+        }
+    }
+
+    /// Whether every comparison is between affine expressions.
+    pub fn is_linear(&self) -> bool {
+        match self {
+            Pred::True | Pred::False => true,
+            Pred::Cmp(a, _, b) => a.as_linear().is_some() && b.as_linear().is_some(),
+            Pred::Not(p) => p.is_linear(),
+            Pred::And(ps) | Pred::Or(ps) => ps.iter().all(Pred::is_linear),
+        }
+    }
+
+    pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Result<bool, EvalError> {
+        Ok(match self {
+            Pred::True => true,
+            Pred::False => false,
+            Pred::Cmp(a, op, b) => op.holds(&a.eval_exact(env)?, &b.eval_exact(env)?),
+            Pred::Not(p) => !p.eval_exact(env)?,
+            Pred::And(ps) => {
+                for p in ps {
+                    if !p.eval_exact(env)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Pred::Or(ps) => {
+                for p in ps {
+                    if p.eval_exact(env)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+        })
+    }
+
+    pub fn eval_f64(&self, env: &Env<'_, f64>) -> Result<bool, EvalError> {
+        Ok(match self {
+            Pred::True => true,
+            Pred::False => false,
+            Pred::Cmp(a, op, b) => op.holds(&a.eval_f64(env)?, &b.eval_f64(env)?),
+            Pred::Not(p) => !p.eval_f64(env)?,
+            Pred::And(ps) => {
+                for p in ps {
+                    if !p.eval_f64(env)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Pred::Or(ps) => {
+                for p in ps {
+                    if p.eval_f64(env)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+        })
+    }
+
+    /// Three-valued evaluation over a box: `Some(b)` when the predicate is `b` at every point.
+    pub fn eval_interval(&self, env: &Env<'_, Interval>) -> Option<bool> {
+        match self {
+            Pred::True => Some(true),
+            Pred::False => Some(false),
+            Pred::Cmp(a, op, b) => {
+                let d = a.eval_interval(env).sub(&b.eval_interval(env));
+                match op {
+                    CmpOp::Le if d.hi <= 0.0 => Some(true),
+                    CmpOp::Le if d.lo > 0.0 => Some(false),
+                    CmpOp::Lt if d.hi < 0.0 => Some(true),
+                    CmpOp::Lt if d.lo >= 0.0 => Some(false),
+                    CmpOp::Ge if d.lo >= 0.0 => Some(true),
+                    CmpOp::Ge if d.hi < 0.0 => Some(false),
+                    CmpOp::Gt if d.lo > 0.0 => Some(true),
+                    CmpOp::Gt if d.hi <= 0.0 => Some(false),
+                    CmpOp::Eq if d.lo == 0.0 && d.hi == 0.0 => Some(true),
+                    CmpOp::Eq if d.lo > 0.0 || d.hi < 0.0 => Some(false),
+                    _ => None,
+                }
+            }
+            Pred::Not(p) => p.eval_interval(env).map(|b| !b),
+            Pred::And(ps) => {
+                let mut all = Some(true);
+                for p in ps {
+                    match p.eval_interval(env) {
+                        Some(false) => return Some(false),
+                        Some(true) => {}
+                        None => all = None,
+                    }
+                }
+                all
+            }
+            Pred::Or(ps) => {
+                let mut any = Some(false);
+                for p in ps {
+                    match p.eval_interval(env) {
+                        Some(true) => return Some(true),
+                        Some(false) => {}
+                        None => any = None,
+                    }
+                }
+                any
+            }
+        }
+    }
+
+    /// Negation pushed to the atoms (`not (a <= b)` becomes `a > b`), no `Not` left.
+    pub fn nnf(&self, negate: bool) -> Pred {
+        match (self, negate) {
+            (Pred::True, false) | (Pred::False, true) => Pred::True,
+            (Pred::True, true) | (Pred::False, false) => Pred::False,
+            (Pred::Cmp(a, op, b), false) => Pred::Cmp(a.clone(), *op, b.clone()),
+            (Pred::Cmp(a, op, b), true) => match op {
+                CmpOp::Le => Pred::Cmp(a.clone(), CmpOp::Gt, b.clone()),
+                CmpOp::Lt => Pred::Cmp(a.clone(), CmpOp::Ge, b.clone()),
+                CmpOp::Ge => Pred::Cmp(a.clone(), CmpOp::Lt, b.clone()),
+                CmpOp::Gt => Pred::Cmp(a.clone(), CmpOp::Le, b.clone()),
+                CmpOp::Eq => Pred::Or(vec![
+                    Pred::Cmp(a.clone(), CmpOp::Lt, b.clone()),
+                    Pred::Cmp(a.clone(), CmpOp::Gt, b.clone()),
+                ]),
+            },
+            (Pred::Not(p), n) => p.nnf(!n),
+            (Pred::And(ps), false) | (Pred::Or(ps), true) => Pred::And(ps.iter().map(|p| p.nnf(negate)).collect()),
+            (Pred::Or(ps), false) | (Pred::And(ps), true) => Pred::Or(ps.iter().map(|p| p.nnf(negate)).collect()),
+        }
+    }
+
+    /// A comparison as `lhs op 0` with exact affine `lhs`, when both sides are affine.
+    pub fn linear_atom(a: &Expr, op: CmpOp, b: &Expr) -> Option<LinearAtom> {
+        Some(LinearAtom { lhs: a.as_linear()?.add(&b.as_linear()?, -1), op })
+    }
+
+    /// The predicate as a finite union of closed boxes over the state variables, when it is one:
+    /// conjunctions of single-variable bounds, disjunctions of those (DNF up to `max_boxes`).
+    /// Strict bounds are refused (a closed box would be a different set).
+    pub fn to_box_union(&self, dims: usize, max_boxes: usize) -> Option<Vec<RBox>> {
+        match self {
+            Pred::True => Some(vec![RBox::unbounded(dims)]),
+            Pred::False => Some(vec![]),
+            Pred::Cmp(a, op, b) => {
+                let atom = Pred::linear_atom(a, *op, b)?;
+                let mut bx = RBox::unbounded(dims);
+                bx.restrict(&atom)?;
+                Some(vec![bx])
+            }
+            Pred::Not(p) => p.nnf(true).to_box_union(dims, max_boxes),
+            Pred::Or(ps) => {
+                let mut out = Vec::new();
+                for p in ps {
+                    out.extend(p.to_box_union(dims, max_boxes)?);
+                    if out.len() > max_boxes {
+                        return None;
+                    }
+                }
+                Some(out)
+            }
+            Pred::And(ps) => {
+                let mut acc = vec![RBox::unbounded(dims)];
+                for p in ps {
+                    let parts = p.to_box_union(dims, max_boxes)?;
+                    let mut next = Vec::new();
+                    for a in &acc {
+                        for b in &parts {
+                            if let Some(c) = a.intersect(b) {
+                                next.push(c);
+                            }
+                        }
+                    }
+                    if next.len() > max_boxes {
+                        return None;
+                    }
+                    acc = next;
+                }
+                Some(acc)
+            }
+        }
+    }
+}
+
+/// A closed box over the state variables with exact rational ends (`None` = unbounded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RBox {
+    pub lo: Vec<Option<Rational>>,
+    pub hi: Vec<Option<Rational>>,
+}
+
+impl RBox {
+    pub fn unbounded(dims: usize) -> RBox {
+        RBox { lo: vec![None; dims], hi: vec![None; dims] }
+    }
+
+    pub fn dims(&self) -> usize {
+        self.lo.len()
+    }
+
+    /// Intersects with a single-state-variable non-strict bound; `None` if the atom is not one.
+    fn restrict(&mut self, atom: &LinearAtom) -> Option<()> {
+        if atom.op.is_strict() || atom.lhs.coeffs.len() != 1 {
+            return None;
+        }
+        let (v, k) = atom.lhs.coeffs.iter().next()?;
+        let VarRef::State(i) = *v else { return None };
+        // k * x + c op 0  <=>  x op' -c/k
+        let bound = -&atom.lhs.constant / k;
+        let flip = *k < Rational::from_integer(0.into());
+        let (upper, lower) = match (atom.op, flip) {
+            (CmpOp::Le, false) | (CmpOp::Ge, true) => (true, false),
+            (CmpOp::Ge, false) | (CmpOp::Le, true) => (false, true),
+            (CmpOp::Eq, _) => (true, true),
+            _ => return None,
+        };
+        if upper {
+            self.hi[i] = Some(match self.hi[i].take() {
+                Some(h) => h.min(bound.clone()),
+                None => bound.clone(),
+            });
+        }
+        if lower {
+            self.lo[i] = Some(match self.lo[i].take() {
+                Some(l) => l.max(bound),
+                None => bound,
+            });
+        }
+        Some(())
+    }
+
+    pub fn intersect(&self, other: &RBox) -> Option<RBox> {
+        let pick = |a: &Option<Rational>, b: &Option<Rational>, max: bool| match (a, b) {
+            (Some(x), Some(y)) => Some(if max { x.max(y).clone() } else { x.min(y).clone() }),
+            (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+            (None, None) => None,
+        };
+        let lo: Vec<_> = self.lo.iter().zip(&other.lo).map(|(a, b)| pick(a, b, true)).collect();
+        let hi: Vec<_> = self.hi.iter().zip(&other.hi).map(|(a, b)| pick(a, b, false)).collect();
+        for (l, h) in lo.iter().zip(&hi) {
+            if let (Some(l), Some(h)) = (l, h) {
+                if l > h {
+                    return None;
+                }
+            }
+        }
+        Some(RBox { lo, hi })
+    }
+
+    pub fn is_bounded(&self) -> bool {
+        self.lo.iter().chain(&self.hi).all(Option::is_some)
+    }
+
+    /// The smallest f64 box containing this one (ends rounded outward); `None` if unbounded.
+    pub fn enclosing_fbox(&self) -> Option<FBox> {
+        let lo = self.lo.iter().map(|l| l.as_ref().map(down)).collect::<Option<Vec<_>>>()?;
+        let hi = self.hi.iter().map(|h| h.as_ref().map(up)).collect::<Option<Vec<_>>>()?;
+        Some(FBox { lo, hi })
+    }
+
+    /// Exact membership of an f64 point.
+    pub fn contains_f64(&self, x: &[f64]) -> bool {
+        x.iter().enumerate().all(|(i, &v)| {
+            self.lo[i].as_ref().is_none_or(|l| cmp_f64_rational(v, l).is_ge())
+                && self.hi[i].as_ref().is_none_or(|h| cmp_f64_rational(v, h).is_le())
+        })
+    }
+
+    pub fn contains_exact(&self, x: &[Rational]) -> bool {
+        x.iter()
+            .enumerate()
+            .all(|(i, v)| self.lo[i].as_ref().is_none_or(|l| v >= l) && self.hi[i].as_ref().is_none_or(|h| v <= h))
+    }
+}
+
+/// A closed box with f64 ends: what the splitting engines and bound computations work on.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FBox {
+    pub lo: Vec<f64>,
+    pub hi: Vec<f64>,
+}
+
+impl FBox {
+    pub fn new(lo: Vec<f64>, hi: Vec<f64>) -> FBox {
+        debug_assert_eq!(lo.len(), hi.len());
+        FBox { lo, hi }
+    }
+
+    pub fn dims(&self) -> usize {
+        self.lo.len()
+    }
+
+    pub fn interval(&self, i: usize) -> Interval {
+        Interval::new(self.lo[i], self.hi[i])
+    }
+
+    pub fn intervals(&self) -> Vec<Interval> {
+        (0..self.dims()).map(|i| self.interval(i)).collect()
+    }
+
+    pub fn from_intervals(iv: &[Interval]) -> FBox {
+        FBox { lo: iv.iter().map(|i| i.lo).collect(), hi: iv.iter().map(|i| i.hi).collect() }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.lo.len() == self.hi.len()
+            && self.lo.iter().zip(&self.hi).all(|(l, h)| l.is_finite() && h.is_finite() && l <= h)
+    }
+
+    pub fn center(&self) -> Vec<f64> {
+        (0..self.dims()).map(|i| self.interval(i).mid()).collect()
+    }
+
+    pub fn widths(&self) -> Vec<f64> {
+        self.lo.iter().zip(&self.hi).map(|(l, h)| h - l).collect()
+    }
+
+    pub fn max_width(&self) -> f64 {
+        self.widths().into_iter().fold(0.0, f64::max)
+    }
+
+    pub fn contains(&self, x: &[f64]) -> bool {
+        x.iter().enumerate().all(|(i, &v)| self.lo[i] <= v && v <= self.hi[i])
+    }
+
+    pub fn contains_box(&self, other: &FBox) -> bool {
+        (0..self.dims()).all(|i| self.lo[i] <= other.lo[i] && other.hi[i] <= self.hi[i])
+    }
+
+    pub fn intersect(&self, other: &FBox) -> Option<FBox> {
+        let iv: Option<Vec<Interval>> =
+            (0..self.dims()).map(|i| self.interval(i).intersect(&other.interval(i))).collect();
+        iv.map(|iv| FBox::from_intervals(&iv))
+    }
+
+    /// Splits dimension `d` at its midpoint; both halves share the midpoint, so they cover the box.
+    pub fn bisect(&self, d: usize) -> (FBox, FBox) {
+        let m = self.interval(d).mid();
+        let mut a = self.clone();
+        let mut b = self.clone();
+        a.hi[d] = m;
+        b.lo[d] = m;
+        (a, b)
+    }
+
+    /// The box as an exact rational box.
+    pub fn to_rbox(&self) -> RBox {
+        RBox {
+            lo: self.lo.iter().map(|&x| Some(crate::num::rational_from_f64(x))).collect(),
+            hi: self.hi.iter().map(|&x| Some(crate::num::rational_from_f64(x))).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::num::parse_rational;
+
+    fn x(i: usize) -> Expr {
+        Expr::Var(VarRef::State(i))
+    }
+    fn c(s: &str) -> Expr {
+        Expr::Const(parse_rational(s).unwrap())
+    }
+
+    #[test]
+    fn boxes_from_conjunctions_and_unions() {
+        let p = Pred::And(vec![
+            Pred::Cmp(c("0.25"), CmpOp::Le, x(0)),
+            Pred::Cmp(x(0), CmpOp::Le, c("0.95")),
+            Pred::Cmp(x(1), CmpOp::Ge, c("0.55")),
+            Pred::Cmp(x(1), CmpOp::Le, c("0.95")),
+        ]);
+        let boxes = p.to_box_union(2, 16).unwrap();
+        assert_eq!(boxes.len(), 1);
+        assert_eq!(boxes[0].hi[0], Some(parse_rational("0.95").unwrap()));
+        let f = boxes[0].enclosing_fbox().unwrap();
+        assert!(crate::num::rational_from_f64(f.hi[0]) >= parse_rational("0.95").unwrap());
+        let strict = Pred::Cmp(x(0), CmpOp::Lt, c("1"));
+        assert!(strict.to_box_union(2, 16).is_none());
+        let union = Pred::Or(vec![p.clone(), Pred::Cmp(x(0), CmpOp::Eq, c("2"))]);
+        assert_eq!(union.to_box_union(2, 16).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn bisection_shares_the_midpoint() {
+        let b = FBox::new(vec![0.25, 0.55], vec![0.95, 0.95]);
+        let (l, r) = b.bisect(0);
+        assert_eq!(l.hi[0], r.lo[0]);
+        assert_eq!(l.lo[0], 0.25);
+        assert_eq!(r.hi[0], 0.95);
+    }
+}

@@ -1,0 +1,134 @@
+//! Human-readable text of expressions, predicates and formulas, in the syntax `parse` reads.
+
+use crate::expr::{Expr, VarRef};
+use crate::formula::{Ctl, Ltl};
+use crate::num::display_rational;
+use crate::pred::Pred;
+use crate::system::System;
+
+/// Variable names for printing.
+pub struct Names<'a> {
+    pub state: Vec<&'a str>,
+    pub action: Vec<&'a str>,
+    pub nondet: Vec<&'a str>,
+}
+
+impl<'a> Names<'a> {
+    pub fn of(sys: &'a System) -> Names<'a> {
+        Names {
+            state: sys.state.iter().map(|v| v.name.as_str()).collect(),
+            action: sys.actions.iter().map(|v| v.name.as_str()).collect(),
+            nondet: sys.nondet.iter().map(|v| v.name.as_str()).collect(),
+        }
+    }
+
+    pub fn var(&self, v: VarRef) -> &str {
+        match v {
+            VarRef::State(i) => self.state[i],
+            VarRef::Action(i) => self.action[i],
+            VarRef::Nondet(i) => self.nondet[i],
+        }
+    }
+
+    pub fn expr(&self, e: &Expr) -> String {
+        self.expr_prec(e, 0)
+    }
+
+    /// Precedence: 0 = sum level, 1 = product level, 2 = atom.
+    fn expr_prec(&self, e: &Expr, ctx: u8) -> String {
+        let (s, prec) = match e {
+            Expr::Const(c) => {
+                let s = display_rational(c);
+                let p = if s.starts_with('-') || s.contains('/') { 0 } else { 2 };
+                (s, p)
+            }
+            Expr::Var(v) => (self.var(*v).to_string(), 2),
+            Expr::Neg(a) => (format!("-{}", self.expr_prec(a, 2)), 1),
+            Expr::Add(a, b) => (format!("{} + {}", self.expr_prec(a, 0), self.expr_prec(b, 1)), 0),
+            Expr::Sub(a, b) => (format!("{} - {}", self.expr_prec(a, 0), self.expr_prec(b, 1)), 0),
+            Expr::Mul(a, b) => (format!("{}*{}", self.expr_prec(a, 1), self.expr_prec(b, 2)), 1),
+            Expr::Div(a, k) => (format!("{}/{}", self.expr_prec(a, 1), self.expr_prec(&Expr::Const(k.clone()), 2)), 1),
+            Expr::Min(a, b) => (format!("min({}, {})", self.expr(a), self.expr(b)), 2),
+            Expr::Max(a, b) => (format!("max({}, {})", self.expr(a), self.expr(b)), 2),
+            Expr::Relu(a) => (format!("relu({})", self.expr(a)), 2),
+            Expr::Abs(a) => (format!("abs({})", self.expr(a)), 2),
+            Expr::Ite(c, a, b) => (format!("if {} then {} else {}", self.pred(c), self.expr(a), self.expr(b)), 0),
+            Expr::Lookup(i, items) => {
+                let items: Vec<String> = items.iter().map(|x| self.expr(x)).collect();
+                (format!("lookup({}, [{}])", self.expr(i), items.join(", ")), 2)
+            }
+        };
+        if prec < ctx { format!("({s})") } else { s }
+    }
+
+    pub fn pred(&self, p: &Pred) -> String {
+        self.pred_prec(p, 0)
+    }
+
+    /// Precedence: 0 = or, 1 = and, 2 = atom.
+    fn pred_prec(&self, p: &Pred, ctx: u8) -> String {
+        let (s, prec) = match p {
+            Pred::True => ("true".to_string(), 2),
+            Pred::False => ("false".to_string(), 2),
+            Pred::Cmp(a, op, b) => (format!("{} {} {}", self.expr(a), op.symbol(), self.expr(b)), 2),
+            Pred::Not(a) => (format!("not {}", self.pred_prec(a, 2)), 2),
+            Pred::And(ps) => (ps.iter().map(|q| self.pred_prec(q, 2)).collect::<Vec<_>>().join(" and "), 1),
+            Pred::Or(ps) => (ps.iter().map(|q| self.pred_prec(q, 1)).collect::<Vec<_>>().join(" or "), 0),
+        };
+        if prec < ctx { format!("({s})") } else { s }
+    }
+
+    pub fn ctl(&self, f: &Ctl) -> String {
+        let b = |k: &Option<u32>| k.map_or(String::new(), |k| format!("^{k}"));
+        match f {
+            Ctl::Atom(p) => format!("({})", self.pred(p)),
+            Ctl::Not(a) => format!("not {}", self.ctl(a)),
+            Ctl::And(xs) => format!("({})", xs.iter().map(|x| self.ctl(x)).collect::<Vec<_>>().join(" and ")),
+            Ctl::Or(xs) => format!("({})", xs.iter().map(|x| self.ctl(x)).collect::<Vec<_>>().join(" or ")),
+            Ctl::EX(k, a) => format!("EX^{k} {}", self.ctl(a)),
+            Ctl::AX(k, a) => format!("AX^{k} {}", self.ctl(a)),
+            Ctl::EF(k, a) => format!("EF{} {}", b(k), self.ctl(a)),
+            Ctl::AF(k, a) => format!("AF{} {}", b(k), self.ctl(a)),
+            Ctl::EG(k, a) => format!("EG{} {}", b(k), self.ctl(a)),
+            Ctl::AG(k, a) => format!("AG{} {}", b(k), self.ctl(a)),
+            Ctl::EU(k, a, c) => format!("E[{} U{} {}]", self.ctl(a), b(k), self.ctl(c)),
+            Ctl::AU(k, a, c) => format!("A[{} U{} {}]", self.ctl(a), b(k), self.ctl(c)),
+        }
+    }
+
+    pub fn ltl(&self, f: &Ltl) -> String {
+        let b = |k: &Option<u32>| k.map_or(String::new(), |k| format!("<={k}"));
+        match f {
+            Ltl::Atom(p) => format!("({})", self.pred(p)),
+            Ltl::Not(a) => format!("not {}", self.ltl(a)),
+            Ltl::And(xs) => format!("({})", xs.iter().map(|x| self.ltl(x)).collect::<Vec<_>>().join(" and ")),
+            Ltl::Or(xs) => format!("({})", xs.iter().map(|x| self.ltl(x)).collect::<Vec<_>>().join(" or ")),
+            Ltl::X(k, a) => format!("X^{k} {}", self.ltl(a)),
+            Ltl::F(k, a) => format!("F{} {}", b(k), self.ltl(a)),
+            Ltl::G(k, a) => format!("G{} {}", b(k), self.ltl(a)),
+            Ltl::U(k, a, c) => format!("({} U{} {})", self.ltl(a), b(k), self.ltl(c)),
+            Ltl::R(k, a, c) => format!("({} R{} {})", self.ltl(a), b(k), self.ltl(c)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{SimpleScope, Symbol, parse_ctl, parse_expr, parse_pred};
+
+    #[test]
+    fn printing_round_trips_through_the_parser() {
+        let mut scope = SimpleScope::with_state(&["x", "y"]);
+        scope.add("a", Symbol::Var(VarRef::Action(0)));
+        let names = Names { state: vec!["x", "y"], action: vec!["a"], nondet: vec![] };
+        for text in ["x + 0.1*a - (y - 2)/3", "min(x, -y) * 2", "if x <= 1 then lookup(y, [1, 2]) else relu(x - y)"] {
+            let e = parse_expr(text, &scope).unwrap();
+            assert_eq!(parse_expr(&names.expr(&e), &scope).unwrap(), e, "{text}");
+        }
+        let p = parse_pred("not (x <= 1 or y > 2) and x == 0", &scope).unwrap();
+        assert_eq!(parse_pred(&names.pred(&p), &scope).unwrap(), p);
+        let c = parse_ctl("AX^2 (x > 1 or EF^3 y < 0)", &scope).unwrap();
+        assert_eq!(parse_ctl(&names.ctl(&c), &scope).unwrap(), c);
+    }
+}

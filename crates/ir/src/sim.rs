@@ -1,0 +1,288 @@
+//! Execution semantics of one step — the single definition that simulation, counterexample replay
+//! and every engine's encoding must agree with.
+//!
+//! Order within a step: the environment fixes the non-deterministic inputs; every controller reads
+//! its observation (state and those inputs), runs its network (the one its selector picks) and sets
+//! its actions (argmax ties go to the lowest index); the environment then takes one enabled branch
+//! (guard true, label matching) and computes the successor; the successor is checked against the
+//! variable kinds and domains (see [`DomainExit`]).
+//!
+//! The logic is generic over [`Scalar`], instantiated with f64 (fast simulation) and exact
+//! rationals (replay), so the two cannot drift apart.
+
+use crate::expr::{Env, EvalError, Expr};
+use crate::network::{Network, NetworkError};
+use crate::num::{Rational, display_rational, is_integer, rational_from_f64, rational_from_i64, to_f64_nearest};
+use crate::pred::Pred;
+use crate::system::{ActionKind, ControllerOutput, DomainExit, NondetDomain, Policy, System, VarKind};
+use num_traits::{Signed, ToPrimitive};
+use std::fmt::Debug;
+
+pub trait Scalar: Clone + PartialOrd + Debug {
+    fn eval(e: &Expr, env: &Env<'_, Self>) -> Result<Self, EvalError>;
+    fn holds(p: &Pred, env: &Env<'_, Self>) -> Result<bool, EvalError>;
+    fn forward(net: &Network, input: &[Self], hidden: &mut [Vec<Self>]) -> Result<Vec<Self>, NetworkError>;
+    fn zero_hidden(net: &Network) -> Vec<Vec<Self>>;
+    fn from_rational(q: &Rational) -> Self;
+    fn to_rational(&self) -> Rational;
+    fn from_index(i: usize) -> Self {
+        Self::from_rational(&rational_from_i64(i as i64))
+    }
+}
+
+impl Scalar for f64 {
+    fn eval(e: &Expr, env: &Env<'_, f64>) -> Result<f64, EvalError> {
+        e.eval_f64(env)
+    }
+    fn holds(p: &Pred, env: &Env<'_, f64>) -> Result<bool, EvalError> {
+        p.eval_f64(env)
+    }
+    fn forward(net: &Network, input: &[f64], hidden: &mut [Vec<f64>]) -> Result<Vec<f64>, NetworkError> {
+        net.forward(input, hidden)
+    }
+    fn zero_hidden(net: &Network) -> Vec<Vec<f64>> {
+        net.initial_hidden()
+    }
+    fn from_rational(q: &Rational) -> f64 {
+        to_f64_nearest(q)
+    }
+    fn to_rational(&self) -> Rational {
+        crate::num::try_rational_from_f64(*self).unwrap_or_else(|| rational_from_i64(i64::MAX))
+    }
+}
+
+impl Scalar for Rational {
+    fn eval(e: &Expr, env: &Env<'_, Rational>) -> Result<Rational, EvalError> {
+        e.eval_exact(env)
+    }
+    fn holds(p: &Pred, env: &Env<'_, Rational>) -> Result<bool, EvalError> {
+        p.eval_exact(env)
+    }
+    fn forward(net: &Network, input: &[Rational], hidden: &mut [Vec<Rational>]) -> Result<Vec<Rational>, NetworkError> {
+        net.forward_exact(input, hidden)
+    }
+    fn zero_hidden(net: &Network) -> Vec<Vec<Rational>> {
+        net.initial_hidden_exact()
+    }
+    fn from_rational(q: &Rational) -> Rational {
+        q.clone()
+    }
+    fn to_rational(&self) -> Rational {
+        self.clone()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    #[error(transparent)]
+    Network(#[from] NetworkError),
+    #[error("selector '{var}' has value {value}, which picks no network")]
+    Selector { var: String, value: String },
+    #[error("branch '{name}' is not enabled here")]
+    BranchDisabled { name: String },
+    #[error("no branch of the step is enabled: the run deadlocks")]
+    Deadlock,
+    #[error("successor leaves the domain: {var} = {value} (domain {domain})")]
+    DomainExit { var: String, value: String, domain: String },
+    #[error("non-deterministic input '{var}' = {value} is outside its domain")]
+    NondetOutOfDomain { var: String, value: String },
+    #[error("state has {found} values, the system has {expected} state variables")]
+    StateDim { found: usize, expected: usize },
+}
+
+/// Hidden states of the recurrent controllers: `[controller][recurrent layer][neuron]`.
+pub type Memory<T> = Vec<Vec<Vec<T>>>;
+
+pub fn initial_memory<T: Scalar>(sys: &System) -> Memory<T> {
+    sys.controllers
+        .iter()
+        .map(|c| match &c.policy {
+            Policy::Network(n) => T::zero_hidden(&sys.networks[*n].network),
+            Policy::Select { .. } => Vec::new(),
+        })
+        .collect()
+}
+
+/// One transition, with everything needed to replay it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition<T> {
+    pub state: Vec<T>,
+    pub nondet: Vec<T>,
+    pub actions: Vec<T>,
+    pub branch: usize,
+    pub next: Vec<T>,
+}
+
+/// Index of the largest value, lowest index on ties.
+pub fn argmax<T: PartialOrd>(xs: &[T]) -> usize {
+    let mut best = 0;
+    for (i, x) in xs.iter().enumerate().skip(1) {
+        if *x > xs[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Runs every controller: returns the action vector (in `System::actions` order).
+pub fn controller_actions<T: Scalar>(
+    sys: &System,
+    state: &[T],
+    nondet: &[T],
+    memory: &mut Memory<T>,
+) -> Result<Vec<T>, SimError> {
+    let mut actions: Vec<Option<T>> = vec![None; sys.actions.len()];
+    for (ci, c) in sys.controllers.iter().enumerate() {
+        let env = Env::new(state, &[], nondet);
+        let input = c.inputs.iter().map(|e| T::eval(e, &env)).collect::<Result<Vec<_>, _>>()?;
+        let net = match &c.policy {
+            Policy::Network(n) => *n,
+            Policy::Select { by, networks } => {
+                let value = state[*by].to_rational();
+                let pick = is_integer(&value)
+                    .then(|| value.to_integer().to_usize())
+                    .flatten()
+                    .and_then(|k| networks.get(k).copied());
+                pick.ok_or_else(|| SimError::Selector {
+                    var: sys.state[*by].name.clone(),
+                    value: display_rational(&value),
+                })?
+            }
+        };
+        let network = &sys.networks[net].network;
+        let out = if network.is_recurrent() {
+            T::forward(network, &input, &mut memory[ci])?
+        } else {
+            T::forward(network, &input, &mut [])?
+        };
+        match &c.output {
+            ControllerOutput::Actions(ids) => {
+                for (k, &a) in ids.iter().enumerate() {
+                    actions[a] = Some(out[k].clone());
+                }
+            }
+            ControllerOutput::Argmax(a) => actions[*a] = Some(T::from_index(argmax(&out))),
+        }
+    }
+    Ok(actions.into_iter().map(|a| a.expect("every action is set by its controller (validated)")).collect())
+}
+
+/// The branches enabled at (state, actions, nondet), in declaration order.
+pub fn enabled_branches<T: Scalar>(
+    sys: &System,
+    state: &[T],
+    actions: &[T],
+    nondet: &[T],
+) -> Result<Vec<usize>, SimError> {
+    let env = Env::new(state, actions, nondet);
+    let mut out = Vec::new();
+    for (i, b) in sys.step.branches.iter().enumerate() {
+        if let Some((a, value)) = b.label {
+            if actions[a].to_rational() != rational_from_i64(value as i64) {
+                continue;
+            }
+        }
+        if let Some(g) = &b.guard {
+            if !T::holds(g, &env)? {
+                continue;
+            }
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
+/// The successor under one branch (not checked against domains).
+pub fn successor<T: Scalar>(
+    sys: &System,
+    branch: usize,
+    state: &[T],
+    actions: &[T],
+    nondet: &[T],
+) -> Result<Vec<T>, SimError> {
+    let env = Env::new(state, actions, nondet);
+    Ok(sys.step.branches[branch].updates.iter().map(|e| T::eval(e, &env)).collect::<Result<Vec<_>, _>>()?)
+}
+
+/// First violation of a variable's kind or domain in a successor.
+pub fn domain_violation<T: Scalar>(sys: &System, next: &[T]) -> Option<SimError> {
+    for (v, x) in sys.state.iter().zip(next) {
+        let q = x.to_rational();
+        let kind_ok = match v.kind {
+            VarKind::Real => true,
+            VarKind::Int => is_integer(&q),
+            VarKind::Bool => q == rational_from_i64(0) || q == rational_from_i64(1),
+        };
+        if !kind_ok || !v.domain.contains(&q) {
+            let domain = format!("{} {}", v.kind.name(), v.domain.describe());
+            return Some(SimError::DomainExit { var: v.name.clone(), value: display_rational(&q), domain });
+        }
+    }
+    None
+}
+
+/// Whether a non-deterministic choice lies in the declared domains (exactly).
+pub fn check_nondet<T: Scalar>(sys: &System, nondet: &[T]) -> Result<(), SimError> {
+    for (v, x) in sys.nondet.iter().zip(nondet) {
+        let q = x.to_rational();
+        let ok = match &v.domain {
+            NondetDomain::Interval(l, h) => &q >= l && &q <= h,
+            NondetDomain::Set(s) => s.contains(&q),
+        };
+        if !ok {
+            return Err(SimError::NondetOutOfDomain { var: v.name.clone(), value: display_rational(&q) });
+        }
+    }
+    Ok(())
+}
+
+/// One full step with the given choices. A successor outside the domains is an error unless the
+/// system says such successors are dropped (then the branch counts as disabled) or ignored.
+pub fn step<T: Scalar>(
+    sys: &System,
+    state: &[T],
+    memory: &mut Memory<T>,
+    nondet: &[T],
+    branch: usize,
+) -> Result<Transition<T>, SimError> {
+    if state.len() != sys.state.len() {
+        return Err(SimError::StateDim { found: state.len(), expected: sys.state.len() });
+    }
+    check_nondet(sys, nondet)?;
+    let actions = controller_actions(sys, state, nondet, memory)?;
+    let enabled = enabled_branches(sys, state, &actions, nondet)?;
+    if !enabled.contains(&branch) {
+        return Err(SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() });
+    }
+    let next = successor(sys, branch, state, &actions, nondet)?;
+    if sys.domain_exit != DomainExit::Ignore {
+        if let Some(e) = domain_violation(sys, &next) {
+            return Err(if sys.domain_exit == DomainExit::Drop {
+                SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() }
+            } else {
+                e
+            });
+        }
+    }
+    Ok(Transition { state: state.to_vec(), nondet: nondet.to_vec(), actions, branch, next })
+}
+
+/// Which labels an index action has, for printing.
+pub fn action_label(sys: &System, action: usize, value: &Rational) -> Option<String> {
+    match &sys.actions[action].kind {
+        ActionKind::Index { labels } => value.to_usize().and_then(|k| labels.get(k).cloned()),
+        ActionKind::Real => None,
+    }
+}
+
+/// Exact rational copy of an f64 vector (for replaying a float-found witness exactly).
+pub fn to_exact(xs: &[f64]) -> Vec<Rational> {
+    xs.iter().map(|&x| rational_from_f64(x)).collect()
+}
+
+/// Sign helper used by engines when comparing replayed values.
+pub fn is_negative(q: &Rational) -> bool {
+    q.is_negative()
+}
