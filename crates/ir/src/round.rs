@@ -22,9 +22,7 @@ pub fn add_up(a: f64, b: f64) -> f64 {
     if !s.is_finite() {
         return if s.is_nan() { f64::INFINITY } else { s };
     }
-    if s.abs() < TINY {
-        return s.next_up();
-    }
+    // TwoSum is exact everywhere, subnormals included (a sum that lands there is itself exact).
     if two_sum_err(a, b, s) > 0.0 { s.next_up() } else { s }
 }
 
@@ -34,9 +32,6 @@ pub fn add_down(a: f64, b: f64) -> f64 {
     let s = a + b;
     if !s.is_finite() {
         return if s.is_nan() { f64::NEG_INFINITY } else { s };
-    }
-    if s.abs() < TINY {
-        return s.next_down();
     }
     if two_sum_err(a, b, s) < 0.0 { s.next_down() } else { s }
 }

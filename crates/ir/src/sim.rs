@@ -238,8 +238,9 @@ pub fn check_nondet<T: Scalar>(sys: &System, nondet: &[T]) -> Result<(), SimErro
     Ok(())
 }
 
-/// One full step with the given choices. A successor outside the domains is an error unless the
-/// system says such successors are dropped (then the branch counts as disabled) or ignored.
+/// One full step with the given non-deterministic inputs and branch. A successor outside the
+/// domains is an error unless the system says such successors are dropped (then the branch counts
+/// as disabled) or ignored.
 pub fn step<T: Scalar>(
     sys: &System,
     state: &[T],
@@ -247,25 +248,43 @@ pub fn step<T: Scalar>(
     nondet: &[T],
     branch: usize,
 ) -> Result<Transition<T>, SimError> {
+    step_choosing(sys, state, memory, nondet, |enabled| {
+        enabled.contains(&branch).then_some(branch).ok_or_else(|| SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() })
+    })
+}
+
+/// One full step where the branch is picked by `choose` among the enabled ones (in declaration
+/// order; successors dropped by `DomainExit::Drop` are not offered).
+pub fn step_choosing<T: Scalar>(
+    sys: &System,
+    state: &[T],
+    memory: &mut Memory<T>,
+    nondet: &[T],
+    choose: impl FnOnce(&[usize]) -> Result<usize, SimError>,
+) -> Result<Transition<T>, SimError> {
     if state.len() != sys.state.len() {
         return Err(SimError::StateDim { found: state.len(), expected: sys.state.len() });
     }
     check_nondet(sys, nondet)?;
     let actions = controller_actions(sys, state, nondet, memory)?;
-    let enabled = enabled_branches(sys, state, &actions, nondet)?;
-    if !enabled.contains(&branch) {
-        return Err(SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() });
-    }
-    let next = successor(sys, branch, state, &actions, nondet)?;
-    if sys.domain_exit != DomainExit::Ignore {
-        if let Some(e) = domain_violation(sys, &next) {
-            return Err(if sys.domain_exit == DomainExit::Drop {
-                SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() }
-            } else {
-                e
-            });
+    let mut enabled = Vec::new();
+    let mut successors = Vec::new();
+    for b in enabled_branches(sys, state, &actions, nondet)? {
+        let next = successor(sys, b, state, &actions, nondet)?;
+        match (sys.domain_exit, domain_violation(sys, &next)) {
+            (DomainExit::Drop, Some(_)) => continue,
+            (DomainExit::Error, Some(e)) => return Err(e),
+            _ => {}
         }
+        enabled.push(b);
+        successors.push(next);
     }
+    if enabled.is_empty() {
+        return Err(SimError::Deadlock);
+    }
+    let branch = choose(&enabled)?;
+    let k = enabled.iter().position(|&b| b == branch).ok_or(SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() })?;
+    let next = successors.swap_remove(k);
     Ok(Transition { state: state.to_vec(), nondet: nondet.to_vec(), actions, branch, next })
 }
 

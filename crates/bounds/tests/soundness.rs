@@ -1,0 +1,130 @@
+//! Soundness on random networks: every sampled point's exact output lies in the returned box and
+//! between the returned linear bounds, for every method.
+
+mod common;
+
+use common::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use trestle_bounds::{InputBox, Method, bound, bound_affine_of, bound_recurrent_step, bound_unrolled, step_inputs};
+use trestle_ir::network::Matrix;
+use trestle_ir::num::{Rational, rational_from_f64};
+
+const NETWORKS: u64 = 48;
+const RANDOM_POINTS: usize = 150;
+
+#[test]
+fn sampled_outputs_lie_in_the_box_and_between_the_linear_bounds() {
+    let mut points_checked = 0;
+    for seed in 0..NETWORKS {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let sizes = random_sizes(&mut rng);
+        let net = network(&mut rng, &sizes);
+        for box_index in 0..2 {
+            let b = random_box(&mut rng, sizes[0]);
+            let results: Vec<_> = METHODS.iter().map(|m| bound(&net, &b, &m.parse().unwrap()).unwrap()).collect();
+            for point in sample_points(&mut rng, &b, RANDOM_POINTS) {
+                let x = exact_vec(&point);
+                let y = exact_output(&net, &point);
+                for (method, result) in METHODS.iter().zip(&results) {
+                    assert_contains(result, &x, &y, &format!("seed {seed} box {box_index} {sizes:?} {method}"));
+                }
+                points_checked += 1;
+            }
+        }
+    }
+    assert!(points_checked > 10_000, "{points_checked}");
+}
+
+#[test]
+fn affine_combinations_bound_every_sampled_point() {
+    for seed in 100..124 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let sizes = random_sizes(&mut rng);
+        let net = network(&mut rng, &sizes);
+        let (n, m, k) = (sizes[0], *sizes.last().unwrap(), 3);
+        let out_coeffs = Matrix::new(k, m, (0..k * m).map(|_| weight(&mut rng)).collect());
+        let in_coeffs = Matrix::new(k, n, (0..k * n).map(|_| weight(&mut rng)).collect());
+        let c: Vec<f64> = (0..k).map(|_| weight(&mut rng)).collect();
+        let b = random_box(&mut rng, n);
+        for method in METHODS {
+            let (lo, hi) = bound_affine_of(&net, &b, &method.parse().unwrap(), &out_coeffs, &in_coeffs, &c).unwrap();
+            for point in sample_points(&mut rng, &b, 40) {
+                let x = exact_vec(&point);
+                let y = exact_output(&net, &point);
+                for i in 0..k {
+                    let value = exact_affine(in_coeffs.row(i), c[i], &x)
+                        + out_coeffs.row(i).iter().zip(&y).map(|(a, yj)| rational_from_f64(*a) * yj).sum::<Rational>();
+                    assert!(
+                        rational_from_f64(lo[i]) <= value && value <= rational_from_f64(hi[i]),
+                        "seed {seed} {method} row {i}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Runs the network `steps` steps exactly from the given hidden state.
+fn exact_run(
+    net: &trestle_ir::network::Network,
+    inputs: &[Vec<f64>],
+    hidden: &[Vec<f64>],
+) -> (Vec<Rational>, Vec<Vec<Rational>>) {
+    let mut h: Vec<Vec<Rational>> = hidden.iter().map(|v| exact_vec(v)).collect();
+    let mut y = Vec::new();
+    for x in inputs {
+        y = net.forward_exact(&exact_vec(x), &mut h).unwrap();
+    }
+    (y, h)
+}
+
+#[test]
+fn recurrent_steps_and_unrolled_runs_are_bounded() {
+    for seed in 200..232 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (n_in, hidden) = (rng.random_range(1..=3), rng.random_range(1..=4));
+        let width = rng.random_range(1..=6);
+        let net = recurrent_network(&mut rng, n_in, width, hidden, 2);
+        assert_eq!(step_inputs(&net), n_in + hidden);
+        let steps = rng.random_range(1..=3);
+        let inputs: Vec<InputBox> = (0..steps).map(|_| random_box(&mut rng, n_in)).collect();
+        let h0 = {
+            let mut b = random_box(&mut rng, hidden);
+            b.lo.iter_mut().for_each(|v| *v = v.abs() * 0.5);
+            b.hi.iter_mut().zip(&b.lo).for_each(|(h, l)| *h = h.abs().max(*l));
+            b
+        };
+        for method in METHODS {
+            let method: Method = method.parse().unwrap();
+            let (out, hidden_boxes) = bound_unrolled(&net, &inputs, std::slice::from_ref(&h0), &method).unwrap();
+            let (step_out, step_hidden) =
+                bound_recurrent_step(&net, &inputs[0], std::slice::from_ref(&h0), &method).unwrap();
+            // Points of the joint box [x_1; ...; x_T; h_0] (all corners when it has at most 8
+            // dimensions, where linear bounds are tightest), split into steps.
+            let joint = InputBox::new(
+                inputs.iter().flat_map(|b| b.lo.clone()).chain(h0.lo.clone()).collect(),
+                inputs.iter().flat_map(|b| b.hi.clone()).chain(h0.hi.clone()).collect(),
+            );
+            for flat in sample_points(&mut rng, &joint, 60) {
+                let xs: Vec<Vec<f64>> = flat[..steps * n_in].chunks(n_in).map(<[f64]>::to_vec).collect();
+                let h = flat[steps * n_in..].to_vec();
+                let (y, h_new) = exact_run(&net, &xs, std::slice::from_ref(&h));
+                assert_contains(&out, &exact_vec(&flat), &y, &format!("seed {seed} {method:?} unrolled {steps}"));
+                for (k, v) in h_new[0].iter().enumerate() {
+                    assert!(
+                        rational_from_f64(hidden_boxes[0].0[k]) <= *v && *v <= rational_from_f64(hidden_boxes[0].1[k])
+                    );
+                }
+                let (y1, h1) = exact_run(&net, &xs[..1], std::slice::from_ref(&h));
+                let step_input: Vec<f64> = xs[0].iter().chain(&h).copied().collect();
+                assert_contains(&step_out, &exact_vec(&step_input), &y1, &format!("seed {seed} {method:?} one step"));
+                for (k, v) in h1[0].iter().enumerate() {
+                    assert!(
+                        rational_from_f64(step_hidden[0].0[k]) <= *v && *v <= rational_from_f64(step_hidden[0].1[k])
+                    );
+                }
+            }
+        }
+    }
+}

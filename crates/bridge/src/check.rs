@@ -1,0 +1,109 @@
+//! The whole `check`: Init => Inv, Inv => Safe and inductiveness, and the verdict.
+
+use crate::config::Config;
+use crate::engine::{self, Inductiveness, InductiveRun, Progress};
+use crate::error::BridgeError;
+use trestle_ir::{FBox, Pred, System};
+use trestle_smt::{Answer, Checker, CheckerConfig, EnvChecker, Witness};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Init => Inv, Inv => Safe and inductiveness are all proven: the system is safe forever.
+    Safe,
+    /// The candidate is not inductive: a replayed counterexample step is given.
+    NotInductive,
+    /// Init => Inv or Inv => Safe fails: a witness state is given.
+    UnsafeCandidate,
+    /// A limit was reached or a query stayed undecided; nothing is claimed.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "safe",
+            Verdict::NotInductive => "not-inductive",
+            Verdict::UnsafeCandidate => "unsafe-candidate",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The answer to one of the two side conditions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Condition {
+    Proven,
+    /// A state violating it (exact).
+    Fails(Witness),
+    Unknown(String),
+}
+
+impl Condition {
+    fn from_answer(a: Answer) -> Condition {
+        match a {
+            Answer::Valid => Condition::Proven,
+            Answer::Invalid(w) => Condition::Fails(w),
+            Answer::Unknown(r) => Condition::Unknown(r.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Condition::Proven => "proven",
+            Condition::Fails(_) => "fails",
+            Condition::Unknown(_) => "unknown",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub verdict: Verdict,
+    pub init: Condition,
+    pub safe: Condition,
+    pub inductive: InductiveRun,
+    /// The invariant as checked: the outward f64 enclosure of the candidate's boxes.
+    pub cover: Vec<FBox>,
+}
+
+/// The candidate invariant of the system and its outward f64 enclosure as boxes.
+pub fn invariant_cover(sys: &System) -> Result<(Pred, Vec<FBox>), BridgeError> {
+    let inv = sys.invariant.clone().ok_or(BridgeError::NoInvariant)?;
+    let boxes = inv
+        .to_box_union(sys.state.len(), 100_000)
+        .ok_or_else(|| BridgeError::InvariantShape("it is not a conjunction/disjunction of variable bounds".into()))?;
+    if boxes.is_empty() {
+        return Err(BridgeError::InvariantShape("it is empty".into()));
+    }
+    let cover = boxes
+        .iter()
+        .map(|b| b.enclosing_fbox().ok_or_else(|| BridgeError::InvariantShape("a box is unbounded in some variable".into())))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((inv, cover))
+}
+
+/// Checks the system's candidate invariant: the three conditions and the verdict.
+pub fn check(sys: &System, cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Report, BridgeError> {
+    let (inv, cover) = invariant_cover(sys)?;
+    if sys.safe.is_none() {
+        return Err(BridgeError::NoSafe);
+    }
+    let mut checker = Checker::new(sys, side_config(cfg))?;
+    let init = Condition::from_answer(checker.check_init(&inv)?);
+    let safe = Condition::from_answer(checker.check_safe(&inv)?);
+    let inductive = engine::check_inductive(sys, &inv, &cover, cfg, progress)?;
+    let verdict = match (&init, &safe, &inductive.outcome) {
+        (Condition::Fails(_), _, _) | (_, Condition::Fails(_), _) => Verdict::UnsafeCandidate,
+        (_, _, Inductiveness::Refuted(_)) => Verdict::NotInductive,
+        (Condition::Proven, Condition::Proven, Inductiveness::Proven) => Verdict::Safe,
+        _ => Verdict::Unknown,
+    };
+    Ok(Report { verdict, init, safe, inductive, cover })
+}
+
+fn side_config(cfg: &Config) -> CheckerConfig {
+    let mut c = CheckerConfig::default().with_timeout(cfg.smt_timeout);
+    c.dump_dir = cfg.dump_smt.clone();
+    c.dump_prefix = Some("side-".into());
+    c
+}

@@ -1,0 +1,145 @@
+//! Engine configuration. The defaults are the best configuration measured on the maze suite
+//! (see the README's figures); `Config::paper()` is the original tool's configuration.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+use trestle_bounds::Method;
+
+/// How an undecided box is split. Both halves of a bisection share one computed midpoint, so the
+/// children cover the parent exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// Bisect every dimension at once (2^d children), as the paper.
+    All,
+    /// Bisect the widest dimension (relative to the invariant's extent).
+    Widest,
+    /// Bisect the dimension with the largest influence: linear-bound coefficient times width
+    /// (the widest dimension when there are no linear bounds).
+    Influence,
+}
+
+/// Which undecided box is processed next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queue {
+    /// Breadth first (paper).
+    Fifo,
+    /// Depth first: finishes one region before the next; finds deep counterexamples sooner.
+    Dfs,
+    /// Largest estimated violation first (interval image beyond the invariant).
+    Priority,
+}
+
+impl FromStr for Split {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "all" => Ok(Split::All),
+            "widest" => Ok(Split::Widest),
+            "influence" => Ok(Split::Influence),
+            _ => Err(format!("unknown split strategy '{s}' (all, widest, influence)")),
+        }
+    }
+}
+
+impl FromStr for Queue {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fifo" => Ok(Queue::Fifo),
+            "dfs" => Ok(Queue::Dfs),
+            "priority" => Ok(Queue::Priority),
+            _ => Err(format!("unknown queue order '{s}' (fifo, dfs, priority)")),
+        }
+    }
+}
+
+impl Split {
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::All => "all",
+            Split::Widest => "widest",
+            Split::Influence => "influence",
+        }
+    }
+}
+
+impl Queue {
+    pub fn name(self) -> &'static str {
+        match self {
+            Queue::Fifo => "fifo",
+            Queue::Dfs => "dfs",
+            Queue::Priority => "priority",
+        }
+    }
+}
+
+pub fn method_name(m: &Method) -> &'static str {
+    match m {
+        Method::Ibp => "ibp",
+        Method::Crown => "crown",
+        Method::AlphaCrown(_) => "alpha-crown",
+        Method::Forward => "forward",
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub post: Method,
+    /// Use the linear bounds in psi (a generalised bridge over state and action), not only the box.
+    pub linear_bridge: bool,
+    pub split: Split,
+    pub queue: Queue,
+    /// Worker threads (results do not depend on it).
+    pub threads: usize,
+    /// Stop with Unknown after this many splits.
+    pub max_splits: usize,
+    /// Do not split boxes narrower than this fraction of the invariant's extent (in every dimension).
+    pub min_width: f64,
+    /// Wall-clock limit of the inductiveness check.
+    pub timeout: Option<Duration>,
+    /// Per-query Z3 limit.
+    pub smt_timeout: Duration,
+    /// Try the sound closed-form fast path before Z3.
+    pub fast_path: bool,
+    /// Search undecided boxes for concrete counterexamples (sampling and gradient steps).
+    pub search: bool,
+    /// Write every Z3 query as SMT-LIB 2 into this directory.
+    pub dump_smt: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            post: Method::Crown,
+            linear_bridge: true,
+            split: Split::Influence,
+            queue: Queue::Fifo,
+            threads: rayon::current_num_threads(),
+            max_splits: 100_000,
+            min_width: 1e-6,
+            timeout: None,
+            smt_timeout: Duration::from_secs(30),
+            fast_path: true,
+            search: true,
+            dump_smt: None,
+        }
+    }
+}
+
+impl Config {
+    /// The published tool's configuration: forward-mode bounds, box psi, all-dimension bisection,
+    /// FIFO, no counterexample search, every query to Z3, 1000 splits at most.
+    pub fn paper() -> Config {
+        Config {
+            post: Method::Forward,
+            linear_bridge: false,
+            split: Split::All,
+            queue: Queue::Fifo,
+            max_splits: 1000,
+            fast_path: false,
+            search: false,
+            ..Config::default()
+        }
+    }
+}

@@ -1,0 +1,474 @@
+//! Algorithm 1: prove `Inv /\ Next => Inv'` by covering the invariant with boxes p, each with a
+//! postcondition psi of the controller, such that `(p /\ psi /\ Next_ENV) => Inv'`.
+//!
+//! Boxes are taken from the queue in batches of fixed size, processed in parallel (each box is a
+//! pure function of its coordinates: bounds, checks, a deterministic search), and their results are
+//! applied in queue order, stopping at the first refutation as a sequential run would. Results and
+//! statistics therefore do not depend on the number of threads.
+
+use crate::config::{Config, Queue, Split};
+use crate::error::BridgeError;
+use crate::post::PostEngine;
+use crate::witness;
+use rayon::prelude::*;
+use std::collections::{BinaryHeap, VecDeque};
+use std::time::{Duration, Instant};
+use trestle_ir::interval::Interval;
+use trestle_ir::num::Rational;
+use trestle_ir::system::NondetDomain;
+use trestle_ir::{Env, FBox, Pred, System};
+use trestle_smt::{
+    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, Target, UnknownReason, Witness,
+    Z3Backend,
+};
+
+const BATCH: usize = 32;
+
+/// A proven bridge clause: on `region`, the controller's actions satisfy `post`, and every
+/// successor of `region /\ post` lies in the invariant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    pub region: FBox,
+    pub post: Postcondition,
+}
+
+/// Why inductiveness was refuted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refutation {
+    /// Replayed exactly: state in Inv, real actions, choices, successor outside Inv.
+    pub witness: Witness,
+    /// The falsifying box of the paper's heuristic, when that is how it was found (every state of
+    /// it leaves the invariant).
+    pub region: Option<FBox>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inductiveness {
+    Proven,
+    Refuted(Refutation),
+    /// A limit was reached; `reason` says which.
+    Unknown { reason: String },
+}
+
+/// Counters of one run. All but the times are deterministic.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunStats {
+    pub boxes: usize,
+    pub splits: usize,
+    pub bound_queries: usize,
+    /// Environment checks of lines 8 and 11 (however they were decided).
+    pub smt_queries: usize,
+    /// Of those, the ones Z3 decided.
+    pub z3_queries: usize,
+    pub fast_path_decided: usize,
+    pub searches: usize,
+    pub max_depth: usize,
+    pub seconds: f64,
+    pub bounds_seconds: f64,
+    pub smt_seconds: f64,
+    pub search_seconds: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct InductiveRun {
+    pub outcome: Inductiveness,
+    pub clauses: Vec<Clause>,
+    pub undecided: Vec<FBox>,
+    /// Boxes whose every state leaves the invariant (proven by the line-11 check).
+    pub falsified: Vec<FBox>,
+    pub stats: RunStats,
+}
+
+/// Reported after every batch.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub processed: usize,
+    pub queued: usize,
+    /// Fraction of the invariant's volume already proven.
+    pub proven: f64,
+}
+
+enum BoxResult {
+    Proven(Postcondition),
+    Falsified(Refutation),
+    Counterexample(Witness),
+    Split(Vec<FBox>, f64),
+    Undecided,
+}
+
+struct BoxWork {
+    result: BoxResult,
+    bound_queries: usize,
+    smt_queries: usize,
+    z3_queries: usize,
+    fast_decided: usize,
+    searched: bool,
+    bounds_time: Duration,
+    smt_time: Duration,
+    search_time: Duration,
+}
+
+struct Item {
+    region: FBox,
+    depth: usize,
+    priority: f64,
+    seq: usize,
+}
+
+impl PartialEq for Item {
+    fn eq(&self, o: &Self) -> bool {
+        self.seq == o.seq
+    }
+}
+impl Eq for Item {}
+impl PartialOrd for Item {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Item {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.priority.total_cmp(&o.priority).then(o.seq.cmp(&self.seq))
+    }
+}
+
+/// The work queue under the three disciplines.
+enum WorkQueue {
+    Fifo(VecDeque<Item>),
+    Dfs(Vec<Item>),
+    Priority(BinaryHeap<Item>),
+}
+
+impl WorkQueue {
+    fn new(q: Queue) -> WorkQueue {
+        match q {
+            Queue::Fifo => WorkQueue::Fifo(VecDeque::new()),
+            Queue::Dfs => WorkQueue::Dfs(Vec::new()),
+            Queue::Priority => WorkQueue::Priority(BinaryHeap::new()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            WorkQueue::Fifo(q) => q.len(),
+            WorkQueue::Dfs(q) => q.len(),
+            WorkQueue::Priority(q) => q.len(),
+        }
+    }
+
+    fn push_children(&mut self, items: Vec<Item>) {
+        match self {
+            WorkQueue::Fifo(q) => q.extend(items),
+            // Reversed, so the first child is processed first.
+            WorkQueue::Dfs(q) => q.extend(items.into_iter().rev()),
+            WorkQueue::Priority(q) => q.extend(items),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Item> {
+        match self {
+            WorkQueue::Fifo(q) => q.pop_front(),
+            WorkQueue::Dfs(q) => q.pop(),
+            WorkQueue::Priority(q) => q.pop(),
+        }
+    }
+
+    fn drain(&mut self) -> Vec<FBox> {
+        let mut out = Vec::new();
+        while let Some(i) = self.pop() {
+            out.push(i.region);
+        }
+        out
+    }
+}
+
+/// Everything a worker needs, shared read-only.
+struct Ctx<'s> {
+    sys: &'s System,
+    inv: &'s Pred,
+    cover: &'s [FBox],
+    extent: Vec<f64>,
+    hull: FBox,
+    post: PostEngine<'s>,
+    cfg: &'s Config,
+    vertices: Vec<Vec<Rational>>,
+}
+
+struct Checkers<'s> {
+    fast: Option<FastPath<'s>>,
+    z3: Z3Backend<'s>,
+}
+
+fn checker_config(cfg: &Config, prefix: String) -> CheckerConfig {
+    let mut c = CheckerConfig::default().with_timeout(cfg.smt_timeout);
+    c.dump_dir = cfg.dump_smt.clone();
+    c.dump_prefix = Some(prefix);
+    c.stats = Stats::new();
+    c
+}
+
+impl<'s> Ctx<'s> {
+    fn checkers(&self, worker: usize) -> Result<Checkers<'s>, BridgeError> {
+        let cc = checker_config(self.cfg, format!("w{worker}-"));
+        let fast = if self.cfg.fast_path { Some(FastPath::new(self.sys, cc.clone())?) } else { None };
+        Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)? })
+    }
+
+    /// One environment check: the fast path first, Z3 for what it leaves open.
+    fn decide(&self, ch: &mut Checkers<'s>, q: &BridgeQuery<'_>, w: &mut BoxWork) -> Result<Answer, BridgeError> {
+        let t = Instant::now();
+        w.smt_queries += 1;
+        if let Some(fast) = ch.fast.as_mut() {
+            let a = fast.check_bridge(q)?;
+            if !matches!(a, Answer::Unknown(UnknownReason::Undecided)) {
+                w.fast_decided += 1;
+                w.smt_time += t.elapsed();
+                return Ok(a);
+            }
+        }
+        w.z3_queries += 1;
+        let a = ch.z3.check_bridge(q)?;
+        w.smt_time += t.elapsed();
+        Ok(a)
+    }
+
+    fn process(&self, ch: &mut Checkers<'s>, item: &Item) -> Result<BoxWork, BridgeError> {
+        let p = &item.region;
+        let mut w = BoxWork {
+            result: BoxResult::Undecided,
+            bound_queries: 1,
+            smt_queries: 0,
+            z3_queries: 0,
+            fast_decided: 0,
+            searched: false,
+            bounds_time: Duration::ZERO,
+            smt_time: Duration::ZERO,
+            search_time: Duration::ZERO,
+        };
+        let t = Instant::now();
+        let post = self.post.compute(p)?;
+        w.bounds_time = t.elapsed();
+        let stay = BridgeQuery::new(p, &post, Target::StaysIn(self.inv)).with_extra(self.inv);
+        let hint = match self.decide(ch, &stay, &mut w)? {
+            Answer::Valid => {
+                w.result = BoxResult::Proven(post);
+                return Ok(w);
+            }
+            Answer::Invalid(abstract_witness) => Some(abstract_witness.state),
+            Answer::Unknown(_) => None,
+        };
+        let leave = BridgeQuery::new(p, &post, Target::Leaves(self.inv)).with_extra(self.inv);
+        if let Answer::Valid = self.decide(ch, &leave, &mut w)? {
+            // Every state of p /\ Inv leaves: any such state with an enabled successor refutes.
+            for s in witness::state_in(self.inv, p) {
+                if let Some(wit) = witness::replay_exact(self.sys, self.inv, &s, &self.vertices) {
+                    w.result = BoxResult::Falsified(Refutation { witness: wit, region: Some(p.clone()) });
+                    return Ok(w);
+                }
+            }
+        }
+        if self.cfg.search {
+            let t = Instant::now();
+            w.searched = true;
+            let found = witness::search(self.sys, self.inv, self.cover, p, hint.as_deref(), &self.vertices);
+            w.search_time = t.elapsed();
+            if let Some(wit) = found {
+                w.result = BoxResult::Counterexample(wit);
+                return Ok(w);
+            }
+        }
+        let widths = p.widths();
+        let small = widths.iter().zip(&self.extent).all(|(w, e)| *w <= self.cfg.min_width * e.max(f64::MIN_POSITIVE));
+        w.result = if small {
+            BoxResult::Undecided
+        } else {
+            BoxResult::Split(self.split(p, &post), 0.0)
+        };
+        if let BoxResult::Split(children, _) = &mut w.result {
+            w.result = BoxResult::Split(std::mem::take(children), self.priority(p, &post));
+        }
+        Ok(w)
+    }
+
+    /// Children of `p` under the configured strategy.
+    fn split(&self, p: &FBox, post: &Postcondition) -> Vec<FBox> {
+        let d = p.dims();
+        let rel = |i: usize| p.hi[i] - p.lo[i];
+        let splittable: Vec<usize> = (0..d).filter(|&i| p.interval(i).mid() > p.lo[i] && p.interval(i).mid() < p.hi[i]).collect();
+        if splittable.is_empty() {
+            return vec![];
+        }
+        match self.cfg.split {
+            Split::All => {
+                let mut out = vec![p.clone()];
+                for &i in &splittable {
+                    out = out.into_iter().flat_map(|b| {
+                        let (l, r) = b.bisect(i);
+                        [l, r]
+                    }).collect();
+                }
+                out
+            }
+            Split::Widest | Split::Influence => {
+                let score = |i: usize| -> f64 {
+                    let width = rel(i) / self.extent[i].max(f64::MIN_POSITIVE);
+                    match (self.cfg.split, post) {
+                        (Split::Influence, Postcondition::Linear(l)) => {
+                            // Gap the linear bounds leave in dimension i, relative to its extent.
+                            let coeff: f64 = (0..l.lower.rows).map(|a| l.upper.get(a, i).abs() + l.lower.get(a, i).abs()).sum();
+                            width * (1.0 + coeff * self.extent[i])
+                        }
+                        _ => width,
+                    }
+                };
+                let best = splittable.iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a))).unwrap();
+                let (l, r) = p.bisect(best);
+                vec![l, r]
+            }
+        }
+    }
+
+    /// How far the interval image of `p` under psi's action box reaches outside the invariant's
+    /// hull: boxes that overshoot most go first under the priority queue (they are where
+    /// counterexamples are likeliest).
+    fn priority(&self, p: &FBox, post: &Postcondition) -> f64 {
+        if self.cfg.queue != Queue::Priority {
+            return 0.0;
+        }
+        let state = p.intervals();
+        let actions = post.action_box().intervals();
+        let nondet: Vec<Interval> = self
+            .sys
+            .nondet
+            .iter()
+            .map(|v| match &v.domain {
+                NondetDomain::Interval(l, h) => Interval::of_rational(l).hull(&Interval::of_rational(h)),
+                NondetDomain::Set(s) => s.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).expect("non-empty"),
+            })
+            .collect();
+        let env = Env::new(&state, &actions, &nondet);
+        let mut worst = f64::NEG_INFINITY;
+        for b in &self.sys.step.branches {
+            for (i, u) in b.updates.iter().enumerate() {
+                let img = u.eval_interval(&env);
+                worst = worst.max((img.hi - self.hull.hi[i]).max(self.hull.lo[i] - img.lo) / self.extent[i].max(f64::MIN_POSITIVE));
+            }
+        }
+        worst
+    }
+}
+
+/// Runs Algorithm 1 on the invariant `inv`, covered by `cover` (an outward enclosure of it).
+pub fn check_inductive(
+    sys: &System,
+    inv: &Pred,
+    cover: &[FBox],
+    cfg: &Config,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<InductiveRun, BridgeError> {
+    let start = Instant::now();
+    let post = PostEngine::new(sys, cfg.post, cfg.linear_bridge)?;
+    let d = sys.state.len();
+    let hull = FBox::new(
+        (0..d).map(|i| cover.iter().map(|b| b.lo[i]).fold(f64::INFINITY, f64::min)).collect(),
+        (0..d).map(|i| cover.iter().map(|b| b.hi[i]).fold(f64::NEG_INFINITY, f64::max)).collect(),
+    );
+    let extent = hull.widths();
+    let total_volume: f64 = cover.iter().map(|b| b.widths().iter().product::<f64>()).sum();
+    let ctx = Ctx { sys, inv, cover, extent, hull, post, cfg, vertices: witness::nondet_vertices(sys) };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.threads.max(1))
+        .build()
+        .map_err(|e| BridgeError::Internal(format!("cannot start worker threads: {e}")))?;
+    let mut queue = WorkQueue::new(cfg.queue);
+    let mut seq = 0;
+    queue.push_children(
+        cover
+            .iter()
+            .map(|b| {
+                seq += 1;
+                Item { region: b.clone(), depth: 0, priority: f64::INFINITY, seq }
+            })
+            .collect(),
+    );
+    let mut run = InductiveRun { outcome: Inductiveness::Proven, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats: RunStats::default() };
+    let mut proven_volume = 0.0;
+    while queue.len() > 0 {
+        if let Some(limit) = cfg.timeout {
+            if start.elapsed() > limit {
+                run.outcome = Inductiveness::Unknown { reason: format!("time limit of {:.1} s reached", limit.as_secs_f64()) };
+                run.undecided.extend(queue.drain());
+                break;
+            }
+        }
+        let batch: Vec<Item> = (0..BATCH).map_while(|_| queue.pop()).collect();
+        let results: Vec<Result<BoxWork, BridgeError>> = pool.install(|| {
+            batch
+                .par_iter()
+                .map_init(
+                    || ctx.checkers(rayon::current_thread_index().unwrap_or(0)),
+                    |ch, item| match ch {
+                        Ok(ch) => ctx.process(ch, item),
+                        Err(e) => Err(BridgeError::Internal(e.to_string())),
+                    },
+                )
+                .collect()
+        });
+        let mut stop = false;
+        for (item, res) in batch.into_iter().zip(results) {
+            let w = res?;
+            let s = &mut run.stats;
+            s.boxes += 1;
+            s.bound_queries += w.bound_queries;
+            s.smt_queries += w.smt_queries;
+            s.z3_queries += w.z3_queries;
+            s.fast_path_decided += w.fast_decided;
+            s.searches += w.searched as usize;
+            s.max_depth = s.max_depth.max(item.depth);
+            s.bounds_seconds += w.bounds_time.as_secs_f64();
+            s.smt_seconds += w.smt_time.as_secs_f64();
+            s.search_seconds += w.search_time.as_secs_f64();
+            match w.result {
+                BoxResult::Proven(post) => {
+                    proven_volume += item.region.widths().iter().product::<f64>();
+                    run.clauses.push(Clause { region: item.region, post });
+                }
+                BoxResult::Falsified(r) => {
+                    run.falsified.push(item.region);
+                    run.outcome = Inductiveness::Refuted(r);
+                    stop = true;
+                }
+                BoxResult::Counterexample(wit) => {
+                    run.outcome = Inductiveness::Refuted(Refutation { witness: wit, region: None });
+                    stop = true;
+                }
+                BoxResult::Split(children, priority) if !children.is_empty() && s.splits < cfg.max_splits => {
+                    s.splits += 1;
+                    let items = children
+                        .into_iter()
+                        .map(|region| {
+                            seq += 1;
+                            Item { region, depth: item.depth + 1, priority, seq }
+                        })
+                        .collect();
+                    queue.push_children(items);
+                }
+                BoxResult::Split(..) => run.undecided.push(item.region),
+                BoxResult::Undecided => run.undecided.push(item.region),
+            }
+            if stop {
+                break;
+            }
+        }
+        progress(Progress { processed: run.stats.boxes, queued: queue.len(), proven: proven_volume / total_volume.max(f64::MIN_POSITIVE) });
+        if stop {
+            break;
+        }
+    }
+    if matches!(run.outcome, Inductiveness::Proven) && !run.undecided.is_empty() {
+        let why = if run.stats.splits >= cfg.max_splits { "split limit reached" } else { "boxes below the minimum width stayed undecided" };
+        run.outcome = Inductiveness::Unknown { reason: format!("{why}: {} undecided boxes", run.undecided.len()) };
+    }
+    run.stats.seconds = start.elapsed().as_secs_f64();
+    Ok(run)
+}

@@ -1,0 +1,28 @@
+//! Compositional inductive-invariant checking (the paper's Algorithm 1 and what goes beyond it).
+//!
+//! Given a system with a candidate invariant `Inv`, `Init` and `Safe`, [`check`] proves
+//! `Init => Inv`, `Inv => Safe` and `Inv /\ Next => Inv'`. The last one is split compositionally:
+//! the invariant is covered by boxes p, the controller is bounded on each (`trestle-bounds`:
+//! the postcondition psi, a box or linear bounds in the state), and only the environment step is
+//! given to the checker (`trestle-smt`: `(p /\ psi /\ Next_ENV) => Inv'`). A box that fails is
+//! tested for "every state leaves" (a falsifying box), searched for a concrete counterexample, and
+//! otherwise split.
+//!
+//! Soundness: a clause is only kept when its query is `Valid` (Z3 on exact rationals, or the
+//! outward-rounded fast path); `Unknown` answers lead to splitting or to an `Unknown` verdict,
+//! never to a proof. A refutation is always a concrete step replayed in exact arithmetic through
+//! the IR's definition of a step. A proof comes with a certificate ([`certificate`]) that
+//! [`certificate::certify`] re-checks without trusting the run.
+
+pub mod certificate;
+mod check;
+pub mod config;
+pub mod engine;
+mod error;
+pub mod post;
+pub mod witness;
+
+pub use check::{Condition, Report, Verdict, check, invariant_cover};
+pub use config::{Config, Queue, Split};
+pub use engine::{Clause, InductiveRun, Inductiveness, Progress, Refutation, RunStats};
+pub use error::BridgeError;

@@ -1,0 +1,76 @@
+//! Trestle system files: TOML in, a validated [`trestle_ir::System`] out.
+//!
+//! The file is read into a TOML table, `--set KEY=VALUE` overrides are applied to that table (so
+//! one file serves a family of runs), serde checks its shape (unknown keys are errors, with the key
+//! path), and [`resolve`] interprets names and expressions, loading model files on the way. Every
+//! error names the file, the key and the problem.
+//!
+//! Paths in a file are relative to that file; paths given with `--set` are relative to the working
+//! directory, like any other command-line path.
+//!
+//! Numbers are exact: TOML floats are read as the shortest decimal that denotes the same double
+//! (`0.1` means 1/10); strings such as `"1/3"` give any other rational. Inline network weights are
+//! the f64 values themselves.
+
+mod error;
+mod overrides;
+mod raw;
+mod resolve;
+
+pub use error::ConfigError;
+pub use overrides::{Overrides, canonical_key};
+
+use std::path::Path;
+use trestle_ir::system::{DomainExit, System};
+
+/// Reads, overrides, checks and resolves a system file.
+pub fn load_system(path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(path, None, format!("cannot read the system file: {e}")))?;
+    load_system_from_str(&text, path, overrides)
+}
+
+/// Like [`load_system`] with the file's text given (`path` locates relative model paths).
+pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
+    let mut doc: toml::Table =
+        toml::from_str(text).map_err(|e| ConfigError::new(path, None, format!("malformed TOML: {e}")))?;
+    overrides.apply(&mut doc).map_err(|e| ConfigError::new(path, None, e))?;
+    let raw: raw::RawFile = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+        let key = e.path().to_string();
+        ConfigError::new(path, (key != ".").then_some(key), e.into_inner().to_string())
+    })?;
+    let keys = overrides.keys();
+    let mut r = resolve::Resolver::new(path, &keys);
+    r.constants(&raw.constants)?;
+    r.state(&raw.state)?;
+    r.nondet(&raw.nondet)?;
+    r.networks(&raw.networks)?;
+    let controllers = r.controllers(raw.controller.as_ref(), &raw.controllers)?;
+    r.lets(&raw.lets, "let")?;
+    let step = r.step(&raw)?;
+    let init = match &raw.init {
+        Some(i) => r.region("init", i)?,
+        None => return Err(ConfigError::new(path, Some("init".into()), "the system needs an initial region `init`")),
+    };
+    let safe = raw.safe.as_ref().map(|s| r.region("safe", s)).transpose()?;
+    let invariant = raw.invariant.as_ref().map(|s| r.region("invariant", s)).transpose()?;
+    let properties = r.properties(&raw.property)?;
+    let domain_exit = match raw.system.on_domain_exit.as_deref() {
+        None | Some("error") => DomainExit::Error,
+        Some("drop") => DomainExit::Drop,
+        Some("ignore") => DomainExit::Ignore,
+        Some(other) => {
+            return Err(ConfigError::new(
+                path,
+                Some("system.on_domain_exit".into()),
+                format!("unknown value '{other}' (error, drop or ignore)"),
+            ));
+        }
+    };
+    let name = raw.system.name.clone().unwrap_or_else(|| {
+        path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "system".into())
+    });
+    let sys = r.finish(name, raw.system.description.clone(), controllers, step, (init, safe, invariant), properties, domain_exit);
+    sys.validate().map_err(|e| ConfigError::new(path, Some(e.location), e.message))?;
+    Ok(sys)
+}

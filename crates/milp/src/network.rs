@@ -1,0 +1,229 @@
+//! Exact MILP encodings of feed-forward ReLU networks and of argmax.
+//!
+//! ReLU `y = max(z, 0)` with sound pre-activation bounds `l <= z <= u`:
+//! * `l >= 0` (stably active): `y = z`;
+//! * `u <= 0` (stably inactive): `y = 0`, no variable;
+//! * otherwise the big-M encoding with one binary `d`: `y >= 0, y >= z, y <= u d, y <= z - l (1 - d)`.
+//!
+//! The encoding is exact (its projection on inputs and outputs is the graph of the network) whenever
+//! `[l, u]` really contains every pre-activation value over the input box. The bounds come from
+//! `trestle_bounds` (CROWN by default), which does not expose its intermediate bounds: the
+//! pre-activation bounds of layer `k` are the output bounds of the *prefix network* made of the first
+//! `k` layers with the last activation replaced by the identity ([`layer_bounds`]). That costs one
+//! bound computation per layer, which is negligible next to the MILP.
+
+use crate::error::MilpError;
+use crate::model::{MilpModel, constant};
+use good_lp::{Expression, IntoAffineExpression};
+use trestle_bounds::{InputBox, Method, bound};
+use trestle_ir::Interval;
+use trestle_ir::network::{Activation, DenseLayer, Layer, Network};
+
+/// Pre-activation bounds of one layer: `lo[i] <= z_i <= hi[i]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerBounds {
+    pub lo: Vec<f64>,
+    pub hi: Vec<f64>,
+}
+
+/// What [`encode_network`] added.
+#[derive(Clone, Debug)]
+pub struct EncodedNetwork {
+    /// The network outputs as affine expressions of model variables (one variable per output).
+    pub outputs: Vec<Expression>,
+    /// Sound bounds of the outputs over the input box.
+    pub output_bounds: Vec<Interval>,
+    /// Pre-activation bounds used for every layer.
+    pub layer_bounds: Vec<LayerBounds>,
+    /// ReLU neurons with `l >= 0`, with `u <= 0`, and with a binary.
+    pub stable_active: usize,
+    pub stable_inactive: usize,
+    pub unstable: usize,
+}
+
+fn dense(layer: &Layer, net: &Network) -> Result<&DenseLayer, MilpError> {
+    match layer {
+        Layer::Dense(d) => Ok(d),
+        Layer::Recurrent(_) => Err(MilpError::Unsupported(format!(
+            "network {} is recurrent; the MILP encoding covers feed-forward networks",
+            net.source
+        ))),
+    }
+}
+
+/// Sound pre-activation bounds of every layer of `net` over `input`, by bounding each prefix network
+/// (first `k` layers, identity last activation) with `method`.
+pub fn layer_bounds(net: &Network, input: &InputBox, method: &Method) -> Result<Vec<LayerBounds>, MilpError> {
+    let mut out = Vec::with_capacity(net.layers.len());
+    for k in 1..=net.layers.len() {
+        let mut layers: Vec<Layer> = net.layers[..k].to_vec();
+        let last = dense(&layers[k - 1], net)?.clone();
+        layers[k - 1] = Layer::Dense(DenseLayer { activation: Activation::Identity, ..last });
+        let prefix = Network::new(format!("{} (first {k} layers)", net.source), layers)
+            .map_err(|e| MilpError::Bounds(e.to_string()))?;
+        let b = bound(&prefix, input, method)?;
+        if b.lo.iter().chain(&b.hi).any(|v| !v.is_finite()) {
+            return Err(MilpError::Unbounded {
+                what: format!("layer {k} of {}", net.source),
+                lo: f64::NAN,
+                hi: f64::NAN,
+            });
+        }
+        out.push(LayerBounds { lo: b.lo, hi: b.hi });
+    }
+    Ok(out)
+}
+
+/// Encodes `net` applied to `inputs` with CROWN pre-activation bounds over `input_box`.
+///
+/// The caller guarantees that every value the `inputs` can take in the model lies in `input_box`
+/// (for instance: the inputs are variables with exactly those bounds, or interval enclosures of
+/// expressions); the encoding is exact under that guarantee.
+pub fn encode_network(
+    model: &mut MilpModel,
+    net: &Network,
+    inputs: &[Expression],
+    input_box: &InputBox,
+) -> Result<EncodedNetwork, MilpError> {
+    encode_network_with(model, net, inputs, input_box, &Method::Crown)
+}
+
+/// [`encode_network`] with the bounding method of the pre-activation bounds given.
+pub fn encode_network_with(
+    model: &mut MilpModel,
+    net: &Network,
+    inputs: &[Expression],
+    input_box: &InputBox,
+    method: &Method,
+) -> Result<EncodedNetwork, MilpError> {
+    if inputs.len() != net.input_dim() {
+        return Err(MilpError::Dimension {
+            what: format!("inputs of network {}", net.source),
+            found: inputs.len(),
+            expected: net.input_dim(),
+        });
+    }
+    let bounds = layer_bounds(net, input_box, method)?;
+    let (mut stable_active, mut stable_inactive, mut unstable) = (0, 0, 0);
+    let mut x: Vec<Expression> = inputs.to_vec();
+    for (k, (layer, lb)) in net.layers.iter().zip(&bounds).enumerate() {
+        let d = dense(layer, net)?;
+        let mut next = Vec::with_capacity(d.weights.rows);
+        for i in 0..d.weights.rows {
+            let mut z = constant(d.bias[i]);
+            for (w, xj) in d.weights.row(i).iter().zip(&x) {
+                if *w != 0.0 {
+                    z.add_mul(*w, xj);
+                }
+            }
+            let (l, u) = (lb.lo[i], lb.hi[i]);
+            let what = || format!("neuron {i} of layer {k} of {}", net.source);
+            let y = match d.activation {
+                Activation::Identity => {
+                    let y = model.continuous(l, u, &what())?;
+                    model.add(z.eq(y));
+                    Expression::from(y)
+                }
+                Activation::Relu if l >= 0.0 => {
+                    stable_active += 1;
+                    let y = model.continuous(l, u, &what())?;
+                    model.add(z.eq(y));
+                    Expression::from(y)
+                }
+                Activation::Relu if u <= 0.0 => {
+                    stable_inactive += 1;
+                    constant(0.0)
+                }
+                Activation::Relu => {
+                    unstable += 1;
+                    let y = model.continuous(0.0, u, &what())?;
+                    let dvar = model.binary();
+                    // y >= z
+                    model.add((z.clone() - y).leq(0.0));
+                    // y <= z - l (1 - d)  <=>  y - z - l d <= -l
+                    model.add((Expression::from(y) - z + (-l) * dvar).leq(-l));
+                    // y <= u d
+                    model.add((Expression::from(y) - u * dvar).leq(0.0));
+                    Expression::from(y)
+                }
+            };
+            next.push(y);
+        }
+        x = next;
+    }
+    let last = bounds.last().expect("a validated network has layers");
+    let output_bounds = (0..x.len())
+        .map(|i| {
+            let (l, u) = (last.lo[i], last.hi[i]);
+            if net.layers.last().is_some_and(|l| l.activation() == Activation::Relu) {
+                Interval::new(l.max(0.0), u.max(0.0))
+            } else {
+                Interval::new(l, u)
+            }
+        })
+        .collect();
+    Ok(EncodedNetwork { outputs: x, output_bounds, layer_bounds: bounds, stable_active, stable_inactive, unstable })
+}
+
+/// What [`encode_argmax`] added.
+#[derive(Clone, Debug)]
+pub struct EncodedArgmax {
+    /// One 0/1-valued expression per score (a binary variable, or the constant 0 or 1 when the
+    /// bounds decide); exactly one is 1 and its score is >= every other score.
+    pub onehot: Vec<Expression>,
+    /// The indices that may be chosen (the others were pruned by the bounds).
+    pub candidates: Vec<usize>,
+    /// The chosen index, `sum_i i * onehot_i`.
+    pub index: Expression,
+    /// Bounds of the chosen index.
+    pub index_bounds: Interval,
+}
+
+/// Encodes a non-strict argmax of `scores` (bounded by `bounds`): one-hot binaries `o`, `sum o = 1`,
+/// and `o_i = 1 => s_i >= s_j` for all `j` (big-M from the bounds). Ties may pick any maximal index,
+/// a superset of the simulator's lowest-index rule. Index `i` is pruned when its upper bound is
+/// below another score's lower bound (it can never be maximal).
+pub fn encode_argmax(
+    model: &mut MilpModel,
+    scores: &[Expression],
+    bounds: &[Interval],
+) -> Result<EncodedArgmax, MilpError> {
+    let n = scores.len();
+    if bounds.len() != n || n == 0 {
+        return Err(MilpError::Dimension { what: "argmax bounds".into(), found: bounds.len(), expected: n.max(1) });
+    }
+    for (i, b) in bounds.iter().enumerate() {
+        if !b.lo.is_finite() || !b.hi.is_finite() {
+            return Err(MilpError::Unbounded { what: format!("argmax score {i}"), lo: b.lo, hi: b.hi });
+        }
+    }
+    let candidates: Vec<usize> = (0..n).filter(|&i| !(0..n).any(|j| bounds[i].hi < bounds[j].lo)).collect();
+    let mut onehot = vec![constant(0.0); n];
+    if let [only] = candidates[..] {
+        onehot[only] = constant(1.0);
+        let k = only as f64;
+        return Ok(EncodedArgmax { onehot, candidates, index: constant(k), index_bounds: Interval::point(k) });
+    }
+    let mut sum = Expression::default();
+    let mut index = Expression::default();
+    for &i in &candidates {
+        let o = model.binary();
+        sum.add_mul(1.0, o);
+        index.add_mul(i as f64, o);
+        for j in (0..n).filter(|&j| j != i) {
+            // s_i - s_j >= (lo_i - hi_j) (1 - o_i); trivially true when lo_i >= hi_j.
+            let m = bounds[i].lo - bounds[j].hi;
+            if m >= 0.0 {
+                continue;
+            }
+            let lhs = scores[i].clone() - scores[j].clone() + m * o;
+            model.add(lhs.geq(m));
+        }
+        onehot[i] = Expression::from(o);
+    }
+    model.add(sum.eq(1.0));
+    let lo = *candidates.first().expect("at least one index is never pruned") as f64;
+    let hi = *candidates.last().expect("non-empty") as f64;
+    let _ = index.constant();
+    Ok(EncodedArgmax { onehot, candidates, index, index_bounds: Interval::new(lo, hi) })
+}

@@ -1,0 +1,151 @@
+//! Median time of one bridge query on maze boxes: Z3 alone and the fast path alone.
+//!
+//! The boxes tile the invariant `[0.25,0.95]x[0.55,0.95]` (width 0.05); psi is a box around the
+//! centring controller's outputs (`a0 = 0.5 - x`, `a1 = 0.75 - y`) or the matching linear bounds.
+//! Besides criterion's own report, a plain median over all boxes is printed per configuration.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network};
+use trestle_ir::num::parse_rational;
+use trestle_ir::parse::{SimpleScope, Symbol, parse_expr, parse_pred};
+use trestle_ir::system::{
+    ActionKind, ActionVar, Branch, Controller, ControllerOutput, Domain, DomainExit, NamedNetwork, NondetDomain,
+    NondetVar, Policy, StateVar, Step, System, VarKind,
+};
+use trestle_ir::{FBox, Pred, expr::VarRef};
+use trestle_smt::{BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Z3Backend};
+
+fn maze(nondet: bool) -> System {
+    let mut scope = SimpleScope::with_state(&["x", "y"]);
+    scope.add("a0", Symbol::Var(VarRef::Action(0)));
+    scope.add("a1", Symbol::Var(VarRef::Action(1)));
+    scope.add("c", Symbol::Var(VarRef::Nondet(0)));
+    let e = |t: &str| parse_expr(t, &scope).unwrap();
+    let p = |t: &str| parse_pred(t, &scope).unwrap();
+    let net = Network::new(
+        "inline:identity",
+        vec![Layer::Dense(DenseLayer {
+            weights: Matrix::identity(2),
+            bias: vec![0.0, 0.0],
+            activation: Activation::Identity,
+        })],
+    )
+    .unwrap();
+    let updates = if nondet { ["x + 0.1*c*a0", "y + 0.1*c*a1"] } else { ["x + 0.1*a0", "y + 0.1*a1"] };
+    System {
+        name: "maze".into(),
+        description: String::new(),
+        state: ["x", "y"]
+            .iter()
+            .map(|n| StateVar { name: n.to_string(), kind: VarKind::Real, domain: Domain::default() })
+            .collect(),
+        nondet: if nondet {
+            let q = |s: &str| parse_rational(s).unwrap();
+            vec![NondetVar { name: "c".into(), domain: NondetDomain::Interval(q("0.5"), q("1")) }]
+        } else {
+            vec![]
+        },
+        actions: ["a0", "a1"]
+            .iter()
+            .map(|n| ActionVar { name: n.to_string(), kind: ActionKind::Real, controller: 0 })
+            .collect(),
+        constants: vec![],
+        networks: vec![NamedNetwork { name: "policy".into(), network: net }],
+        controllers: vec![Controller {
+            name: "nn".into(),
+            policy: Policy::Network(0),
+            inputs: vec![e("x"), e("y")],
+            output: ControllerOutput::Actions(vec![0, 1]),
+        }],
+        step: Step {
+            branches: vec![Branch {
+                name: "move".into(),
+                guard: None,
+                label: None,
+                updates: updates.iter().map(|u| e(u)).collect(),
+            }],
+        },
+        init: p("0.3 <= x <= 0.4 and 0.6 <= y <= 0.7"),
+        safe: None,
+        invariant: None,
+        properties: vec![],
+        domain_exit: DomainExit::Error,
+    }
+}
+
+fn inv() -> Pred {
+    let scope = SimpleScope::with_state(&["x", "y"]);
+    parse_pred("0.25 <= x <= 0.95 and 0.55 <= y <= 0.95", &scope).unwrap()
+}
+
+/// The tiles and, per tile, a box psi and a linear psi around `a = (0.5 - x, 0.75 - y)`.
+fn queries() -> Vec<(FBox, Postcondition, Postcondition)> {
+    let mut out = Vec::new();
+    for i in 0..14 {
+        for j in 0..8 {
+            let (x0, y0) = (0.25 + 0.05 * i as f64, 0.55 + 0.05 * j as f64);
+            let p = FBox::new(vec![x0, y0], vec![x0 + 0.05, y0 + 0.05]);
+            let (e, m) = (0.02, Matrix::from_rows(&[vec![-1.0, 0.0], vec![0.0, -1.0]]));
+            let hull = FBox::new(vec![0.5 - x0 - 0.05 - e, 0.75 - y0 - 0.05 - e], vec![0.5 - x0 + e, 0.75 - y0 + e]);
+            let lin = Postcondition::Linear(LinearPost {
+                lower: m.clone(),
+                lower_offset: vec![0.5 - e, 0.75 - e],
+                upper: m,
+                upper_offset: vec![0.5 + e, 0.75 + e],
+                bounds: hull.clone(),
+            });
+            out.push((p, Postcondition::Box(hull), lin));
+        }
+    }
+    out
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn run(
+    checker: &mut dyn EnvChecker,
+    qs: &[(FBox, Postcondition, Postcondition)],
+    linear: bool,
+    inv: &Pred,
+) -> Vec<Duration> {
+    qs.iter()
+        .map(|(p, b, l)| {
+            let post = if linear { l } else { b };
+            let start = Instant::now();
+            black_box(checker.check_bridge(&BridgeQuery::new(p, post, Target::StaysIn(inv))).unwrap());
+            start.elapsed()
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let qs = queries();
+    let inv = inv();
+    for nondet in [false, true] {
+        let sys = maze(nondet);
+        let tag = if nondet { "nondet" } else { "det" };
+        let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+        let mut fast = FastPath::new(&sys, CheckerConfig::default()).unwrap();
+        for linear in [false, true] {
+            let psi = if linear { "linear" } else { "box" };
+            let z = median(run(&mut z3, &qs, linear, &inv));
+            let f = median(run(&mut fast, &qs, linear, &inv));
+            println!("median bridge query, {tag} maze, {psi} psi, {} boxes: z3 {z:?}, fast path {f:?}", qs.len());
+            let mut group = c.benchmark_group(format!("bridge/{tag}/{psi}"));
+            group.sample_size(10).measurement_time(Duration::from_secs(3));
+            group.bench_function("z3", |b| b.iter(|| run(&mut z3, &qs[..16], linear, &inv)));
+            group.bench_function("fast", |b| b.iter(|| run(&mut fast, &qs[..16], linear, &inv)));
+            group.finish();
+        }
+        let s = fast.system().name.clone();
+        black_box(s);
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

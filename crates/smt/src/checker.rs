@@ -1,0 +1,242 @@
+//! The checker interface and its three implementations: [`Z3Backend`] (the reference),
+//! [`FastPath`] (bounds and sampling, no solver; `Unknown(Undecided)` when not conclusive) and
+//! [`Checker`], which tries the fast path and hands everything it cannot decide to Z3.
+//!
+//! A checker borrows one [`System`] and is meant to live on one worker thread: Z3 terms are built
+//! in the thread's own Z3 context (`z3::Context` is not `Send`) and none is kept between queries.
+
+use crate::answer::{Answer, UnknownReason};
+use crate::config::CheckerConfig;
+use crate::dump::Dumper;
+use crate::error::CheckError;
+use crate::fastpath::{Forms, boxes_imply};
+use crate::query::{BridgeQuery, state_only, validate_system};
+use crate::stats::Stats;
+use crate::{bridge, implication, monolithic, sample};
+use std::time::Instant;
+use trestle_ir::{Pred, System};
+
+/// Queries about one step of the environment.
+pub trait EnvChecker {
+    /// The system the checker answers for.
+    fn system(&self) -> &System;
+
+    /// Is `(p /\ extra /\ psi /\ Next_ENV) => Target` valid?
+    fn check_bridge(&mut self, query: &BridgeQuery<'_>) -> Result<Answer, CheckError>;
+
+    /// Is `premise => conclusion` valid (both predicates over the state)?
+    fn check_implication(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError>;
+
+    /// `Init => inv`.
+    fn check_init(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
+        let init = self.system().init.clone();
+        self.check_implication(&init, inv)
+    }
+
+    /// `inv => Safe`.
+    fn check_safe(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
+        let safe = self.system().safe.clone().ok_or(CheckError::NoSafe)?;
+        self.check_implication(inv, &safe)
+    }
+}
+
+/// The optional capability of checking `Inv /\ Next => Inv'` with the networks inside the query.
+pub trait InductivenessChecker {
+    fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError>;
+}
+
+fn check_implication_input(sys: &System, premise: &Pred, conclusion: &Pred) -> Result<(), CheckError> {
+    state_only(premise, "premise", sys.state.len())?;
+    state_only(conclusion, "conclusion", sys.state.len())
+}
+
+/// Z3, the reference backend.
+#[derive(Debug)]
+pub struct Z3Backend<'s> {
+    sys: &'s System,
+    cfg: CheckerConfig,
+    dumper: Option<Dumper>,
+}
+
+impl<'s> Z3Backend<'s> {
+    pub fn new(sys: &'s System, cfg: CheckerConfig) -> Result<Z3Backend<'s>, CheckError> {
+        validate_system(sys)?;
+        let dumper = cfg.dump_dir.as_deref().map(|d| Dumper::new(d, cfg.dump_prefix.as_deref()));
+        Ok(Z3Backend { sys, cfg, dumper })
+    }
+
+    pub fn config(&self) -> &CheckerConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.cfg.stats
+    }
+
+    fn bridge_unchecked(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
+        bridge::check_bridge(self.sys, q, &self.cfg, self.dumper.as_mut())
+    }
+
+    fn implication_unchecked(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {
+        implication::check_implication(self.sys, premise, conclusion, &self.cfg, self.dumper.as_mut())
+    }
+}
+
+/// Runs `f`, recording the answer and its time.
+fn timed(stats: &Stats, f: impl FnOnce() -> Result<(Answer, bool), CheckError>) -> Result<Answer, CheckError> {
+    let start = Instant::now();
+    let (answer, by_fast_path) = f()?;
+    stats.record_query(start.elapsed(), &answer, by_fast_path);
+    Ok(answer)
+}
+
+impl EnvChecker for Z3Backend<'_> {
+    fn system(&self) -> &System {
+        self.sys
+    }
+
+    fn check_bridge(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
+        q.validate(self.sys)?;
+        let stats = self.cfg.stats.clone();
+        timed(&stats, || Ok((self.bridge_unchecked(q)?, false)))
+    }
+
+    fn check_implication(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {
+        check_implication_input(self.sys, premise, conclusion)?;
+        let stats = self.cfg.stats.clone();
+        timed(&stats, || Ok((self.implication_unchecked(premise, conclusion)?, false)))
+    }
+}
+
+impl InductivenessChecker for Z3Backend<'_> {
+    fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
+        state_only(inv, "invariant", self.sys.state.len())?;
+        let stats = self.cfg.stats.clone();
+        timed(&stats, || Ok((monolithic::check_inductive(self.sys, inv, &self.cfg, self.dumper.as_mut())?, false)))
+    }
+}
+
+/// Bounds and exact sampling, no solver. Decides what it can, `Unknown(Undecided)` otherwise.
+pub struct FastPath<'s> {
+    sys: &'s System,
+    cfg: CheckerConfig,
+    forms: Forms,
+}
+
+impl std::fmt::Debug for FastPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FastPath").field("system", &self.sys.name).finish()
+    }
+}
+
+impl<'s> FastPath<'s> {
+    pub fn new(sys: &'s System, cfg: CheckerConfig) -> Result<FastPath<'s>, CheckError> {
+        validate_system(sys)?;
+        Ok(FastPath { sys, forms: Forms::of(sys), cfg })
+    }
+
+    /// `Some(Valid)` when the bounds prove the query, `Some(Invalid)` when the sampler finds a
+    /// (replayed) counterexample, `None` otherwise. The query must be validated.
+    fn bridge_unchecked(&self, q: &BridgeQuery<'_>) -> Option<Answer> {
+        if self.forms.prove(self.sys, q) {
+            return Some(Answer::Valid);
+        }
+        if self.cfg.sample_witnesses {
+            return sample::sample_bridge(self.sys, q, self.cfg.sample_budget).map(Answer::Invalid);
+        }
+        None
+    }
+
+    fn implication_unchecked(&self, premise: &Pred, conclusion: &Pred) -> Option<Answer> {
+        if boxes_imply(self.sys.state.len(), premise, conclusion) {
+            return Some(Answer::Valid);
+        }
+        if self.cfg.sample_witnesses {
+            return sample::sample_implication(self.sys, premise, conclusion).map(Answer::Invalid);
+        }
+        None
+    }
+}
+
+impl EnvChecker for FastPath<'_> {
+    fn system(&self) -> &System {
+        self.sys
+    }
+
+    fn check_bridge(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
+        q.validate(self.sys)?;
+        timed(&self.cfg.stats, || {
+            Ok(match self.bridge_unchecked(q) {
+                Some(a) => (a, true),
+                None => (Answer::Unknown(UnknownReason::Undecided), false),
+            })
+        })
+    }
+
+    fn check_implication(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {
+        check_implication_input(self.sys, premise, conclusion)?;
+        timed(&self.cfg.stats, || {
+            Ok(match self.implication_unchecked(premise, conclusion) {
+                Some(a) => (a, true),
+                None => (Answer::Unknown(UnknownReason::Undecided), false),
+            })
+        })
+    }
+}
+
+/// The fast path (if enabled) in front of Z3: what the fast path decides is final, everything
+/// else is asked to Z3.
+#[derive(Debug)]
+pub struct Checker<'s> {
+    fast: Option<FastPath<'s>>,
+    z3: Z3Backend<'s>,
+}
+
+impl<'s> Checker<'s> {
+    pub fn new(sys: &'s System, cfg: CheckerConfig) -> Result<Checker<'s>, CheckError> {
+        let fast = if cfg.fast_path { Some(FastPath::new(sys, cfg.clone())?) } else { None };
+        Ok(Checker { fast, z3: Z3Backend::new(sys, cfg)? })
+    }
+
+    pub fn config(&self) -> &CheckerConfig {
+        self.z3.config()
+    }
+
+    pub fn stats(&self) -> &Stats {
+        self.z3.stats()
+    }
+}
+
+impl EnvChecker for Checker<'_> {
+    fn system(&self) -> &System {
+        self.z3.sys
+    }
+
+    fn check_bridge(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
+        q.validate(self.z3.sys)?;
+        let stats = self.stats().clone();
+        timed(&stats, || {
+            if let Some(a) = self.fast.as_ref().and_then(|f| f.bridge_unchecked(q)) {
+                return Ok((a, true));
+            }
+            Ok((self.z3.bridge_unchecked(q)?, false))
+        })
+    }
+
+    fn check_implication(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {
+        check_implication_input(self.z3.sys, premise, conclusion)?;
+        let stats = self.stats().clone();
+        timed(&stats, || {
+            if let Some(a) = self.fast.as_ref().and_then(|f| f.implication_unchecked(premise, conclusion)) {
+                return Ok((a, true));
+            }
+            Ok((self.z3.implication_unchecked(premise, conclusion)?, false))
+        })
+    }
+}
+
+impl InductivenessChecker for Checker<'_> {
+    fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
+        self.z3.check_inductive(inv)
+    }
+}

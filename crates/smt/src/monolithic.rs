@@ -1,0 +1,119 @@
+//! The paper's baseline: `Inv /\ Next => Inv'` with every controller network encoded exactly
+//! (ReLU as `ite`), observation expressions as the network inputs. Expected to be slow beyond
+//! small networks; always run it with a timeout.
+//!
+//! Argmax outputs: the chosen index `k` is any maximal output (`out_k >= out_j` for all `j`), a
+//! superset of the simulator's lowest-index tie-breaking, so `Valid` covers every tie-breaking rule.
+//! Select policies: the selector value `v` picks network `v`; a value that picks no network leaves
+//! the actions unconstrained (over-approximation).
+
+use crate::answer::Answer;
+use crate::bridge::transition_witness;
+use crate::config::CheckerConfig;
+use crate::dump::Dumper;
+use crate::encode::{Scope, Vars, and, assert_step, int_num, num, num_f64};
+use crate::error::CheckError;
+use crate::replay::replay_inductive;
+use crate::solve::{Outcome, check};
+use trestle_ir::network::{Activation, Layer, Network};
+use trestle_ir::system::{ControllerOutput, Policy};
+use trestle_ir::{Pred, Rational, System};
+use z3::Solver;
+use z3::ast::{Bool, Real};
+
+/// Asserts the layers of `net` on `input`, one variable per neuron (`nn.NAME.L.K`); returns the
+/// output terms.
+fn encode_network(net: &Network, name: &str, input: Vec<Real>, solver: &Solver) -> Result<Vec<Real>, CheckError> {
+    let zero = num(&Rational::from_integer(0.into()));
+    let mut x = input;
+    for (l, layer) in net.layers.iter().enumerate() {
+        let Layer::Dense(d) = layer else {
+            return Err(CheckError::Unsupported(format!("network '{name}' is recurrent")));
+        };
+        let mut out = Vec::with_capacity(d.weights.rows);
+        for k in 0..d.weights.rows {
+            let mut terms = vec![num_f64(d.bias[k])];
+            for (w, xi) in d.weights.row(k).iter().zip(&x) {
+                if *w != 0.0 {
+                    terms.push(num_f64(*w) * xi);
+                }
+            }
+            let z = Real::add(&terms);
+            let v = Real::new_const(format!("nn.{name}.{l}.{k}"));
+            let value = match d.activation {
+                Activation::Identity => z,
+                Activation::Relu => z.ge(&zero).ite(&z, &zero),
+            };
+            solver.assert(v.eq(value));
+            out.push(v);
+        }
+        x = out;
+    }
+    Ok(x)
+}
+
+/// The constraint tying a controller's actions to one network's outputs.
+fn outputs_to_actions(output: &ControllerOutput, out: &[Real], action: &[Real]) -> Bool {
+    match output {
+        ControllerOutput::Actions(ids) => and(ids.iter().zip(out).map(|(&a, o)| action[a].eq(o)).collect()),
+        ControllerOutput::Argmax(a) => {
+            let mut c = Vec::new();
+            for (k, ok) in out.iter().enumerate() {
+                let best = and(out.iter().map(|oj| ok.ge(oj)).collect());
+                c.push(action[*a].eq(num(&Rational::from_integer(k.into()))).implies(best));
+            }
+            c.push(action[*a].ge(num(&Rational::from_integer(0.into()))));
+            c.push(action[*a].lt(num(&Rational::from_integer(out.len().into()))));
+            and(c)
+        }
+    }
+}
+
+pub(crate) fn check_inductive(
+    sys: &System,
+    inv: &Pred,
+    cfg: &CheckerConfig,
+    dumper: Option<&mut Dumper>,
+) -> Result<Answer, CheckError> {
+    let vars = Vars::declare(sys, true);
+    let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &[inv]));
+    let (state, action, nondet) = (Vars::reals(&vars.state), Vars::reals(&vars.action), Vars::reals(&vars.nondet));
+    vars.assert_state_kinds(sys, &solver);
+    solver.assert(Scope { state: &state, action: &[], nondet: &[] }.pred(inv)?);
+    vars.assert_nondet_domains(sys, &solver);
+    let obs_scope = Scope { state: &state, action: &[], nondet: &nondet };
+    for (ci, c) in sys.controllers.iter().enumerate() {
+        let input: Vec<Real> = c.inputs.iter().map(|e| obs_scope.expr(e)).collect::<Result<_, _>>()?;
+        match &c.policy {
+            Policy::Network(n) => {
+                let out = encode_network(&sys.networks[*n].network, &format!("c{ci}"), input, &solver)?;
+                solver.assert(outputs_to_actions(&c.output, &out, &action));
+            }
+            Policy::Select { by, networks } => {
+                let selector = vars.state[*by].int.as_ref().ok_or_else(|| {
+                    CheckError::Unsupported(format!("controller '{}': the selector is not an int variable", c.name))
+                })?;
+                for (k, n) in networks.iter().enumerate() {
+                    let name = format!("c{ci}.n{k}");
+                    let out = encode_network(&sys.networks[*n].network, &name, input.clone(), &solver)?;
+                    solver.assert(selector.eq(int_num(k)).implies(outputs_to_actions(&c.output, &out, &action)));
+                }
+            }
+        }
+    }
+    let step = assert_step(sys, &vars, &solver)?;
+    solver.assert(Scope { state: &step.next, action: &[], nondet: &[] }.pred(inv)?.not());
+    let sizes: Vec<String> = sys.networks.iter().map(|n| format!("{}: {:?}", n.name, n.network.sizes())).collect();
+    let comment = format!(
+        "trestle-smt monolithic inductiveness query on system '{}': Inv /\\ Next => Inv'\nnetworks {}\nunsat = valid",
+        sys.name,
+        sizes.join(", ")
+    );
+    Ok(match check(&solver, cfg, dumper, &comment)? {
+        Outcome::Unsat => Answer::Valid,
+        Outcome::Unknown(r) => Answer::Unknown(r),
+        Outcome::Sat(model) => {
+            transition_witness(sys, &solver, cfg, model, &vars, &step, |w| replay_inductive(sys, inv, w))
+        }
+    })
+}

@@ -1,0 +1,103 @@
+//! Nonlinear steps whose counterexamples Z3 may give as algebraic numbers: the answer is a
+//! rational, exactly replayed witness when one exists nearby, and `Unknown` (never Valid or a
+//! rounded witness) when every counterexample is irrational.
+
+mod common;
+
+use common::*;
+use trestle_ir::parse::{SimpleScope, Symbol, parse_expr, parse_pred};
+use trestle_ir::system::{Branch, Domain, DomainExit, NondetDomain, NondetVar, StateVar, Step, System, VarKind};
+use trestle_ir::{Pred, expr::VarRef};
+use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, Postcondition, Target, UnknownReason, Z3Backend};
+
+/// x' = c * c with c in [0, 2]; no controller.
+fn square() -> (System, SimpleScope) {
+    with_update("c*c")
+}
+
+/// x' = `update` with c in [0, 2]; no controller.
+fn with_update(update: &str) -> (System, SimpleScope) {
+    let mut scope = SimpleScope::with_state(&["x"]);
+    scope.add("c", Symbol::Var(VarRef::Nondet(0)));
+    let sys = System {
+        name: "square".into(),
+        description: String::new(),
+        state: vec![StateVar { name: "x".into(), kind: VarKind::Real, domain: Domain::default() }],
+        nondet: vec![NondetVar { name: "c".into(), domain: NondetDomain::Interval(q("0"), q("2")) }],
+        actions: vec![],
+        constants: vec![],
+        networks: vec![],
+        controllers: vec![],
+        step: Step {
+            branches: vec![Branch {
+                name: "sq".into(),
+                guard: None,
+                label: None,
+                updates: vec![parse_expr(update, &scope).unwrap()],
+            }],
+        },
+        init: Pred::True,
+        safe: None,
+        invariant: None,
+        properties: vec![],
+        domain_exit: DomainExit::Error,
+    };
+    (sys, scope)
+}
+
+#[test]
+fn irrational_only_counterexamples_are_unknown() {
+    // Some successor is exactly 2 (c = sqrt 2), so "no successor equals 2" is false, but every
+    // counterexample is irrational: no exact witness exists, the answer must be Unknown.
+    let (sys, scope) = square();
+    let p = fbox(&[0.0], &[0.0]);
+    let psi = Postcondition::Box(fbox(&[], &[]));
+    let two = parse_pred("x == 2", &scope).unwrap();
+    let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+    let a = z3.check_bridge(&BridgeQuery::new(&p, &psi, Target::Leaves(&two))).unwrap();
+    assert!(matches!(a, Answer::Unknown(UnknownReason::IrrationalModel(_))), "{a:?}");
+}
+
+#[test]
+fn nearby_rational_counterexamples_are_found() {
+    // Successors in [2, 2 + 10^-9] exist for c in [sqrt 2, sqrt(2 + 10^-9)], an interval of width
+    // 3.5e-10: Z3 may answer c = sqrt 2; a nudged rational c is replayed instead.
+    let (sys, scope) = square();
+    let p = fbox(&[0.0], &[0.0]);
+    let psi = Postcondition::Box(fbox(&[], &[]));
+    for text in ["2 <= x <= 2.000000001", "x >= 2 and x <= 2.000000001 and x != 2"] {
+        let band = parse_pred(text, &scope).unwrap();
+        let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+        let q1 = BridgeQuery::new(&p, &psi, Target::Leaves(&band));
+        let a = z3.check_bridge(&q1).unwrap();
+        let w = a.witness().unwrap_or_else(|| panic!("{text}: expected Invalid, got {a:?}"));
+        assert_eq!(w.next[0], &w.nondet[0] * &w.nondet[0]);
+        assert!(q("2") <= w.next[0] && w.next[0] <= q("2.000000001"));
+        trestle_smt::replay_bridge(&sys, &q1, w).unwrap();
+        eprintln!("{text}: c = {}, {} z3 checks", w.nondet[0], z3.stats().snapshot().z3_checks);
+    }
+    // And "every successor stays below 4" is Valid (c <= 2).
+    let below = parse_pred("x <= 4", &scope).unwrap();
+    let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+    assert_eq!(z3.check_bridge(&BridgeQuery::new(&p, &psi, Target::StaysIn(&below))).unwrap(), Answer::Valid);
+}
+
+#[test]
+fn algebraic_values_are_fixed_to_rationals_and_resolved() {
+    // x' = 0 needs c = sqrt(2x) (first system) or x = sqrt(2c) (second). Z3 picks one variable
+    // rational and the other algebraic; the algebraic one is fixed to a rational near it, after
+    // which the other is rational again. The witness is exact either way.
+    for (update, lo, hi) in [("c*c - 2*x", 0.9, 1.1), ("x*x - 2*c", 1.3, 1.5)] {
+        let (sys, scope) = with_update(update);
+        let p = fbox(&[lo], &[hi]);
+        let psi = Postcondition::Box(fbox(&[], &[]));
+        let zero = parse_pred("x == 0", &scope).unwrap();
+        let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+        let q1 = BridgeQuery::new(&p, &psi, Target::Leaves(&zero));
+        let a = z3.check_bridge(&q1).unwrap();
+        let w = a.witness().unwrap_or_else(|| panic!("{update}: expected Invalid, got {a:?}"));
+        assert_eq!(w.next[0], q("0"));
+        trestle_smt::replay_bridge(&sys, &q1, w).unwrap();
+        eprintln!("{update}: c = {}, x = {}, {} z3 checks", w.nondet[0], w.state[0], z3.stats().snapshot().z3_checks);
+    }
+}

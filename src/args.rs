@@ -1,0 +1,155 @@
+//! Command-line arguments (clap). Raw flags only; commands resolve them into engine configs.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "trestle", version, about = "Proves neural-network-controlled systems safe forever, or finds real counterexamples")]
+#[command(after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show what was parsed: variables, networks, controllers, step, predicates, properties.
+    Info(InfoArgs),
+    /// Run the closed loop concretely, non-determinism resolved at random or as chosen.
+    Simulate(SimulateArgs),
+    /// Evaluate a model file on one input.
+    Eval(EvalArgs),
+    /// Prove the candidate invariant (Init => Inv, Inv => Safe, inductiveness) or refute it.
+    Check(CheckArgs),
+}
+
+impl Command {
+    pub fn json(&self) -> bool {
+        match self {
+            Command::Info(a) => a.system.json,
+            Command::Simulate(a) => a.system.json,
+            Command::Eval(a) => a.json,
+            Command::Check(a) => a.system.json,
+        }
+    }
+}
+
+/// A system file with its overrides.
+#[derive(Args, Debug, Clone)]
+pub struct SystemArgs {
+    /// The system file (TOML).
+    pub system: PathBuf,
+    /// Override any value of the file: KEY=VALUE (e.g. init.hdot0=-22.5, controller.model=PATH).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub system: SystemArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub system: SystemArgs,
+    /// Number of steps per run.
+    #[arg(long, default_value_t = 20)]
+    pub steps: usize,
+    /// Number of runs.
+    #[arg(long, default_value_t = 1)]
+    pub runs: usize,
+    /// Start state, e.g. "h=-129,hdot0=-22.5,tau=25,adv=0" (exact decimals); variables not given
+    /// are drawn from Init.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Seed of the random choices (initial state, non-deterministic inputs, branches).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Fix non-deterministic inputs, e.g. "c=0.5" (every step) or "c=0.5;0.7;1" (per step).
+    #[arg(long)]
+    pub nondet: Option<String>,
+    /// Fix the branch taken: a name or index for every step, or a comma list per step.
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// Use f64 arithmetic instead of exact rationals (faster; argmax ties may differ).
+    #[arg(long)]
+    pub float: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// A model file (.onnx or .nnet).
+    pub model: PathBuf,
+    /// Comma-separated input values.
+    #[arg(long, allow_hyphen_values = true)]
+    pub input: String,
+    /// NNet header normalisation: header (standard NNet semantics) or none (raw weights).
+    #[arg(long, default_value = "header")]
+    pub nnet_normalization: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub system: SystemArgs,
+    /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP).
+    #[arg(long, default_value = "bridge")]
+    pub method: String,
+    /// Start from the original tool's configuration (forward bounds, box psi, all-dims split, FIFO,
+    /// no fast path, no search); later flags override it.
+    #[arg(long)]
+    pub paper: bool,
+    /// Postcondition: crown (default), alpha-crown, ibp or forward.
+    #[arg(long)]
+    pub post: Option<String>,
+    /// Use the linear bounds in psi (a bridge over state and action; the default).
+    #[arg(long, overrides_with = "no_linear_bridge")]
+    pub linear_bridge: bool,
+    /// Use only the output box as psi (as the paper).
+    #[arg(long)]
+    pub no_linear_bridge: bool,
+    /// Split strategy: influence (default), widest or all.
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Queue order: fifo (default), dfs or priority.
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Worker threads (results do not depend on it). Default: all cores.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Stop with verdict unknown after this many splits.
+    #[arg(long)]
+    pub max_splits: Option<usize>,
+    /// Wall-clock limit of the inductiveness check, in seconds.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Per-query Z3 time limit, in seconds.
+    #[arg(long)]
+    pub smt_timeout: Option<f64>,
+    /// Smallest box width, as a fraction of the invariant's extent, that is still split.
+    #[arg(long)]
+    pub min_width: Option<f64>,
+    /// Send every environment query to Z3 (no closed-form fast path).
+    #[arg(long)]
+    pub no_fast_path: bool,
+    /// Do not search undecided boxes for concrete counterexamples.
+    #[arg(long)]
+    pub no_search: bool,
+    /// Write every Z3 query as SMT-LIB 2 into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub dump_smt: Option<PathBuf>,
+    /// Write the certificate (proof) or the refutation (witness) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub certificate: Option<PathBuf>,
+    /// Draw the state space (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}

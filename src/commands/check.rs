@@ -1,0 +1,267 @@
+//! `trestle check`: the compositional inductive-invariant check (and its baselines).
+
+use crate::args::CheckArgs;
+use crate::output::{fmt_f64, print_json};
+use crate::{CliError, CliResult, Outcome};
+use anyhow::anyhow;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+use std::time::Duration;
+use trestle_bridge::config::method_name;
+use trestle_bridge::witness::approx;
+use trestle_bridge::{Condition, Config, Inductiveness, Report, Verdict};
+use trestle_ir::System;
+use trestle_ir::num::display_rational;
+use trestle_smt::Witness;
+
+fn input(msg: impl Into<String>) -> CliError {
+    CliError::Input(anyhow!(msg.into()))
+}
+
+/// The engine configuration from the flags (defaults: the best measured configuration).
+pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
+    let mut c = if a.paper { Config::paper() } else { Config::default() };
+    if let Some(p) = &a.post {
+        c.post = p.parse().map_err(|e: trestle_bounds::BoundsError| input(format!("--post: {e}")))?;
+    }
+    if a.no_linear_bridge {
+        c.linear_bridge = false;
+    } else if a.linear_bridge {
+        c.linear_bridge = true;
+    }
+    if let Some(s) = &a.split {
+        c.split = s.parse().map_err(|e: String| input(format!("--split: {e}")))?;
+    }
+    if let Some(q) = &a.queue {
+        c.queue = q.parse().map_err(|e: String| input(format!("--queue: {e}")))?;
+    }
+    if let Some(t) = a.threads {
+        if t == 0 {
+            return Err(input("--threads must be at least 1"));
+        }
+        c.threads = t;
+    }
+    if let Some(m) = a.max_splits {
+        c.max_splits = m;
+    }
+    let seconds = |v: f64, flag: &str| -> Result<Duration, CliError> {
+        Duration::try_from_secs_f64(v).map_err(|_| input(format!("{flag} must be a non-negative number of seconds")))
+    };
+    if let Some(t) = a.timeout {
+        c.timeout = Some(seconds(t, "--timeout")?);
+    }
+    if let Some(t) = a.smt_timeout {
+        c.smt_timeout = seconds(t, "--smt-timeout")?;
+    }
+    if let Some(w) = a.min_width {
+        if !(w > 0.0 && w < 1.0) {
+            return Err(input("--min-width must be in (0, 1)"));
+        }
+        c.min_width = w;
+    }
+    if a.no_fast_path {
+        c.fast_path = false;
+    }
+    if a.no_search {
+        c.search = false;
+    }
+    c.dump_smt = a.dump_smt.clone();
+    Ok(c)
+}
+
+pub fn run(a: &CheckArgs) -> CliResult {
+    let sys = super::load(&a.system)?;
+    match a.method.as_str() {
+        "bridge" => {}
+        other => return Err(input(format!("--method {other}: expected bridge, monolithic or milp"))),
+    }
+    let cfg = config(a)?;
+    let bar = (!a.system.json).then(|| {
+        let b = ProgressBar::new(1000);
+        b.set_style(ProgressStyle::with_template("{spinner} proven {percent:>3}% of the invariant  {msg}").expect("valid template"));
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    });
+    let progress = |p: trestle_bridge::Progress| {
+        if let Some(b) = &bar {
+            b.set_position((p.proven * 1000.0) as u64);
+            b.set_message(format!("{} boxes done, {} queued", p.processed, p.queued));
+        }
+    };
+    let report = trestle_bridge::check(&sys, &cfg, &progress).map_err(|e| match e {
+        trestle_bridge::BridgeError::Internal(m) => CliError::Internal(anyhow!(m)),
+        other => CliError::Input(other.into()),
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(path) = &a.certificate {
+        let cert = trestle_bridge::certificate::from_report(&sys, &report, &cfg);
+        crate::output::write_atomic(path, serde_json::to_string_pretty(&cert).expect("JSON").as_bytes())?;
+    }
+    if a.system.json {
+        print_json(&report_json(&sys, &report, &cfg, a));
+    } else {
+        print_report(&sys, &report, &cfg, a);
+    }
+    Ok(match report.verdict {
+        Verdict::Safe => Outcome::Done,
+        Verdict::NotInductive | Verdict::UnsafeCandidate => Outcome::Refuted,
+        Verdict::Unknown => Outcome::Unknown,
+    })
+}
+
+pub fn witness_json(sys: &System, w: &Witness) -> Value {
+    let named = |names: Vec<String>, vals: &[trestle_ir::Rational]| -> Value {
+        Value::Object(names.into_iter().zip(approx(vals)).map(|(n, v)| (n, json!(v))).collect())
+    };
+    let exact = |vals: &[trestle_ir::Rational]| -> Value { json!(vals.iter().map(display_rational).collect::<Vec<_>>()) };
+    let mut o = json!({ "state": named(sys.state_names(), &w.state), "state_exact": exact(&w.state) });
+    if !w.next.is_empty() {
+        o["action"] = named(sys.action_names(), &w.actions);
+        o["action_exact"] = exact(&w.actions);
+        o["nondet"] = named(sys.nondet_names(), &w.nondet);
+        o["nondet_exact"] = exact(&w.nondet);
+        o["branch"] = json!(sys.step.branches[w.branch].name);
+        o["next"] = named(sys.state_names(), &w.next);
+        o["next_exact"] = exact(&w.next);
+        o["replayed"] = json!("exact rational arithmetic");
+    }
+    o
+}
+
+fn condition_json(sys: &System, c: &Condition) -> Value {
+    match c {
+        Condition::Proven => json!({ "result": "proven" }),
+        Condition::Fails(w) => json!({ "result": "fails", "witness": witness_json(sys, w) }),
+        Condition::Unknown(r) => json!({ "result": "unknown", "reason": r }),
+    }
+}
+
+fn config_json(cfg: &Config) -> Value {
+    json!({
+        "post": method_name(&cfg.post),
+        "linear_bridge": cfg.linear_bridge,
+        "split": cfg.split.name(),
+        "queue": cfg.queue.name(),
+        "threads": cfg.threads,
+        "max_splits": cfg.max_splits,
+        "min_width": cfg.min_width,
+        "timeout": cfg.timeout.map(|t| t.as_secs_f64()),
+        "smt_timeout": cfg.smt_timeout.as_secs_f64(),
+        "fast_path": cfg.fast_path,
+        "search": cfg.search,
+    })
+}
+
+fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
+    let s = &r.inductive.stats;
+    let mut o = json!({
+        "verdict": r.verdict.as_str(),
+        "system": sys.name,
+        "version": env!("CARGO_PKG_VERSION"),
+        "method": "bridge",
+        "config": config_json(cfg),
+        "conditions": {
+            "init_implies_inv": condition_json(sys, &r.init),
+            "inv_implies_safe": condition_json(sys, &r.safe),
+            "inductive": match &r.inductive.outcome {
+                Inductiveness::Proven => json!({ "result": "proven" }),
+                Inductiveness::Refuted(_) => json!({ "result": "refuted" }),
+                Inductiveness::Unknown { reason } => json!({ "result": "unknown", "reason": reason }),
+            },
+        },
+        "stats": {
+            "splits": s.splits, "smt_queries": s.smt_queries, "bound_queries": s.bound_queries,
+            "z3_queries": s.z3_queries, "fast_path_decided": s.fast_path_decided, "boxes": s.boxes,
+            "clauses": r.inductive.clauses.len(), "undecided": r.inductive.undecided.len(), "max_depth": s.max_depth,
+            "counterexample_searches": s.searches,
+            "seconds": s.seconds, "bounds_seconds": s.bounds_seconds, "smt_seconds": s.smt_seconds, "search_seconds": s.search_seconds,
+        },
+    });
+    if let Inductiveness::Refuted(refutation) = &r.inductive.outcome {
+        o["counterexample"] = witness_json(sys, &refutation.witness);
+        if let Some(b) = &refutation.region {
+            o["falsifying_region"] = json!({ "lo": b.lo, "hi": b.hi });
+        }
+    }
+    if let Some(p) = &a.certificate {
+        o["certificate"] = json!(p.display().to_string());
+    }
+    if let Some(p) = &a.plot {
+        o["plot"] = json!(p.display().to_string());
+    }
+    o
+}
+
+fn print_witness(sys: &System, w: &Witness) {
+    let show = |names: Vec<String>, vals: &[trestle_ir::Rational]| {
+        names.iter().zip(vals).map(|(n, v)| format!("{n} = {}", display_rational(v))).collect::<Vec<_>>().join(", ")
+    };
+    println!("    state   {}", show(sys.state_names(), &w.state));
+    if !w.next.is_empty() {
+        println!("    action  {}", show(sys.action_names(), &w.actions));
+        if !sys.nondet.is_empty() {
+            println!("    nondet  {}", show(sys.nondet_names(), &w.nondet));
+        }
+        if sys.step.branches.len() > 1 {
+            println!("    branch  {}", sys.step.branches[w.branch].name);
+        }
+        println!("    next    {}", show(sys.state_names(), &w.next));
+        println!("    (replayed in exact rational arithmetic)");
+    }
+}
+
+fn print_condition(sys: &System, name: &str, c: &Condition) {
+    match c {
+        Condition::Proven => println!("  {name:<22} proven"),
+        Condition::Fails(w) => {
+            println!("  {name:<22} FAILS, e.g.");
+            print_witness(sys, w);
+        }
+        Condition::Unknown(r) => println!("  {name:<22} unknown ({r})"),
+    }
+}
+
+fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
+    let s = &r.inductive.stats;
+    println!("{}: {}", sys.name, r.verdict.as_str().to_uppercase());
+    print_condition(sys, "Init => Inv", &r.init);
+    print_condition(sys, "Inv => Safe", &r.safe);
+    match &r.inductive.outcome {
+        Inductiveness::Proven => println!("  {:<22} proven ({} bridge clauses)", "Inv /\\ Next => Inv'", r.inductive.clauses.len()),
+        Inductiveness::Refuted(refutation) => {
+            println!("  {:<22} REFUTED, counterexample:", "Inv /\\ Next => Inv'");
+            print_witness(sys, &refutation.witness);
+            if let Some(b) = &refutation.region {
+                let dims: Vec<String> = sys
+                    .state
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("{} in [{}, {}]", v.name, fmt_f64(b.lo[i]), fmt_f64(b.hi[i])))
+                    .collect();
+                println!("    every state of the box {} leaves the invariant", dims.join(", "));
+            }
+        }
+        Inductiveness::Unknown { reason } => println!("  {:<22} unknown: {reason}", "Inv /\\ Next => Inv'"),
+    }
+    println!(
+        "config: post {}{}, split {}, queue {}, {} thread(s)",
+        method_name(&cfg.post),
+        if cfg.linear_bridge { " (linear bridge)" } else { " (box psi)" },
+        cfg.split.name(),
+        cfg.queue.name(),
+        cfg.threads
+    );
+    println!(
+        "stats:  {} splits, {} SMT queries ({} by Z3, {} by the fast path), {} bound queries, {:.3} s \
+         (bounds {:.3} s, env checks {:.3} s, search {:.3} s)",
+        s.splits, s.smt_queries, s.z3_queries, s.fast_path_decided, s.bound_queries, s.seconds, s.bounds_seconds, s.smt_seconds, s.search_seconds
+    );
+    if let Some(p) = &a.certificate {
+        println!("certificate: {}", p.display());
+    }
+    if let Some(p) = &a.plot {
+        println!("plot: {}", p.display());
+    }
+}

@@ -1,0 +1,46 @@
+use crate::args::EvalArgs;
+use crate::output::{fmt_f64, print_json};
+use crate::{CliError, CliResult, Outcome};
+use anyhow::anyhow;
+use serde_json::json;
+use trestle_nn::{LoadOptions, NnetNormalization};
+
+pub fn run(a: &EvalArgs) -> CliResult {
+    let nnet_normalization = match a.nnet_normalization.as_str() {
+        "header" => NnetNormalization::Header,
+        "none" => NnetNormalization::None,
+        other => return Err(CliError::Input(anyhow!("--nnet-normalization {other}: expected header or none"))),
+    };
+    let net = trestle_nn::load_network(&a.model, &LoadOptions { nnet_normalization })?;
+    let input = parse_values(&a.input)?;
+    if input.len() != net.input_dim() {
+        return Err(CliError::Input(anyhow!(
+            "--input has {} values but {} takes {}",
+            input.len(),
+            a.model.display(),
+            net.input_dim()
+        )));
+    }
+    if net.is_recurrent() {
+        return Err(CliError::Input(anyhow!("{} is recurrent: use `trestle simulate` on a system", a.model.display())));
+    }
+    let output = net.eval(&input).map_err(|e| CliError::Input(e.into()))?;
+    if a.json {
+        print_json(&json!({ "output": output }));
+    } else {
+        println!("{}", output.iter().map(|v| fmt_f64(*v)).collect::<Vec<_>>().join(", "));
+    }
+    Ok(Outcome::Done)
+}
+
+pub fn parse_values(text: &str) -> Result<Vec<f64>, CliError> {
+    text.split(',')
+        .map(|s| {
+            let s = s.trim();
+            s.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| CliError::Input(anyhow!("'{s}' is not a finite number")))
+        })
+        .collect()
+}

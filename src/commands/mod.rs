@@ -1,0 +1,26 @@
+//! One module per command. Each returns an [`Outcome`](crate::Outcome) or a [`CliError`](crate::CliError).
+
+mod check;
+mod eval;
+mod info;
+mod simulate;
+
+use crate::args::{Command, SystemArgs};
+use crate::{CliError, CliResult};
+use trestle_config::Overrides;
+use trestle_ir::System;
+
+pub fn run(command: Command) -> CliResult {
+    match command {
+        Command::Info(a) => info::run(&a),
+        Command::Simulate(a) => simulate::run(&a),
+        Command::Eval(a) => eval::run(&a),
+        Command::Check(a) => check::run(&a),
+    }
+}
+
+/// Loads the system file with its `--set` overrides.
+pub fn load(args: &SystemArgs) -> Result<System, CliError> {
+    let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
+    Ok(trestle_config::load_system(&args.system, &overrides)?)
+}
