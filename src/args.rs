@@ -21,6 +21,9 @@ pub enum Command {
     Eval(EvalArgs),
     /// Prove the candidate invariant (Init => Inv, Inv => Safe, inductiveness) or refute it.
     Check(CheckArgs),
+    /// Re-check a certificate written by `check --certificate` (or `synth`) against the system,
+    /// without trusting the run that made it.
+    Certify(CertifyArgs),
 }
 
 impl Command {
@@ -30,6 +33,7 @@ impl Command {
             Command::Simulate(a) => a.system.json,
             Command::Eval(a) => a.json,
             Command::Check(a) => a.system.json,
+            Command::Certify(a) => a.system.json,
         }
     }
 }
@@ -152,4 +156,12 @@ pub struct CheckArgs {
     /// Draw the state space (.svg or .png).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CertifyArgs {
+    /// The certificate (JSON).
+    pub certificate: PathBuf,
+    #[command(flatten)]
+    pub system: SystemArgs,
 }

@@ -11,6 +11,7 @@
 mod args;
 mod commands;
 mod output;
+mod picture;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -38,7 +39,21 @@ impl<E: Into<anyhow::Error>> From<E> for CliError {
 
 pub type CliResult = Result<Outcome, CliError>;
 
+/// Where the last panic happened, for the internal-error report (the default hook's message and
+/// backtrace are replaced by one clear line).
+static PANIC_LOCATION: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`trestle ... | head`), like other command-line tools.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    std::panic::set_hook(Box::new(|info| {
+        if let Ok(mut slot) = PANIC_LOCATION.lock() {
+            *slot = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+        }
+    }));
     let cli = args::Cli::parse();
     let json = cli.command.json();
     let result = std::panic::catch_unwind(|| commands::run(cli.command));
@@ -50,7 +65,8 @@ fn main() -> ExitCode {
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(CliError::Internal(anyhow::anyhow!("internal error (a bug in trestle, please report it): {msg}")))
+            let at = PANIC_LOCATION.lock().ok().and_then(|l| l.clone()).map(|l| format!(" at {l}")).unwrap_or_default();
+            Err(CliError::Internal(anyhow::anyhow!("internal error (a bug in trestle, please report it): {msg}{at}")))
         }
     };
     match result {

@@ -167,7 +167,7 @@ fn witness_jsons(sys: &System, w: &trestle_smt::Witness) -> (WitnessJson, Witnes
 
 /// The certificate a `check` run writes: a proof when safe, otherwise the outcome with its witness.
 pub fn from_report(sys: &System, report: &Report, _cfg: &Config) -> CertificateJson {
-    if report.verdict == Verdict::Safe {
+    if report.verdict == Verdict::Safe && !report.inductive.clauses.is_empty() {
         return CertificateJson::Proof(proof(sys, &report.cover, &report.inductive.clauses));
     }
     let mut out = OutcomeJson {
@@ -198,6 +198,9 @@ pub fn from_report(sys: &System, report: &Report, _cfg: &Config) -> CertificateJ
             out.region = r.region.as_ref().map(box_json);
         }
         (_, _, Inductiveness::Unknown { reason }) => out.reason = Some(reason.clone()),
+        (_, _, Inductiveness::Proven) if report.verdict == Verdict::Safe => {
+            out.reason = Some("proven by the monolithic baseline: no bridge certificate to re-check".into())
+        }
         _ => out.reason = Some("a side condition stayed undecided".into()),
     }
     CertificateJson::Outcome(out)

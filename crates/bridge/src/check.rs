@@ -92,13 +92,41 @@ pub fn check(sys: &System, cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -
     let init = Condition::from_answer(checker.check_init(&inv)?);
     let safe = Condition::from_answer(checker.check_safe(&inv)?);
     let inductive = engine::check_inductive(sys, &inv, &cover, cfg, progress)?;
-    let verdict = match (&init, &safe, &inductive.outcome) {
+    Ok(Report { verdict: verdict(&init, &safe, &inductive.outcome), init, safe, inductive, cover })
+}
+
+/// The paper's monolithic baseline: `Inv /\ Next => Inv'` with the whole network inside one Z3
+/// query (limited by `cfg.timeout`, default one hour), plus the two side conditions.
+pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
+    use trestle_smt::InductivenessChecker;
+    let (inv, cover) = invariant_cover(sys)?;
+    if sys.safe.is_none() {
+        return Err(BridgeError::NoSafe);
+    }
+    let start = std::time::Instant::now();
+    let mut checker = Checker::new(sys, side_config(cfg))?;
+    let init = Condition::from_answer(checker.check_init(&inv)?);
+    let safe = Condition::from_answer(checker.check_safe(&inv)?);
+    let mut whole = side_config(cfg);
+    whole.timeout = Some(cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600)));
+    let mut z3 = trestle_smt::Z3Backend::new(sys, whole)?;
+    let outcome = match z3.check_inductive(&inv)? {
+        Answer::Valid => Inductiveness::Proven,
+        Answer::Invalid(witness) => Inductiveness::Refuted(engine::Refutation { witness, region: None }),
+        Answer::Unknown(r) => Inductiveness::Unknown { reason: format!("monolithic Z3 query: {r}") },
+    };
+    let stats = engine::RunStats { smt_queries: 1, z3_queries: 1, seconds: start.elapsed().as_secs_f64(), ..Default::default() };
+    let inductive = InductiveRun { outcome, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats };
+    Ok(Report { verdict: verdict(&init, &safe, &inductive.outcome), init, safe, inductive, cover })
+}
+
+fn verdict(init: &Condition, safe: &Condition, inductive: &Inductiveness) -> Verdict {
+    match (init, safe, inductive) {
         (Condition::Fails(_), _, _) | (_, Condition::Fails(_), _) => Verdict::UnsafeCandidate,
         (_, _, Inductiveness::Refuted(_)) => Verdict::NotInductive,
         (Condition::Proven, Condition::Proven, Inductiveness::Proven) => Verdict::Safe,
         _ => Verdict::Unknown,
-    };
-    Ok(Report { verdict, init, safe, inductive, cover })
+    }
 }
 
 fn side_config(cfg: &Config) -> CheckerConfig {

@@ -16,6 +16,9 @@ use trestle_ir::system::{ControllerOutput, Policy, System};
 use trestle_ir::{FBox, Matrix, VarRef};
 use trestle_smt::{LinearPost, Postcondition};
 
+/// Relative widening of every postcondition (see [`PostEngine::compute`]).
+const PAD: f64 = 1e-12;
+
 /// How each network input is computed from the state.
 #[derive(Clone, Debug)]
 enum Observation {
@@ -110,6 +113,16 @@ impl<'s> PostEngine<'s> {
                     upper_off[*a] = hi[*a];
                 }
             }
+        }
+        // Widen psi by a hair (1e-12 relative) before it is used: still a postcondition, and the
+        // slack lets an independent re-bounding (certificate check), which rounds differently,
+        // confirm it even where the bound is attained exactly.
+        let pad = |v: f64| add_up(mul_up(v.abs(), PAD), PAD);
+        for a in 0..n_actions {
+            lo[a] = add_down(lo[a], -pad(lo[a]));
+            hi[a] = add_up(hi[a], pad(hi[a]));
+            lower_off[a] = add_down(lower_off[a], -pad(lower_off[a]));
+            upper_off[a] = add_up(upper_off[a], pad(upper_off[a]));
         }
         let bounds = FBox::new(lo, hi);
         if !self.linear {

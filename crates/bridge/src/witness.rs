@@ -69,11 +69,21 @@ fn distance_outside(x: &[f64], cover: &[FBox]) -> f64 {
 }
 
 /// Largest distance outside the invariant over the environment's choices at `state` (f64).
+/// The networks run once per state when no observation reads a non-deterministic input.
 fn violation(sys: &System, cover: &[FBox], state: &[f64], vertices: &[Vec<f64>]) -> f64 {
+    let observes_nondet = sys.controllers.iter().any(|c| c.inputs.iter().any(|e| e.mentions(|v| matches!(v, trestle_ir::VarRef::Nondet(_)))));
+    let mut shared: Option<Vec<f64>> = None;
     let mut worst = f64::NEG_INFINITY;
     for nondet in vertices {
-        let mut memory = sim::initial_memory::<f64>(sys);
-        let Ok(actions) = sim::controller_actions(sys, state, nondet, &mut memory) else { continue };
+        let actions = match &shared {
+            Some(a) if !observes_nondet => a.clone(),
+            _ => {
+                let mut memory = sim::initial_memory::<f64>(sys);
+                let Ok(a) = sim::controller_actions(sys, state, nondet, &mut memory) else { continue };
+                shared = Some(a.clone());
+                a
+            }
+        };
         let Ok(branches) = sim::enabled_branches(sys, state, &actions, nondet) else { continue };
         for b in branches {
             if let Ok(next) = sim::successor(sys, b, state, &actions, nondet) {
@@ -139,8 +149,11 @@ pub fn search(sys: &System, inv: &Pred, cover: &[FBox], p: &FBox, hint: Option<&
             best = Some((v, c));
         }
     }
-    // Coordinate ascent on the violation from the best sample.
+    // Coordinate ascent on the violation from the best sample, unless it is far inside.
     let (mut value, mut x) = best?;
+    if value < -2.0 * p.max_width() {
+        return None;
+    }
     let mut step: Vec<f64> = p.widths().iter().map(|w| w * 0.25).collect();
     for _ in 0..4 {
         let mut improved = false;

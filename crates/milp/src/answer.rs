@@ -2,7 +2,8 @@
 
 use std::fmt;
 use std::time::Duration;
-use trestle_bounds::Method;
+use crate::model::HighsValue;
+use crate::network::BoundOptions;
 use trestle_smt::{Answer, UnknownReason, Witness};
 
 /// The outcome of [`crate::check_inductive_milp`]: the shape of [`trestle_smt::Answer`], with the
@@ -73,7 +74,7 @@ pub struct MilpOptions {
     /// HiGHS's primal and MIP feasibility tolerance.
     pub feasibility_tolerance: f64,
     /// How the pre-activation bounds (big-M constants) are computed.
-    pub bound_method: Method,
+    pub bounds: BoundOptions,
     /// Largest number of boxes accepted in the invariant's box union.
     pub max_boxes: usize,
     /// Largest number of MILPs one check may need (boxes x selector values x input vertices x
@@ -81,6 +82,8 @@ pub struct MilpOptions {
     pub max_milps: usize,
     /// HiGHS `threads` (`None`: its default).
     pub threads: Option<i32>,
+    /// Further HiGHS options, passed to every solve.
+    pub highs_options: Vec<(String, HighsValue)>,
 }
 
 impl Default for MilpOptions {
@@ -90,10 +93,11 @@ impl Default for MilpOptions {
             total_time_limit: None,
             tolerance: 1e-6,
             feasibility_tolerance: 1e-6,
-            bound_method: Method::Crown,
+            bounds: BoundOptions::default(),
             max_boxes: 64,
             max_milps: 10_000,
             threads: None,
+            highs_options: Vec::new(),
         }
     }
 }
@@ -119,8 +123,8 @@ impl MilpOptions {
         self
     }
 
-    pub fn with_bound_method(mut self, m: Method) -> MilpOptions {
-        self.bound_method = m;
+    pub fn with_bounds(mut self, b: BoundOptions) -> MilpOptions {
+        self.bounds = b;
         self
     }
 

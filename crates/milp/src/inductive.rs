@@ -13,13 +13,16 @@
 //!
 //! Each MILP's maximum is the worst violation of `Inv'`; a proof needs every maximum (HiGHS's dual
 //! bound) below `-threshold`. Objectives whose interval bound already is are decided without
-//! HiGHS. A maximum that is not below it yields HiGHS's solution, which is replayed exactly
-//! ([`crate::replay`]).
+//! HiGHS. HiGHS stops early at a solution whose violation exceeds `threshold` (`objective_target`),
+//! and that solution is replayed at once; a maximum that is not below `-threshold` yields HiGHS's
+//! optimal solution, which is replayed too ([`crate::replay`]). The objectives of one model are
+//! solved likeliest-violated first, judged by f64 simulation of a grid of states: this orders the
+//! MILPs and never decides anything.
 
 use crate::answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats};
 use crate::error::MilpError;
 use crate::expr::{Bounded, VarMap, assert_pred, encode_expr};
-use crate::model::{MilpModel, Sense, SolveOptions, SolveStatus, constant};
+use crate::model::{MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus, constant};
 use crate::network::{encode_argmax, encode_network_with};
 use crate::nondet::{check_multilinear, vertices};
 use crate::replay::replay_candidate;
@@ -31,7 +34,7 @@ use trestle_ir::expr::VarRef;
 use trestle_ir::num::{display_rational, down, to_f64_nearest, up};
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
 use trestle_ir::{Interval, Pred, RBox, Rational};
-use trestle_smt::UnknownReason;
+use trestle_smt::{UnknownReason, Witness};
 
 /// One MILP's model, before an objective is chosen.
 struct Job {
@@ -47,6 +50,8 @@ struct Objective {
     bound: f64,
     /// Extra constraints and variables (the union target); `None` for a face.
     model: Option<MilpModel>,
+    /// The face: state variable, upper side, the face's value.
+    face: Option<(usize, bool, f64)>,
 }
 
 fn invalid_inv(detail: impl Into<String>, opts: &MilpOptions) -> MilpError {
@@ -78,8 +83,8 @@ pub fn check_inductive_milp(sys: &System, inv: &Pred, opts: &MilpOptions) -> Res
             return Err(invalid_inv(format!("box {k} is unbounded in {}", sys.state[i].name), opts));
         }
     }
-    let mut stats = MilpStats::default();
     if boxes.is_empty() {
+        let stats = MilpStats::default();
         return Ok(MilpCheck { answer: MilpAnswer::Valid { margin: f64::INFINITY }, stats });
     }
     check_multilinear(sys, boxes.len() == 1)?;
@@ -95,112 +100,212 @@ pub fn check_inductive_milp(sys: &System, inv: &Pred, opts: &MilpOptions) -> Res
     if count > opts.max_milps {
         return Err(MilpError::TooManyMilps { count, limit: opts.max_milps });
     }
-    let start = Instant::now();
-    let deadline = opts.total_time_limit.map(|t| start + t);
-    let threshold = opts.threshold();
-    let mut margin = f64::INFINITY;
-    let mut unknown: Option<UnknownReason> = None;
+    let mut run = Run {
+        sys,
+        inv,
+        opts,
+        threshold: opts.threshold(),
+        deadline: opts.total_time_limit.map(|t| Instant::now() + t),
+        stats: MilpStats::default(),
+        margin: f64::INFINITY,
+        unknown: None,
+    };
     for (k, region, sel_label) in &regions {
         for point in &points {
             for branch in 0..sys.step.branches.len() {
-                let build_start = Instant::now();
-                let job = build_job(sys, region, point, branch, opts)?;
-                let objectives = match &job {
-                    Some(job) if boxes.len() == 1 => face_objectives(sys, &boxes[0], &job.next),
-                    Some(job) => vec![union_objective(&job.model, &boxes, &job.next)?],
-                    None => Vec::new(),
-                };
-                stats.build_time += build_start.elapsed();
-                let Some(job) = job else { continue };
-                let vertex = if point.is_empty() {
-                    String::new()
-                } else {
-                    format!(" inputs [{}]", point.iter().map(display_rational).collect::<Vec<_>>().join(", "))
-                };
-                let prefix = format!("box {k}{sel_label}{vertex} branch '{}'", sys.step.branches[branch].name);
-                for obj in objectives {
-                    let label = format!("{prefix} {}", obj.label);
-                    let model = obj.model.as_ref().unwrap_or(&job.model);
-                    let mut record = MilpRecord {
-                        label,
-                        variables: model.num_variables(),
-                        binaries: model.num_binaries(),
-                        constraints: model.num_constraints(),
-                        status: "bounds".into(),
-                        bound: Some(obj.bound),
-                        primal: None,
-                        time: Duration::ZERO,
-                    };
-                    if obj.bound < -threshold {
-                        margin = margin.min(-obj.bound);
-                        stats.record(record, false);
-                        continue;
-                    }
-                    let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                    if remaining.is_some_and(|r| r.is_zero()) {
-                        let answer = MilpAnswer::Unknown(UnknownReason::Timeout);
-                        return Ok(MilpCheck { answer, stats });
-                    }
-                    let time_limit = match (opts.time_limit, remaining) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                    let solve_opts = SolveOptions {
-                        time_limit,
-                        feasibility_tolerance: opts.feasibility_tolerance,
-                        mip_abs_gap: opts.tolerance / 10.0,
-                        threads: opts.threads,
-                    };
-                    let out = model.solve(Sense::Maximise, &obj.expr, &solve_opts)?;
-                    record.status = match &out.status {
-                        SolveStatus::Optimal => "Optimal".into(),
-                        SolveStatus::Infeasible => "Infeasible".into(),
-                        SolveStatus::Limit(s) | SolveStatus::Other(s) => s.clone(),
-                    };
-                    record.bound = out.bound;
-                    record.primal = out.primal;
-                    record.time = out.time;
-                    stats.record(record, true);
-                    if out.status == SolveStatus::Infeasible {
-                        continue;
-                    }
-                    if let Some(b) = out.bound.filter(|b| *b < -threshold) {
-                        margin = margin.min(-b);
-                        continue;
-                    }
-                    // No proof for this MILP: replay its solution, if any.
-                    let mut reason = match (&out.status, out.bound) {
-                        (SolveStatus::Limit(_), _) => UnknownReason::Timeout,
-                        (SolveStatus::Other(s), _) => UnknownReason::Solver(format!("HiGHS status {s}")),
-                        (_, Some(b)) => UnknownReason::Solver(format!(
-                            "maximal violation of the invariant is {b:.3e}, not below -{threshold:.1e}"
-                        )),
-                        (_, None) => UnknownReason::Solver("HiGHS gave no bound".into()),
-                    };
-                    if let Some(values) = &out.values {
-                        let state: Vec<f64> = job.state_vars.iter().map(|&v| model.value(v, values)).collect();
-                        stats.replays += 1;
-                        match replay_candidate(sys, inv, region, &state, point, branch) {
-                            Ok(w) => {
-                                stats.replayed += 1;
-                                return Ok(MilpCheck { answer: MilpAnswer::Invalid(w), stats });
-                            }
-                            Err(e) if out.primal.is_some_and(|p| p > 0.0) => {
-                                reason = UnknownReason::ReplayFailed(format!("solver witness did not replay: {e}"));
-                            }
-                            Err(_) => {}
-                        }
-                    }
-                    unknown.get_or_insert(reason);
+                let label = format!("box {k}{sel_label}{} branch '{}'", vertex_label(point), sys.step.branches[branch].name);
+                match run.job(&boxes, region, point, branch, &label)? {
+                    Flow::Continue => {}
+                    Flow::Found(w) => return Ok(run.finish(MilpAnswer::Invalid(w))),
+                    Flow::OutOfTime => return Ok(run.finish(MilpAnswer::Unknown(UnknownReason::Timeout))),
                 }
             }
         }
     }
-    let answer = match unknown {
+    let answer = match run.unknown.take() {
         Some(r) => MilpAnswer::Unknown(r),
-        None => MilpAnswer::Valid { margin },
+        None => MilpAnswer::Valid { margin: run.margin },
     };
-    Ok(MilpCheck { answer, stats })
+    Ok(run.finish(answer))
+}
+
+fn vertex_label(point: &[Rational]) -> String {
+    if point.is_empty() {
+        String::new()
+    } else {
+        format!(" inputs [{}]", point.iter().map(display_rational).collect::<Vec<_>>().join(", "))
+    }
+}
+
+enum Flow {
+    Continue,
+    Found(Witness),
+    OutOfTime,
+}
+
+/// The state of one check: what has been proved (the smallest margin so far), the first reason for
+/// `Unknown`, the statistics.
+struct Run<'a> {
+    sys: &'a System,
+    inv: &'a Pred,
+    opts: &'a MilpOptions,
+    threshold: f64,
+    deadline: Option<Instant>,
+    stats: MilpStats,
+    margin: f64,
+    unknown: Option<UnknownReason>,
+}
+
+impl Run<'_> {
+    fn finish(self, answer: MilpAnswer) -> MilpCheck {
+        MilpCheck { answer, stats: self.stats }
+    }
+
+    /// Builds the model of one (region, inputs, branch) and solves each of its objectives, the
+    /// likeliest to be violated first.
+    fn job(
+        &mut self,
+        boxes: &[RBox],
+        region: &RBox,
+        point: &[Rational],
+        branch: usize,
+        label: &str,
+    ) -> Result<Flow, MilpError> {
+        let build_start = Instant::now();
+        let Some(job) = build_job(self.sys, region, point, branch, self.opts)? else { return Ok(Flow::Continue) };
+        let mut objectives = match boxes {
+            [target] => face_objectives(self.sys, target, &job.next),
+            _ => vec![union_objective(&job.model, boxes, &job.next)?],
+        };
+        self.stats.build_time += build_start.elapsed();
+        // Order only: sampled f64 successors say which faces are likeliest to be crossed.
+        let successors = sampled_successors(self.sys, region, point, branch);
+        let sampled = |o: &Objective| match o.face {
+            Some((j, upper, v)) => successors
+                .iter()
+                .map(|next| if upper { next[j] - v } else { v - next[j] })
+                .fold(f64::NEG_INFINITY, f64::max),
+            None => f64::NEG_INFINITY,
+        };
+        objectives.sort_by(|a, b| sampled(b).total_cmp(&sampled(a)).then(b.bound.total_cmp(&a.bound)));
+        for obj in &objectives {
+            match self.objective(&job, obj, region, point, branch, &format!("{label} {}", obj.label))? {
+                Flow::Continue => {}
+                flow => return Ok(flow),
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Maximises one violation: a proof (bound below `-threshold`), a replayed counterexample, or a
+    /// reason for `Unknown`.
+    fn objective(
+        &mut self,
+        job: &Job,
+        obj: &Objective,
+        region: &RBox,
+        point: &[Rational],
+        branch: usize,
+        label: &str,
+    ) -> Result<Flow, MilpError> {
+        let model = obj.model.as_ref().unwrap_or(&job.model);
+        let mut record = MilpRecord {
+            label: label.to_string(),
+            variables: model.num_variables(),
+            binaries: model.num_binaries(),
+            constraints: model.num_constraints(),
+            status: "bounds".into(),
+            bound: Some(obj.bound),
+            primal: None,
+            time: Duration::ZERO,
+        };
+        if obj.bound < -self.threshold {
+            self.margin = self.margin.min(-obj.bound);
+            self.stats.record(record, false);
+            return Ok(Flow::Continue);
+        }
+        let remaining = self.deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if remaining.is_some_and(|r| r.is_zero()) {
+            return Ok(Flow::OutOfTime);
+        }
+        let solve_opts = SolveOptions {
+            time_limit: match (self.opts.time_limit, remaining) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            feasibility_tolerance: self.opts.feasibility_tolerance,
+            mip_abs_gap: self.opts.tolerance / 10.0,
+            threads: self.opts.threads,
+            // Stop at the first clear violation: it is replayed at once.
+            objective_target: Some(self.threshold),
+            highs_options: self.opts.highs_options.clone(),
+        };
+        let state_at = |values: &[f64]| job.state_vars.iter().map(|&v| model.value(v, values)).collect::<Vec<f64>>();
+        let mut out = model.solve(Sense::Maximise, &obj.expr, &solve_opts)?;
+        let mut replay_error = None;
+        if out.status == SolveStatus::Target {
+            if let Some(values) = &out.values {
+                self.stats.replays += 1;
+                match replay_candidate(self.sys, self.inv, region, &state_at(values), point, branch) {
+                    Ok(w) => {
+                        self.stats.replayed += 1;
+                        self.stats.record(record_of(record, &out), true);
+                        return Ok(Flow::Found(w));
+                    }
+                    Err(e) => replay_error = Some(e),
+                }
+            }
+            // That point did not replay: optimise fully.
+            let first = out.time;
+            out = model.solve(Sense::Maximise, &obj.expr, &SolveOptions { objective_target: None, ..solve_opts })?;
+            out.time += first;
+        }
+        record = record_of(record, &out);
+        self.stats.record(record, true);
+        if out.status == SolveStatus::Infeasible {
+            return Ok(Flow::Continue);
+        }
+        if let Some(b) = out.bound.filter(|b| *b < -self.threshold) {
+            self.margin = self.margin.min(-b);
+            return Ok(Flow::Continue);
+        }
+        // No proof for this MILP: replay its solution, if any.
+        if let Some(values) = &out.values {
+            self.stats.replays += 1;
+            match replay_candidate(self.sys, self.inv, region, &state_at(values), point, branch) {
+                Ok(w) => {
+                    self.stats.replayed += 1;
+                    return Ok(Flow::Found(w));
+                }
+                Err(e) => replay_error = Some(e),
+            }
+        }
+        let reason = match (&out.status, out.bound, replay_error) {
+            (SolveStatus::Limit(_), _, _) => UnknownReason::Timeout,
+            (_, _, Some(e)) if out.primal.is_some_and(|p| p > 0.0) => {
+                UnknownReason::ReplayFailed(format!("solver witness did not replay: {e}"))
+            }
+            (SolveStatus::Other(s), _, _) => UnknownReason::Solver(format!("HiGHS status {s}")),
+            (_, Some(b), _) => UnknownReason::Solver(format!(
+                "maximal violation of the invariant is {b:.3e}, not below -{:.1e}",
+                self.threshold
+            )),
+            (_, None, _) => UnknownReason::Solver("HiGHS gave no bound".into()),
+        };
+        self.unknown.get_or_insert(reason);
+        Ok(Flow::Continue)
+    }
+}
+
+fn record_of(mut record: MilpRecord, out: &SolveOutcome) -> MilpRecord {
+    record.status = match &out.status {
+        SolveStatus::Optimal => "Optimal".into(),
+        SolveStatus::Infeasible => "Infeasible".into(),
+        SolveStatus::Target => "ObjectiveTarget".into(),
+        SolveStatus::Limit(s) | SolveStatus::Other(s) => s.clone(),
+    };
+    (record.bound, record.primal, record.time) = (out.bound, out.primal, out.time);
+    record
 }
 
 /// Splits a box by the values of the network selectors (integer state variables) inside it. Values
@@ -238,6 +343,45 @@ fn split_selectors(sys: &System, b: &RBox, limit: usize) -> Result<Vec<(RBox, St
             .collect();
     }
     Ok(out)
+}
+
+/// Successors (f64 simulation) of up to 256 grid states of `region` under this branch and these
+/// inputs; used to order the objectives, never for a verdict.
+fn sampled_successors(sys: &System, region: &RBox, nondet: &[Rational], branch: usize) -> Vec<Vec<f64>> {
+    let n = sys.state.len();
+    let per_dim = ((256f64).powf(1.0 / n as f64).floor() as usize).clamp(1, 16);
+    let axes: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            let (Some(l), Some(h)) = (&region.lo[i], &region.hi[i]) else { return vec![0.0] };
+            let (l, h) = (to_f64_nearest(l), to_f64_nearest(h));
+            let mut xs: Vec<f64> = if per_dim == 1 {
+                vec![(l + h) / 2.0]
+            } else {
+                (0..per_dim).map(|k| l + (h - l) * k as f64 / (per_dim - 1) as f64).collect()
+            };
+            if sys.state[i].kind != VarKind::Real {
+                xs.iter_mut().for_each(|x| *x = x.round().clamp(l.ceil(), h.floor()));
+                xs.dedup();
+            }
+            xs
+        })
+        .collect();
+    let nondet: Vec<f64> = nondet.iter().map(to_f64_nearest).collect();
+    let mut states: Vec<Vec<f64>> = vec![Vec::new()];
+    for axis in &axes {
+        states = states.iter().flat_map(|s| axis.iter().map(move |x| [s.clone(), vec![*x]].concat())).collect();
+    }
+    states
+        .iter()
+        .filter_map(|s| {
+            let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
+            let actions = trestle_ir::sim::controller_actions(sys, s, &nondet, &mut memory).ok()?;
+            if !trestle_ir::sim::enabled_branches(sys, s, &actions, &nondet).ok()?.contains(&branch) {
+                return None;
+            }
+            trestle_ir::sim::successor(sys, branch, s, &actions, &nondet).ok()
+        })
+        .collect()
 }
 
 /// The model of one (region, input vertex, branch): state, controllers, guard, label, successor.
@@ -295,7 +439,7 @@ fn build_job(
         let input_box =
             InputBox::new(inputs.iter().map(|b| b.iv.lo).collect(), inputs.iter().map(|b| b.iv.hi).collect());
         let exprs: Vec<Expression> = inputs.into_iter().map(|b| b.expr).collect();
-        let enc = encode_network_with(&mut model, net, &exprs, &input_box, &opts.bound_method)?;
+        let enc = encode_network_with(&mut model, net, &exprs, &input_box, &opts.bounds)?;
         match &c.output {
             ControllerOutput::Actions(ids) => {
                 for (k, &a) in ids.iter().enumerate() {
@@ -360,6 +504,7 @@ fn face_objectives(sys: &System, target: &RBox, next: &[Bounded]) -> Vec<Objecti
                 expr: x.expr.clone() - hf,
                 bound: x.iv.sub(&Interval::point(hf)).hi,
                 model: None,
+                face: Some((j, true, hf)),
             });
         }
         if let Some(l) = &target.lo[j] {
@@ -369,6 +514,7 @@ fn face_objectives(sys: &System, target: &RBox, next: &[Bounded]) -> Vec<Objecti
                 expr: constant(lf) - x.expr.clone(),
                 bound: Interval::point(lf).sub(&x.iv).hi,
                 model: None,
+                face: Some((j, false, lf)),
             });
         }
     }
@@ -395,7 +541,7 @@ fn union_objective(base: &MilpModel, boxes: &[RBox], next: &[Bounded]) -> Result
     };
     let all: Vec<Vec<(Expression, Interval)>> = boxes.iter().map(faces_of).collect();
     let per_box = |f: fn(&Interval) -> f64| {
-        all.iter().map(|faces| faces.iter().map(|(_, iv)| f(iv)).fold(f64::NEG_INFINITY, f64::max))
+        all.iter().map(move |faces| faces.iter().map(|(_, iv)| f(iv)).fold(f64::NEG_INFINITY, f64::max))
     };
     let t_hi = per_box(|iv| iv.hi).fold(f64::INFINITY, f64::min);
     let t_lo = per_box(|iv| iv.lo).fold(f64::INFINITY, f64::min);
@@ -419,5 +565,6 @@ fn union_objective(base: &MilpModel, boxes: &[RBox], next: &[Bounded]) -> Result
         expr: Expression::from(t),
         bound: t_hi,
         model: Some(model),
+        face: None,
     })
 }

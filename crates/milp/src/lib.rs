@@ -6,9 +6,9 @@
 //!
 //! * [`MilpModel`] ([`model`]): good_lp problem variables and constraints; solved by HiGHS with the
 //!   MIP dual bound read back (good_lp alone does not expose it).
-//! * [`network`]: [`encode_network`] (exact big-M ReLU encoding with sound CROWN pre-activation
-//!   bounds; stable neurons without binaries) and [`encode_argmax`] (one-hot, non-strict, pruned by
-//!   bounds).
+//! * [`network`]: [`encode_network`] (exact big-M ReLU encoding with sound pre-activation bounds:
+//!   CROWN on prefix networks, over a grid of sub-boxes of the input box, worst case kept; stable
+//!   neurons without binaries) and [`encode_argmax`] (one-hot, non-strict, pruned by bounds).
 //! * [`expr`]: the IR's piecewise-linear expressions ([`encode_expr`]: affine, constant products,
 //!   `min`, `max`, `relu`, `abs`, `ite` on linear conditions, `lookup`) and predicates
 //!   ([`assert_pred`], [`reify_pred`]: conjunctions, disjunctions with binaries), big-M constants from
@@ -32,8 +32,9 @@
 //! sit `1e-6` away from 0 or 1, constraints may be violated by the feasibility tolerance), network
 //! weights and rational constants enter as (nearest) f64. What keeps it honest:
 //! * the encodings are exact over the reals: the big-M constants come from *sound* bounds (CROWN
-//!   pre-activation bounds of `trestle_bounds`, outward-rounded interval arithmetic for the step), so
-//!   no real behaviour is cut off by a constant;
+//!   pre-activation bounds of `trestle_bounds`, the worst over sub-boxes covering the input box;
+//!   outward-rounded interval arithmetic for the step), so no real behaviour is cut off by a
+//!   constant;
 //! * the answer is `Valid { margin }` only when, for every MILP, HiGHS's **dual bound** on the maximal
 //!   violation (not its primal objective) is below `-(tolerance + feasibility_tolerance)` (defaults
 //!   `1e-6 + 1e-6`); `margin` is the smallest such `-bound` and is reported;
@@ -65,6 +66,6 @@ pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, r
 pub use inductive::check_inductive_milp;
 pub use model::{MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{
-    EncodedArgmax, EncodedNetwork, LayerBounds, encode_argmax, encode_network, encode_network_with, layer_bounds,
+    BoundOptions, EncodedArgmax, EncodedNetwork, LayerBounds, encode_argmax, encode_network, encode_network_with, layer_bounds, split_box,
 };
 pub use replay::{replay_candidate, replay_exact};

@@ -29,11 +29,32 @@ pub struct SolveOptions {
     pub mip_abs_gap: f64,
     /// HiGHS `threads` (`None`: HiGHS's default).
     pub threads: Option<i32>,
+    /// HiGHS `objective_target`: stop as soon as a solution strictly better than this is found
+    /// (status [`SolveStatus::Target`]).
+    pub objective_target: Option<f64>,
+    /// Further HiGHS options by name (<https://ergo-code.github.io/HiGHS/dev/options/definitions/>).
+    pub highs_options: Vec<(String, HighsValue)>,
+}
+
+/// The value of a HiGHS option.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HighsValue {
+    Bool(bool),
+    Int(i32),
+    Float(f64),
+    Text(String),
 }
 
 impl Default for SolveOptions {
     fn default() -> SolveOptions {
-        SolveOptions { time_limit: None, feasibility_tolerance: 1e-6, mip_abs_gap: 1e-7, threads: None }
+        SolveOptions {
+            time_limit: None,
+            feasibility_tolerance: 1e-6,
+            mip_abs_gap: 1e-7,
+            threads: None,
+            objective_target: None,
+            highs_options: Vec::new(),
+        }
     }
 }
 
@@ -44,6 +65,8 @@ pub enum SolveStatus {
     Optimal,
     /// The constraints have no solution (HiGHS's statement, in floating point).
     Infeasible,
+    /// A solution better than the objective target was found; the search stopped there.
+    Target,
     /// A limit (time, iterations, nodes, memory) or an interrupt stopped the search.
     Limit(String),
     /// Anything else HiGHS reported (the model status name).
@@ -223,8 +246,21 @@ impl MilpModel {
         )?;
         set(model.try_set_option("mip_rel_gap", 0.0).is_ok(), "mip_rel_gap")?;
         set(model.try_set_option("mip_abs_gap", opts.mip_abs_gap).is_ok(), "mip_abs_gap")?;
+        if let Some(t) = opts.objective_target {
+            // HiGHS compares the target with its objective, which lacks good_lp's constant.
+            set(model.try_set_option("objective_target", t - offset).is_ok(), "objective_target")?;
+        }
         if let Some(t) = opts.threads {
             set(model.try_set_option("threads", t).is_ok(), "threads")?;
+        }
+        for (name, value) in &opts.highs_options {
+            let ok = match value {
+                HighsValue::Bool(v) => model.try_set_option(name.as_str(), *v).is_ok(),
+                HighsValue::Int(v) => model.try_set_option(name.as_str(), *v).is_ok(),
+                HighsValue::Float(v) => model.try_set_option(name.as_str(), *v).is_ok(),
+                HighsValue::Text(v) => model.try_set_option(name.as_str(), v.as_str()).is_ok(),
+            };
+            set(ok, name)?;
         }
         let solved = model.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))?;
         // The status enum belongs to the `highs` crate (not a direct dependency): read its name.
@@ -242,6 +278,7 @@ impl MilpModel {
         let (status, bound) = match status_name.as_str() {
             "Optimal" => (SolveStatus::Optimal, if has_integers { dual.or(primal) } else { primal }),
             "Infeasible" => (SolveStatus::Infeasible, None),
+            "ObjectiveTarget" => (SolveStatus::Target, dual),
             // Every variable bounded: the model cannot be unbounded, so it is infeasible.
             "UnboundedOrInfeasible" if all_bounded => (SolveStatus::Infeasible, None),
             "ReachedTimeLimit"

@@ -15,7 +15,7 @@
 use crate::error::MilpError;
 use crate::model::{MilpModel, constant};
 use good_lp::{Expression, IntoAffineExpression};
-use trestle_bounds::{InputBox, Method, bound};
+use trestle_bounds::{InputBox, Method, bound_batch};
 use trestle_ir::Interval;
 use trestle_ir::network::{Activation, DenseLayer, Layer, Network};
 
@@ -41,7 +41,7 @@ pub struct EncodedNetwork {
     pub unstable: usize,
 }
 
-fn dense(layer: &Layer, net: &Network) -> Result<&DenseLayer, MilpError> {
+fn dense<'a>(layer: &'a Layer, net: &Network) -> Result<&'a DenseLayer, MilpError> {
     match layer {
         Layer::Dense(d) => Ok(d),
         Layer::Recurrent(_) => Err(MilpError::Unsupported(format!(
@@ -51,9 +51,63 @@ fn dense(layer: &Layer, net: &Network) -> Result<&DenseLayer, MilpError> {
     }
 }
 
+/// How pre-activation bounds are computed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundOptions {
+    pub method: Method,
+    /// Largest number of sub-boxes the input box is split into: each neuron's bound is the worst
+    /// over the sub-boxes (still sound for the whole box, and tighter when the input is
+    /// low-dimensional). `1` bounds the box as a whole.
+    pub pieces: usize,
+}
+
+impl Default for BoundOptions {
+    fn default() -> BoundOptions {
+        BoundOptions { method: Method::Crown, pieces: 256 }
+    }
+}
+
+/// A grid of at most `pieces` sub-boxes covering `input` (widest dimensions split first; adjacent
+/// sub-boxes share their faces, so the union is the box).
+pub fn split_box(input: &InputBox, pieces: usize) -> Vec<InputBox> {
+    let n = input.lo.len();
+    let mut counts = vec![1usize; n];
+    loop {
+        let width = |i: usize, counts: &[usize]| (input.hi[i] - input.lo[i]) / counts[i] as f64;
+        let widest = (0..n).filter(|&i| input.hi[i] > input.lo[i]).max_by(|&a, &b| width(a, &counts).total_cmp(&width(b, &counts)));
+        let Some(d) = widest else { break };
+        if counts.iter().product::<usize>() * 2 > pieces.max(1) {
+            break;
+        }
+        counts[d] *= 2;
+    }
+    let mut out = vec![InputBox::new(Vec::new(), Vec::new())];
+    for (i, &k) in counts.iter().enumerate() {
+        let at = |j: usize| match j {
+            0 => input.lo[i],
+            j if j == k => input.hi[i],
+            j => input.lo[i] + (input.hi[i] - input.lo[i]) * (j as f64 / k as f64),
+        };
+        out = out
+            .iter()
+            .flat_map(|b| {
+                (0..k).map(move |j| {
+                    let mut b = b.clone();
+                    b.lo.push(at(j));
+                    b.hi.push(at(j + 1));
+                    b
+                })
+            })
+            .collect();
+    }
+    out
+}
+
 /// Sound pre-activation bounds of every layer of `net` over `input`, by bounding each prefix network
-/// (first `k` layers, identity last activation) with `method`.
-pub fn layer_bounds(net: &Network, input: &InputBox, method: &Method) -> Result<Vec<LayerBounds>, MilpError> {
+/// (first `k` layers, identity last activation) over each sub-box of [`split_box`] and taking the
+/// worst bound over the sub-boxes.
+pub fn layer_bounds(net: &Network, input: &InputBox, opts: &BoundOptions) -> Result<Vec<LayerBounds>, MilpError> {
+    let pieces = split_box(input, opts.pieces);
     let mut out = Vec::with_capacity(net.layers.len());
     for k in 1..=net.layers.len() {
         let mut layers: Vec<Layer> = net.layers[..k].to_vec();
@@ -61,20 +115,25 @@ pub fn layer_bounds(net: &Network, input: &InputBox, method: &Method) -> Result<
         layers[k - 1] = Layer::Dense(DenseLayer { activation: Activation::Identity, ..last });
         let prefix = Network::new(format!("{} (first {k} layers)", net.source), layers)
             .map_err(|e| MilpError::Bounds(e.to_string()))?;
-        let b = bound(&prefix, input, method)?;
-        if b.lo.iter().chain(&b.hi).any(|v| !v.is_finite()) {
-            return Err(MilpError::Unbounded {
-                what: format!("layer {k} of {}", net.source),
-                lo: f64::NAN,
-                hi: f64::NAN,
-            });
+        let width = prefix.output_dim();
+        let (mut lo, mut hi) = (vec![f64::INFINITY; width], vec![f64::NEG_INFINITY; width]);
+        for b in bound_batch(&prefix, &pieces, &opts.method) {
+            let b = b?;
+            for i in 0..width {
+                lo[i] = lo[i].min(b.lo[i]);
+                hi[i] = hi[i].max(b.hi[i]);
+            }
         }
-        out.push(LayerBounds { lo: b.lo, hi: b.hi });
+        if lo.iter().chain(&hi).any(|v| !v.is_finite()) {
+            return Err(MilpError::Unbounded { what: format!("layer {k} of {}", net.source), lo: f64::NAN, hi: f64::NAN });
+        }
+        out.push(LayerBounds { lo, hi });
     }
     Ok(out)
 }
 
-/// Encodes `net` applied to `inputs` with CROWN pre-activation bounds over `input_box`.
+/// Encodes `net` applied to `inputs` with pre-activation bounds over `input_box` computed with the
+/// default [`BoundOptions`].
 ///
 /// The caller guarantees that every value the `inputs` can take in the model lies in `input_box`
 /// (for instance: the inputs are variables with exactly those bounds, or interval enclosures of
@@ -85,16 +144,16 @@ pub fn encode_network(
     inputs: &[Expression],
     input_box: &InputBox,
 ) -> Result<EncodedNetwork, MilpError> {
-    encode_network_with(model, net, inputs, input_box, &Method::Crown)
+    encode_network_with(model, net, inputs, input_box, &BoundOptions::default())
 }
 
-/// [`encode_network`] with the bounding method of the pre-activation bounds given.
+/// [`encode_network`] with the way pre-activation bounds are computed given.
 pub fn encode_network_with(
     model: &mut MilpModel,
     net: &Network,
     inputs: &[Expression],
     input_box: &InputBox,
-    method: &Method,
+    bound_opts: &BoundOptions,
 ) -> Result<EncodedNetwork, MilpError> {
     if inputs.len() != net.input_dim() {
         return Err(MilpError::Dimension {
@@ -103,7 +162,7 @@ pub fn encode_network_with(
             expected: net.input_dim(),
         });
     }
-    let bounds = layer_bounds(net, input_box, method)?;
+    let bounds = layer_bounds(net, input_box, bound_opts)?;
     let (mut stable_active, mut stable_inactive, mut unstable) = (0, 0, 0);
     let mut x: Vec<Expression> = inputs.to_vec();
     for (k, (layer, lb)) in net.layers.iter().zip(&bounds).enumerate() {

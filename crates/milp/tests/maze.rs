@@ -95,7 +95,8 @@ fn peer_det_128_is_not_inductive() {
 
 /// The paper's monolithic baseline on every controller size: run with
 /// `cargo test --release -p trestle-milp --test maze -- --ignored --nocapture`
-/// (`TRESTLE_MILP_LIMIT` = seconds per MILP, default 120).
+/// (`TRESTLE_MILP_LIMIT` = seconds per MILP, default 120; `TRESTLE_MILP_SIZES` = `32,64`;
+/// `TRESTLE_MILP_KINDS` = `det` or `nondet`).
 #[test]
 #[ignore]
 fn maze_baseline_times() {
@@ -104,7 +105,8 @@ fn maze_baseline_times() {
     }
     let limit = std::env::var("TRESTLE_MILP_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(120);
     let sizes = std::env::var("TRESTLE_MILP_SIZES").unwrap_or_else(|_| "32,40,48,56,64,128,256,512".into());
-    for kind in ["det", "nondet"] {
+    let kinds = std::env::var("TRESTLE_MILP_KINDS").unwrap_or_else(|_| "det,nondet".into());
+    for kind in kinds.split(',').map(str::trim) {
         for size in sizes.split(',').map(|s| s.trim().parse::<usize>().unwrap()) {
             let sys = peer(kind, size);
             let inv = sys.invariant.clone().unwrap();

@@ -10,8 +10,9 @@ use trestle_milp::{MilpAnswer, MilpError, MilpOptions, check_inductive_milp, rep
 use trestle_smt::{UnknownReason, replay_inductive};
 
 fn system(text: &str, sets: &[&str]) -> System {
+    let text = format!("init = \"false\"\n{text}");
     let overrides = Overrides::parse(&sets.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    load_system_from_str(text, Path::new("inline.toml"), &overrides).unwrap()
+    load_system_from_str(&text, Path::new("inline.toml"), &overrides).unwrap()
 }
 
 fn check(sys: &System) -> Result<MilpAnswer, MilpError> {

@@ -74,11 +74,13 @@ impl<'s> Z3Backend<'s> {
     }
 
     fn bridge_unchecked(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
-        bridge::check_bridge(self.sys, q, &self.cfg, self.dumper.as_mut())
+        let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
+        crate::solve::isolated(move || bridge::check_bridge(sys, q, cfg, dumper))
     }
 
     fn implication_unchecked(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {
-        implication::check_implication(self.sys, premise, conclusion, &self.cfg, self.dumper.as_mut())
+        let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
+        crate::solve::isolated(move || implication::check_implication(sys, premise, conclusion, cfg, dumper))
     }
 }
 
@@ -112,7 +114,8 @@ impl InductivenessChecker for Z3Backend<'_> {
     fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
         state_only(inv, "invariant", self.sys.state.len())?;
         let stats = self.cfg.stats.clone();
-        timed(&stats, || Ok((monolithic::check_inductive(self.sys, inv, &self.cfg, self.dumper.as_mut())?, false)))
+        let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
+        timed(&stats, || Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, inv, cfg, dumper))?, false)))
     }
 }
 

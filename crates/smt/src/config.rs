@@ -93,8 +93,4 @@ impl CheckerConfig {
         self
     }
 
-    /// The timeout in whole milliseconds as Z3 wants it (at least 1 ms, saturating).
-    pub(crate) fn timeout_ms(&self) -> Option<u32> {
-        self.timeout.map(|d| d.as_millis().clamp(1, u32::MAX as u128) as u32)
-    }
 }

@@ -21,12 +21,13 @@ pub(crate) enum Outcome {
 
 /// A fresh solver with the configured limits, specialised to `logic` when one is given (Z3's
 /// general solver costs milliseconds of set-up per query; a logic-specific one a fraction of that).
+///
+/// The time limit is not Z3's `timeout` parameter: Z3 4.8.12's timer threads deadlock when
+/// several threads time queries at once. [`check_again`] runs a watchdog that interrupts the
+/// query's own context instead (each query has a fresh context, see [`isolated`]).
 pub(crate) fn new_solver(cfg: &CheckerConfig, logic: Option<&'static str>) -> Solver {
     let solver = logic.and_then(Solver::new_for_logic).unwrap_or_default();
     let mut params = Params::new();
-    if let Some(ms) = cfg.timeout_ms() {
-        params.set_u32("timeout", ms);
-    }
     if let Some(r) = cfg.rlimit {
         params.set_u32("rlimit", r);
     }
@@ -50,7 +51,27 @@ pub(crate) fn check(
 /// `check-sat` without a dump (re-solves after extra assertions).
 pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
     let start = Instant::now();
-    let result = solver.check();
+    let fired = std::sync::atomic::AtomicBool::new(false);
+    let result = match cfg.timeout {
+        None => solver.check(),
+        Some(limit) => {
+            let ctx = z3::Context::thread_local();
+            let handle = ctx.handle();
+            let fired = &fired;
+            std::thread::scope(|scope| {
+                let (done, finished) = std::sync::mpsc::channel::<()>();
+                scope.spawn(move || {
+                    if finished.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                        fired.store(true, std::sync::atomic::Ordering::SeqCst);
+                        handle.interrupt();
+                    }
+                });
+                let r = solver.check();
+                drop(done);
+                r
+            })
+        }
+    };
     cfg.stats.record_z3(start.elapsed());
     match result {
         SatResult::Unsat => Outcome::Unsat,
@@ -58,6 +79,7 @@ pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
             Some(m) => Outcome::Sat(m),
             None => Outcome::Unknown(UnknownReason::Solver("sat without a model".into())),
         },
+        SatResult::Unknown if fired.load(std::sync::atomic::Ordering::SeqCst) => Outcome::Unknown(UnknownReason::Timeout),
         SatResult::Unknown => Outcome::Unknown(classify_unknown(solver.get_reason_unknown())),
     }
 }
@@ -261,4 +283,10 @@ mod tests {
         let r = rational_model(&exact, &cfg, model, &[std::slice::from_ref(&y)]);
         assert!(matches!(r, Err(UnknownReason::IrrationalModel(_))), "{:?}", r.map(|v| v.0));
     }
+}
+
+/// Runs one query in a Z3 context of its own, so an interrupt (time limit) or any state a query
+/// leaves behind cannot reach the next one.
+pub(crate) fn isolated<R: Send + Sync>(f: impl FnOnce() -> R + Send + Sync) -> R {
+    z3::with_z3_config(&z3::Config::new(), f)
 }
