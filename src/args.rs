@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "trestle", version, about = "Proves neural-network-controlled systems safe forever, or finds real counterexamples")]
+#[command(
+    name = "trestle",
+    version,
+    about = "Proves neural-network-controlled systems safe forever, or finds real counterexamples"
+)]
 #[command(after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.")]
 pub struct Cli {
     #[command(subcommand)]
@@ -19,6 +23,8 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// Evaluate a model file on one input.
     Eval(EvalArgs),
+    /// Sound bounds of a network's outputs over an input box (output box and linear bounds).
+    Bounds(BoundsArgs),
     /// Prove the candidate invariant (Init => Inv, Inv => Safe, inductiveness) or refute it.
     Check(CheckArgs),
     /// Re-check a certificate written by `check --certificate` (or `synth`) against the system,
@@ -32,6 +38,7 @@ impl Command {
             Command::Info(a) => a.system.json,
             Command::Simulate(a) => a.system.json,
             Command::Eval(a) => a.json,
+            Command::Bounds(a) => a.json,
             Command::Check(a) => a.system.json,
             Command::Certify(a) => a.system.json,
         }
@@ -164,4 +171,25 @@ pub struct CertifyArgs {
     pub certificate: PathBuf,
     #[command(flatten)]
     pub system: SystemArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BoundsArgs {
+    /// A model file (.onnx or .nnet).
+    pub model: PathBuf,
+    /// Lower ends of the input box, comma-separated.
+    #[arg(long, allow_hyphen_values = true)]
+    pub lo: String,
+    /// Upper ends of the input box, comma-separated.
+    #[arg(long, allow_hyphen_values = true)]
+    pub hi: String,
+    /// ibp, crown, alpha-crown or forward.
+    #[arg(long, default_value = "crown")]
+    pub method: String,
+    /// NNet header normalisation: header or none.
+    #[arg(long, default_value = "header")]
+    pub nnet_normalization: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -24,7 +24,8 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
-    let tmp = dir.join(format!(".{}.tmp{}", path.file_name().and_then(|s| s.to_str()).unwrap_or("out"), std::process::id()));
+    let tmp =
+        dir.join(format!(".{}.tmp{}", path.file_name().and_then(|s| s.to_str()).unwrap_or("out"), std::process::id()));
     std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))?;
     Ok(())

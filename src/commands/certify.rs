@@ -8,7 +8,8 @@ use serde_json::json;
 use trestle_bridge::certificate::{CertificateJson, certify};
 
 pub fn run(a: &CertifyArgs) -> CliResult {
-    let text = std::fs::read_to_string(&a.certificate).with_context(|| format!("cannot read {}", a.certificate.display()))?;
+    let text =
+        std::fs::read_to_string(&a.certificate).with_context(|| format!("cannot read {}", a.certificate.display()))?;
     let cert: CertificateJson = serde_json::from_str(&text)
         .map_err(|e| CliError::Input(anyhow!("{}: not a trestle certificate: {e}", a.certificate.display())))?;
     let sys = super::load(&a.system)?;

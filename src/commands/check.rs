@@ -77,7 +77,10 @@ pub fn run(a: &CheckArgs) -> CliResult {
     }
     let bar = (!a.system.json).then(|| {
         let b = ProgressBar::new(1000);
-        b.set_style(ProgressStyle::with_template("{spinner} proven {percent:>3}% of the invariant  {msg}").expect("valid template"));
+        b.set_style(
+            ProgressStyle::with_template("{spinner} proven {percent:>3}% of the invariant  {msg}")
+                .expect("valid template"),
+        );
         b.enable_steady_tick(Duration::from_millis(200));
         b
     });
@@ -155,7 +158,8 @@ pub fn witness_json(sys: &System, w: &Witness) -> Value {
     let named = |names: Vec<String>, vals: &[trestle_ir::Rational]| -> Value {
         Value::Object(names.into_iter().zip(approx(vals)).map(|(n, v)| (n, json!(v))).collect())
     };
-    let exact = |vals: &[trestle_ir::Rational]| -> Value { json!(vals.iter().map(display_rational).collect::<Vec<_>>()) };
+    let exact =
+        |vals: &[trestle_ir::Rational]| -> Value { json!(vals.iter().map(display_rational).collect::<Vec<_>>()) };
     let mut o = json!({ "state": named(sys.state_names(), &w.state), "state_exact": exact(&w.state) });
     if !w.next.is_empty() {
         o["action"] = named(sys.action_names(), &w.actions);
@@ -270,7 +274,9 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
     print_condition(sys, "Inv => Safe", &r.safe);
     match &r.inductive.outcome {
         Inductiveness::Proven if r.inductive.clauses.is_empty() => println!("  {:<22} proven", "Inv /\\ Next => Inv'"),
-        Inductiveness::Proven => println!("  {:<22} proven ({} bridge clauses)", "Inv /\\ Next => Inv'", r.inductive.clauses.len()),
+        Inductiveness::Proven => {
+            println!("  {:<22} proven ({} bridge clauses)", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
+        }
         Inductiveness::Refuted(refutation) => {
             println!("  {:<22} REFUTED, counterexample:", "Inv /\\ Next => Inv'");
             print_witness(sys, &refutation.witness);
@@ -297,7 +303,15 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
     println!(
         "stats:  {} splits, {} SMT queries ({} by Z3, {} by the fast path), {} bound queries, {:.3} s \
          (bounds {:.3} s, env checks {:.3} s, search {:.3} s)",
-        s.splits, s.smt_queries, s.z3_queries, s.fast_path_decided, s.bound_queries, s.seconds, s.bounds_seconds, s.smt_seconds, s.search_seconds
+        s.splits,
+        s.smt_queries,
+        s.z3_queries,
+        s.fast_path_decided,
+        s.bound_queries,
+        s.seconds,
+        s.bounds_seconds,
+        s.smt_seconds,
+        s.search_seconds
     );
     if let Some(p) = &a.certificate {
         println!("certificate: {}", p.display());

@@ -5,13 +5,18 @@ use anyhow::anyhow;
 use serde_json::json;
 use trestle_nn::{LoadOptions, NnetNormalization};
 
-pub fn run(a: &EvalArgs) -> CliResult {
-    let nnet_normalization = match a.nnet_normalization.as_str() {
+/// Loads a model file for the model-level commands.
+pub fn load_model(path: &std::path::Path, normalization: &str) -> Result<trestle_ir::Network, CliError> {
+    let nnet_normalization = match normalization {
         "header" => NnetNormalization::Header,
         "none" => NnetNormalization::None,
         other => return Err(CliError::Input(anyhow!("--nnet-normalization {other}: expected header or none"))),
     };
-    let net = trestle_nn::load_network(&a.model, &LoadOptions { nnet_normalization })?;
+    Ok(trestle_nn::load_network(path, &LoadOptions { nnet_normalization })?)
+}
+
+pub fn run(a: &EvalArgs) -> CliResult {
+    let net = load_model(&a.model, &a.nnet_normalization)?;
     let input = parse_values(&a.input)?;
     if input.len() != net.input_dim() {
         return Err(CliError::Input(anyhow!(

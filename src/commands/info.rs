@@ -66,7 +66,11 @@ fn describe(sys: &System) -> Value {
 
 fn print_text(sys: &System) {
     let names = Names::of(sys);
-    println!("system {}{}", sys.name, if sys.description.is_empty() { String::new() } else { format!(": {}", sys.description) });
+    println!(
+        "system {}{}",
+        sys.name,
+        if sys.description.is_empty() { String::new() } else { format!(": {}", sys.description) }
+    );
     println!("state:");
     for v in &sys.state {
         println!("  {:<10} {:<5} {}", v.name, v.kind.name(), v.domain.describe());
@@ -76,7 +80,9 @@ fn print_text(sys: &System) {
         for v in &sys.nondet {
             let d = match &v.domain {
                 NondetDomain::Interval(l, h) => format!("[{}, {}]", display_rational(l), display_rational(h)),
-                NondetDomain::Set(s) => format!("{{{}}}", s.iter().map(display_rational).collect::<Vec<_>>().join(", ")),
+                NondetDomain::Set(s) => {
+                    format!("{{{}}}", s.iter().map(display_rational).collect::<Vec<_>>().join(", "))
+                }
             };
             println!("  {:<10} {d}", v.name);
         }
@@ -103,7 +109,10 @@ fn print_text(sys: &System) {
         println!("  inputs:  {}", c.inputs.iter().map(|e| names.expr(e)).collect::<Vec<_>>().join(", "));
         match &c.output {
             ControllerOutput::Actions(ids) => {
-                println!("  outputs: {}", ids.iter().map(|&i| sys.actions[i].name.as_str()).collect::<Vec<_>>().join(", "))
+                println!(
+                    "  outputs: {}",
+                    ids.iter().map(|&i| sys.actions[i].name.as_str()).collect::<Vec<_>>().join(", ")
+                )
             }
             ControllerOutput::Argmax(i) => {
                 let ActionKind::Index { labels } = &sys.actions[*i].kind else { unreachable!("validated") };
@@ -114,10 +123,10 @@ fn print_text(sys: &System) {
     println!("step ({} branch{}):", sys.step.branches.len(), if sys.step.branches.len() == 1 { "" } else { "es" });
     for b in &sys.step.branches {
         let mut cond = Vec::new();
-        if let Some((a, v)) = b.label {
-            if let ActionKind::Index { labels } = &sys.actions[a].kind {
-                cond.push(format!("{} == {}", sys.actions[a].name, labels[v]));
-            }
+        if let Some((a, v)) = b.label
+            && let ActionKind::Index { labels } = &sys.actions[a].kind
+        {
+            cond.push(format!("{} == {}", sys.actions[a].name, labels[v]));
         }
         if let Some(g) = &b.guard {
             cond.push(names.pred(g));

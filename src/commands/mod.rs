@@ -1,5 +1,6 @@
 //! One module per command. Each returns an [`Outcome`](crate::Outcome) or a [`CliError`](crate::CliError).
 
+mod bounds;
 mod certify;
 mod check;
 mod eval;
@@ -16,6 +17,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Info(a) => info::run(&a),
         Command::Simulate(a) => simulate::run(&a),
         Command::Eval(a) => eval::run(&a),
+        Command::Bounds(a) => bounds::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Certify(a) => certify::run(&a),
     }

@@ -19,7 +19,11 @@ pub fn run(a: &SimulateArgs) -> CliResult {
     let mut runs = Vec::new();
     for _ in 0..a.runs {
         let start = plan.start_state(&sys, &mut rng)?;
-        runs.push(if a.float { simulate::<f64>(&sys, &plan, &start, a.steps, &mut rng) } else { simulate::<Rational>(&sys, &plan, &start, a.steps, &mut rng) });
+        runs.push(if a.float {
+            simulate::<f64>(&sys, &plan, &start, a.steps, &mut rng)
+        } else {
+            simulate::<Rational>(&sys, &plan, &start, a.steps, &mut rng)
+        });
     }
     if a.system.json {
         print_json(&json!({
@@ -76,14 +80,20 @@ impl Plan {
         let mut from = vec![None; sys.state.len()];
         if let Some(text) = &a.from {
             for (k, v) in assignments(text, "--from")? {
-                let i = sys.state_index(&k).ok_or_else(|| input(format!("--from: unknown state variable '{k}' (state: {})", sys.state_names().join(", "))))?;
+                let i = sys.state_index(&k).ok_or_else(|| {
+                    input(format!("--from: unknown state variable '{k}' (state: {})", sys.state_names().join(", ")))
+                })?;
                 from[i] = Some(exact(&v, "--from")?);
             }
         }
         let mut nondet = vec![None; sys.nondet.len()];
         if let Some(text) = &a.nondet {
             for (k, v) in assignments(text, "--nondet")? {
-                let i = sys.nondet.iter().position(|n| n.name == k).ok_or_else(|| input(format!("--nondet: unknown input '{k}'")))?;
+                let i = sys
+                    .nondet
+                    .iter()
+                    .position(|n| n.name == k)
+                    .ok_or_else(|| input(format!("--nondet: unknown input '{k}'")))?;
                 nondet[i] = Some(v.split(';').map(|x| exact(x.trim(), "--nondet")).collect::<Result<Vec<_>, _>>()?);
             }
         }
@@ -93,10 +103,15 @@ impl Plan {
                 text.split(',')
                     .map(|b| {
                         let b = b.trim();
-                        sys.step.branches.iter().position(|x| x.name == b).or_else(|| b.parse::<usize>().ok().filter(|&i| i < sys.step.branches.len())).ok_or_else(|| {
-                            let names: Vec<_> = sys.step.branches.iter().map(|x| x.name.as_str()).collect();
-                            input(format!("--branch: unknown branch '{b}' (branches: {})", names.join(", ")))
-                        })
+                        sys.step
+                            .branches
+                            .iter()
+                            .position(|x| x.name == b)
+                            .or_else(|| b.parse::<usize>().ok().filter(|&i| i < sys.step.branches.len()))
+                            .ok_or_else(|| {
+                                let names: Vec<_> = sys.step.branches.iter().map(|x| x.name.as_str()).collect();
+                                input(format!("--branch: unknown branch '{b}' (branches: {})", names.join(", ")))
+                            })
                     })
                     .collect::<Result<Vec<_>, _>>()?,
             ),
@@ -123,7 +138,10 @@ impl Plan {
             let (Some(lo), Some(hi)) = (&b.lo[i], &b.hi[i]) else {
                 return Err(input(format!("Init does not bound '{}': give it with --from", v.name)));
             };
-            state.push(sample(v.kind, lo, hi, rng).ok_or_else(|| input(format!("Init has no {} value for '{}'", v.kind.name(), v.name)))?);
+            state.push(
+                sample(v.kind, lo, hi, rng)
+                    .ok_or_else(|| input(format!("Init has no {} value for '{}'", v.kind.name(), v.name)))?,
+            );
         }
         Ok(state)
     }
@@ -182,7 +200,11 @@ fn simulate<T: Scalar>(sys: &System, plan: &Plan, start: &[Rational], steps: usi
             match &plan.branches {
                 Some(bs) => {
                     let b = bs[t.min(bs.len() - 1)];
-                    if enabled.contains(&b) { Ok(b) } else { Err(SimError::BranchDisabled { name: sys.step.branches[b].name.clone() }) }
+                    if enabled.contains(&b) {
+                        Ok(b)
+                    } else {
+                        Err(SimError::BranchDisabled { name: sys.step.branches[b].name.clone() })
+                    }
                 }
                 None => Ok(enabled[rng.random_range(0..enabled.len())]),
             }
@@ -220,7 +242,9 @@ impl Run {
         let named = |names: Vec<String>, vals: &[Rational]| -> Value {
             Value::Object(names.into_iter().zip(vals).map(|(n, v)| (n, value_json(v))).collect())
         };
-        let exact = |vals: &[Rational]| -> Value { Value::Array(vals.iter().map(|v| json!(display_rational(&v.to_rational()))).collect()) };
+        let exact = |vals: &[Rational]| -> Value {
+            Value::Array(vals.iter().map(|v| json!(display_rational(&v.to_rational()))).collect())
+        };
         let actions = |tr: &Transition<Rational>| -> Value {
             Value::Object(
                 sys.actions
@@ -267,7 +291,12 @@ impl Run {
             let mut r = vec![t.to_string()];
             r.extend(tr.state.iter().map(show));
             r.extend(tr.nondet.iter().map(show));
-            r.extend(tr.actions.iter().enumerate().map(|(i, v)| sim::action_label(sys, i, &v.to_rational()).unwrap_or_else(|| show(v))));
+            r.extend(
+                tr.actions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| sim::action_label(sys, i, &v.to_rational()).unwrap_or_else(|| show(v))),
+            );
             if sys.step.branches.len() > 1 {
                 r.push(sys.step.branches[tr.branch].name.clone());
             }

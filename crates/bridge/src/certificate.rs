@@ -219,7 +219,9 @@ pub struct Certification {
 fn fbox(b: &BoxJson, dims: usize, what: &str) -> Result<FBox, BridgeError> {
     let f = FBox::new(b.lo.clone(), b.hi.clone());
     if f.lo.len() != dims || f.hi.len() != dims || !f.is_valid() {
-        return Err(BridgeError::Certificate(format!("{what}: not a valid box of {dims} finite dimensions with lo <= hi")));
+        return Err(BridgeError::Certificate(format!(
+            "{what}: not a valid box of {dims} finite dimensions with lo <= hi"
+        )));
     }
     Ok(f)
 }
@@ -311,8 +313,12 @@ fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeErr
     names_match(sys, &p.state_vars, &p.action_vars, &p.nondet_vars)?;
     let d = sys.state.len();
     let n_act = sys.actions.len();
-    let invariant: Vec<FBox> =
-        p.invariant.iter().enumerate().map(|(i, b)| fbox(b, d, &format!("invariant[{i}]"))).collect::<Result<_, _>>()?;
+    let invariant: Vec<FBox> = p
+        .invariant
+        .iter()
+        .enumerate()
+        .map(|(i, b)| fbox(b, d, &format!("invariant[{i}]")))
+        .collect::<Result<_, _>>()?;
     if invariant.is_empty() {
         return Err(BridgeError::Certificate("the invariant has no boxes".into()));
     }
@@ -353,7 +359,11 @@ fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeErr
             break;
         }
     }
-    checks.push(("each psi holds on its box (re-bounded)".into(), bad_post.is_none(), bad_post.unwrap_or_else(|| format!("{} clauses", clauses.len()))));
+    checks.push((
+        "each psi holds on its box (re-bounded)".into(),
+        bad_post.is_none(),
+        bad_post.unwrap_or_else(|| format!("{} clauses", clauses.len())),
+    ));
     let mut backend = z3(sys)?;
     let mut bad_env = None;
     for (i, c) in clauses.iter().enumerate() {
@@ -370,7 +380,11 @@ fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeErr
             }
         }
     }
-    checks.push(("each environment condition holds (Z3)".into(), bad_env.is_none(), bad_env.unwrap_or_else(|| format!("{} queries", clauses.len()))));
+    checks.push((
+        "each environment condition holds (Z3)".into(),
+        bad_env.is_none(),
+        bad_env.unwrap_or_else(|| format!("{} queries", clauses.len())),
+    ));
     let init = backend.check_init(&inv)?;
     checks.push(("Init => Inv (Z3)".into(), init == Answer::Valid, answer_text(&init)));
     match &sys.safe {
@@ -407,12 +421,19 @@ fn vector(v: &[f64], n: usize, what: &str) -> Result<Vec<f64>, BridgeError> {
 }
 
 /// Whether `post` holds for every state of `region`: re-bounded, with halving up to `depth`.
-fn post_holds(sys: &System, engine: &PostEngine<'_>, region: &FBox, post: &Postcondition, depth: usize) -> Result<(), String> {
+fn post_holds(
+    sys: &System,
+    engine: &PostEngine<'_>,
+    region: &FBox,
+    post: &Postcondition,
+    depth: usize,
+) -> Result<(), String> {
     match post_holds_once(sys, engine, region, post) {
         Ok(()) => Ok(()),
         Err(why) if depth == 0 => Err(why),
         Err(_) => {
-            let widest = (0..region.dims()).max_by(|&a, &b| region.widths()[a].total_cmp(&region.widths()[b])).unwrap_or(0);
+            let widest =
+                (0..region.dims()).max_by(|&a, &b| region.widths()[a].total_cmp(&region.widths()[b])).unwrap_or(0);
             let (l, r) = region.bisect(widest);
             post_holds(sys, engine, &l, post, depth - 1)?;
             post_holds(sys, engine, &r, post, depth - 1)
@@ -440,13 +461,15 @@ fn post_holds_once(sys: &System, engine: &PostEngine<'_>, region: &FBox, post: &
             };
             let crown = trestle_bounds::bound(net, &input, &Method::Crown).map_err(|e| e.to_string())?;
             if !ok_box(&crown) {
-                let alpha = trestle_bounds::bound(net, &input, &"alpha-crown".parse().expect("known method")).map_err(|e| e.to_string())?;
+                let alpha = trestle_bounds::bound(net, &input, &"alpha-crown".parse().expect("known method"))
+                    .map_err(|e| e.to_string())?;
                 if !ok_box(&alpha) {
                     return Err(format!("network '{}' may leave the stored action box", sys.networks[n].name));
                 }
             }
             if let (Postcondition::Linear(l), ControllerOutput::Actions(ids)) = (post, &c.output) {
-                linear_holds(net, &input, engine.input_vars(ci), l, ids).map_err(|e| format!("network '{}': {e}", sys.networks[n].name))?;
+                linear_holds(net, &input, engine.input_vars(ci), l, ids)
+                    .map_err(|e| format!("network '{}': {e}", sys.networks[n].name))?;
             }
         }
     }
@@ -455,7 +478,13 @@ fn post_holds_once(sys: &System, engine: &PostEngine<'_>, region: &FBox, post: &
 
 /// Re-verifies `A_l s + c_l <= a <= A_u s + c_u` for the actions `ids` of one network by bounding
 /// `f_k(x) - (A x + c)` backward from exactly those coefficients.
-fn linear_holds(net: &trestle_ir::Network, input: &InputBox, vars: Option<&[usize]>, l: &LinearPost, ids: &[usize]) -> Result<(), String> {
+fn linear_holds(
+    net: &trestle_ir::Network,
+    input: &InputBox,
+    vars: Option<&[usize]>,
+    l: &LinearPost,
+    ids: &[usize],
+) -> Result<(), String> {
     let n_in = net.input_dim();
     let n_out = net.output_dim();
     // Rows that carry no state coefficients are constant bounds, already checked against the box.
@@ -479,7 +508,8 @@ fn linear_holds(net: &trestle_ir::Network, input: &InputBox, vars: Option<&[usiz
             }
             let out_m = Matrix::new(1, n_out, out);
             let in_m = Matrix::new(1, n_in, coeffs);
-            let (lo, hi) = trestle_bounds::bound_affine_of(net, input, &Method::Crown, &out_m, &in_m, &[-off[a]]).map_err(|e| e.to_string())?;
+            let (lo, hi) = trestle_bounds::bound_affine_of(net, input, &Method::Crown, &out_m, &in_m, &[-off[a]])
+                .map_err(|e| e.to_string())?;
             let ok = if is_upper { hi[0] <= 0.0 } else { lo[0] >= 0.0 };
             if !ok {
                 return Err(format!(
@@ -494,7 +524,10 @@ fn linear_holds(net: &trestle_ir::Network, input: &InputBox, vars: Option<&[usiz
 }
 
 fn exact_values(texts: &[String], what: &str) -> Result<Vec<Rational>, BridgeError> {
-    texts.iter().map(|t| parse_rational(t).ok_or_else(|| BridgeError::Certificate(format!("{what}: '{t}' is not a number")))).collect()
+    texts
+        .iter()
+        .map(|t| parse_rational(t).ok_or_else(|| BridgeError::Certificate(format!("{what}: '{t}' is not a number"))))
+        .collect()
 }
 
 /// A refutation is re-checked by replaying its witness exactly.
@@ -510,8 +543,13 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
         });
     }
     let (state, nondet) = match (&o.witness_exact, &o.witness) {
-        (Some(e), _) => (exact_values(&e.state, "witness_exact.state")?, exact_values(&e.nondet, "witness_exact.nondet")?),
-        (None, Some(w)) => (w.state.iter().map(|&x| rational_from_f64(x)).collect(), w.nondet.iter().map(|&x| rational_from_f64(x)).collect()),
+        (Some(e), _) => {
+            (exact_values(&e.state, "witness_exact.state")?, exact_values(&e.nondet, "witness_exact.nondet")?)
+        }
+        (None, Some(w)) => (
+            w.state.iter().map(|&x| rational_from_f64(x)).collect(),
+            w.nondet.iter().map(|&x| rational_from_f64(x)).collect(),
+        ),
         (None, None) => return Err(BridgeError::Certificate("a refutation needs a witness".into())),
     };
     let (inv, _) = crate::check::invariant_cover(sys)?;
@@ -519,7 +557,9 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
     let checks = vec![(
         "witness replays exactly: state in Inv, successor outside".to_string(),
         replay.is_some(),
-        replay.map(|w| w.to_string()).unwrap_or_else(|| "the replay stays inside the invariant or the state is outside it".into()),
+        replay
+            .map(|w| w.to_string())
+            .unwrap_or_else(|| "the replay stays inside the invariant or the state is outside it".into()),
     )];
     Ok(Certification { valid: checks[0].1, kind: "refutation", checks })
 }

@@ -1,7 +1,7 @@
 //! The whole `check`: Init => Inv, Inv => Safe and inductiveness, and the verdict.
 
 use crate::config::Config;
-use crate::engine::{self, Inductiveness, InductiveRun, Progress};
+use crate::engine::{self, InductiveRun, Inductiveness, Progress};
 use crate::error::BridgeError;
 use trestle_ir::{FBox, Pred, System};
 use trestle_smt::{Answer, Checker, CheckerConfig, EnvChecker, Witness};
@@ -77,7 +77,9 @@ pub fn invariant_cover(sys: &System) -> Result<(Pred, Vec<FBox>), BridgeError> {
     }
     let cover = boxes
         .iter()
-        .map(|b| b.enclosing_fbox().ok_or_else(|| BridgeError::InvariantShape("a box is unbounded in some variable".into())))
+        .map(|b| {
+            b.enclosing_fbox().ok_or_else(|| BridgeError::InvariantShape("a box is unbounded in some variable".into()))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((inv, cover))
 }
@@ -115,7 +117,12 @@ pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeErro
         Answer::Invalid(witness) => Inductiveness::Refuted(engine::Refutation { witness, region: None }),
         Answer::Unknown(r) => Inductiveness::Unknown { reason: format!("monolithic Z3 query: {r}") },
     };
-    let stats = engine::RunStats { smt_queries: 1, z3_queries: 1, seconds: start.elapsed().as_secs_f64(), ..Default::default() };
+    let stats = engine::RunStats {
+        smt_queries: 1,
+        z3_queries: 1,
+        seconds: start.elapsed().as_secs_f64(),
+        ..Default::default()
+    };
     let inductive = InductiveRun { outcome, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats };
     Ok(Report { verdict: verdict(&init, &safe, &inductive.outcome), init, safe, inductive, cover })
 }

@@ -47,7 +47,9 @@ pub enum Inductiveness {
     Proven,
     Refuted(Refutation),
     /// A limit was reached; `reason` says which.
-    Unknown { reason: String },
+    Unknown {
+        reason: String,
+    },
 }
 
 /// Counters of one run. All but the times are deterministic.
@@ -279,14 +281,8 @@ impl<'s> Ctx<'s> {
         }
         let widths = p.widths();
         let small = widths.iter().zip(&self.extent).all(|(w, e)| *w <= self.cfg.min_width * e.max(f64::MIN_POSITIVE));
-        w.result = if small {
-            BoxResult::Undecided
-        } else {
-            BoxResult::Split(self.split(p, &post), 0.0)
-        };
-        if let BoxResult::Split(children, _) = &mut w.result {
-            w.result = BoxResult::Split(std::mem::take(children), self.priority(p, &post));
-        }
+        w.result =
+            if small { BoxResult::Undecided } else { BoxResult::Split(self.split(p, &post), self.priority(p, &post)) };
         Ok(w)
     }
 
@@ -294,7 +290,8 @@ impl<'s> Ctx<'s> {
     fn split(&self, p: &FBox, post: &Postcondition) -> Vec<FBox> {
         let d = p.dims();
         let rel = |i: usize| p.hi[i] - p.lo[i];
-        let splittable: Vec<usize> = (0..d).filter(|&i| p.interval(i).mid() > p.lo[i] && p.interval(i).mid() < p.hi[i]).collect();
+        let splittable: Vec<usize> =
+            (0..d).filter(|&i| p.interval(i).mid() > p.lo[i] && p.interval(i).mid() < p.hi[i]).collect();
         if splittable.is_empty() {
             return vec![];
         }
@@ -302,10 +299,13 @@ impl<'s> Ctx<'s> {
             Split::All => {
                 let mut out = vec![p.clone()];
                 for &i in &splittable {
-                    out = out.into_iter().flat_map(|b| {
-                        let (l, r) = b.bisect(i);
-                        [l, r]
-                    }).collect();
+                    out = out
+                        .into_iter()
+                        .flat_map(|b| {
+                            let (l, r) = b.bisect(i);
+                            [l, r]
+                        })
+                        .collect();
                 }
                 out
             }
@@ -315,13 +315,15 @@ impl<'s> Ctx<'s> {
                     match (self.cfg.split, post) {
                         (Split::Influence, Postcondition::Linear(l)) => {
                             // Gap the linear bounds leave in dimension i, relative to its extent.
-                            let coeff: f64 = (0..l.lower.rows).map(|a| l.upper.get(a, i).abs() + l.lower.get(a, i).abs()).sum();
+                            let coeff: f64 =
+                                (0..l.lower.rows).map(|a| l.upper.get(a, i).abs() + l.lower.get(a, i).abs()).sum();
                             width * (1.0 + coeff * self.extent[i])
                         }
                         _ => width,
                     }
                 };
-                let best = splittable.iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a))).unwrap();
+                let best =
+                    splittable.iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a))).unwrap();
                 let (l, r) = p.bisect(best);
                 vec![l, r]
             }
@@ -343,7 +345,9 @@ impl<'s> Ctx<'s> {
             .iter()
             .map(|v| match &v.domain {
                 NondetDomain::Interval(l, h) => Interval::of_rational(l).hull(&Interval::of_rational(h)),
-                NondetDomain::Set(s) => s.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).expect("non-empty"),
+                NondetDomain::Set(s) => {
+                    s.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).expect("non-empty")
+                }
             })
             .collect();
         let env = Env::new(&state, &actions, &nondet);
@@ -351,7 +355,9 @@ impl<'s> Ctx<'s> {
         for b in &self.sys.step.branches {
             for (i, u) in b.updates.iter().enumerate() {
                 let img = u.eval_interval(&env);
-                worst = worst.max((img.hi - self.hull.hi[i]).max(self.hull.lo[i] - img.lo) / self.extent[i].max(f64::MIN_POSITIVE));
+                worst = worst.max(
+                    (img.hi - self.hull.hi[i]).max(self.hull.lo[i] - img.lo) / self.extent[i].max(f64::MIN_POSITIVE),
+                );
             }
         }
         worst
@@ -391,15 +397,22 @@ pub fn check_inductive(
             })
             .collect(),
     );
-    let mut run = InductiveRun { outcome: Inductiveness::Proven, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats: RunStats::default() };
+    let mut run = InductiveRun {
+        outcome: Inductiveness::Proven,
+        clauses: Vec::new(),
+        undecided: Vec::new(),
+        falsified: Vec::new(),
+        stats: RunStats::default(),
+    };
     let mut proven_volume = 0.0;
     while queue.len() > 0 {
-        if let Some(limit) = cfg.timeout {
-            if start.elapsed() > limit {
-                run.outcome = Inductiveness::Unknown { reason: format!("time limit of {:.1} s reached", limit.as_secs_f64()) };
-                run.undecided.extend(queue.drain());
-                break;
-            }
+        if let Some(limit) = cfg.timeout
+            && start.elapsed() > limit
+        {
+            run.outcome =
+                Inductiveness::Unknown { reason: format!("time limit of {:.1} s reached", limit.as_secs_f64()) };
+            run.undecided.extend(queue.drain());
+            break;
         }
         let batch: Vec<Item> = (0..BATCH).map_while(|_| queue.pop()).collect();
         let results: Vec<Result<BoxWork, BridgeError>> = pool.install(|| {
@@ -460,13 +473,21 @@ pub fn check_inductive(
                 break;
             }
         }
-        progress(Progress { processed: run.stats.boxes, queued: queue.len(), proven: proven_volume / total_volume.max(f64::MIN_POSITIVE) });
+        progress(Progress {
+            processed: run.stats.boxes,
+            queued: queue.len(),
+            proven: proven_volume / total_volume.max(f64::MIN_POSITIVE),
+        });
         if stop {
             break;
         }
     }
     if matches!(run.outcome, Inductiveness::Proven) && !run.undecided.is_empty() {
-        let why = if run.stats.splits >= cfg.max_splits { "split limit reached" } else { "boxes below the minimum width stayed undecided" };
+        let why = if run.stats.splits >= cfg.max_splits {
+            "split limit reached"
+        } else {
+            "boxes below the minimum width stayed undecided"
+        };
         run.outcome = Inductiveness::Unknown { reason: format!("{why}: {} undecided boxes", run.undecided.len()) };
     }
     run.stats.seconds = start.elapsed().as_secs_f64();

@@ -99,10 +99,11 @@ impl<'s> PostEngine<'s> {
                         lower_off[a] = lo[a];
                         upper_off[a] = hi[a];
                     }
-                    if self.linear && bounds.len() == 1 {
-                        if let Some(lin) = &bounds[0].linear {
-                            self.compose(ci, p, lin, ids, (&mut lower, &mut lower_off), (&mut upper, &mut upper_off));
-                        }
+                    if self.linear
+                        && bounds.len() == 1
+                        && let Some(lin) = &bounds[0].linear
+                    {
+                        self.compose(ci, p, lin, ids, (&mut lower, &mut lower_off), (&mut upper, &mut upper_off));
                     }
                 }
                 ControllerOutput::Argmax(a) => {
@@ -128,13 +129,7 @@ impl<'s> PostEngine<'s> {
         if !self.linear {
             return Ok(Postcondition::Box(bounds));
         }
-        Ok(Postcondition::Linear(LinearPost {
-            lower,
-            lower_offset: lower_off,
-            upper,
-            upper_offset: upper_off,
-            bounds,
-        }))
+        Ok(Postcondition::Linear(LinearPost { lower, lower_offset: lower_off, upper, upper_offset: upper_off, bounds }))
     }
 
     /// The networks a controller may run on `p` (a selector may range over several).
@@ -211,7 +206,8 @@ impl<'s> PostEngine<'s> {
                         for (&w, off) in row.iter().zip(offset) {
                             constant = constant.add(&Interval::point(w).mul(off));
                         }
-                        let (mat, offs) = if is_upper { (&mut *upper.0, &mut *upper.1) } else { (&mut *lower.0, &mut *lower.1) };
+                        let (mat, offs) =
+                            if is_upper { (&mut *upper.0, &mut *upper.1) } else { (&mut *lower.0, &mut *lower.1) };
                         mat.data[a * n_state..(a + 1) * n_state].copy_from_slice(&coeffs);
                         offs[a] = if is_upper { add_up(constant.hi, slack) } else { add_down(constant.lo, -slack) };
                     }
@@ -254,12 +250,13 @@ fn observation(sys: &System, c: &trestle_ir::system::Controller) -> Result<Obser
             BridgeError::Unsupported(format!("controller '{}' input {k} is not affine in the state", c.name))
         })?;
         let one = trestle_ir::num::rational_from_i64(1);
-        if lin.coeffs.len() == 1 && num_traits::Zero::is_zero(&lin.constant) {
-            if let Some((VarRef::State(j), q)) = lin.coeffs.iter().next() {
-                if *q == one && !vars.contains(j) {
-                    vars.push(*j);
-                }
-            }
+        if lin.coeffs.len() == 1
+            && num_traits::Zero::is_zero(&lin.constant)
+            && let Some((VarRef::State(j), q)) = lin.coeffs.iter().next()
+            && *q == one
+            && !vars.contains(j)
+        {
+            vars.push(*j);
         }
         m.push((0..n_state).map(|j| Interval::of_rational(&lin.coeff(VarRef::State(j)))).collect());
         offset.push(Interval::of_rational(&lin.constant));

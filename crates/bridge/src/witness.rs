@@ -71,7 +71,10 @@ fn distance_outside(x: &[f64], cover: &[FBox]) -> f64 {
 /// Largest distance outside the invariant over the environment's choices at `state` (f64).
 /// The networks run once per state when no observation reads a non-deterministic input.
 fn violation(sys: &System, cover: &[FBox], state: &[f64], vertices: &[Vec<f64>]) -> f64 {
-    let observes_nondet = sys.controllers.iter().any(|c| c.inputs.iter().any(|e| e.mentions(|v| matches!(v, trestle_ir::VarRef::Nondet(_)))));
+    let observes_nondet = sys
+        .controllers
+        .iter()
+        .any(|c| c.inputs.iter().any(|e| e.mentions(|v| matches!(v, trestle_ir::VarRef::Nondet(_)))));
     let mut shared: Option<Vec<f64>> = None;
     let mut worst = f64::NEG_INFINITY;
     for nondet in vertices {
@@ -118,7 +121,14 @@ impl Stream {
 /// Searches `p` for a concrete counterexample: the hint (e.g. a solver's abstract witness), the
 /// centre, the corners and a few random points, then ascent steps from the most violating one.
 /// Candidates whose float successor leaves the invariant are replayed exactly.
-pub fn search(sys: &System, inv: &Pred, cover: &[FBox], p: &FBox, hint: Option<&[Rational]>, vertices: &[Vec<Rational>]) -> Option<Witness> {
+pub fn search(
+    sys: &System,
+    inv: &Pred,
+    cover: &[FBox],
+    p: &FBox,
+    hint: Option<&[Rational]>,
+    vertices: &[Vec<Rational>],
+) -> Option<Witness> {
     let d = p.dims();
     let fverts: Vec<Vec<f64>> = vertices.iter().map(|v| v.iter().map(to_f64_nearest).collect()).collect();
     let clamp = |x: Vec<f64>| -> Vec<f64> { x.iter().enumerate().map(|(i, v)| v.clamp(p.lo[i], p.hi[i])).collect() };
@@ -136,14 +146,15 @@ pub fn search(sys: &System, inv: &Pred, cover: &[FBox], p: &FBox, hint: Option<&
     for _ in 0..4 {
         candidates.push((0..d).map(|i| p.lo[i] + (p.hi[i] - p.lo[i]) * rng.unit()).collect());
     }
-    let try_exact = |x: &[f64]| replay_exact(sys, inv, &x.iter().map(|&v| rational_from_f64(v)).collect::<Vec<_>>(), vertices);
+    let try_exact =
+        |x: &[f64]| replay_exact(sys, inv, &x.iter().map(|&v| rational_from_f64(v)).collect::<Vec<_>>(), vertices);
     let mut best: Option<(f64, Vec<f64>)> = None;
     for c in candidates {
         let v = violation(sys, cover, &c, &fverts);
-        if v > 0.0 {
-            if let Some(w) = try_exact(&c) {
-                return Some(w);
-            }
+        if v > 0.0
+            && let Some(w) = try_exact(&c)
+        {
+            return Some(w);
         }
         if best.as_ref().is_none_or(|(bv, _)| v > *bv) {
             best = Some((v, c));
@@ -169,10 +180,10 @@ pub fn search(sys: &System, inv: &Pred, cover: &[FBox], p: &FBox, hint: Option<&
                 }
             }
         }
-        if value > 0.0 {
-            if let Some(w) = try_exact(&x) {
-                return Some(w);
-            }
+        if value > 0.0
+            && let Some(w) = try_exact(&x)
+        {
+            return Some(w);
         }
         if !improved {
             step.iter_mut().for_each(|s| *s *= 0.5);

@@ -15,7 +15,13 @@ fn examples_are_safe_under_every_configuration() {
             for linear in [false, true] {
                 for split in [Split::All, Split::Widest, Split::Influence] {
                     for queue in [Queue::Fifo, Queue::Dfs, Queue::Priority] {
-                        let cfg = Config { post: post.parse().unwrap(), linear_bridge: linear, split, queue, ..Config::default() };
+                        let cfg = Config {
+                            post: post.parse().unwrap(),
+                            linear_bridge: linear,
+                            split,
+                            queue,
+                            ..Config::default()
+                        };
                         let r = check(&sys, &cfg, &quiet).unwrap();
                         assert_eq!(r.verdict, Verdict::Safe, "{file} {post} linear={linear} {split:?} {queue:?}");
                         let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();

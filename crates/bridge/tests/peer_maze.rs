@@ -96,14 +96,31 @@ fn default_configuration_beats_the_paper_on_queries() {
         return;
     }
     let paper = [
-        (("det", 32), (61, 49)), (("det", 40), (66, 53)), (("det", 48), (51, 41)), (("det", 56), (41, 33)),
-        (("det", 64), (76, 61)), (("det", 128), (225, 160)), (("det", 256), (136, 109)), (("det", 512), (301, 241)),
-        (("nondet", 32), (71, 57)), (("nondet", 40), (66, 53)), (("nondet", 48), (41, 33)), (("nondet", 56), (46, 37)),
-        (("nondet", 64), (61, 49)), (("nondet", 128), (141, 113)), (("nondet", 256), (116, 93)), (("nondet", 512), (226, 181)),
+        (("det", 32), (61, 49)),
+        (("det", 40), (66, 53)),
+        (("det", 48), (51, 41)),
+        (("det", 56), (41, 33)),
+        (("det", 64), (76, 61)),
+        (("det", 128), (225, 160)),
+        (("det", 256), (136, 109)),
+        (("det", 512), (301, 241)),
+        (("nondet", 32), (71, 57)),
+        (("nondet", 40), (66, 53)),
+        (("nondet", 48), (41, 33)),
+        (("nondet", 56), (46, 37)),
+        (("nondet", 64), (61, 49)),
+        (("nondet", 128), (141, 113)),
+        (("nondet", 256), (116, 93)),
+        (("nondet", 512), (226, 181)),
     ];
     for ((kind, h), (smt, nnv)) in paper {
         let s = check(&peer(kind, h), &Config::default(), &quiet).unwrap().inductive.stats;
-        assert!(s.smt_queries < smt && s.bound_queries < nnv, "{kind} 2x{h}: {} SMT, {} NNV", s.smt_queries, s.bound_queries);
+        assert!(
+            s.smt_queries < smt && s.bound_queries < nnv,
+            "{kind} 2x{h}: {} SMT, {} NNV",
+            s.smt_queries,
+            s.bound_queries
+        );
     }
 }
 
@@ -122,7 +139,9 @@ fn results_do_not_depend_on_the_thread_count() {
             assert_eq!(one.verdict, two.verdict);
             assert_eq!(one.inductive.clauses, two.inductive.clauses, "{kind} 2x{h}");
             assert_eq!(one.inductive.outcome, two.inductive.outcome);
-            let strip = |s: &trestle_bridge::RunStats| (s.boxes, s.splits, s.smt_queries, s.z3_queries, s.bound_queries, s.searches);
+            let strip = |s: &trestle_bridge::RunStats| {
+                (s.boxes, s.splits, s.smt_queries, s.z3_queries, s.bound_queries, s.searches)
+            };
             assert_eq!(strip(&one.inductive.stats), strip(&two.inductive.stats));
         }
     }
@@ -144,9 +163,13 @@ fn simulated_runs_stay_in_proven_invariants() {
             let mut s = vec![0.3 + 0.1 * (k as f64 / 19.0), 0.7 - 0.1 * ((k * 7 % 20) as f64 / 19.0)];
             let mut mem = sim::initial_memory::<f64>(&sys);
             for t in 0..60 {
-                let c: Vec<f64> = if sys.nondet.is_empty() { vec![] } else { vec![0.5 + 0.5 * ((t * 13 + k) % 10) as f64 / 9.0] };
+                let c: Vec<f64> =
+                    if sys.nondet.is_empty() { vec![] } else { vec![0.5 + 0.5 * ((t * 13 + k) % 10) as f64 / 9.0] };
                 s = sim::step(&sys, &s, &mut mem, &c, 0).unwrap().next;
-                assert!(inv.eval_f64(&Env::new(&s, &[], &[])).unwrap(), "{kind} 2x{h}: run {k} left Inv at step {t}: {s:?}");
+                assert!(
+                    inv.eval_f64(&Env::new(&s, &[], &[])).unwrap(),
+                    "{kind} 2x{h}: run {k} left Inv at step {t}: {s:?}"
+                );
             }
         }
     }

@@ -70,7 +70,8 @@ pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> R
     let name = raw.system.name.clone().unwrap_or_else(|| {
         path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "system".into())
     });
-    let sys = r.finish(name, raw.system.description.clone(), controllers, step, (init, safe, invariant), properties, domain_exit);
+    let meta = (name, raw.system.description.clone(), domain_exit);
+    let sys = r.finish(meta, controllers, step, (init, safe, invariant), properties);
     sys.validate().map_err(|e| ConfigError::new(path, Some(e.location), e.message))?;
     Ok(sys)
 }

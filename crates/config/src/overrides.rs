@@ -69,8 +69,9 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
             toml::Value::Array(items) => {
                 let idx: usize = part.parse().map_err(|_| format!("--set {key}: '{part}' must be an array index"))?;
                 let len = items.len();
-                let slot =
-                    items.get_mut(idx).ok_or_else(|| format!("--set {key}: index {idx} out of range (length {len})"))?;
+                let slot = items
+                    .get_mut(idx)
+                    .ok_or_else(|| format!("--set {key}: index {idx} out of range (length {len})"))?;
                 if last {
                     *slot = value;
                     return Ok(());
@@ -95,9 +96,10 @@ mod tests {
             "branch.1.name=\"b\"".into(),
         ])
         .unwrap();
-        let mut doc: toml::Table =
-            toml::from_str("[init]\nhdot0 = -19.5\n[controller]\nmodel = 'a.onnx'\n[[branch]]\nname='x'\n[[branch]]\nname='y'\n")
-                .unwrap();
+        let mut doc: toml::Table = toml::from_str(
+            "[init]\nhdot0 = -19.5\n[controller]\nmodel = 'a.onnx'\n[[branch]]\nname='x'\n[[branch]]\nname='y'\n",
+        )
+        .unwrap();
         o.apply(&mut doc).unwrap();
         assert_eq!(doc["init"]["hdot0"].as_float(), Some(-22.5));
         assert_eq!(doc["controller"]["model"].as_str(), Some("../m/net.onnx"));

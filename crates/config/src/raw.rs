@@ -164,7 +164,9 @@ pub enum RawRange {
     Value(RawNum),
     Range([RawNum; 2]),
     /// A finite set of values (`{ values = [-19.5, -22.5] }`).
-    Set { values: Vec<RawNum> },
+    Set {
+        values: Vec<RawNum>,
+    },
 }
 
 #[derive(Debug, Deserialize)]

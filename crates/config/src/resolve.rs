@@ -59,7 +59,9 @@ impl<'a> Resolver<'a> {
             RawNum::Float(f) => self.err(key, format!("{f} is not a finite number")),
             RawNum::Text(t) => match parse_rational(t) {
                 Some(q) => Ok(q),
-                None => self.err(key, format!("'{t}' is not a number (write a decimal like 0.1 or a fraction like 1/3)")),
+                None => {
+                    self.err(key, format!("'{t}' is not a number (write a decimal like 0.1 or a fraction like 1/3)"))
+                }
             },
         }
     }
@@ -72,7 +74,8 @@ impl<'a> Resolver<'a> {
             s.add(n, Symbol::Const(q.clone()));
         }
         for (i, v) in self.state.iter().enumerate() {
-            let sym = if v.kind == VarKind::Bool { Symbol::BoolVar(VarRef::State(i)) } else { Symbol::Var(VarRef::State(i)) };
+            let sym =
+                if v.kind == VarKind::Bool { Symbol::BoolVar(VarRef::State(i)) } else { Symbol::Var(VarRef::State(i)) };
             s.add(&v.name, sym);
         }
         s
@@ -101,7 +104,8 @@ impl<'a> Resolver<'a> {
         let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !ok {
-            return self.err(key, format!("'{name}' is not a valid name (letters, digits, _; not starting with a digit)"));
+            return self
+                .err(key, format!("'{name}' is not a valid name (letters, digits, _; not starting with a digit)"));
         }
         Ok(())
     }
@@ -132,18 +136,19 @@ impl<'a> Resolver<'a> {
                 other => return self.err(format!("{key}.type"), format!("unknown type '{other}' (real, int or bool)")),
             };
             let mut domain = match &v.domain {
-                Some([lo, hi]) => {
-                    Domain { lo: Some(self.num(&format!("{key}.domain"), lo)?), hi: Some(self.num(&format!("{key}.domain"), hi)?) }
-                }
+                Some([lo, hi]) => Domain {
+                    lo: Some(self.num(&format!("{key}.domain"), lo)?),
+                    hi: Some(self.num(&format!("{key}.domain"), hi)?),
+                },
                 None => Domain::default(),
             };
             if kind == VarKind::Bool {
                 domain = Domain { lo: Some(rational_from_i64(0)), hi: Some(rational_from_i64(1)) };
             }
-            if let (Some(l), Some(h)) = (&domain.lo, &domain.hi) {
-                if l > h {
-                    return self.err(format!("{key}.domain"), "lower end is above the upper end");
-                }
+            if let (Some(l), Some(h)) = (&domain.lo, &domain.hi)
+                && l > h
+            {
+                return self.err(format!("{key}.domain"), "lower end is above the upper end");
             }
             self.state.push(StateVar { name: name.clone(), kind, domain });
         }
@@ -243,7 +248,10 @@ impl<'a> Resolver<'a> {
             let activation = match l.activation.as_str() {
                 "relu" => Activation::Relu,
                 "identity" | "linear" | "none" => Activation::Identity,
-                other => return self.err(format!("{lk}.activation"), format!("unknown activation '{other}' (relu or identity)")),
+                other => {
+                    return self
+                        .err(format!("{lk}.activation"), format!("unknown activation '{other}' (relu or identity)"));
+                }
             };
             out.push(match (l.kind.as_str(), &l.recurrent) {
                 ("dense", None) => Layer::Dense(DenseLayer { weights: w, bias, activation }),
@@ -255,7 +263,9 @@ impl<'a> Resolver<'a> {
                 }),
                 ("dense", Some(_)) => return self.err(lk, "a dense layer has no `recurrent` weights"),
                 ("recurrent", None) => return self.err(lk, "a recurrent layer needs `recurrent` weights"),
-                (other, _) => return self.err(format!("{lk}.type"), format!("unknown layer type '{other}' (dense or recurrent)")),
+                (other, _) => {
+                    return self.err(format!("{lk}.type"), format!("unknown layer type '{other}' (dense or recurrent)"));
+                }
             });
         }
         Network::new(format!("inline:{key}"), out).or_else(|e| self.err(key, e.to_string()))
@@ -285,7 +295,8 @@ impl<'a> Resolver<'a> {
     }
 
     fn controller(&mut self, ci: usize, key: &str, raw: &RawController) -> R<Controller> {
-        let name = raw.name.clone().unwrap_or_else(|| if ci == 0 { "controller".into() } else { format!("controller{ci}") });
+        let name =
+            raw.name.clone().unwrap_or_else(|| if ci == 0 { "controller".into() } else { format!("controller{ci}") });
         let norm = raw.nnet_normalization.as_deref();
         let policy = match (&raw.network, &raw.model, &raw.networks, &raw.models, &raw.select_by) {
             (Some(n), None, None, None, None) => Policy::Network(self.network_by_name(&format!("{key}.network"), n)?),
@@ -380,7 +391,10 @@ impl<'a> Resolver<'a> {
         for (var, text) in raw {
             let Some(i) = self.state.iter().position(|v| &v.name == var) else {
                 let known: Vec<_> = self.state.iter().map(|v| v.name.as_str()).collect();
-                return self.err(format!("{key}.{var}"), format!("unknown state variable '{var}' (state: {})", known.join(", ")));
+                return self.err(
+                    format!("{key}.{var}"),
+                    format!("unknown state variable '{var}' (state: {})", known.join(", ")),
+                );
             };
             updates[i] = parse_expr(text, &scope).or_else(|e| self.parse_err(format!("{key}.{var}"), e))?;
         }
@@ -394,29 +408,48 @@ impl<'a> Resolver<'a> {
             return self.err("step", "use one of [step], [[branch]] or [[command]]");
         }
         if let Some(step) = &raw.step {
-            branches.push(Branch { name: "step".into(), guard: None, label: None, updates: self.updates("step", step)? });
+            branches.push(Branch {
+                name: "step".into(),
+                guard: None,
+                label: None,
+                updates: self.updates("step", step)?,
+            });
         }
         for (i, b) in raw.branch.iter().enumerate() {
             let key = format!("branch[{i}]");
             let saved = self.lets.len();
             self.lets(&b.lets, &format!("{key}.let"))?;
             let guard = match &b.guard {
-                Some(g) => Some(parse_pred(g, &self.full_scope()).or_else(|e| self.parse_err(format!("{key}.guard"), e))?),
+                Some(g) => {
+                    Some(parse_pred(g, &self.full_scope()).or_else(|e| self.parse_err(format!("{key}.guard"), e))?)
+                }
                 None => None,
             };
             let updates = self.updates(&format!("{key}.update"), &b.update)?;
             self.lets.truncate(saved);
-            branches.push(Branch { name: b.name.clone().unwrap_or_else(|| format!("branch{i}")), guard, label: None, updates });
+            branches.push(Branch {
+                name: b.name.clone().unwrap_or_else(|| format!("branch{i}")),
+                guard,
+                label: None,
+                updates,
+            });
         }
         for (i, c) in raw.command.iter().enumerate() {
             let key = format!("command[{i}]");
             let label = self.label(&format!("{key}.label"), &c.label)?;
             let guard = match &c.guard {
-                Some(g) => Some(parse_pred(g, &self.full_scope()).or_else(|e| self.parse_err(format!("{key}.guard"), e))?),
+                Some(g) => {
+                    Some(parse_pred(g, &self.full_scope()).or_else(|e| self.parse_err(format!("{key}.guard"), e))?)
+                }
                 None => None,
             };
             let updates = self.updates(&format!("{key}.update"), &c.update)?;
-            branches.push(Branch { name: c.name.clone().unwrap_or_else(|| c.label.clone()), guard, label: Some(label), updates });
+            branches.push(Branch {
+                name: c.name.clone().unwrap_or_else(|| c.label.clone()),
+                guard,
+                label: Some(label),
+                updates,
+            });
         }
         if branches.is_empty() {
             return self.err("step", "the system has no environment step: add [step], [[branch]] or [[command]]");
@@ -427,10 +460,10 @@ impl<'a> Resolver<'a> {
     /// A label of an argmax action: (action index, value index).
     fn label(&self, key: &str, text: &str) -> R<(usize, usize)> {
         for (ai, a) in self.actions.iter().enumerate() {
-            if let ActionKind::Index { labels } = &a.kind {
-                if let Some(k) = labels.iter().position(|l| l == text) {
-                    return Ok((ai, k));
-                }
+            if let ActionKind::Index { labels } = &a.kind
+                && let Some(k) = labels.iter().position(|l| l == text)
+            {
+                return Ok((ai, k));
             }
         }
         self.err(key, format!("'{text}' is not a label of any argmax action"))
@@ -441,7 +474,11 @@ impl<'a> Resolver<'a> {
             RawRegion::Text(t) => parse_pred(t, &self.base_scope()).or_else(|e| self.parse_err(key, e)),
             RawRegion::Table(t) => self.region_table(key, t),
             RawRegion::Boxes { boxes } => Ok(Pred::or(
-                boxes.iter().enumerate().map(|(i, b)| self.region_table(&format!("{key}.boxes[{i}]"), b)).collect::<R<Vec<_>>>()?,
+                boxes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| self.region_table(&format!("{key}.boxes[{i}]"), b))
+                    .collect::<R<Vec<_>>>()?,
             )),
         }
     }
@@ -486,14 +523,18 @@ impl<'a> Resolver<'a> {
         for (i, p) in raw.iter().enumerate() {
             let key = format!("property[{i}]");
             let (formula, text) = match (&p.ctl, &p.ltl, &p.invariant) {
-                (Some(t), None, None) => {
-                    (PropertyFormula::Ctl(parse_ctl(t, &scope).or_else(|e| self.parse_err(format!("{key}.ctl"), e))?), t)
-                }
-                (None, Some(t), None) => {
-                    (PropertyFormula::Ltl(parse_ltl(t, &scope).or_else(|e| self.parse_err(format!("{key}.ltl"), e))?), t)
-                }
+                (Some(t), None, None) => (
+                    PropertyFormula::Ctl(parse_ctl(t, &scope).or_else(|e| self.parse_err(format!("{key}.ctl"), e))?),
+                    t,
+                ),
+                (None, Some(t), None) => (
+                    PropertyFormula::Ltl(parse_ltl(t, &scope).or_else(|e| self.parse_err(format!("{key}.ltl"), e))?),
+                    t,
+                ),
                 (None, None, Some(t)) => (
-                    PropertyFormula::Invariant(parse_pred(t, &scope).or_else(|e| self.parse_err(format!("{key}.invariant"), e))?),
+                    PropertyFormula::Invariant(
+                        parse_pred(t, &scope).or_else(|e| self.parse_err(format!("{key}.invariant"), e))?,
+                    ),
                     t,
                 ),
                 _ => return self.err(key, "give exactly one of `ctl`, `ltl` or `invariant`"),
@@ -506,16 +547,17 @@ impl<'a> Resolver<'a> {
         Ok(out)
     }
 
+    /// Assembles the system; `meta` is (name, description, domain-exit rule), `regions` is
+    /// (init, safe, candidate invariant).
     pub fn finish(
         self,
-        name: String,
-        description: String,
+        meta: (String, String, DomainExit),
         controllers: Vec<Controller>,
         step: Step,
         regions: (Pred, Option<Pred>, Option<Pred>),
         properties: Vec<Property>,
-        domain_exit: DomainExit,
     ) -> System {
+        let (name, description, domain_exit) = meta;
         let (init, safe, invariant) = regions;
         System {
             name,

@@ -109,7 +109,10 @@ fn bad_input_names_file_key_and_problem() {
         &GOOD.replace("actions = [\"a0\", \"a1\"]", "actions = [\"a0\"]").replace("y + 0.1*a1", "y"),
         &["controller", "2 outputs but 1"],
     );
-    expect_error(&GOOD.replace("model = \"net.nnet\"", "model = \"net.nnet\"\ninputs = [\"x\"]"), &["takes 2 inputs but 1"]);
+    expect_error(
+        &GOOD.replace("model = \"net.nnet\"", "model = \"net.nnet\"\ninputs = [\"x\"]"),
+        &["takes 2 inputs but 1"],
+    );
     expect_error(&GOOD.replace("[state]", "[state]\nq = { type = \"complex\" }"), &["state.q.type", "unknown type"]);
     expect_error(&GOOD.replace("[step]", "[stepp]"), &["stepp"]);
     expect_error(&GOOD.replace("init = \"0.3 <= x <= 0.4\"", "init = \"a0 <= 1\""), &["init", "unknown name 'a0'"]);

@@ -373,14 +373,14 @@ impl<'a> Parser<'a> {
 
     /// A comparison chain, or a boolean variable, starting at the current token.
     fn comparison(&mut self) -> PResult<Pred> {
-        if let Some(Tok::Ident(name)) = self.peek().cloned() {
-            if let Some(Symbol::BoolVar(v)) = self.scope.lookup(&name) {
-                let next_is_cmp =
-                    matches!(self.peek_at(1), Some(Tok::Sym(s)) if ["<=", "<", ">=", ">", "==", "=", "!="].contains(s));
-                if !next_is_cmp {
-                    self.pos += 1;
-                    return Ok(Pred::Cmp(Expr::Var(v), CmpOp::Eq, Expr::Const(Rational::from_integer(1.into()))));
-                }
+        if let Some(Tok::Ident(name)) = self.peek().cloned()
+            && let Some(Symbol::BoolVar(v)) = self.scope.lookup(&name)
+        {
+            let next_is_cmp =
+                matches!(self.peek_at(1), Some(Tok::Sym(s)) if ["<=", "<", ">=", ">", "==", "=", "!="].contains(s));
+            if !next_is_cmp {
+                self.pos += 1;
+                return Ok(Pred::Cmp(Expr::Var(v), CmpOp::Eq, Expr::Const(Rational::from_integer(1.into()))));
             }
         }
         let mut lhs = self.expr()?;

@@ -341,10 +341,10 @@ impl RBox {
         let lo: Vec<_> = self.lo.iter().zip(&other.lo).map(|(a, b)| pick(a, b, true)).collect();
         let hi: Vec<_> = self.hi.iter().zip(&other.hi).map(|(a, b)| pick(a, b, false)).collect();
         for (l, h) in lo.iter().zip(&hi) {
-            if let (Some(l), Some(h)) = (l, h) {
-                if l > h {
-                    return None;
-                }
+            if let (Some(l), Some(h)) = (l, h)
+                && l > h
+            {
+                return None;
             }
         }
         Some(RBox { lo, hi })
@@ -373,6 +373,24 @@ impl RBox {
         x.iter()
             .enumerate()
             .all(|(i, v)| self.lo[i].as_ref().is_none_or(|l| v >= l) && self.hi[i].as_ref().is_none_or(|h| v <= h))
+    }
+
+    /// The largest f64 box inside this one (ends rounded inward, unbounded sides infinite), or
+    /// `None` when no f64 box fits (an end rounds past the other). A set covered by inner boxes is
+    /// covered by the exact boxes.
+    pub fn inner_fbox(&self) -> Option<FBox> {
+        let lo: Vec<f64> = self.lo.iter().map(|l| l.as_ref().map_or(f64::NEG_INFINITY, up)).collect();
+        let hi: Vec<f64> = self.hi.iter().map(|h| h.as_ref().map_or(f64::INFINITY, down)).collect();
+        lo.iter().zip(&hi).all(|(l, h)| l <= h).then_some(FBox { lo, hi })
+    }
+
+    /// The smallest f64 box containing this one, unbounded sides infinite (unlike
+    /// [`RBox::enclosing_fbox`], which refuses them).
+    pub fn outer_fbox(&self) -> FBox {
+        FBox {
+            lo: self.lo.iter().map(|l| l.as_ref().map_or(f64::NEG_INFINITY, down)).collect(),
+            hi: self.hi.iter().map(|h| h.as_ref().map_or(f64::INFINITY, up)).collect(),
+        }
     }
 }
 
@@ -446,6 +464,62 @@ impl FBox {
         (a, b)
     }
 
+    /// Whether the two closed boxes share a point.
+    pub fn touches(&self, other: &FBox) -> bool {
+        (0..self.dims()).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])
+    }
+
+    /// Product of the widths (rounded to nearest: a measure for heuristics, not for proofs).
+    pub fn volume(&self) -> f64 {
+        self.widths().iter().product()
+    }
+
+    /// Closed boxes whose union with `c` contains `self`, with interiors disjoint from `c` and
+    /// from each other: `self` minus `c`. Exact: the pieces' ends are ends of the two boxes (no
+    /// arithmetic), comparisons are exact, infinite ends allowed.
+    pub fn subtract(&self, c: &FBox) -> Vec<FBox> {
+        if !self.touches(c) {
+            return vec![self.clone()];
+        }
+        let mut r = self.clone();
+        let mut pieces = Vec::new();
+        for i in 0..r.dims() {
+            if r.lo[i] < c.lo[i] {
+                let mut p = r.clone();
+                p.hi[i] = c.lo[i];
+                pieces.push(p);
+                r.lo[i] = c.lo[i];
+            }
+            if r.hi[i] > c.hi[i] {
+                let mut p = r.clone();
+                p.lo[i] = c.hi[i];
+                pieces.push(p);
+                r.hi[i] = c.hi[i];
+            }
+        }
+        pieces
+    }
+
+    /// The parts of `self` outside the union of `covers`, as closed boxes with disjoint interiors
+    /// (exact, see [`FBox::subtract`]). Empty exactly when the union covers `self`: a piece left
+    /// over has an interior disjoint from every cover, and finitely many closed boxes cannot cover
+    /// an open set they only touch on their boundaries.
+    pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a FBox>) -> Vec<FBox> {
+        let mut rest = vec![self.clone()];
+        for c in covers {
+            if rest.is_empty() {
+                break;
+            }
+            rest = rest.into_iter().flat_map(|r| r.subtract(c)).collect();
+        }
+        rest
+    }
+
+    /// Whether the union of `covers` contains `self` (exact).
+    pub fn is_covered_by<'a>(&self, covers: impl IntoIterator<Item = &'a FBox>) -> bool {
+        self.uncovered(covers).is_empty()
+    }
+
     /// The box as an exact rational box.
     pub fn to_rbox(&self) -> RBox {
         RBox {
@@ -484,6 +558,47 @@ mod tests {
         assert!(strict.to_box_union(2, 16).is_none());
         let union = Pred::Or(vec![p.clone(), Pred::Cmp(x(0), CmpOp::Eq, c("2"))]);
         assert_eq!(union.to_box_union(2, 16).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn subtraction_is_exact_and_covers() {
+        let unit = FBox::new(vec![0.0, 0.0], vec![1.0, 1.0]);
+        let halves = [FBox::new(vec![0.0, 0.0], vec![0.5, 1.0]), FBox::new(vec![0.5, 0.0], vec![1.0, 1.0])];
+        assert!(unit.is_covered_by(&halves));
+        assert!(!unit.is_covered_by(&halves[..1]));
+        // Touching on a face covers nothing of the interior.
+        let right = FBox::new(vec![1.0, 0.0], vec![2.0, 1.0]);
+        assert_eq!(unit.uncovered([&right]), vec![unit.clone()]);
+        // A hole in the middle leaves four pieces whose union with the hole is the box.
+        let hole = FBox::new(vec![0.25, 0.25], vec![0.75, 0.75]);
+        let rest = unit.uncovered([&hole]);
+        assert_eq!(rest.len(), 4);
+        let mut all = rest.clone();
+        all.push(hole.clone());
+        assert!(unit.is_covered_by(&all));
+        let area: f64 = rest.iter().map(FBox::volume).sum();
+        assert_eq!(area, 0.75);
+        // A one-ulp gap is found.
+        let gap = [FBox::new(vec![0.0, 0.0], vec![0.5, 1.0]), FBox::new(vec![0.5f64.next_up(), 0.0], vec![1.0, 1.0])];
+        assert!(!unit.is_covered_by(&gap));
+        // Infinite ends.
+        let plane = FBox::new(vec![f64::NEG_INFINITY, f64::NEG_INFINITY], vec![f64::INFINITY, f64::INFINITY]);
+        assert!(unit.is_covered_by([&plane]));
+        assert_eq!(plane.uncovered([&unit]).len(), 4);
+    }
+
+    #[test]
+    fn inner_and_outer_enclosures() {
+        let third = Pred::And(vec![Pred::Cmp(c("1/3"), CmpOp::Le, x(0)), Pred::Cmp(x(0), CmpOp::Le, c("2/3"))]);
+        let b = &third.to_box_union(2, 4).unwrap()[0];
+        let inner = b.inner_fbox().unwrap();
+        let outer = b.outer_fbox();
+        assert!(crate::num::rational_from_f64(inner.lo[0]) > parse_rational("1/3").unwrap());
+        assert!(crate::num::rational_from_f64(outer.lo[0]) < parse_rational("1/3").unwrap());
+        assert!(outer.contains_box(&inner));
+        assert_eq!((inner.lo[1], outer.hi[1]), (f64::NEG_INFINITY, f64::INFINITY));
+        let point = Pred::Cmp(x(0), CmpOp::Eq, c("1/3"));
+        assert!(point.to_box_union(1, 4).unwrap()[0].inner_fbox().is_none());
     }
 
     #[test]

@@ -179,15 +179,15 @@ pub fn enabled_branches<T: Scalar>(
     let env = Env::new(state, actions, nondet);
     let mut out = Vec::new();
     for (i, b) in sys.step.branches.iter().enumerate() {
-        if let Some((a, value)) = b.label {
-            if actions[a].to_rational() != rational_from_i64(value as i64) {
-                continue;
-            }
+        if let Some((a, value)) = b.label
+            && actions[a].to_rational() != rational_from_i64(value as i64)
+        {
+            continue;
         }
-        if let Some(g) = &b.guard {
-            if !T::holds(g, &env)? {
-                continue;
-            }
+        if let Some(g) = &b.guard
+            && !T::holds(g, &env)?
+        {
+            continue;
         }
         out.push(i);
     }
@@ -249,7 +249,10 @@ pub fn step<T: Scalar>(
     branch: usize,
 ) -> Result<Transition<T>, SimError> {
     step_choosing(sys, state, memory, nondet, |enabled| {
-        enabled.contains(&branch).then_some(branch).ok_or_else(|| SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() })
+        enabled
+            .contains(&branch)
+            .then_some(branch)
+            .ok_or_else(|| SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() })
     })
 }
 
@@ -283,7 +286,10 @@ pub fn step_choosing<T: Scalar>(
         return Err(SimError::Deadlock);
     }
     let branch = choose(&enabled)?;
-    let k = enabled.iter().position(|&b| b == branch).ok_or(SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() })?;
+    let k = enabled
+        .iter()
+        .position(|&b| b == branch)
+        .ok_or(SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() })?;
     let next = successors.swap_remove(k);
     Ok(Transition { state: state.to_vec(), nondet: nondet.to_vec(), actions, branch, next })
 }

@@ -247,10 +247,10 @@ impl System {
             return Err(err("state", "the system has no state variables"));
         }
         for v in &self.state {
-            if let (Some(l), Some(h)) = (&v.domain.lo, &v.domain.hi) {
-                if l > h {
-                    return Err(err(format!("state.{}", v.name), format!("empty domain {}", v.domain.describe())));
-                }
+            if let (Some(l), Some(h)) = (&v.domain.lo, &v.domain.hi)
+                && l > h
+            {
+                return Err(err(format!("state.{}", v.name), format!("empty domain {}", v.domain.describe())));
             }
         }
         for v in &self.nondet {
@@ -280,7 +280,22 @@ impl System {
                 }
             }
         }
+        for c in &self.controllers {
+            for e in &c.inputs {
+                self.check_declared(&e.vars(), &format!("controller '{}'", c.name))?;
+            }
+        }
+        for b in &self.step.branches {
+            let loc = format!("step branch '{}'", b.name);
+            for e in &b.updates {
+                self.check_declared(&e.vars(), &loc)?;
+            }
+            if let Some(g) = &b.guard {
+                self.check_declared(&g.vars(), &loc)?;
+            }
+        }
         let state_only = |p: &Pred, what: &str| -> Result<(), SystemError> {
+            self.check_declared(&p.vars(), what)?;
             if p.mentions(|v| !matches!(v, VarRef::State(_))) {
                 return Err(err(what, "may only mention state variables"));
             }
@@ -296,9 +311,28 @@ impl System {
         Ok(())
     }
 
+    /// Every variable index an expression reads must be declared (an IR built by hand could
+    /// point past the end).
+    fn check_declared(&self, vars: &[VarRef], what: &str) -> Result<(), SystemError> {
+        for v in vars {
+            let ok = match *v {
+                VarRef::State(i) => i < self.state.len(),
+                VarRef::Action(i) => i < self.actions.len(),
+                VarRef::Nondet(i) => i < self.nondet.len(),
+            };
+            if !ok {
+                return Err(err(what, format!("reads an undeclared variable {v:?}")));
+            }
+        }
+        Ok(())
+    }
+
     fn validate_controller(&self, ci: usize, c: &Controller) -> Result<(), SystemError> {
         let loc = format!("controller '{}'", c.name);
         let nets = self.controller_networks(c);
+        if let Some(&n) = nets.iter().find(|&&n| n >= self.networks.len()) {
+            return Err(err(&loc, format!("names network {n}, which does not exist")));
+        }
         if let Policy::Select { by, networks } = &c.policy {
             let v = &self.state[*by];
             let expected_hi = Rational::from_integer((networks.len() as i64 - 1).into());

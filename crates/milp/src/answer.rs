@@ -1,9 +1,9 @@
 //! What the MILP inductiveness check returns, how it is configured, and what it measured.
 
-use std::fmt;
-use std::time::Duration;
 use crate::model::HighsValue;
 use crate::network::BoundOptions;
+use std::fmt;
+use std::time::Duration;
 use trestle_smt::{Answer, UnknownReason, Witness};
 
 /// The outcome of [`crate::check_inductive_milp`]: the shape of [`trestle_smt::Answer`], with the

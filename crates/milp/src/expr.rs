@@ -190,7 +190,8 @@ pub fn max_of(model: &mut MilpModel, a: &Bounded, b: &Bounded, what: &str) -> Re
     a.finite(what)?;
     b.finite(what)?;
     let iv = a.iv.max(&b.iv);
-    let y = model.continuous(iv.lo, iv.hi, what)?;
+    let integral = model.is_integral(&a.expr) && model.is_integral(&b.expr);
+    let y = result_var(model, iv, integral, what)?;
     let d = model.binary();
     let y_e = Expression::from(y);
     model.add((a.expr.clone() - y).leq(0.0));
@@ -203,6 +204,13 @@ pub fn max_of(model: &mut MilpModel, a: &Bounded, b: &Bounded, what: &str) -> Re
     // y <= b + mb (1 - d)
     model.add((y_e - b.expr.clone() + mb * d).leq(mb));
     Ok(Bounded::new(Expression::from(y), iv))
+}
+
+/// A variable for a result in `iv`; an integer variable when the result is always one of
+/// integer-valued quantities (so that comparisons and targets on it stay exact).
+fn result_var(model: &mut MilpModel, iv: Interval, integral: bool, what: &str) -> Result<good_lp::Variable, MilpError> {
+    let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
+    if integral && lo <= hi { model.integer(lo, hi, what) } else { model.continuous(iv.lo, iv.hi, what) }
 }
 
 /// Minimum of two bounded quantities.
@@ -294,7 +302,8 @@ impl Encoder<'_> {
         a.finite("ite branch")?;
         b.finite("ite branch")?;
         let iv = a.iv.hull(&b.iv);
-        let y = Expression::from(self.model.continuous(iv.lo, iv.hi, "ite")?);
+        let integral = self.model.is_integral(&a.expr) && self.model.is_integral(&b.expr);
+        let y = Expression::from(result_var(self.model, iv, integral, "ite")?);
         for (branch, lit) in [(&a, delta.clone()), (&b, delta.not())] {
             // lit => y - branch <= 0 and y - branch >= 0
             let d = y.clone() - branch.expr.clone();
@@ -348,7 +357,8 @@ impl Encoder<'_> {
         if !(iv.lo.is_finite() && iv.hi.is_finite()) {
             return Err(MilpError::Unbounded { what: "lookup entries".into(), lo: iv.lo, hi: iv.hi });
         }
-        let y = Expression::from(self.model.continuous(iv.lo, iv.hi, "lookup")?);
+        let integral = selected.iter().all(|(_, b)| self.model.is_integral(&b.expr));
+        let y = Expression::from(result_var(self.model, iv, integral, "lookup")?);
         for (z, item) in &selected {
             let d = y.clone() - item.expr.clone();
             le_zero_if(self.model, z, d.clone(), iv.hi - item.iv.lo, "lookup")?;

@@ -113,7 +113,8 @@ pub fn check_inductive_milp(sys: &System, inv: &Pred, opts: &MilpOptions) -> Res
     for (k, region, sel_label) in &regions {
         for point in &points {
             for branch in 0..sys.step.branches.len() {
-                let label = format!("box {k}{sel_label}{} branch '{}'", vertex_label(point), sys.step.branches[branch].name);
+                let label =
+                    format!("box {k}{sel_label}{} branch '{}'", vertex_label(point), sys.step.branches[branch].name);
                 match run.job(&boxes, region, point, branch, &label)? {
                     Flow::Continue => {}
                     Flow::Found(w) => return Ok(run.finish(MilpAnswer::Invalid(w))),
@@ -174,7 +175,7 @@ impl Run<'_> {
         let build_start = Instant::now();
         let Some(job) = build_job(self.sys, region, point, branch, self.opts)? else { return Ok(Flow::Continue) };
         let mut objectives = match boxes {
-            [target] => face_objectives(self.sys, target, &job.next),
+            [target] => face_objectives(self.sys, &job.model, target, &job.next),
             _ => vec![union_objective(&job.model, boxes, &job.next)?],
         };
         self.stats.build_time += build_start.elapsed();
@@ -313,10 +314,10 @@ fn record_of(mut record: MilpRecord, out: &SolveOutcome) -> MilpRecord {
 fn split_selectors(sys: &System, b: &RBox, limit: usize) -> Result<Vec<(RBox, String)>, MilpError> {
     let mut selectors: Vec<(usize, usize)> = Vec::new();
     for c in &sys.controllers {
-        if let Policy::Select { by, networks } = &c.policy {
-            if !selectors.iter().any(|(s, _)| s == by) {
-                selectors.push((*by, networks.len()));
-            }
+        if let Policy::Select { by, networks } = &c.policy
+            && !selectors.iter().any(|(s, _)| s == by)
+        {
+            selectors.push((*by, networks.len()));
         }
     }
     let mut out = vec![(b.clone(), String::new())];
@@ -492,54 +493,78 @@ fn build_job(
     Ok(Some(Job { model, state_vars, next }))
 }
 
-/// One objective per bounded face of the target box: `x'_j - hi_j` and `lo_j - x'_j` (the face ends
-/// rounded inward, so the float violation is never below the exact one).
-fn face_objectives(sys: &System, target: &RBox, next: &[Bounded]) -> Vec<Objective> {
+/// A face of a target box as a violation to maximise.
+struct Face {
+    /// State variable and side.
+    var: usize,
+    upper: bool,
+    /// The violation (`> 0`, or `>= 0` when integral, exactly when the successor is outside).
+    expr: Expression,
+    iv: Interval,
+    /// The face's value in the violation, and as text.
+    value: f64,
+    text: String,
+}
+
+/// For `next > hi` the violation is `next - hi` (the face rounded inward, so the float violation is
+/// never below the exact one); for an integer-valued `next` (integer variables, integer
+/// coefficients) it is `next - (floor(hi) + 1)`, which is `>= 0` exactly when `next > hi`. The lower
+/// side is symmetric.
+fn face(var: usize, x: &Bounded, bound: &Rational, upper: bool, integral: bool) -> Face {
+    let one = Rational::from_integer(1.into());
+    let (value, text) = match (upper, integral) {
+        (true, false) => (down(bound), display_rational(bound)),
+        (false, false) => (up(bound), display_rational(bound)),
+        (true, true) => {
+            let q = bound.floor() + one;
+            (to_f64_nearest(&q), display_rational(&q))
+        }
+        (false, true) => {
+            let q = bound.ceil() - one;
+            (to_f64_nearest(&q), display_rational(&q))
+        }
+    };
+    let (expr, iv) = if upper {
+        (x.expr.clone() - value, x.iv.sub(&Interval::point(value)))
+    } else {
+        (constant(value) - x.expr.clone(), Interval::point(value).sub(&x.iv))
+    };
+    Face { var, upper, expr, iv, value, text }
+}
+
+/// The faces of a box (bounded sides only) for these successors.
+fn faces(model: &MilpModel, b: &RBox, next: &[Bounded]) -> Vec<Face> {
     let mut out = Vec::new();
     for (j, x) in next.iter().enumerate() {
-        if let Some(h) = &target.hi[j] {
-            let hf = down(h);
-            out.push(Objective {
-                label: format!("max {}' - {}", sys.state[j].name, display_rational(h)),
-                expr: x.expr.clone() - hf,
-                bound: x.iv.sub(&Interval::point(hf)).hi,
-                model: None,
-                face: Some((j, true, hf)),
-            });
+        let integral = model.is_integral(&x.expr);
+        if let Some(h) = &b.hi[j] {
+            out.push(face(j, x, h, true, integral));
         }
-        if let Some(l) = &target.lo[j] {
-            let lf = up(l);
-            out.push(Objective {
-                label: format!("max {} - {}'", display_rational(l), sys.state[j].name),
-                expr: constant(lf) - x.expr.clone(),
-                bound: Interval::point(lf).sub(&x.iv).hi,
-                model: None,
-                face: Some((j, false, lf)),
-            });
+        if let Some(l) = &b.lo[j] {
+            out.push(face(j, x, l, false, integral));
         }
     }
     out
+}
+
+/// One objective per bounded face of the target box.
+fn face_objectives(sys: &System, model: &MilpModel, target: &RBox, next: &[Bounded]) -> Vec<Objective> {
+    faces(model, target, next)
+        .into_iter()
+        .map(|f| {
+            let (name, text) = (&sys.state[f.var].name, &f.text);
+            let label = if f.upper { format!("max {name}' - {text}") } else { format!("max {text} - {name}'") };
+            Objective { label, expr: f.expr, bound: f.iv.hi, model: None, face: Some((f.var, f.upper, f.value)) }
+        })
+        .collect()
 }
 
 /// The violation of a union of boxes: `t <= max_f v_{k,f}` for every box `k` (binaries choose the
 /// face), maximise `t`.
 fn union_objective(base: &MilpModel, boxes: &[RBox], next: &[Bounded]) -> Result<Objective, MilpError> {
     let mut model = base.clone();
-    let faces_of = |b: &RBox| -> Vec<(Expression, Interval)> {
-        let mut faces = Vec::new();
-        for (j, x) in next.iter().enumerate() {
-            if let Some(h) = &b.hi[j] {
-                let hf = down(h);
-                faces.push((x.expr.clone() - hf, x.iv.sub(&Interval::point(hf))));
-            }
-            if let Some(l) = &b.lo[j] {
-                let lf = up(l);
-                faces.push((constant(lf) - x.expr.clone(), Interval::point(lf).sub(&x.iv)));
-            }
-        }
-        faces
-    };
-    let all: Vec<Vec<(Expression, Interval)>> = boxes.iter().map(faces_of).collect();
+    let all: Vec<Vec<(Expression, Interval)>> =
+        boxes.iter().map(|b| faces(base, b, next).into_iter().map(|f| (f.expr, f.iv)).collect()).collect();
     let per_box = |f: fn(&Interval) -> f64| {
         all.iter().map(move |faces| faces.iter().map(|(_, iv)| f(iv)).fold(f64::NEG_INFINITY, f64::max))
     };

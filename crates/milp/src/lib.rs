@@ -66,6 +66,7 @@ pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, r
 pub use inductive::check_inductive_milp;
 pub use model::{MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{
-    BoundOptions, EncodedArgmax, EncodedNetwork, LayerBounds, encode_argmax, encode_network, encode_network_with, layer_bounds, split_box,
+    BoundOptions, EncodedArgmax, EncodedNetwork, LayerBounds, encode_argmax, encode_network, encode_network_with,
+    layer_bounds, split_box,
 };
 pub use replay::{replay_candidate, replay_exact};

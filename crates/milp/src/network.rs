@@ -74,7 +74,9 @@ pub fn split_box(input: &InputBox, pieces: usize) -> Vec<InputBox> {
     let mut counts = vec![1usize; n];
     loop {
         let width = |i: usize, counts: &[usize]| (input.hi[i] - input.lo[i]) / counts[i] as f64;
-        let widest = (0..n).filter(|&i| input.hi[i] > input.lo[i]).max_by(|&a, &b| width(a, &counts).total_cmp(&width(b, &counts)));
+        let widest = (0..n)
+            .filter(|&i| input.hi[i] > input.lo[i])
+            .max_by(|&a, &b| width(a, &counts).total_cmp(&width(b, &counts)));
         let Some(d) = widest else { break };
         if counts.iter().product::<usize>() * 2 > pieces.max(1) {
             break;
@@ -125,7 +127,11 @@ pub fn layer_bounds(net: &Network, input: &InputBox, opts: &BoundOptions) -> Res
             }
         }
         if lo.iter().chain(&hi).any(|v| !v.is_finite()) {
-            return Err(MilpError::Unbounded { what: format!("layer {k} of {}", net.source), lo: f64::NAN, hi: f64::NAN });
+            return Err(MilpError::Unbounded {
+                what: format!("layer {k} of {}", net.source),
+                lo: f64::NAN,
+                hi: f64::NAN,
+            });
         }
         out.push(LayerBounds { lo, hi });
     }

@@ -81,12 +81,12 @@ fn network_optimum_matches_the_exact_forward_pass_and_dominates_the_grid() {
                     }
                 }
                 // And the grid comes close to it (the MILP is not just a loose bound).
-                let best = sampled
-                    .iter()
-                    .map(|y| y[k])
-                    .fold(if sense == Sense::Maximise { f64::NEG_INFINITY } else { f64::INFINITY }, |a, b| {
+                let best = sampled.iter().map(|y| y[k]).fold(
+                    if sense == Sense::Maximise { f64::NEG_INFINITY } else { f64::INFINITY },
+                    |a, b| {
                         if sense == Sense::Maximise { a.max(b) } else { a.min(b) }
-                    });
+                    },
+                );
                 assert!((best - bound).abs() <= 0.05, "trial {trial}: grid {best} vs milp {bound}");
             }
         }

@@ -201,3 +201,47 @@ fn an_invariant_that_is_false_is_trivially_inductive() {
     let result = check_inductive_milp(&sys, &Pred::False, &MilpOptions::default()).unwrap();
     assert!(result.answer.is_valid() && result.stats.milps == 0);
 }
+
+const SELECT: &str = r#"
+invariant = "0 <= x <= 1 and 0 <= m <= 1"
+[state]
+x = { type = "real" }
+m = { type = "int", domain = [0, 1] }
+[networks.n0]
+layers = [{ weights = [[-1.0, 0.0]], bias = [0.5], activation = "identity" }]
+[networks.n1]
+layers = [{ weights = [[-0.5, 0.0]], bias = [B1], activation = "identity" }]
+[controller]
+networks = ["n0", "n1"]
+select_by = "m"
+inputs = ["x", "m"]
+actions = ["a"]
+[step]
+x = "x + 0.5*a"
+m = "m"
+"#;
+
+#[test]
+fn network_selectors_split_the_state_and_integer_successors_are_exact() {
+    // m = 0: x' = 0.5 x + 0.25; m = 1: x' = 0.75 x + 0.125. The mode m' = m sits on its faces,
+    // which is still a proof: an integer successor above 1 would be at least 2.
+    let sys = system(&SELECT.replace("B1", "0.25"), &[]);
+    let inv = sys.invariant.clone().unwrap();
+    let result = check_inductive_milp(&sys, &inv, &MilpOptions::default()).unwrap();
+    assert_valid(&result.answer, 0.125);
+    assert!(result.stats.records.iter().any(|r| r.label.contains("m=1")), "{:?}", result.stats.records);
+    // m = 1 with a bias of 2.5: x' = 0.75 x + 1.25 leaves.
+    let sys = system(&SELECT.replace("B1", "2.5"), &[]);
+    let w = assert_invalid(&sys, &check(&sys).unwrap());
+    assert_eq!(w.state[1], rational_from_i64(1));
+}
+
+#[test]
+fn solver_failures_are_errors_never_verdicts() {
+    let sys = system(&STILL.replace("BIAS", "0.5"), &[]);
+    let inv = sys.invariant.clone().unwrap();
+    let mut opts = MilpOptions::default();
+    opts.highs_options.push(("no_such_highs_option".into(), trestle_milp::model::HighsValue::Int(1)));
+    let err = check_inductive_milp(&sys, &inv, &opts).unwrap_err();
+    assert!(matches!(err, MilpError::Solver(_)), "{err}");
+}

@@ -115,7 +115,9 @@ impl InductivenessChecker for Z3Backend<'_> {
         state_only(inv, "invariant", self.sys.state.len())?;
         let stats = self.cfg.stats.clone();
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
-        timed(&stats, || Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, inv, cfg, dumper))?, false)))
+        timed(&stats, || {
+            Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, inv, cfg, dumper))?, false))
+        })
     }
 }
 

@@ -92,5 +92,4 @@ impl CheckerConfig {
         self.stats = stats;
         self
     }
-
 }

@@ -16,11 +16,20 @@
 //! `StaysIn` is proven when every atom holds on every successor of every branch; `Leaves` when, for
 //! each branch, one atom is violated by all of its successors. The fast path never says `Invalid`
 //! from bounds; counterexamples come from the exact sampler ([`crate::sample`]) and are replayed.
+//!
+//! Targets that are unions of boxes (a synthesised invariant: a disjunction of variable bounds)
+//! are decided on the successor box of each branch ([`SuccessorBounds`], the same per-coordinate
+//! ranges as above): `StaysIn` when that box is covered by the union of the target's boxes rounded
+//! inward to f64 (exact box subtraction, [`FBox::uncovered`]), `Leaves` when it touches none of
+//! them rounded outward. Inner boxes are subsets of the exact ones and outer boxes supersets, so
+//! both answers hold for the exact target. The target's boxes are computed once per predicate and
+//! cached (the engine asks hundreds of queries against one invariant).
 
 use crate::affine::MultiAffine;
 use crate::query::{BridgeQuery, Postcondition, Target};
+use std::sync::{Arc, Mutex};
 use trestle_ir::expr::{Env, Expr, LinearExpr, VarRef};
-use trestle_ir::pred::{CmpOp, Pred, RBox};
+use trestle_ir::pred::{CmpOp, FBox, Pred, RBox};
 use trestle_ir::system::{ActionKind, Branch, NondetDomain, System, VarKind};
 use trestle_ir::{Interval, Rational};
 
@@ -28,6 +37,8 @@ use trestle_ir::{Interval, Rational};
 const MAX_VERTICES: usize = 1024;
 /// Most actions whose "linear bound or interval" choice is enumerated exhaustively.
 const MAX_CHOICE_ACTIONS: usize = 4;
+/// Most boxes of a union target (or of the two sides of an implication) the fast path handles.
+const MAX_UNION: usize = 100_000;
 
 /// A conjunction of comparisons (`lhs op rhs`); `contradiction` when it contains `false`.
 struct Conjunction<'p> {
@@ -84,9 +95,13 @@ pub(crate) struct Boxes {
 impl Boxes {
     /// `None` when `psi` is empty on all of `p` (then there is no successor at all).
     pub(crate) fn of(sys: &System, q: &BridgeQuery<'_>) -> Option<Boxes> {
-        let state = q.region.intervals();
-        let mut action = q.post.action_box().intervals();
-        if let Postcondition::Linear(l) = q.post {
+        Boxes::on(sys, q.region, q.post)
+    }
+
+    fn on(sys: &System, region: &FBox, post: &Postcondition) -> Option<Boxes> {
+        let state = region.intervals();
+        let mut action = post.action_box().intervals();
+        if let Postcondition::Linear(l) = post {
             for (j, a) in action.iter_mut().enumerate() {
                 let lo = row_interval(&l.lower, &l.lower_offset, j, &state).lo;
                 let hi = row_interval(&l.upper, &l.upper_offset, j, &state).hi;
@@ -120,34 +135,59 @@ fn row_interval(m: &trestle_ir::Matrix, off: &[f64], j: usize, state: &[Interval
     acc
 }
 
+/// An affine `g(s, a)` with its exact coefficients enclosed in intervals (once, not per query).
+#[derive(Clone, Debug)]
+struct IForm {
+    constant: Interval,
+    state: Vec<Interval>,
+    /// Actions with a non-zero coefficient: index, coefficient, whether it is positive.
+    action: Vec<(usize, Interval, bool)>,
+}
+
+impl IForm {
+    fn of(g: &LinearExpr, n_state: usize, n_action: usize) -> IForm {
+        IForm {
+            constant: Interval::of_rational(&g.constant),
+            state: (0..n_state).map(|i| Interval::of_rational(&g.coeff(VarRef::State(i)))).collect(),
+            action: (0..n_action)
+                .filter_map(|j| {
+                    let h = g.coeff(VarRef::Action(j));
+                    (!h.is_zero()).then(|| (j, Interval::of_rational(&h), h.is_positive()))
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Sound `(lower, upper)` bounds of the affine `g(s, a)` over `{s in p, a in psi(s)}`; `lower >
 /// upper` means the set is empty.
 fn affine_range(g: &LinearExpr, post: &Postcondition, b: &Boxes) -> (f64, f64) {
-    let coef = |v| Interval::of_rational(&g.coeff(v));
+    form_range(&IForm::of(g, b.state.len(), b.action.len()), post, b)
+}
+
+fn form_range(g: &IForm, post: &Postcondition, b: &Boxes) -> (f64, f64) {
     match post {
         Postcondition::Box(_) => {
-            let mut acc = Interval::of_rational(&g.constant);
-            for (i, s) in b.state.iter().enumerate() {
-                acc = acc.add(&coef(VarRef::State(i)).mul(s));
+            let mut acc = g.constant;
+            for (c, s) in g.state.iter().zip(&b.state) {
+                acc = acc.add(&c.mul(s));
             }
-            for (j, a) in b.action.iter().enumerate() {
-                acc = acc.add(&coef(VarRef::Action(j)).mul(a));
+            for &(j, h, _) in &g.action {
+                acc = acc.add(&h.mul(&b.action[j]));
             }
             (acc.lo, acc.hi)
         }
         Postcondition::Linear(l) => {
-            let active: Vec<usize> = (0..b.action.len()).filter(|&j| !g.coeff(VarRef::Action(j)).is_zero()).collect();
+            let active = &g.action;
             let all = (1u32 << active.len().min(31)) - 1;
             let combos: Vec<u32> = if active.len() <= MAX_CHOICE_ACTIONS { (0..=all).collect() } else { vec![0, all] };
             let bound = |combo: u32, upper: bool| -> Interval {
-                let mut cs: Vec<Interval> = (0..b.state.len()).map(|i| coef(VarRef::State(i))).collect();
-                let mut k = Interval::of_rational(&g.constant);
-                for (bit, &j) in active.iter().enumerate() {
-                    let hq = g.coeff(VarRef::Action(j));
-                    let h = Interval::of_rational(&hq);
+                let mut cs = g.state.clone();
+                let mut k = g.constant;
+                for (bit, &(j, h, positive)) in active.iter().enumerate() {
                     if combo & (1 << bit) != 0 {
                         // h a <= h row(s) with the upper row when h > 0 (the lower row when h < 0).
-                        let use_upper = hq.is_positive() == upper;
+                        let use_upper = positive == upper;
                         let (m, off) =
                             if use_upper { (&l.upper, &l.upper_offset) } else { (&l.lower, &l.lower_offset) };
                         for (i, c) in cs.iter_mut().enumerate() {
@@ -169,20 +209,119 @@ fn affine_range(g: &LinearExpr, post: &Postcondition, b: &Boxes) -> (f64, f64) {
 
 use num_traits::{Signed, Zero};
 
+/// A union target's boxes: rounded inward (to prove `StaysIn`) and outward (to prove `Leaves`).
+struct UnionBoxes {
+    inner: Vec<FBox>,
+    outer: Vec<FBox>,
+}
+
+/// The last union target seen and its boxes (`None` when it is not a union of boxes).
+type UnionCache = Mutex<Option<(Pred, Arc<Option<UnionBoxes>>)>>;
+
 /// The fast path's view of a system: the multi-affine form of every update, per branch.
 pub(crate) struct Forms {
     forms: Vec<Vec<Option<MultiAffine>>>,
+    /// `[branch][state variable]`: the update at every vertex of the inputs it reads, with its
+    /// coefficients enclosed once (`None`: not multi-affine, or too many vertices).
+    coords: Vec<Vec<Option<Vec<IForm>>>>,
+    union: UnionCache,
 }
 
 impl Forms {
     pub(crate) fn of(sys: &System) -> Forms {
-        Forms { forms: sys.step.branches.iter().map(|b| b.updates.iter().map(MultiAffine::of).collect()).collect() }
+        let forms: Vec<Vec<Option<MultiAffine>>> =
+            sys.step.branches.iter().map(|b| b.updates.iter().map(MultiAffine::of).collect()).collect();
+        let (n_state, n_action) = (sys.state.len(), sys.actions.len());
+        let coords = forms
+            .iter()
+            .map(|branch| {
+                branch
+                    .iter()
+                    .map(|f| {
+                        let f = f.as_ref()?;
+                        let at = vertices(sys, f.inputs())?;
+                        Some(at.iter().map(|v| IForm::of(&f.at(v), n_state, n_action)).collect())
+                    })
+                    .collect()
+            })
+            .collect();
+        Forms { forms, coords, union: Mutex::new(None) }
+    }
+
+    /// A box containing every successor of branch `bi` from `{s in p, a in psi(s), inputs}`, or
+    /// `None` when the bounds show that set is empty. Each coordinate is the range of the atom
+    /// `x_i' <= 0` as [`Forms::atom_range`] computes it (closed form when multi-affine, intervals
+    /// otherwise).
+    fn image(&self, sys: &System, bi: usize, post: &Postcondition, boxes: &Boxes) -> Option<FBox> {
+        let n = sys.state.len();
+        let (mut lo, mut hi) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for i in 0..n {
+            let (l, h) = match &self.coords[bi][i] {
+                Some(at) => at
+                    .iter()
+                    .map(|f| form_range(f, post, boxes))
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (l, h)| (lo.min(l), hi.max(h))),
+                None => {
+                    let u = &sys.step.branches[bi].updates[i];
+                    if lookups_defined(u, sys, boxes) {
+                        let r = u.eval_interval(&boxes.env());
+                        (r.lo, r.hi)
+                    } else {
+                        (f64::NEG_INFINITY, f64::INFINITY)
+                    }
+                }
+            };
+            if l > h {
+                return None;
+            }
+            lo.push(l);
+            hi.push(h);
+        }
+        Some(FBox::new(lo, hi))
+    }
+
+    /// The successor boxes of every branch that may be enabled on the query's box.
+    fn images(&self, sys: &System, region: &FBox, post: &Postcondition) -> Vec<(usize, FBox)> {
+        let Some(boxes) = Boxes::on(sys, region, post) else { return Vec::new() };
+        sys.step
+            .branches
+            .iter()
+            .enumerate()
+            .filter(|(_, br)| maybe_enabled(sys, br, &boxes))
+            .filter_map(|(bi, _)| Some((bi, self.image(sys, bi, post, &boxes)?)))
+            .collect()
+    }
+
+    /// The boxes of a union target, computed once per predicate.
+    fn union_boxes(&self, n: usize, target: &Pred) -> Arc<Option<UnionBoxes>> {
+        let mut slot = self.union.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, boxes)) = slot.as_ref()
+            && cached == target
+        {
+            return boxes.clone();
+        }
+        let boxes = Arc::new(target.to_box_union(n, MAX_UNION).map(|bs| UnionBoxes {
+            inner: bs.iter().filter_map(RBox::inner_fbox).collect(),
+            outer: bs.iter().map(RBox::outer_fbox).collect(),
+        }));
+        *slot = Some((target.clone(), boxes.clone()));
+        boxes
+    }
+
+    /// `StaysIn` / `Leaves` for a target that is a union of boxes, on the successor boxes.
+    fn prove_union(&self, sys: &System, q: &BridgeQuery<'_>) -> bool {
+        let union = self.union_boxes(sys.state.len(), q.target.pred());
+        let Some(union) = union.as_ref() else { return false };
+        self.images(sys, q.region, q.post).iter().all(|(_, img)| match q.target {
+            Target::StaysIn(_) => img.is_covered_by(union.inner.iter().filter(|b| b.touches(img))),
+            Target::Leaves(_) => !union.outer.iter().any(|b| b.touches(img)),
+        })
     }
 
     /// Whether every successor of every branch satisfies (`StaysIn`) or violates (`Leaves`) the
     /// target, proven by bounds; `false` when not proven.
     pub(crate) fn prove(&self, sys: &System, q: &BridgeQuery<'_>) -> bool {
-        let Some(conj) = conjunction(q.target.pred()) else { return false };
+        let Some(conj) = conjunction(q.target.pred()) else { return self.prove_union(sys, q) };
         match q.target {
             Target::StaysIn(_) if conj.atoms.is_empty() && !conj.contradiction => return true,
             Target::Leaves(_) if conj.contradiction => return true,
@@ -363,14 +502,55 @@ fn vertices(sys: &System, mask: u64) -> Option<Vec<Vec<Rational>>> {
     Some(out)
 }
 
-/// Whether every premise box lies in the single conclusion box (`Init => Inv` for boxes).
+/// Whether every premise box lies in the conclusion, both unions of boxes (`Init => Inv`,
+/// `Inv => Safe` for boxes): exactly against a single conclusion box; otherwise each premise box,
+/// rounded outward, must be covered by the conclusion's boxes rounded inward.
 pub(crate) fn boxes_imply(n: usize, premise: &Pred, conclusion: &Pred) -> bool {
-    let (Some(ps), Some(cs)) = (premise.to_box_union(n, 64), conclusion.to_box_union(n, 1)) else { return false };
+    let Some(ps) = premise.to_box_union(n, MAX_UNION) else { return false };
     if ps.is_empty() {
         return true;
     }
-    let [c] = cs.as_slice() else { return false };
-    ps.iter().all(|p| box_in(p, c))
+    let Some(cs) = conclusion.to_box_union(n, MAX_UNION) else { return false };
+    if let [c] = cs.as_slice() {
+        return ps.iter().all(|p| box_in(p, c));
+    }
+    let inner: Vec<FBox> = cs.iter().filter_map(RBox::inner_fbox).collect();
+    ps.iter().all(|p| {
+        let o = p.outer_fbox();
+        o.is_covered_by(inner.iter().filter(|c| c.touches(&o)))
+    })
+}
+
+/// Sound enclosures of the successors of one step, for engines that need images rather than
+/// answers (invariant synthesis). These are the very ranges with which the fast path decides
+/// targets that are unions of boxes, so a box whose images an engine found inside such a union
+/// is proven to stay in it by the fast path, without Z3.
+pub struct SuccessorBounds<'s> {
+    sys: &'s System,
+    forms: Forms,
+}
+
+impl std::fmt::Debug for SuccessorBounds<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SuccessorBounds").field("system", &self.sys.name).finish()
+    }
+}
+
+impl<'s> SuccessorBounds<'s> {
+    pub fn new(sys: &'s System) -> Result<SuccessorBounds<'s>, crate::CheckError> {
+        crate::query::validate_system(sys)?;
+        Ok(SuccessorBounds { sys, forms: Forms::of(sys) })
+    }
+
+    /// For every branch that may be enabled on `region` under `post`: the branch and a box holding
+    /// every successor `s'` of `{s in region, a in post(s), inputs in their domains}` (ends rounded
+    /// outward, infinite where nothing is known; guards over-approximated, domain drops ignored).
+    /// Empty when there is no successor.
+    pub fn images(&self, region: &FBox, post: &Postcondition) -> Result<Vec<(usize, FBox)>, crate::CheckError> {
+        crate::query::validate_box("state box", region, self.sys.state.len())?;
+        post.validate(self.sys.state.len(), self.sys.actions.len())?;
+        Ok(self.forms.images(self.sys, region, post))
+    }
 }
 
 fn box_in(p: &RBox, c: &RBox) -> bool {

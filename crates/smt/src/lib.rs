@@ -81,6 +81,7 @@ pub use answer::{Answer, AnswerKind, UnknownReason, Witness};
 pub use checker::{Checker, EnvChecker, FastPath, InductivenessChecker, Z3Backend};
 pub use config::CheckerConfig;
 pub use error::CheckError;
+pub use fastpath::SuccessorBounds;
 pub use query::{BridgeQuery, LinearPost, Postcondition, Target};
 pub use replay::{ReplayError, replay_bridge, replay_implication, replay_inductive};
 pub use stats::{Stats, StatsSnapshot};

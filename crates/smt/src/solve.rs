@@ -79,7 +79,9 @@ pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
             Some(m) => Outcome::Sat(m),
             None => Outcome::Unknown(UnknownReason::Solver("sat without a model".into())),
         },
-        SatResult::Unknown if fired.load(std::sync::atomic::Ordering::SeqCst) => Outcome::Unknown(UnknownReason::Timeout),
+        SatResult::Unknown if fired.load(std::sync::atomic::Ordering::SeqCst) => {
+            Outcome::Unknown(UnknownReason::Timeout)
+        }
         SatResult::Unknown => Outcome::Unknown(classify_unknown(solver.get_reason_unknown())),
     }
 }

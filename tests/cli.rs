@@ -1,0 +1,299 @@
+//! The `trestle` command line: what users run, with its exit codes and JSON.
+//!
+//! Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn shared_models() -> bool {
+    let present = repo().join("../shared/models").is_dir();
+    if !present {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "../shared/models is missing under CI=true");
+        eprintln!("skipped: ../shared/models is absent");
+    }
+    present
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{}", self.stdout))
+    }
+}
+
+fn trestle(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_trestle")).args(args).current_dir(repo()).output().expect("runs");
+    Run {
+        code: out.status.code().expect("exits normally, not by a signal"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// An input error: exit 2, a message naming the problem, and never a panic.
+fn expect_input_error(r: &Run, fragments: &[&str]) {
+    assert_eq!(r.code, 2, "exit code; stderr: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked") && !r.stderr.contains("internal error"), "{}", r.stderr);
+    for f in fragments {
+        assert!(r.stderr.contains(f), "expected '{f}' in: {}", r.stderr);
+    }
+}
+
+fn scratch(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::copy(repo().join("examples/networks/maze-2x8.nnet"), dir.path().join("net.nnet")).unwrap();
+    (dir, path)
+}
+
+const SMALL: &str = r#"
+init = "0.3 <= x <= 0.4 and 0.6 <= y <= 0.7"
+safe = "0.22 <= x <= 0.98 and 0.54 <= y <= 0.98"
+invariant = "0.25 <= x <= 0.95 and 0.55 <= y <= 0.95"
+[state]
+x = { type = "real" }
+y = { type = "real" }
+[controller]
+model = "net.nnet"
+nnet_normalization = "none"
+actions = ["a0", "a1"]
+[step]
+x = "x + 0.1*a0"
+y = "y + 0.1*a1"
+"#;
+
+#[test]
+fn check_proves_the_example_and_certify_accepts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.json");
+    let plot = dir.path().join("plot.svg");
+    let r = trestle(&[
+        "check",
+        "examples/maze-det.toml",
+        "--json",
+        "--certificate",
+        cert.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["verdict"], "safe");
+    for k in ["splits", "smt_queries", "bound_queries", "seconds"] {
+        assert!(j["stats"][k].is_number(), "stats.{k}");
+    }
+    let c: Value = serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    assert_eq!(c["format"], "trestle-bridge-certificate/1");
+    assert_eq!(c["state_vars"], serde_json::json!(["x", "y"]));
+    assert!(
+        c["clauses"].as_array().unwrap().iter().all(|cl| cl["box"]["lo"].is_array() && cl["post"]["hi"].is_array())
+    );
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    let v = trestle(&["certify", cert.to_str().unwrap(), "examples/maze-det.toml", "--json"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert_eq!(v.json()["valid"], true);
+    // The same certificate does not prove a system with a different step.
+    let text =
+        std::fs::read_to_string(repo().join("examples/maze-det.toml")).unwrap().replace("x + 0.1*a0", "x - 0.1*a0");
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, text).unwrap();
+    std::fs::create_dir_all(dir.path().join("networks")).unwrap();
+    std::fs::copy(repo().join("examples/networks/maze-2x8.nnet"), dir.path().join("networks/maze-2x8.nnet")).unwrap();
+    let bad = trestle(&["certify", cert.to_str().unwrap(), other.to_str().unwrap()]);
+    assert_eq!(bad.code, 1, "{}", bad.stdout);
+}
+
+#[test]
+fn check_refutes_a_repelling_controller_with_exit_1() {
+    let (_d, path) = scratch("sys.toml", &SMALL.replace("x + 0.1*a0", "x - 0.1*a0"));
+    let r = trestle(&["check", path.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["verdict"], "not-inductive");
+    assert!(j["counterexample"]["next"]["x"].is_number());
+    assert_eq!(j["counterexample"]["replayed"], "exact rational arithmetic");
+}
+
+#[test]
+fn limits_give_unknown_with_exit_3() {
+    let r = trestle(&["check", "examples/maze-det.toml", "--paper", "--max-splits", "1", "--json"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert_eq!(r.json()["verdict"], "unknown");
+}
+
+#[test]
+fn bad_input_is_an_error_with_exit_2() {
+    expect_input_error(&trestle(&["check", "no/such/file.toml"]), &["no/such/file.toml", "cannot read"]);
+    let (_d, p) = scratch("bad.toml", "[state\nx=1");
+    expect_input_error(&trestle(&["info", p.to_str().unwrap()]), &["bad.toml", "malformed TOML"]);
+    let (_d, p) = scratch("sys.toml", &SMALL.replace("0.1*a1", "0.1*b1"));
+    expect_input_error(&trestle(&["info", p.to_str().unwrap()]), &["sys.toml", "step.y", "unknown name 'b1'"]);
+    let (_d, p) =
+        scratch("sys.toml", &SMALL.replace("actions = [\"a0\", \"a1\"]", "actions = [\"a0\"]").replace("0.1*a1", "0"));
+    expect_input_error(&trestle(&["info", p.to_str().unwrap()]), &["2 outputs but 1"]);
+    let (_d, p) = scratch("sys.toml", &SMALL.replace("x + 0.1*a0", "x + (0.1*a0"));
+    expect_input_error(&trestle(&["check", p.to_str().unwrap()]), &["step.x", "cannot parse"]);
+    let (_d, p) = scratch("sys.toml", &SMALL.replace("net.nnet", "missing.onnx"));
+    expect_input_error(&trestle(&["check", p.to_str().unwrap()]), &["controller.model", "missing.onnx"]);
+    // NaN weights in a model file, named with the file.
+    let (d, p) = scratch("sys.toml", SMALL);
+    let nnet = std::fs::read_to_string(d.path().join("net.nnet")).unwrap().replacen("-4.0,0.0,", "nan,0.0,", 1);
+    std::fs::write(d.path().join("net.nnet"), nnet).unwrap();
+    expect_input_error(&trestle(&["check", p.to_str().unwrap()]), &["net.nnet"]);
+    // Unsupported ONNX operators are named; a garbage .onnx is refused.
+    let (d, p) = scratch("sys.toml", &SMALL.replace("net.nnet", "net.onnx"));
+    std::fs::write(d.path().join("net.onnx"), b"not a model").unwrap();
+    expect_input_error(&trestle(&["check", p.to_str().unwrap()]), &["net.onnx"]);
+    // Arguments.
+    expect_input_error(&trestle(&["check", "examples/maze-det.toml", "--post", "magic"]), &["--post"]);
+    expect_input_error(&trestle(&["check", "examples/maze-det.toml", "--set", "nokey"]), &["KEY=VALUE"]);
+    expect_input_error(
+        &trestle(&["simulate", "examples/maze-det.toml", "--from", "z=1"]),
+        &["unknown state variable 'z'"],
+    );
+    expect_input_error(&trestle(&["eval", "examples/networks/maze-2x8.nnet", "--input", "0.3"]), &["takes 2"]);
+    expect_input_error(
+        &trestle(&["eval", "examples/networks/maze-2x8.nnet", "--input", "0.3,nan"]),
+        &["not a finite number"],
+    );
+    expect_input_error(
+        &trestle(&["bounds", "examples/networks/maze-2x8.nnet", "--lo", "0.5,0.6", "--hi", "0.4,0.7"]),
+        &["lo 0.5 > hi 0.4"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"format\": 1}").unwrap();
+    expect_input_error(
+        &trestle(&["certify", junk.to_str().unwrap(), "examples/maze-det.toml"]),
+        &["not a trestle certificate"],
+    );
+    // Errors under --json are one JSON object too.
+    let r = trestle(&["check", "no/such/file.toml", "--json"]);
+    assert_eq!(r.json()["error"]["kind"], "input");
+}
+
+#[test]
+fn eval_and_bounds_print_json() {
+    let r = trestle(&["eval", "examples/networks/maze-2x8.nnet", "--input", "0.3,0.6", "--json"]);
+    assert_eq!(r.code, 0);
+    // a0 = clip(4*(0.6-0.3), -1, 1) = 1, a1 = clip(4*(0.75-0.6), -1, 1) = 0.6
+    let out: Vec<f64> = serde_json::from_value(r.json()["output"].clone()).unwrap();
+    assert_eq!(out[0], 1.0);
+    assert!((out[1] - 0.6).abs() < 1e-12);
+    let b = trestle(&[
+        "bounds",
+        "examples/networks/maze-2x8.nnet",
+        "--lo",
+        "0.3,0.6",
+        "--hi",
+        "0.31,0.61",
+        "--method",
+        "alpha-crown",
+        "--json",
+    ]);
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    let j = b.json();
+    assert!(j["lo"][1].as_f64().unwrap() <= 0.56 && j["hi"][1].as_f64().unwrap() >= 0.6);
+    assert_eq!(j["linear"]["upper"]["A"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn info_describes_the_system() {
+    let r = trestle(&["info", "examples/maze-nondet.toml", "--json"]);
+    assert_eq!(r.code, 0);
+    let j = r.json();
+    assert_eq!(j["networks"][0]["layers"], serde_json::json!([2, 8, 8, 2]));
+    assert_eq!(j["nondet"][0]["name"], "c");
+    assert_eq!(j["step"][0]["updates"][0]["next"], "x + 0.1*c*a0");
+    let t = trestle(&["info", "examples/maze-nondet.toml"]);
+    assert!(t.stdout.contains("2 -> 8 -> 8 -> 2") && t.stdout.contains("x' = x + 0.1*c*a0"), "{}", t.stdout);
+}
+
+/// The known VerticalCAS counterexample (notes/bounded-ctl.md): CL1500 three times, pilot at g/4.
+#[test]
+fn simulate_reproduces_the_vcas_counterexample() {
+    if !shared_models() {
+        return;
+    }
+    let r = trestle(&[
+        "simulate",
+        "configs/systems/vcas.toml",
+        "--set",
+        "init.hdot0=-22.5",
+        "--from",
+        "h=-129",
+        "--steps",
+        "3",
+        "--branch",
+        "accel-0",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    let steps = j["runs"][0]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    for s in steps {
+        assert_eq!(s["actions"]["a"]["label"], "CL1500");
+    }
+    let expect = [(-110.525, -14.45), (-100.1, -6.4), (-97.725, 1.65)];
+    let states: Vec<&Value> = steps[1..].iter().map(|s| &s["state"]).chain([&j["runs"][0]["final"]]).collect();
+    for (s, (h, hd)) in states.iter().zip(expect) {
+        assert!((s["h"].as_f64().unwrap() - h).abs() < 1e-9 && (s["hdot0"].as_f64().unwrap() - hd).abs() < 1e-9, "{s}");
+    }
+    // Exactly: the final state is the decimal, not a float near it.
+    assert_eq!(j["runs"][0]["final_exact"][0], "-97.725");
+}
+
+#[test]
+fn simulate_frozenlake_and_the_figure1_rnn() {
+    if !shared_models() {
+        return;
+    }
+    let r = trestle(&["simulate", "configs/systems/frozenlake.toml", "--steps", "6", "--branch", "intended", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    // The agent's policy from s1 is "up" (README of the model): it stays in s1 on the intended branch.
+    assert_eq!(j["runs"][0]["steps"][0]["actions"]["a"]["label"], "up");
+    assert_eq!(j["runs"][0]["final"]["row"], 1.0);
+    let r = trestle(&[
+        "simulate",
+        "configs/systems/rnn-figure1.toml",
+        "--steps",
+        "5",
+        "--runs",
+        "3",
+        "--seed",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for run in r.json()["runs"].as_array().unwrap() {
+        for s in run["steps"].as_array().unwrap() {
+            assert_eq!(s["actions"]["out"], 0.0, "z_t = 0 for every t");
+        }
+    }
+}
+
+#[test]
+fn simulate_uses_init_and_the_seed() {
+    let a = trestle(&["simulate", "examples/maze-nondet.toml", "--steps", "5", "--seed", "3", "--json"]);
+    let b = trestle(&["simulate", "examples/maze-nondet.toml", "--steps", "5", "--seed", "3", "--json"]);
+    assert_eq!(a.stdout, b.stdout, "same seed, same run");
+    let j = a.json();
+    assert_eq!(j["runs"][0]["start_in_init"], true);
+    let t = trestle(&["simulate", "examples/maze-det.toml", "--steps", "2"]);
+    assert!(t.stdout.lines().next().unwrap().contains("a0"), "{}", t.stdout);
+    let _ = Path::new("");
+}
