@@ -3,7 +3,7 @@
 //! Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn repo() -> PathBuf {
@@ -185,6 +185,20 @@ fn bad_input_is_an_error_with_exit_2() {
 }
 
 #[test]
+fn dump_smt_writes_every_z3_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = trestle(&["check", "examples/maze-nondet.toml", "--no-fast-path", "--dump-smt", dir.path().to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let z3 = r.json()["stats"]["z3_queries"].as_u64().unwrap() as usize;
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(z3 > 0 && files.len() >= z3, "{} files for {z3} Z3 queries", files.len());
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(text.contains("(check-sat)") && text.contains("declare-fun"), "{}", f.display());
+    }
+}
+
+#[test]
 fn eval_and_bounds_print_json() {
     let r = trestle(&["eval", "examples/networks/maze-2x8.nnet", "--input", "0.3,0.6", "--json"]);
     assert_eq!(r.code, 0);
@@ -295,5 +309,4 @@ fn simulate_uses_init_and_the_seed() {
     assert_eq!(j["runs"][0]["start_in_init"], true);
     let t = trestle(&["simulate", "examples/maze-det.toml", "--steps", "2"]);
     assert!(t.stdout.lines().next().unwrap().contains("a0"), "{}", t.stdout);
-    let _ = Path::new("");
 }

@@ -132,6 +132,7 @@ pub fn run(a: &CheckArgs) -> CliResult {
 fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config) -> CliResult {
     let report = match a.method.as_str() {
         "monolithic" => trestle_bridge::check_monolithic(sys, cfg),
+        "milp" => trestle_bridge::check_milp(sys, cfg),
         other => return Err(input(format!("--method {other}: expected bridge, monolithic or milp"))),
     }
     .map_err(|e| CliError::Input(e.into()))?;
@@ -223,6 +224,9 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
             "seconds": s.seconds, "bounds_seconds": s.bounds_seconds, "smt_seconds": s.smt_seconds, "search_seconds": s.search_seconds,
         },
     });
+    if let Some(e) = &r.evidence {
+        o["evidence"] = json!(e);
+    }
     if let Inductiveness::Refuted(refutation) = &r.inductive.outcome {
         o["counterexample"] = witness_json(sys, &refutation.witness);
         if let Some(b) = &refutation.region {
@@ -273,7 +277,9 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
     print_condition(sys, "Init => Inv", &r.init);
     print_condition(sys, "Inv => Safe", &r.safe);
     match &r.inductive.outcome {
-        Inductiveness::Proven if r.inductive.clauses.is_empty() => println!("  {:<22} proven", "Inv /\\ Next => Inv'"),
+        Inductiveness::Proven if r.inductive.clauses.is_empty() => {
+            println!("  {:<22} proven ({})", "Inv /\\ Next => Inv'", r.evidence.as_deref().unwrap_or("no bridge"))
+        }
         Inductiveness::Proven => {
             println!("  {:<22} proven ({} bridge clauses)", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
         }
@@ -291,6 +297,10 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
             }
         }
         Inductiveness::Unknown { reason } => println!("  {:<22} unknown: {reason}", "Inv /\\ Next => Inv'"),
+    }
+    if a.method != "bridge" {
+        println!("time: {:.3} s", s.seconds);
+        return;
     }
     println!(
         "config: post {}{}, split {}, queue {}, {} thread(s)",

@@ -199,7 +199,10 @@ pub fn from_report(sys: &System, report: &Report, _cfg: &Config) -> CertificateJ
         }
         (_, _, Inductiveness::Unknown { reason }) => out.reason = Some(reason.clone()),
         (_, _, Inductiveness::Proven) if report.verdict == Verdict::Safe => {
-            out.reason = Some("proven by the monolithic baseline: no bridge certificate to re-check".into())
+            out.reason = Some(format!(
+                "proven by a baseline ({}): no bridge certificate to re-check",
+                report.evidence.as_deref().unwrap_or("no evidence recorded")
+            ))
         }
         _ => out.reason = Some("a side condition stayed undecided".into()),
     }

@@ -194,6 +194,7 @@ struct Ctx<'s> {
     post: PostEngine<'s>,
     cfg: &'s Config,
     vertices: Vec<Vec<Rational>>,
+    checkers_made: std::sync::atomic::AtomicUsize,
 }
 
 struct Checkers<'s> {
@@ -211,7 +212,9 @@ fn checker_config(cfg: &Config, prefix: String) -> CheckerConfig {
 
 impl<'s> Ctx<'s> {
     fn checkers(&self, worker: usize) -> Result<Checkers<'s>, BridgeError> {
-        let cc = checker_config(self.cfg, format!("w{worker}-"));
+        // Each checker numbers its dumps from 1: the prefix keeps every checker's files apart.
+        let id = self.checkers_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let cc = checker_config(self.cfg, format!("w{worker}-c{id}-"));
         let fast = if self.cfg.fast_path { Some(FastPath::new(self.sys, cc.clone())?) } else { None };
         Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)? })
     }
@@ -381,7 +384,7 @@ pub fn check_inductive(
     );
     let extent = hull.widths();
     let total_volume: f64 = cover.iter().map(|b| b.widths().iter().product::<f64>()).sum();
-    let ctx = Ctx { sys, inv, cover, extent, hull, post, cfg, vertices: witness::nondet_vertices(sys) };
+    let ctx = Ctx { sys, inv, cover, extent, hull, post, cfg, vertices: witness::nondet_vertices(sys), checkers_made: Default::default() };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))
         .build()

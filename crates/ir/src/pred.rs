@@ -375,6 +375,66 @@ impl RBox {
             .all(|(i, v)| self.lo[i].as_ref().is_none_or(|l| v >= l) && self.hi[i].as_ref().is_none_or(|h| v <= h))
     }
 
+    /// Whether the two closed boxes share a point (exact).
+    pub fn touches(&self, other: &RBox) -> bool {
+        (0..self.dims()).all(|i| !lo_above_hi(&self.lo[i], &other.hi[i]) && !lo_above_hi(&other.lo[i], &self.hi[i]))
+    }
+
+    /// Closed boxes whose union with `c` contains `self`, with interiors disjoint from `c` and
+    /// from each other: `self` minus `c`, in exact arithmetic (unbounded sides allowed).
+    pub fn subtract(&self, c: &RBox) -> Vec<RBox> {
+        if !self.touches(c) {
+            return vec![self.clone()];
+        }
+        let mut r = self.clone();
+        let mut pieces = Vec::new();
+        for i in 0..r.dims() {
+            // r.lo < c.lo, with a missing lower end below everything.
+            if let Some(cl) = &c.lo[i]
+                && r.lo[i].as_ref().is_none_or(|rl| rl < cl)
+            {
+                let mut p = r.clone();
+                p.hi[i] = Some(cl.clone());
+                pieces.push(p);
+                r.lo[i] = Some(cl.clone());
+            }
+            // r.hi > c.hi, with a missing upper end above everything.
+            if let Some(ch) = &c.hi[i]
+                && r.hi[i].as_ref().is_none_or(|rh| rh > ch)
+            {
+                let mut p = r.clone();
+                p.lo[i] = Some(ch.clone());
+                pieces.push(p);
+                r.hi[i] = Some(ch.clone());
+            }
+        }
+        pieces
+    }
+
+    /// The parts of `self` outside the union of `covers` (exact); empty exactly when covered (see
+    /// [`FBox::uncovered`]).
+    pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a RBox>) -> Vec<RBox> {
+        let mut rest = vec![self.clone()];
+        for c in covers {
+            if rest.is_empty() {
+                break;
+            }
+            rest = rest.into_iter().flat_map(|r| r.subtract(c)).collect();
+        }
+        rest
+    }
+
+    /// Whether the union of `covers` contains `self` (exact).
+    pub fn is_covered_by<'a>(&self, covers: impl IntoIterator<Item = &'a RBox>) -> bool {
+        self.uncovered(covers).is_empty()
+    }
+
+    /// The exact box of an f64 box whose ends may be infinite (infinite ends: unbounded).
+    pub fn of_fbox(b: &FBox) -> RBox {
+        let end = |x: f64| x.is_finite().then(|| crate::num::rational_from_f64(x));
+        RBox { lo: b.lo.iter().map(|&x| end(x)).collect(), hi: b.hi.iter().map(|&x| end(x)).collect() }
+    }
+
     /// The largest f64 box inside this one (ends rounded inward, unbounded sides infinite), or
     /// `None` when no f64 box fits (an end rounds past the other). A set covered by inner boxes is
     /// covered by the exact boxes.
@@ -392,6 +452,11 @@ impl RBox {
             hi: self.hi.iter().map(|h| h.as_ref().map_or(f64::INFINITY, up)).collect(),
         }
     }
+}
+
+/// `lo > hi` for a lower end (missing: minus infinity) and an upper end (missing: infinity).
+fn lo_above_hi(lo: &Option<Rational>, hi: &Option<Rational>) -> bool {
+    matches!((lo, hi), (Some(l), Some(h)) if l > h)
 }
 
 /// A closed box with f64 ends: what the splitting engines and bound computations work on.
@@ -585,6 +650,26 @@ mod tests {
         let plane = FBox::new(vec![f64::NEG_INFINITY, f64::NEG_INFINITY], vec![f64::INFINITY, f64::INFINITY]);
         assert!(unit.is_covered_by([&plane]));
         assert_eq!(plane.uncovered([&unit]).len(), 4);
+    }
+
+    #[test]
+    fn exact_subtraction_closes_decimal_seams() {
+        let q = |t: &str| Some(parse_rational(t).unwrap());
+        let rb = |lo: [&str; 2], hi: [&str; 2]| RBox { lo: vec![q(lo[0]), q(lo[1])], hi: vec![q(hi[0]), q(hi[1])] };
+        let halves = [rb(["0.25", "0.55"], ["0.55", "0.95"]), rb(["0.55", "0.55"], ["0.95", "0.95"])];
+        let image = RBox::of_fbox(&FBox::new(vec![0.46, 0.56], vec![0.64, 0.74]));
+        assert!(image.is_covered_by(&halves), "0.55 is one seam, not two rounded ends");
+        let wide = RBox::of_fbox(&FBox::new(vec![0.2, 0.56], vec![0.64, 0.74]));
+        let rest = wide.uncovered(&halves);
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].hi[0], q("0.25"));
+        // Unbounded sides.
+        let half_plane = RBox { lo: vec![None, None], hi: vec![q("0.55"), None] };
+        assert!(image.uncovered([&half_plane]).len() == 1);
+        let plane = RBox::unbounded(2);
+        assert!(image.is_covered_by([&plane]));
+        assert_eq!(plane.uncovered([&image]).len(), 4);
+        assert!(RBox::of_fbox(&FBox::new(vec![f64::NEG_INFINITY, 0.0], vec![0.0, 1.0])).lo[0].is_none());
     }
 
     #[test]

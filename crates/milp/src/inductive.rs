@@ -9,7 +9,15 @@
 //! * branch of the step (its guard and label as constraints),
 //! * and, when the invariant is a single box, each bounded face of it: maximise `x'_j - hi_j` or
 //!   `lo_j - x'_j`. With several boxes, one MILP maximises `t <= min_k max_f violation_{k,f}` (one
-//!   binary per face of every box choosing the violated face).
+//!   binary per face of every box choosing the violated face): `t < 0` means the successor is inside
+//!   some box by `-t`, so a successor on a face two boxes share has `t = 0` and is never proved
+//!   (merge such boxes).
+//!
+//! A successor that is integer-valued in the model (integer variables and coefficients: modes,
+//! selectors, argmax indices, `min`/`max`/`ite`/`lookup` of such) is outside `x <= hi` exactly when
+//! `x >= floor(hi) + 1`; its face is maximised as `x' - (floor(hi) + 1)`, so a mode that keeps its
+//! value on the boundary (`m' = m`, `m = hi`) has violation `-1`, a proof. A real successor exactly on
+//! a face has violation 0 and gives `Unknown`: floating-point evidence needs a margin.
 //!
 //! Each MILP's maximum is the worst violation of `Inv'`; a proof needs every maximum (HiGHS's dual
 //! bound) below `-threshold`. Objectives whose interval bound already is are decided without

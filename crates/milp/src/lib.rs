@@ -43,7 +43,10 @@
 //!   closures (an over-approximation), and ties in argmax may pick any maximal index (a superset of
 //!   the simulator's lowest-index rule);
 //! * a timeout, a maximum within the tolerance, or any HiGHS status other than optimal/infeasible is
-//!   `Unknown`, never `Valid`.
+//!   `Unknown`, never `Valid`; HiGHS errors (a refused option, a failed solve) are [`MilpError`]s.
+//!
+//! States whose network selector picks no network, and lookups whose index is not a valid integer,
+//! have no successor (the simulator stops with an error there) and are left out of the MILPs.
 //!
 //! Engines that need a certificate must re-check a MILP `Valid` with the exact (Z3) backend or the
 //! sound bridge checker.
@@ -64,7 +67,7 @@ pub use answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats};
 pub use error::MilpError;
 pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, reify_pred};
 pub use inductive::check_inductive_milp;
-pub use model::{MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
+pub use model::{HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{
     BoundOptions, EncodedArgmax, EncodedNetwork, LayerBounds, encode_argmax, encode_network, encode_network_with,
     layer_bounds, split_box,

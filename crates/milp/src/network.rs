@@ -292,3 +292,27 @@ pub fn encode_argmax(
     let _ = index.constant();
     Ok(EncodedArgmax { onehot, candidates, index, index_bounds: Interval::new(lo, hi) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_boxes_tile_the_box() {
+        let b = InputBox::new(vec![0.0, -1.0, 2.0], vec![1.0, 3.0, 2.0]);
+        for pieces in [1, 2, 5, 16, 256] {
+            let parts = split_box(&b, pieces);
+            assert!(!parts.is_empty() && parts.len() <= pieces.max(1), "{pieces}: {}", parts.len());
+            // Total volume over the two wide dimensions is the box's; every part is inside it.
+            let area: f64 = parts.iter().map(|p| (p.hi[0] - p.lo[0]) * (p.hi[1] - p.lo[1])).sum();
+            assert!((area - 4.0).abs() < 1e-12, "{pieces}: area {area}");
+            for p in &parts {
+                assert!((0..3).all(|i| b.lo[i] <= p.lo[i] && p.lo[i] <= p.hi[i] && p.hi[i] <= b.hi[i]));
+                assert_eq!((p.lo[2], p.hi[2]), (2.0, 2.0), "a point dimension is never split");
+            }
+        }
+        // The widest dimension is split first.
+        let two = split_box(&b, 2);
+        assert_eq!(two[0].hi[1], 1.0);
+    }
+}

@@ -19,11 +19,10 @@
 //!
 //! Targets that are unions of boxes (a synthesised invariant: a disjunction of variable bounds)
 //! are decided on the successor box of each branch ([`SuccessorBounds`], the same per-coordinate
-//! ranges as above): `StaysIn` when that box is covered by the union of the target's boxes rounded
-//! inward to f64 (exact box subtraction, [`FBox::uncovered`]), `Leaves` when it touches none of
-//! them rounded outward. Inner boxes are subsets of the exact ones and outer boxes supersets, so
-//! both answers hold for the exact target. The target's boxes are computed once per predicate and
-//! cached (the engine asks hundreds of queries against one invariant).
+//! ranges as above): `StaysIn` when that box is covered by the union of the target's boxes
+//! (exact rational box subtraction, [`RBox::uncovered`], over the boxes it touches), `Leaves` when
+//! it touches none of them rounded outward (a superset of each). The target's boxes are computed
+//! once per predicate and cached (the engine asks hundreds of queries against one invariant).
 
 use crate::affine::MultiAffine;
 use crate::query::{BridgeQuery, Postcondition, Target};
@@ -209,9 +208,10 @@ fn form_range(g: &IForm, post: &Postcondition, b: &Boxes) -> (f64, f64) {
 
 use num_traits::{Signed, Zero};
 
-/// A union target's boxes: rounded inward (to prove `StaysIn`) and outward (to prove `Leaves`).
+/// A union target's boxes: exact, and rounded outward (to find the boxes an image touches, and
+/// to prove `Leaves`).
 struct UnionBoxes {
-    inner: Vec<FBox>,
+    exact: Vec<RBox>,
     outer: Vec<FBox>,
 }
 
@@ -300,10 +300,11 @@ impl Forms {
         {
             return boxes.clone();
         }
-        let boxes = Arc::new(target.to_box_union(n, MAX_UNION).map(|bs| UnionBoxes {
-            inner: bs.iter().filter_map(RBox::inner_fbox).collect(),
-            outer: bs.iter().map(RBox::outer_fbox).collect(),
-        }));
+        let boxes = Arc::new(
+            target
+                .to_box_union(n, MAX_UNION)
+                .map(|bs| UnionBoxes { outer: bs.iter().map(RBox::outer_fbox).collect(), exact: bs }),
+        );
         *slot = Some((target.clone(), boxes.clone()));
         boxes
     }
@@ -312,9 +313,12 @@ impl Forms {
     fn prove_union(&self, sys: &System, q: &BridgeQuery<'_>) -> bool {
         let union = self.union_boxes(sys.state.len(), q.target.pred());
         let Some(union) = union.as_ref() else { return false };
-        self.images(sys, q.region, q.post).iter().all(|(_, img)| match q.target {
-            Target::StaysIn(_) => img.is_covered_by(union.inner.iter().filter(|b| b.touches(img))),
-            Target::Leaves(_) => !union.outer.iter().any(|b| b.touches(img)),
+        self.images(sys, q.region, q.post).iter().all(|(_, img)| {
+            let mut near = (0..union.outer.len()).filter(|&k| union.outer[k].touches(img)).peekable();
+            match q.target {
+                Target::StaysIn(_) => RBox::of_fbox(img).is_covered_by(near.map(|k| &union.exact[k])),
+                Target::Leaves(_) => near.peek().is_none(),
+            }
         })
     }
 
@@ -503,8 +507,7 @@ fn vertices(sys: &System, mask: u64) -> Option<Vec<Vec<Rational>>> {
 }
 
 /// Whether every premise box lies in the conclusion, both unions of boxes (`Init => Inv`,
-/// `Inv => Safe` for boxes): exactly against a single conclusion box; otherwise each premise box,
-/// rounded outward, must be covered by the conclusion's boxes rounded inward.
+/// `Inv => Safe` for boxes), by exact box subtraction.
 pub(crate) fn boxes_imply(n: usize, premise: &Pred, conclusion: &Pred) -> bool {
     let Some(ps) = premise.to_box_union(n, MAX_UNION) else { return false };
     if ps.is_empty() {
@@ -514,10 +517,10 @@ pub(crate) fn boxes_imply(n: usize, premise: &Pred, conclusion: &Pred) -> bool {
     if let [c] = cs.as_slice() {
         return ps.iter().all(|p| box_in(p, c));
     }
-    let inner: Vec<FBox> = cs.iter().filter_map(RBox::inner_fbox).collect();
+    let outer: Vec<FBox> = cs.iter().map(RBox::outer_fbox).collect();
     ps.iter().all(|p| {
         let o = p.outer_fbox();
-        o.is_covered_by(inner.iter().filter(|c| c.touches(&o)))
+        p.is_covered_by((0..cs.len()).filter(|&k| outer[k].touches(&o)).map(|k| &cs[k]))
     })
 }
 

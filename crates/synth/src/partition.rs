@@ -20,8 +20,6 @@ pub(crate) enum Status {
 pub(crate) struct Cell {
     pub bx: FBox,
     pub status: Status,
-    /// The cell it was bisected from.
-    pub parent: Option<usize>,
     /// Boxes enclosing the successors of the cell, one per branch that may be enabled on it.
     pub image: Option<Arc<Vec<FBox>>>,
 }
@@ -79,7 +77,7 @@ impl Partition {
                 let thin = (0..d).any(|i| c.lo[i] == c.hi[i] && s.lo[i] < s.hi[i]);
                 let key: Vec<u64> = c.lo.iter().chain(&c.hi).map(|x| x.to_bits()).collect();
                 if !thin && seen.insert(key) {
-                    part.push(c, None);
+                    part.push(c);
                 }
             }
             // Next multi-index.
@@ -114,13 +112,13 @@ impl Partition {
         coords.iter().rev().fold(0u64, |acc, &k| acc * self.res as u64 + k as u64)
     }
 
-    fn push(&mut self, bx: FBox, parent: Option<usize>) -> usize {
+    fn push(&mut self, bx: FBox) -> usize {
         let id = self.cells.len();
         let centre = bx.center();
         let coords: Vec<usize> = (0..bx.dims()).map(|i| self.bucket_coord(i, centre[i])).collect();
         let key = self.bucket_key(&coords);
         self.buckets.entry(key).or_default().push(id);
-        self.cells.push(Cell { bx, status: Status::Kept, parent, image: None });
+        self.cells.push(Cell { bx, status: Status::Kept, image: None });
         self.leaves += 1;
         id
     }
@@ -177,26 +175,38 @@ impl Partition {
         out
     }
 
-    /// The dimension a cell is bisected in: the widest relative to Safe's extent (lowest index on
-    /// ties), when it is still wider than the minimum and its midpoint is strictly inside.
-    pub fn split_dim(&self, id: usize) -> Option<usize> {
+    /// The dimension a cell is bisected in, among those still wider than the minimum (relative to
+    /// Safe's extent) with a midpoint strictly inside: the largest `weight * relative width` when
+    /// `weights` favour some, else the widest relative; lowest index on ties.
+    pub fn split_dim(&self, id: usize, weights: Option<&[f64]>) -> Option<usize> {
         let b = &self.cells[id].bx;
         let rel = |i: usize| if self.extent[i] > 0.0 { (b.hi[i] - b.lo[i]) / self.extent[i] } else { 0.0 };
-        let best = (0..b.dims()).max_by(|&x, &y| rel(x).total_cmp(&rel(y)).then(y.cmp(&x)))?;
-        let mid = b.interval(best).mid();
-        (rel(best) > self.min_width && b.lo[best] < mid && mid < b.hi[best]).then_some(best)
+        let splittable: Vec<usize> = (0..b.dims())
+            .filter(|&i| {
+                let mid = b.interval(i).mid();
+                rel(i) > self.min_width && b.lo[i] < mid && mid < b.hi[i]
+            })
+            .collect();
+        let best = |score: &dyn Fn(usize) -> f64| {
+            splittable.iter().copied().max_by(|&x, &y| score(x).total_cmp(&score(y)).then(y.cmp(&x)))
+        };
+        match weights {
+            Some(w) if splittable.iter().any(|&i| w[i] > 0.0) => best(&|i| w[i] * rel(i)),
+            _ => best(&rel),
+        }
     }
 
-    /// Bisects a leaf; its halves inherit its status. `None` when it cannot be split.
-    pub fn split(&mut self, id: usize) -> Option<(usize, usize)> {
-        let dim = self.split_dim(id)?;
+    /// Bisects a leaf (see [`Partition::split_dim`]); its halves inherit its status. `None` when
+    /// it cannot be split.
+    pub fn split(&mut self, id: usize, weights: Option<&[f64]>) -> Option<(usize, usize)> {
+        let dim = self.split_dim(id, weights)?;
         let (l, r) = self.cells[id].bx.bisect(dim);
         let status = self.cells[id].status;
         self.cells[id].status = Status::Split;
         self.cells[id].image = None;
         self.leaves -= 1;
-        let a = self.push(l, Some(id));
-        let b = self.push(r, Some(id));
+        let a = self.push(l);
+        let b = self.push(r);
         self.cells[a].status = status;
         self.cells[b].status = status;
         Some((a, b))
@@ -231,7 +241,7 @@ mod tests {
         assert!(safe[0].is_covered_by(all));
         let centre = FBox::new(vec![0.6, 0.76], vec![0.6, 0.76]);
         assert_eq!(p.touching(&centre, |_| true).len(), 4, "the grid point is shared by four cells");
-        let (a, b) = p.split(0).unwrap();
+        let (a, b) = p.split(0, None).unwrap();
         assert_eq!(p.cells[a].bx.hi[0], p.cells[b].bx.lo[0]);
         assert_eq!(p.leaves(), 17);
         let found = p.touching(&p.cells[a].bx.clone(), |_| true);

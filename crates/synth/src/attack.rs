@@ -1,0 +1,339 @@
+//! The search for a run from Init that leaves Safe, when no invariant was proven.
+//!
+//! Floating point proposes, exact arithmetic decides. Runs are simulated in f64 from many start
+//! states of Init (centres, corners, seeded random points, the cells of Init that had to be
+//! dropped), with the environment's choices at their extremes (every vertex, greedily the one
+//! whose successor gets farthest out, or each vertex held fixed) or random; the start state is
+//! then improved by coordinate ascent on the largest distance outside Safe along the run. A run
+//! that leaves Safe in f64 is replayed through `sim::step::<Rational>` from the exact value of its
+//! start state with the exact recorded choices; only if that replay starts in Init and reaches a
+//! state outside Safe is it reported as a refutation.
+
+use crate::report::{ExactRun, Trajectory};
+use rayon::prelude::*;
+use std::time::Instant;
+use trestle_ir::num::{down, rational_from_f64, to_f64_nearest, up};
+use trestle_ir::sim;
+use trestle_ir::system::{DomainExit, NondetDomain, System};
+use trestle_ir::{Env, FBox, Pred, Rational, VarRef};
+
+/// Steps a simulated run may go on without getting closer to leaving Safe.
+const PATIENCE: usize = 40;
+
+/// How the environment chooses at each step.
+#[derive(Clone, Copy, Debug)]
+enum Policy {
+    /// Among the vertices of the inputs and the enabled branches, the successor farthest out.
+    Greedy,
+    /// Vertex `k` every step (branches still greedy).
+    Vertex(usize),
+    /// Seeded random inputs (branches still greedy).
+    Random(u64),
+}
+
+/// One simulated run (f64) with its exact choices.
+#[derive(Clone, Debug)]
+struct Sim {
+    states: Vec<Vec<f64>>,
+    nondet: Vec<Vec<Rational>>,
+    branches: Vec<usize>,
+    /// Largest distance outside Safe along the run, and the step where it is reached.
+    best: f64,
+    best_at: usize,
+}
+
+pub(crate) struct Attack<'a> {
+    sys: &'a System,
+    safe: &'a Pred,
+    safe_boxes: Vec<FBox>,
+    init: &'a Pred,
+    init_boxes: Vec<FBox>,
+    vertices: Vec<(Vec<f64>, Vec<Rational>)>,
+    observes_nondet: bool,
+    steps: usize,
+    deadline: Option<Instant>,
+    pub simulations: std::sync::atomic::AtomicUsize,
+}
+
+/// A deterministic pseudo-random stream (xorshift64*).
+struct Stream(u64);
+
+impl Stream {
+    fn new(seed: u64) -> Stream {
+        Stream(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+impl<'a> Attack<'a> {
+    /// `safe_boxes`: Safe's boxes rounded outward; `init_boxes`: bounded f64 boxes inside Init.
+    pub fn new(
+        sys: &'a System,
+        safe: &'a Pred,
+        safe_boxes: Vec<FBox>,
+        init_boxes: Vec<FBox>,
+        steps: usize,
+        deadline: Option<Instant>,
+    ) -> Attack<'a> {
+        let vertices = trestle_bridge::witness::nondet_vertices(sys)
+            .into_iter()
+            .map(|v| (v.iter().map(to_f64_nearest).collect(), v))
+            .collect();
+        let observes_nondet =
+            sys.controllers.iter().any(|c| c.inputs.iter().any(|e| e.mentions(|v| matches!(v, VarRef::Nondet(_)))));
+        Attack {
+            sys,
+            safe,
+            safe_boxes,
+            init: &sys.init,
+            init_boxes,
+            vertices,
+            observes_nondet,
+            steps,
+            deadline,
+            simulations: Default::default(),
+        }
+    }
+
+    fn late(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() > d)
+    }
+
+    /// Distance outside Safe in the max norm (> 0 outside, <= 0 inside).
+    fn distance(&self, x: &[f64]) -> f64 {
+        self.safe_boxes
+            .iter()
+            .map(|b| (0..x.len()).map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i])).fold(f64::NEG_INFINITY, f64::max))
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    fn random_choice(&self, rng: &mut Stream) -> (Vec<f64>, Vec<Rational>) {
+        self.sys
+            .nondet
+            .iter()
+            .map(|v| match &v.domain {
+                NondetDomain::Interval(l, h) => {
+                    let (lo, hi) = (up(l), down(h));
+                    if lo > hi {
+                        (to_f64_nearest(l), l.clone())
+                    } else {
+                        let x = (lo + (hi - lo) * rng.unit()).clamp(lo, hi);
+                        (x, rational_from_f64(x))
+                    }
+                }
+                NondetDomain::Set(s) => {
+                    let q = &s[((rng.unit() * s.len() as f64) as usize).min(s.len() - 1)];
+                    (to_f64_nearest(q), q.clone())
+                }
+            })
+            .unzip()
+    }
+
+    /// Simulates from `start` in f64, stopping when the run leaves Safe, deadlocks or stalls.
+    fn simulate(&self, start: &[f64], policy: Policy) -> Sim {
+        self.simulations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let d0 = self.distance(start);
+        let mut run = Sim { states: vec![start.to_vec()], nondet: Vec::new(), branches: Vec::new(), best: d0, best_at: 0 };
+        let mut rng = Stream::new(match policy {
+            Policy::Random(seed) => seed,
+            _ => 1,
+        });
+        let mut state = start.to_vec();
+        let mut memory = sim::initial_memory::<f64>(self.sys);
+        for k in 0..self.steps {
+            let choices: Vec<(Vec<f64>, Vec<Rational>)> = match policy {
+                Policy::Greedy => self.vertices.clone(),
+                Policy::Vertex(i) => vec![self.vertices[i % self.vertices.len()].clone()],
+                Policy::Random(_) => vec![self.random_choice(&mut rng)],
+            };
+            let mut best: Option<(f64, Vec<f64>, Vec<Rational>, usize, sim::Memory<f64>)> = None;
+            let mut shared: Option<(Vec<f64>, sim::Memory<f64>)> = None;
+            for (nf, nq) in choices {
+                let (actions, mem) = match &shared {
+                    Some(s) if !self.observes_nondet => s.clone(),
+                    _ => {
+                        let mut mem = memory.clone();
+                        let Ok(a) = sim::controller_actions(self.sys, &state, &nf, &mut mem) else { continue };
+                        shared = Some((a.clone(), mem.clone()));
+                        (a, mem)
+                    }
+                };
+                let Ok(enabled) = sim::enabled_branches(self.sys, &state, &actions, &nf) else { continue };
+                for b in enabled {
+                    let Ok(next) = sim::successor(self.sys, b, &state, &actions, &nf) else { continue };
+                    if self.sys.domain_exit == DomainExit::Drop && sim::domain_violation(self.sys, &next).is_some() {
+                        continue;
+                    }
+                    let dist = self.distance(&next);
+                    if best.as_ref().is_none_or(|(bd, ..)| dist > *bd) {
+                        best = Some((dist, next, nq.clone(), b, mem.clone()));
+                    }
+                }
+            }
+            let Some((dist, next, nq, b, mem)) = best else { break };
+            let stalled = next == state && !matches!(policy, Policy::Random(_));
+            run.nondet.push(nq);
+            run.branches.push(b);
+            run.states.push(next.clone());
+            if dist > run.best {
+                run.best = dist;
+                run.best_at = k + 1;
+            }
+            state = next;
+            memory = mem;
+            // Stop when out, at a fixed point, or after many steps that got no closer.
+            if dist > 0.0 || stalled || k + 1 >= run.best_at + PATIENCE {
+                break;
+            }
+        }
+        run
+    }
+
+    /// Replays the first `run.best_at` steps exactly; `Some` when the exact start is in Init and
+    /// an exact state leaves Safe (the run is cut there).
+    fn replay(&self, run: &Sim) -> Option<ExactRun> {
+        let start: Vec<Rational> = run.states[0].iter().map(|&x| rational_from_f64(x)).collect();
+        if !self.init.eval_exact(&Env::new(&start, &[], &[])).unwrap_or(false) {
+            return None;
+        }
+        let mut out = ExactRun { states: vec![start], actions: Vec::new(), nondet: Vec::new(), branches: Vec::new() };
+        let mut memory = sim::initial_memory::<Rational>(self.sys);
+        for k in 0..run.best_at {
+            let state = out.states.last().expect("non-empty").clone();
+            let t = sim::step::<Rational>(self.sys, &state, &mut memory, &run.nondet[k], run.branches[k]).ok()?;
+            let outside = !self.safe.eval_exact(&Env::new(&t.next, &[], &[])).unwrap_or(true);
+            out.actions.push(t.actions);
+            out.nondet.push(t.nondet);
+            out.branches.push(t.branch);
+            out.states.push(t.next);
+            if outside {
+                return Some(out);
+            }
+        }
+        None
+    }
+
+    /// Start states: centre, corners and seeded random points of each Init box, plus `extra`
+    /// (e.g. centres of dropped cells), each with the index of the Init box it lies in.
+    fn starts(&self, extra: &[Vec<f64>]) -> Vec<(Vec<f64>, usize)> {
+        let mut out = Vec::new();
+        let mut rng = Stream::new(7);
+        for (k, b) in self.init_boxes.iter().enumerate() {
+            let d = b.dims();
+            out.push((b.center(), k));
+            if d <= 8 {
+                for mask in 0..(1usize << d) {
+                    out.push(((0..d).map(|i| if mask >> i & 1 == 1 { b.hi[i] } else { b.lo[i] }).collect(), k));
+                }
+            }
+            for _ in 0..16 {
+                out.push(((0..d).map(|i| b.lo[i] + (b.hi[i] - b.lo[i]) * rng.unit()).collect(), k));
+            }
+        }
+        for x in extra {
+            if let Some(k) = self.init_boxes.iter().position(|b| b.contains(x)) {
+                out.push((x.clone(), k));
+            }
+        }
+        out
+    }
+
+    fn trajectory(&self, run: &Sim, exact: Option<ExactRun>) -> Trajectory {
+        let states = match &exact {
+            Some(e) => e.states.iter().map(|s| s.iter().map(to_f64_nearest).collect()).collect(),
+            None => run.states[..=run.best_at].to_vec(),
+        };
+        let distance = states.last().map_or(run.best, |s: &Vec<f64>| self.distance(s));
+        Trajectory { states, distance, exact }
+    }
+
+    /// Searches; returns the best run found (a refutation when its `exact` is set).
+    pub fn run(&self, pool: &rayon::ThreadPool, extra: &[Vec<f64>]) -> Option<Trajectory> {
+        let starts = self.starts(extra);
+        if starts.is_empty() {
+            return None;
+        }
+        let mut policies = vec![Policy::Greedy];
+        policies.extend((0..self.vertices.len().min(8)).map(Policy::Vertex));
+        policies.extend((0..4).map(|s| Policy::Random(s + 11)));
+        if self.sys.nondet.is_empty() {
+            policies.truncate(1);
+        }
+        // Every start under greedy choices, then the best few under every policy.
+        let greedy: Vec<Sim> = pool.install(|| starts.par_iter().map(|(x, _)| self.simulate(x, Policy::Greedy)).collect());
+        let mut ranked: Vec<usize> = (0..starts.len()).collect();
+        ranked.sort_by(|&a, &b| greedy[b].best.total_cmp(&greedy[a].best).then(a.cmp(&b)));
+        let mut best: Sim = greedy[ranked[0]].clone();
+        if let Some(t) = self.confirm(&best) {
+            return Some(t);
+        }
+        let top: Vec<usize> = ranked.iter().copied().take(4).collect();
+        let jobs: Vec<(usize, Policy)> = top.iter().flat_map(|&s| policies.iter().skip(1).map(move |&p| (s, p))).collect();
+        let more: Vec<Sim> = pool.install(|| jobs.par_iter().map(|&(s, p)| self.simulate(&starts[s].0, p)).collect());
+        for run in more {
+            if run.best > best.best {
+                best = run;
+            }
+        }
+        if let Some(t) = self.confirm(&best) {
+            return Some(t);
+        }
+        // Coordinate ascent on the start state (greedy choices), from the best few starts.
+        for &s in &top {
+            if self.late() {
+                break;
+            }
+            let (mut x, k) = starts[s].clone();
+            let b = &self.init_boxes[k];
+            let mut value = greedy[s].clone();
+            let mut step: Vec<f64> = b.widths().iter().map(|w| w * 0.25).collect();
+            for _ in 0..24 {
+                if self.late() || step.iter().all(|&h| h == 0.0) {
+                    break;
+                }
+                let moves: Vec<Vec<f64>> = (0..x.len())
+                    .flat_map(|i| [1.0, -1.0].map(|dir| (i, dir)))
+                    .map(|(i, dir)| {
+                        let mut y = x.clone();
+                        y[i] = (y[i] + dir * step[i]).clamp(b.lo[i], b.hi[i]);
+                        y
+                    })
+                    .collect();
+                let runs: Vec<Sim> = pool.install(|| moves.par_iter().map(|y| self.simulate(y, Policy::Greedy)).collect());
+                let winner = (0..runs.len()).max_by(|&a, &c| runs[a].best.total_cmp(&runs[c].best).then(c.cmp(&a)));
+                match winner {
+                    Some(w) if runs[w].best > value.best => {
+                        value = runs[w].clone();
+                        x = moves[w].clone();
+                    }
+                    _ => step.iter_mut().for_each(|h| *h *= 0.5),
+                }
+                if value.best > 0.0 {
+                    break;
+                }
+            }
+            if value.best > best.best {
+                best = value;
+            }
+            if let Some(t) = self.confirm(&best) {
+                return Some(t);
+            }
+        }
+        Some(self.trajectory(&best, None))
+    }
+
+    /// The trajectory with its exact replay when the f64 run leaves Safe and the replay agrees.
+    fn confirm(&self, run: &Sim) -> Option<Trajectory> {
+        if run.best <= 0.0 {
+            return None;
+        }
+        let exact = self.replay(run)?;
+        Some(self.trajectory(run, Some(exact)))
+    }
+}

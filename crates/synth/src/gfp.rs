@@ -1,0 +1,142 @@
+//! The greatest fixed point inside Safe: start from every cell of Safe and repeatedly drop the
+//! cells whose images are not covered by the cells still kept, refining (bisecting) those whose
+//! images are only partly covered, until nothing changes.
+//!
+//! A partly covered cell is refined only when some sample point of it has all its successors in
+//! the kept set (else it is dropped at once: refining a cell whose points all leave cannot keep
+//! any of it, and would refine a whole band down to the minimum width).
+//!
+//! Rounds are Jacobi steps: every cell is judged against the set kept at the start of the round,
+//! then the drops and splits are applied together, so the result does not depend on any order.
+//!
+//! By default the iteration is lazy: only the cells reachable from Init through images inside the
+//! kept set are judged. Cells nothing reaches stay kept, unjudged, until an image reaches them;
+//! the fixed point on the part that matters is the same, and the invariant is that reachable
+//! part. The eager iteration ([`SynthConfig::full`](crate::SynthConfig)) judges every cell of
+//! Safe, and judges again only the cells whose images touch a cell dropped in the previous round
+//! (or new halves): it computes the largest invariant the boxes can express, at a higher cost.
+
+use crate::partition::{Cell, Status};
+use crate::search::{End, Fate, Search};
+use crate::SynthError;
+use std::collections::BTreeSet;
+
+fn kept(c: &Cell) -> bool {
+    c.status == Status::Kept
+}
+
+pub(crate) fn run(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
+    if s.init.is_none() || s.cfg.full {
+        eager(s)
+    } else {
+        lazy(s)
+    }
+}
+
+/// Splits the partly covered cells (dropping those that cannot be split) and drops the others;
+/// `true` when Init is no longer covered by the kept cells.
+fn apply(
+    s: &mut Search<'_, '_>,
+    partial: Vec<(usize, Vec<f64>)>,
+    mut drops: Vec<usize>,
+    mut halves: impl FnMut(usize, usize, usize),
+) -> Vec<usize> {
+    for (id, weights) in partial {
+        let w = if std::env::var("NOWEIGHTS").is_ok() { None } else { Some(&weights[..]) };
+        match s.split(id, w) {
+            Some((a, b)) => halves(id, a, b),
+            None => drops.push(id),
+        }
+    }
+    for &id in &drops {
+        s.part.cells[id].status = Status::Dropped;
+        s.dropped += 1;
+    }
+    drops
+}
+
+fn lost_init(s: &Search<'_, '_>, drops: &[usize]) -> bool {
+    let hit = drops.iter().any(|&id| s.init.as_ref().is_some_and(|init| init.iter().any(|b| b.touches(&s.part.cells[id].bx))));
+    hit && !s.covers_init(kept)
+}
+
+fn lazy(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
+    loop {
+        if let Some(reason) = s.over_time() {
+            return Ok(End::Limit(reason));
+        }
+        s.rounds += 1;
+        let closure = s.closure(kept)?;
+        if closure.reached.is_empty() {
+            return Ok(End::InitLost);
+        }
+        if closure.escaping.is_empty() {
+            s.invariant = closure.reached;
+            s.report();
+            return Ok(End::Closed);
+        }
+        let mut drops = Vec::new();
+        let mut partial = Vec::new();
+        for &id in &closure.escaping {
+            let (fate, _, weights) = s.classify(id, kept);
+            match fate {
+                Fate::Inside => {}
+                Fate::Partial if std::env::var("NOGOOD").is_ok() || s.has_good_point(id, kept) => partial.push((id, weights)),
+                Fate::Partial | Fate::Outside => drops.push(id),
+            }
+        }
+        let drops = apply(s, partial, drops, |_, _, _| {});
+        s.report();
+        if lost_init(s, &drops) {
+            return Ok(End::InitLost);
+        }
+    }
+}
+
+fn eager(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
+    // deps[c]: cells whose images touched c when last judged.
+    let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); s.part.cells.len()];
+    let mut dirty = s.part.with_status(Status::Kept);
+    loop {
+        if let Some(reason) = s.over_time() {
+            return Ok(End::Limit(reason));
+        }
+        s.images += s.imager.fill(&mut s.part, &dirty)?;
+        s.rounds += 1;
+        let (mut drops, mut partial) = (Vec::new(), Vec::new());
+        for &id in &dirty {
+            if !kept(&s.part.cells[id]) {
+                continue;
+            }
+            let (fate, touched, weights) = s.classify(id, kept);
+            for t in touched {
+                deps[t].insert(id);
+            }
+            match fate {
+                Fate::Inside => {}
+                Fate::Partial if std::env::var("NOGOOD").is_ok() || s.has_good_point(id, kept) => partial.push((id, weights)),
+                Fate::Partial | Fate::Outside => drops.push(id),
+            }
+        }
+        if drops.is_empty() && partial.is_empty() {
+            s.report();
+            return Ok(End::Closed);
+        }
+        let mut next = BTreeSet::new();
+        let drops = apply(s, partial, drops, |id, a, b| {
+            deps.resize(a.max(b) + 1, BTreeSet::new());
+            deps[a] = deps[id].clone();
+            deps[b] = deps[id].clone();
+            next.extend([a, b]);
+        });
+        for &id in &drops {
+            next.extend(deps[id].iter().copied().filter(|&c| kept(&s.part.cells[c])));
+        }
+        s.report();
+        // The kept set only shrinks: once it misses part of Init, no invariant inside it exists.
+        if lost_init(s, &drops) {
+            return Ok(End::InitLost);
+        }
+        dirty = next.into_iter().collect();
+    }
+}

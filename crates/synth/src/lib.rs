@@ -1,0 +1,71 @@
+//! Inductive-invariant synthesis: find a union of boxes `I` with `Init => I`, `I => Safe` and
+//! `I /\ Next => I'`, prove it with the bridge engine, or find a run from Init that leaves Safe.
+//!
+//! # The algorithm
+//!
+//! 1. **Partition.** Safe must be a bounded union of boxes. Its hull is cut into a grid of
+//!    `resolution` cells per dimension, clipped to Safe's boxes (rounded inward to f64, so every
+//!    cell lies inside Safe exactly).
+//! 2. **Images.** A cell's one-step image is computed as the bridge engine would: psi, the
+//!    controllers' CROWN bounds on the cell (linear in the state), then for every branch that may
+//!    be enabled a box enclosing `{s' : s in cell, a in psi(s), inputs in their domains}` —
+//!    closed form with outward rounding when the update is affine in (state, action) for fixed
+//!    inputs and multilinear in those (input vertices enumerated, each action's linear bound
+//!    substituted by the sign of its coefficient, the affine result maximised over the box),
+//!    interval evaluation otherwise (`trestle_smt::SuccessorBounds`). Images are computed in
+//!    parallel; each is a function of its cell alone, so results do not depend on the threads.
+//! 3. **Search**, one of:
+//!    * the *greatest fixed point* (default): every cell starts kept; each round drops the cells
+//!      some image of which meets the kept union in no volume, bisects those whose images are
+//!      only partly covered (so a coarse grid can succeed), and judges again only the cells whose
+//!      images touch a change; it stops when nothing changes, or as soon as part of Init is lost
+//!      (the kept set only shrinks). What Init reaches inside the fixed point is the invariant;
+//!    * the *forward* closure (`forward`): the cells reachable from Init through images; where an
+//!      image leaves Safe the cell (or, at the minimum width, the cell whose image led there) is
+//!      bisected and the closure recomputed. For systems whose Safe is much larger than what
+//!      Init reaches.
+//!
+//!    `max_boxes`, `min_width` and `timeout` bound the work; hitting one is reported.
+//! 4. **Merge** cells sharing a full face, repeatedly; the union is unchanged.
+//! 5. **Proof.** The bridge engine ([`trestle_bridge::engine::check_inductive`]) proves the
+//!    union, as an exact predicate over the merged boxes, covered by the cells: Algorithm 1 with
+//!    fresh bounds on each cell and an environment check per cell, decided by the checker's fast
+//!    path (the image box covered by the union, by exact box subtraction) or by Z3. `Init => I`
+//!    and `I => Safe` are checked by the checker (fast path, then Z3). A certificate in the
+//!    bridge format lists the merged boxes as the invariant and one clause per cell.
+//! 6. **Failure.** Without a proof, the report says which cells of Init had to be dropped and
+//!    searches runs from Init (f64 simulation with the environment's choices at their extremes,
+//!    greedy or fixed, and random; coordinate ascent on the start state). A run that leaves Safe
+//!    is replayed exactly through `sim::step::<Rational>`; only a confirmed replay gives the
+//!    verdict Unsafe. A state of Init outside Safe is found by the checker up front.
+//!
+//! # Why a Safe verdict can be trusted
+//!
+//! The search is a heuristic and is trusted with nothing: its images and coverage tests only
+//! decide what to propose. The verdict Safe is given only when the bridge engine has proven the
+//! proposed union inductive (each clause `Valid` by the outward-rounded fast path or by Z3 on
+//! exact rationals, see `trestle-bridge` and `trestle-smt`) and the checker has proven
+//! `Init => I` and `I => Safe` against the system's exact predicates. The certificate lets
+//! `trestle_bridge::certificate::certify` re-check all of it independently (bounds re-computed,
+//! every environment condition by Z3 alone). An Unsafe verdict is a run replayed in exact rational
+//! arithmetic through the IR's one definition of a step, from a start state that satisfies Init
+//! exactly to a state that violates Safe exactly. Everything else is Unknown.
+//!
+//! The system's own candidate invariant plays no part.
+
+mod attack;
+mod config;
+mod error;
+mod forward;
+mod gfp;
+mod image;
+pub mod merge;
+mod partition;
+mod report;
+mod search;
+mod synthesize;
+
+pub use config::SynthConfig;
+pub use error::SynthError;
+pub use report::{ExactRun, SynthProgress, SynthReport, SynthStats, SynthVerdict, Trajectory};
+pub use synthesize::synthesize;

@@ -1,0 +1,124 @@
+//! What a synthesis run returns.
+
+use trestle_bridge::certificate::ProofJson;
+use trestle_bridge::{Condition, InductiveRun};
+use trestle_ir::{FBox, Rational};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SynthVerdict {
+    /// An invariant was found and proven (inductive by the bridge engine, Init => I and I => Safe
+    /// by the checker): the system is safe forever.
+    Safe,
+    /// A run from Init leaves Safe, replayed in exact arithmetic.
+    Unsafe,
+    /// Neither: a limit was reached or the boxes could not separate Init from the unsafe states.
+    Unknown,
+}
+
+impl SynthVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SynthVerdict::Safe => "safe",
+            SynthVerdict::Unsafe => "unsafe",
+            SynthVerdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// A run from Init replayed exactly through the IR's step (`sim::step::<Rational>`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExactRun {
+    /// `s_0 .. s_k`; `s_0` satisfies Init exactly.
+    pub states: Vec<Vec<Rational>>,
+    /// The controllers' exact actions at `s_0 .. s_{k-1}`.
+    pub actions: Vec<Vec<Rational>>,
+    /// The environment's choices at each step.
+    pub nondet: Vec<Vec<Rational>>,
+    /// The branch taken at each step.
+    pub branches: Vec<usize>,
+}
+
+/// The best run found from Init toward leaving Safe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trajectory {
+    /// `s_0 .. s_k` as f64 (the nearest floats of the exact states when `exact` is given), up to
+    /// the step where it gets farthest out (or closest to the border).
+    pub states: Vec<Vec<f64>>,
+    /// How far outside Safe the last state is, in the max norm (<= 0: still inside; then minus
+    /// the distance to the border).
+    pub distance: f64,
+    /// Present when the run leaves Safe and the exact replay confirms it: a refutation.
+    pub exact: Option<ExactRun>,
+}
+
+/// Costs of a run. All but the times are deterministic (independent of the thread count).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SynthStats {
+    /// Cells of the initial grid.
+    pub initial_cells: usize,
+    /// Cells created in all (initial grid and halves).
+    pub cells: usize,
+    /// One-step image computations (each: controller bounds and successor boxes of one cell).
+    pub images: usize,
+    /// Rounds of the fixed-point iteration (closures in the forward search).
+    pub rounds: usize,
+    /// Bisections of cells.
+    pub splits: usize,
+    /// Cells dropped from the candidate set.
+    pub dropped: usize,
+    /// Cells of the invariant before merging.
+    pub invariant_cells: usize,
+    /// Boxes of the invariant after merging.
+    pub invariant_boxes: usize,
+    /// A limit that stopped refinement somewhere, even when the run succeeded.
+    pub budget_hit: Option<String>,
+    /// Environment checks of the proof plus the checks `Init => I` and `I => Safe` (and the
+    /// initial `Init => Safe`).
+    pub smt_queries: usize,
+    /// Of those, decided by Z3 (the others by the closed-form fast path).
+    pub z3_queries: usize,
+    pub fast_path_decided: usize,
+    /// Controller bound computations of the proof.
+    pub bound_queries: usize,
+    /// Splits the bridge engine needed (0 when the cells are proven as they are).
+    pub proof_splits: usize,
+    /// Simulated runs of the counterexample search.
+    pub simulations: usize,
+    pub seconds: f64,
+    pub search_seconds: f64,
+    pub proof_seconds: f64,
+    pub attack_seconds: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct SynthReport {
+    pub verdict: SynthVerdict,
+    /// Why the verdict is what it is, in one sentence.
+    pub reason: String,
+    /// The invariant: merged boxes (empty when none was found).
+    pub invariant: Vec<FBox>,
+    /// The invariant's cells before merging (the boxes the proof covered it with).
+    pub cells: Vec<FBox>,
+    /// The bridge engine's run on the invariant.
+    pub proof: Option<InductiveRun>,
+    /// `Init => I` and `I => Safe`, when checked.
+    pub init_condition: Option<Condition>,
+    pub safe_condition: Option<Condition>,
+    /// The proof certificate (`trestle-bridge-certificate/1`), when safe.
+    pub certificate: Option<ProofJson>,
+    /// Cells dropped from the candidate set (or, forward, those whose images leave Safe).
+    pub dropped: Vec<FBox>,
+    /// The dropped cells that meet Init: where Init could not be kept.
+    pub dropped_init: Vec<FBox>,
+    /// The best run from Init toward leaving Safe (searched when no invariant was proven).
+    pub trajectory: Option<Trajectory>,
+    pub stats: SynthStats,
+}
+
+/// Reported as the run goes.
+#[derive(Clone, Copy, Debug)]
+pub enum SynthProgress {
+    Search { round: usize, cells: usize, kept: usize, images: usize },
+    Proof(trestle_bridge::Progress),
+    Attack { simulations: usize },
+}

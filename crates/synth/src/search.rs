@@ -1,0 +1,222 @@
+//! State shared by the two searches (greatest fixed point and forward closure): the partition,
+//! the image computations, limits and counters, and the closure of a set of cells under images.
+
+use crate::image::Imager;
+use crate::partition::{Cell, Partition, Status, overlaps};
+use crate::report::SynthProgress;
+use crate::{SynthConfig, SynthError};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+use trestle_ir::{FBox, sim};
+
+/// How a search ended.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum End {
+    /// A set of cells closed under the images (in `Search::invariant`).
+    Closed,
+    /// Some part of Init could not be kept.
+    InitLost,
+    /// Images leave Safe from cells that cannot be refined further.
+    Escapes,
+    /// The time or box limit was reached.
+    Limit(String),
+}
+
+/// Where a cell's images land, against a set of cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// Covered by the set.
+    Inside,
+    /// Partly covered: refining the cell may help.
+    Partial,
+    /// Some image meets the set in no volume: every state of the cell (with that branch) leaves.
+    Outside,
+}
+
+/// Per dimension, the share of an image's width that its uncovered parts leave out (0: they
+/// span it; near 1: they are a thin slice at one side). Splitting a cell across the dimensions
+/// where the overflow is a slice moves its halves' images off it; splitting along the others does
+/// not (for steps that move each coordinate mostly by itself, `s' = s + dt f(s, a)`).
+pub(crate) fn localised(image: &FBox, rest: &[FBox]) -> Vec<f64> {
+    (0..image.dims())
+        .map(|i| {
+            let w = image.hi[i] - image.lo[i];
+            let lo = rest.iter().map(|r| r.lo[i]).fold(f64::INFINITY, f64::min);
+            let hi = rest.iter().map(|r| r.hi[i]).fold(f64::NEG_INFINITY, f64::max);
+            if w > 0.0 && w.is_finite() { (1.0 - (hi - lo) / w).clamp(0.0, 1.0) } else { 0.0 }
+        })
+        .collect()
+}
+
+/// The centre of a box and its corners (up to four dimensions) or face centres (beyond).
+fn sample_points(b: &FBox) -> Vec<Vec<f64>> {
+    let d = b.dims();
+    let mut out = vec![b.center()];
+    if d <= 4 {
+        for mask in 0..(1usize << d) {
+            out.push((0..d).map(|i| if mask >> i & 1 == 1 { b.hi[i] } else { b.lo[i] }).collect());
+        }
+    } else {
+        for i in 0..d {
+            for end in [b.lo[i], b.hi[i]] {
+                let mut p = b.center();
+                p[i] = end;
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The result of closing a set of cells under images.
+pub(crate) struct Closure {
+    /// Reached cells, ascending.
+    pub reached: Vec<usize>,
+    /// For each reached cell other than the start: a cell whose image reached it.
+    pub parent: BTreeMap<usize, usize>,
+    /// Reached cells with an image not covered by the allowed cells.
+    pub escaping: Vec<usize>,
+}
+
+pub(crate) struct Search<'a, 's> {
+    pub sys: &'s trestle_ir::System,
+    /// The vertices of the environment's inputs, as f64 (for sampling successors).
+    pub vertices: Vec<Vec<f64>>,
+    pub part: Partition,
+    pub imager: &'a Imager<'s>,
+    pub cfg: &'a SynthConfig,
+    pub start: Instant,
+    /// Init as outward f64 boxes, when it is a union of boxes.
+    pub init: Option<Vec<FBox>>,
+    pub progress: &'a (dyn Fn(SynthProgress) + Sync),
+    pub images: usize,
+    pub rounds: usize,
+    pub splits: usize,
+    pub dropped: usize,
+    /// A limit that stopped refinement somewhere (the search may still succeed).
+    pub budget_hit: Option<String>,
+    /// The cells of the invariant found (when the search ends `Closed`).
+    pub invariant: Vec<usize>,
+    /// Cells images escape from (forward search) at the end.
+    pub escaping: Vec<usize>,
+}
+
+impl Search<'_, '_> {
+    pub fn over_time(&self) -> Option<String> {
+        let limit = self.cfg.timeout?;
+        (self.start.elapsed() > limit).then(|| format!("time limit of {:.1} s reached", limit.as_secs_f64()))
+    }
+
+    /// Splits a leaf when the box budget and the minimum width allow it, preferring the
+    /// dimensions `weights` favour.
+    pub fn split(&mut self, id: usize, weights: Option<&[f64]>) -> Option<(usize, usize)> {
+        if self.part.leaves() >= self.cfg.max_boxes {
+            self.budget_hit = Some(format!("box limit of {} reached", self.cfg.max_boxes));
+            return None;
+        }
+        let halves = self.part.split(id, weights)?;
+        self.splits += 1;
+        Some(halves)
+    }
+
+    pub fn report(&self) {
+        let kept = self.part.cells.iter().filter(|c| c.status == Status::Kept).count();
+        (self.progress)(SynthProgress::Search {
+            round: self.rounds,
+            cells: self.part.leaves(),
+            kept,
+            images: self.images,
+        });
+    }
+
+    /// Where the images of cell `id` land against the leaves `allowed` accepts; the leaves the
+    /// images touch; and per dimension, how localised the uncovered part of the images is (see
+    /// [`localised`]), to choose where to split.
+    pub fn classify(&self, id: usize, allowed: impl Fn(&Cell) -> bool + Copy) -> (Fate, Vec<usize>, Vec<f64>) {
+        let image = self.part.cells[id].image.clone().expect("image computed before classification");
+        let mut fate = Fate::Inside;
+        let mut touched = Vec::new();
+        let mut weights = vec![0.0; self.part.hull.dims()];
+        for b in image.iter() {
+            let near = self.part.touching(b, allowed);
+            let boxes = || near.iter().map(|&t| &self.part.cells[t].bx);
+            let rest = b.uncovered(boxes());
+            if !rest.is_empty() {
+                fate = if boxes().any(|c| overlaps(c, b)) && fate != Fate::Outside { Fate::Partial } else { Fate::Outside };
+                for (w, l) in weights.iter_mut().zip(localised(b, &rest)) {
+                    *w = f64::max(*w, l);
+                }
+            }
+            touched.extend(near);
+        }
+        (fate, touched, weights)
+    }
+
+    /// Whether some sample point of the cell (centre, corners or face centres) has all its f64
+    /// successors (input vertices, enabled branches) in leaves `allowed` accepts: evidence that
+    /// refining the cell may keep part of it. Without such a point, the cell is dropped rather
+    /// than refined down to the minimum width (a heuristic: soundness never rests on it).
+    pub fn has_good_point(&self, id: usize, allowed: impl Fn(&Cell) -> bool + Copy) -> bool {
+        let b = &self.part.cells[id].bx;
+        sample_points(b).iter().any(|p| {
+            self.vertices.iter().all(|nondet| {
+                let mut memory = sim::initial_memory::<f64>(self.sys);
+                let Ok(actions) = sim::controller_actions(self.sys, p, nondet, &mut memory) else { return false };
+                let Ok(enabled) = sim::enabled_branches(self.sys, p, &actions, nondet) else { return false };
+                enabled.into_iter().all(|br| match sim::successor(self.sys, br, p, &actions, nondet) {
+                    Ok(next) => !self.part.touching(&FBox::new(next.clone(), next), allowed).is_empty(),
+                    Err(_) => false,
+                })
+            })
+        })
+    }
+
+    /// The leaves `allowed` accepts that meet Init in some volume, ascending.
+    pub fn init_cells(&self, allowed: impl Fn(&Cell) -> bool + Copy) -> Vec<usize> {
+        let Some(init) = &self.init else { return Vec::new() };
+        let set: BTreeSet<usize> = init
+            .iter()
+            .flat_map(|b| self.part.touching(b, allowed).into_iter().filter(|&id| overlaps(&self.part.cells[id].bx, b)))
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Whether the leaves `allowed` accepts cover Init.
+    pub fn covers_init(&self, allowed: impl Fn(&Cell) -> bool + Copy) -> bool {
+        let Some(init) = &self.init else { return true };
+        init.iter().all(|b| b.is_covered_by(self.part.touching(b, allowed).iter().map(|&t| &self.part.cells[t].bx)))
+    }
+
+    /// The cells reachable from the Init cells through images, among the leaves `allowed`
+    /// accepts (breadth first, images computed in parallel per layer).
+    pub fn closure(&mut self, allowed: impl Fn(&Cell) -> bool + Copy) -> Result<Closure, SynthError> {
+        let mut frontier = self.init_cells(allowed);
+        let mut reached: BTreeSet<usize> = frontier.iter().copied().collect();
+        let mut parent = BTreeMap::new();
+        let mut escaping = Vec::new();
+        while !frontier.is_empty() {
+            self.images += self.imager.fill(&mut self.part, &frontier)?;
+            let mut next = BTreeSet::new();
+            for &id in &frontier {
+                let image = self.part.cells[id].image.clone().expect("filled");
+                let mut escapes = false;
+                for b in image.iter() {
+                    let near = self.part.touching(b, allowed);
+                    escapes |= !b.is_covered_by(near.iter().map(|&t| &self.part.cells[t].bx));
+                    for t in near {
+                        if overlaps(&self.part.cells[t].bx, b) && reached.insert(t) {
+                            parent.insert(t, id);
+                            next.insert(t);
+                        }
+                    }
+                }
+                if escapes {
+                    escaping.push(id);
+                }
+            }
+            frontier = next.into_iter().collect();
+        }
+        escaping.sort_unstable();
+        Ok(Closure { reached: reached.into_iter().collect(), parent, escaping })
+    }
+}
