@@ -30,6 +30,9 @@ pub enum Command {
     /// Re-check a certificate written by `check --certificate` (or `synth`) against the system,
     /// without trusting the run that made it.
     Certify(CertifyArgs),
+    /// Find an inductive invariant (a union of boxes between Init and Safe) and prove it, or a
+    /// replayed run from Init that leaves Safe. The system's candidate invariant is not used.
+    Synth(crate::commands::synth::SynthArgs),
 }
 
 impl Command {
@@ -41,6 +44,7 @@ impl Command {
             Command::Bounds(a) => a.json,
             Command::Check(a) => a.system.json,
             Command::Certify(a) => a.system.json,
+            Command::Synth(a) => a.system.json,
         }
     }
 }
@@ -163,6 +167,10 @@ pub struct CheckArgs {
     /// Draw the state space (.svg or .png).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// When the candidate cannot be proven, look for another invariant (as `trestle synth`) before
+    /// reporting; the verdict and exit code are then the synthesis's.
+    #[arg(long)]
+    pub synthesize_on_failure: bool,
 }
 
 #[derive(Args, Debug)]

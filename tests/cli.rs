@@ -126,6 +126,90 @@ fn check_refutes_a_repelling_controller_with_exit_1() {
     assert_eq!(j["counterexample"]["replayed"], "exact rational arithmetic");
 }
 
+/// The paper's baselines agree with the bridge engine on the example and on a refuted variant.
+#[test]
+fn monolithic_and_milp_baselines_agree_with_the_bridge() {
+    let (_d, bad) = scratch("sys.toml", &SMALL.replace("x + 0.1*a0", "x - 0.1*a0"));
+    let (_e, good) = scratch("sys.toml", SMALL);
+    for method in ["monolithic", "milp"] {
+        let r = trestle(&["check", good.to_str().unwrap(), "--method", method, "--json"]);
+        assert_eq!(r.code, 0, "{method}: {}", r.stderr);
+        assert!(r.json()["evidence"].is_string());
+        let r = trestle(&["check", bad.to_str().unwrap(), "--method", method, "--json"]);
+        assert_eq!(r.code, 1, "{method}: {}", r.stderr);
+        assert_eq!(r.json()["verdict"], "not-inductive");
+        assert!(r.json()["counterexample"]["next"].is_object());
+    }
+}
+
+/// `synth` proves the example without its candidate, and `certify` accepts the union it writes.
+#[test]
+fn synth_proves_the_example_and_certify_accepts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("synth.json");
+    let r = trestle(&["synth", "examples/maze-det.toml", "--json", "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["verdict"], "safe");
+    assert_eq!(j["conditions"]["inductive"]["result"], "proven");
+    assert!(j["invariant_boxes"].as_u64().unwrap() >= 1);
+    for k in ["images", "smt_queries", "bound_queries", "seconds"] {
+        assert!(j["stats"][k].is_number(), "stats.{k}");
+    }
+    let c: Value = serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    assert_eq!(c["format"], "trestle-bridge-certificate/1");
+    let v = trestle(&["certify", cert.to_str().unwrap(), "examples/maze-det.toml", "--json"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert_eq!(v.json()["valid"], true);
+}
+
+/// A candidate that is not inductive is replaced by a synthesised one with
+/// `--synthesize-on-failure`; without the flag the check is refuted.
+#[test]
+fn check_synthesizes_when_the_candidate_fails() {
+    // Too tight: the controller's steps of 0.1 leave this thin band around the target.
+    let (_d, path) = scratch("sys.toml", &SMALL.replace("0.55 <= y <= 0.95\"", "0.6 <= y <= 0.7\""));
+    let plain = trestle(&["check", path.to_str().unwrap(), "--json"]);
+    assert_eq!(plain.code, 1, "{}", plain.stdout);
+    assert!(plain.json().get("synthesis").is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.json");
+    let r = trestle(&[
+        "check",
+        path.to_str().unwrap(),
+        "--synthesize-on-failure",
+        "--json",
+        "--certificate",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["verdict"], "not-inductive", "the candidate's own verdict is kept");
+    assert_eq!(j["synthesis"]["verdict"], "safe");
+    let v = trestle(&["certify", cert.to_str().unwrap(), path.to_str().unwrap()]);
+    assert_eq!(v.code, 0, "the certificate is the synthesised proof: {}", v.stdout);
+    let r = trestle(&["check", path.to_str().unwrap(), "--method", "milp", "--synthesize-on-failure"]);
+    expect_input_error(&r, &["--synthesize-on-failure"]);
+}
+
+/// `synth` on the det 2x128 peer controller, whose candidate is not inductive (the case).
+#[test]
+fn synth_proves_the_det_128_peer_controller() {
+    if !shared_models() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("c.json");
+    let model = "controller.model=../shared/models/maze/det/maze_2d_128x128.onnx";
+    let sys = "configs/systems/peer-maze-det.toml";
+    let r = trestle(&["synth", sys, "--set", model, "--json", "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["verdict"], "safe");
+    let v = trestle(&["certify", cert.to_str().unwrap(), sys, "--set", model, "--json"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert_eq!(v.json()["valid"], true);
+}
+
 #[test]
 fn limits_give_unknown_with_exit_3() {
     let r = trestle(&["check", "examples/maze-det.toml", "--paper", "--max-splits", "1", "--json"]);
@@ -187,7 +271,14 @@ fn bad_input_is_an_error_with_exit_2() {
 #[test]
 fn dump_smt_writes_every_z3_query() {
     let dir = tempfile::tempdir().unwrap();
-    let r = trestle(&["check", "examples/maze-nondet.toml", "--no-fast-path", "--dump-smt", dir.path().to_str().unwrap(), "--json"]);
+    let r = trestle(&[
+        "check",
+        "examples/maze-nondet.toml",
+        "--no-fast-path",
+        "--dump-smt",
+        dir.path().to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let z3 = r.json()["stats"]["z3_queries"].as_u64().unwrap() as usize;
     let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();

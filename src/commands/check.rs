@@ -116,20 +116,39 @@ pub fn run(a: &CheckArgs) -> CliResult {
         };
         crate::picture::draw(&sys, &format!("{}: {}", sys.name, report.verdict.as_str()), &layers, path)?;
     }
-    if a.system.json {
-        print_json(&report_json(&sys, &report, &cfg, a));
-    } else {
+    if !a.system.json {
         print_report(&sys, &report, &cfg, a);
     }
-    Ok(match report.verdict {
+    let mut outcome = verdict_outcome(report.verdict);
+    let mut synthesis = None;
+    if a.synthesize_on_failure && report.verdict != Verdict::Safe {
+        let (o, json) = super::synth::synthesize_after_failure(&sys, &cfg, a.system.json, a.certificate.as_deref())?;
+        outcome = o;
+        synthesis = json;
+    }
+    if a.system.json {
+        let mut o = report_json(&sys, &report, &cfg, a);
+        if let Some(s) = synthesis {
+            o["synthesis"] = s;
+        }
+        print_json(&o);
+    }
+    Ok(outcome)
+}
+
+fn verdict_outcome(v: Verdict) -> Outcome {
+    match v {
         Verdict::Safe => Outcome::Done,
         Verdict::NotInductive | Verdict::UnsafeCandidate => Outcome::Refuted,
         Verdict::Unknown => Outcome::Unknown,
-    })
+    }
 }
 
 /// The monolithic (Z3) and MILP baselines: one query over the whole network.
 fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config) -> CliResult {
+    if a.synthesize_on_failure {
+        return Err(input("--synthesize-on-failure works with --method bridge only"));
+    }
     let report = match a.method.as_str() {
         "monolithic" => trestle_bridge::check_monolithic(sys, cfg),
         "milp" => trestle_bridge::check_milp(sys, cfg),
@@ -148,11 +167,7 @@ fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config) -> CliResult {
         println!("method: {} baseline", a.method);
         print_report(sys, &report, cfg, a);
     }
-    Ok(match report.verdict {
-        Verdict::Safe => Outcome::Done,
-        Verdict::NotInductive | Verdict::UnsafeCandidate => Outcome::Refuted,
-        Verdict::Unknown => Outcome::Unknown,
-    })
+    Ok(verdict_outcome(report.verdict))
 }
 
 pub fn witness_json(sys: &System, w: &Witness) -> Value {

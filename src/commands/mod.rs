@@ -6,6 +6,7 @@ mod check;
 mod eval;
 mod info;
 mod simulate;
+pub mod synth;
 
 use crate::args::{Command, SystemArgs};
 use crate::{CliError, CliResult};
@@ -20,6 +21,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Bounds(a) => bounds::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Certify(a) => certify::run(&a),
+        Command::Synth(a) => synth::run(&a),
     }
 }
 

@@ -271,13 +271,17 @@ fn condition_json(c: &Option<Condition>) -> Value {
     match c {
         None => json!({ "result": "not checked" }),
         Some(Condition::Proven) => json!({ "result": "proven" }),
-        Some(Condition::Fails(w)) => json!({ "result": "fails", "state_exact": w.state.iter().map(display_rational).collect::<Vec<_>>() }),
+        Some(Condition::Fails(w)) => {
+            json!({ "result": "fails", "state_exact": w.state.iter().map(display_rational).collect::<Vec<_>>() })
+        }
         Some(Condition::Unknown(r)) => json!({ "result": "unknown", "reason": r }),
     }
 }
 
 fn trajectory_json(sys: &System, t: &Trajectory) -> Value {
-    let named = |s: &[f64]| -> Value { Value::Object(sys.state_names().into_iter().zip(s).map(|(n, v)| (n, json!(v))).collect()) };
+    let named = |s: &[f64]| -> Value {
+        Value::Object(sys.state_names().into_iter().zip(s).map(|(n, v)| (n, json!(v))).collect())
+    };
     let mut o = json!({
         "steps": t.states.len().saturating_sub(1),
         "leaves_safe": t.exact.is_some(),

@@ -145,7 +145,8 @@ pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
     let safe = Condition::from_answer(checker.check_safe(&inv)?);
     let mut opts = trestle_milp::MilpOptions::default().with_time_limit(cfg.smt_timeout);
     opts.total_time_limit = Some(cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600)));
-    let run = trestle_milp::check_inductive_milp(sys, &inv, &opts).map_err(|e| BridgeError::Unsupported(format!("MILP baseline: {e}")))?;
+    let run = trestle_milp::check_inductive_milp(sys, &inv, &opts)
+        .map_err(|e| BridgeError::Unsupported(format!("MILP baseline: {e}")))?;
     let mut evidence = None;
     let outcome = match run.answer {
         trestle_milp::MilpAnswer::Valid { margin } => {
@@ -155,7 +156,9 @@ pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
             ));
             Inductiveness::Proven
         }
-        trestle_milp::MilpAnswer::Invalid(witness) => Inductiveness::Refuted(engine::Refutation { witness, region: None }),
+        trestle_milp::MilpAnswer::Invalid(witness) => {
+            Inductiveness::Refuted(engine::Refutation { witness, region: None })
+        }
         trestle_milp::MilpAnswer::Unknown(r) => Inductiveness::Unknown { reason: format!("MILP: {r}") },
     };
     let stats = engine::RunStats { seconds: start.elapsed().as_secs_f64(), ..Default::default() };

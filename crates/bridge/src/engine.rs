@@ -384,7 +384,17 @@ pub fn check_inductive(
     );
     let extent = hull.widths();
     let total_volume: f64 = cover.iter().map(|b| b.widths().iter().product::<f64>()).sum();
-    let ctx = Ctx { sys, inv, cover, extent, hull, post, cfg, vertices: witness::nondet_vertices(sys), checkers_made: Default::default() };
+    let ctx = Ctx {
+        sys,
+        inv,
+        cover,
+        extent,
+        hull,
+        post,
+        cfg,
+        vertices: witness::nondet_vertices(sys),
+        checkers_made: Default::default(),
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))
         .build()

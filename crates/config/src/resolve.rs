@@ -264,7 +264,8 @@ impl<'a> Resolver<'a> {
                 ("dense", Some(_)) => return self.err(lk, "a dense layer has no `recurrent` weights"),
                 ("recurrent", None) => return self.err(lk, "a recurrent layer needs `recurrent` weights"),
                 (other, _) => {
-                    return self.err(format!("{lk}.type"), format!("unknown layer type '{other}' (dense or recurrent)"));
+                    return self
+                        .err(format!("{lk}.type"), format!("unknown layer type '{other}' (dense or recurrent)"));
                 }
             });
         }

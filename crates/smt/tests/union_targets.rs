@@ -28,8 +28,7 @@ fn random_post(rng: &mut ChaCha8Rng, p: &FBox) -> Postcondition {
     }
     let a: Vec<Vec<f64>> = (0..2).map(|_| (0..2).map(|_| rng.random_range(-2.0..2.0)).collect()).collect();
     let centre = p.center();
-    let c: Vec<f64> =
-        (0..2).map(|j| rng.random_range(-0.5..0.5) - a[j][0] * centre[0] - a[j][1] * centre[1]).collect();
+    let c: Vec<f64> = (0..2).map(|j| rng.random_range(-0.5..0.5) - a[j][0] * centre[0] - a[j][1] * centre[1]).collect();
     let w: Vec<f64> = (0..2).map(|_| rng.random_range(0.0..0.2)).collect();
     Postcondition::Linear(LinearPost {
         lower: Matrix::from_rows(&a),
@@ -93,7 +92,10 @@ fn the_fast_path_agrees_with_z3_on_unions() {
 fn a_union_proves_what_neither_part_can() {
     let sys = det_maze();
     let psi = Postcondition::Box(FBox::new(vec![-0.4, -0.4], vec![0.4, 0.4]));
-    let union = Pred::Or(vec![pred("0.25 <= x <= 0.55 and 0.55 <= y <= 0.95"), pred("0.55 <= x <= 0.95 and 0.55 <= y <= 0.95")]);
+    let union = Pred::Or(vec![
+        pred("0.25 <= x <= 0.55 and 0.55 <= y <= 0.95"),
+        pred("0.55 <= x <= 0.95 and 0.55 <= y <= 0.95"),
+    ]);
     let p = fbox(&[0.5, 0.6], &[0.6, 0.7]);
     let mut fast = FastPath::new(&sys, CheckerConfig::default()).unwrap();
     assert_eq!(fast.check_bridge(&BridgeQuery::new(&p, &psi, Target::StaysIn(&union))).unwrap(), Answer::Valid);
@@ -151,7 +153,9 @@ fn successor_boxes_hold_every_exact_successor() {
                     .collect();
                 let Some(a) = a else { continue };
                 let inputs: Vec<Vec<Rational>> = match sys.nondet.first().map(|v| &v.domain) {
-                    Some(NondetDomain::Interval(l, h)) => vec![vec![l.clone()], vec![h.clone()], vec![(l + h) / q("2")]],
+                    Some(NondetDomain::Interval(l, h)) => {
+                        vec![vec![l.clone()], vec![h.clone()], vec![(l + h) / q("2")]]
+                    }
                     _ => vec![vec![]],
                 };
                 for n in inputs {

@@ -31,6 +31,15 @@ enum Policy {
     Random(u64),
 }
 
+/// The environment's choice at one step: the successor farthest out so far.
+struct Choice {
+    dist: f64,
+    next: Vec<f64>,
+    nondet: Vec<Rational>,
+    branch: usize,
+    memory: sim::Memory<f64>,
+}
+
 /// One simulated run (f64) with its exact choices.
 #[derive(Clone, Debug)]
 struct Sim {
@@ -139,7 +148,8 @@ impl<'a> Attack<'a> {
     fn simulate(&self, start: &[f64], policy: Policy) -> Sim {
         self.simulations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let d0 = self.distance(start);
-        let mut run = Sim { states: vec![start.to_vec()], nondet: Vec::new(), branches: Vec::new(), best: d0, best_at: 0 };
+        let mut run =
+            Sim { states: vec![start.to_vec()], nondet: Vec::new(), branches: Vec::new(), best: d0, best_at: 0 };
         let mut rng = Stream::new(match policy {
             Policy::Random(seed) => seed,
             _ => 1,
@@ -152,7 +162,7 @@ impl<'a> Attack<'a> {
                 Policy::Vertex(i) => vec![self.vertices[i % self.vertices.len()].clone()],
                 Policy::Random(_) => vec![self.random_choice(&mut rng)],
             };
-            let mut best: Option<(f64, Vec<f64>, Vec<Rational>, usize, sim::Memory<f64>)> = None;
+            let mut best: Option<Choice> = None;
             let mut shared: Option<(Vec<f64>, sim::Memory<f64>)> = None;
             for (nf, nq) in choices {
                 let (actions, mem) = match &shared {
@@ -171,12 +181,12 @@ impl<'a> Attack<'a> {
                         continue;
                     }
                     let dist = self.distance(&next);
-                    if best.as_ref().is_none_or(|(bd, ..)| dist > *bd) {
-                        best = Some((dist, next, nq.clone(), b, mem.clone()));
+                    if best.as_ref().is_none_or(|c| dist > c.dist) {
+                        best = Some(Choice { dist, next, nondet: nq.clone(), branch: b, memory: mem.clone() });
                     }
                 }
             }
-            let Some((dist, next, nq, b, mem)) = best else { break };
+            let Some(Choice { dist, next, nondet: nq, branch: b, memory: mem }) = best else { break };
             let stalled = next == state && !matches!(policy, Policy::Random(_));
             run.nondet.push(nq);
             run.branches.push(b);
@@ -266,7 +276,8 @@ impl<'a> Attack<'a> {
             policies.truncate(1);
         }
         // Every start under greedy choices, then the best few under every policy.
-        let greedy: Vec<Sim> = pool.install(|| starts.par_iter().map(|(x, _)| self.simulate(x, Policy::Greedy)).collect());
+        let greedy: Vec<Sim> =
+            pool.install(|| starts.par_iter().map(|(x, _)| self.simulate(x, Policy::Greedy)).collect());
         let mut ranked: Vec<usize> = (0..starts.len()).collect();
         ranked.sort_by(|&a, &b| greedy[b].best.total_cmp(&greedy[a].best).then(a.cmp(&b)));
         let mut best: Sim = greedy[ranked[0]].clone();
@@ -274,7 +285,8 @@ impl<'a> Attack<'a> {
             return Some(t);
         }
         let top: Vec<usize> = ranked.iter().copied().take(4).collect();
-        let jobs: Vec<(usize, Policy)> = top.iter().flat_map(|&s| policies.iter().skip(1).map(move |&p| (s, p))).collect();
+        let jobs: Vec<(usize, Policy)> =
+            top.iter().flat_map(|&s| policies.iter().skip(1).map(move |&p| (s, p))).collect();
         let more: Vec<Sim> = pool.install(|| jobs.par_iter().map(|&(s, p)| self.simulate(&starts[s].0, p)).collect());
         for run in more {
             if run.best > best.best {
@@ -305,7 +317,8 @@ impl<'a> Attack<'a> {
                         y
                     })
                     .collect();
-                let runs: Vec<Sim> = pool.install(|| moves.par_iter().map(|y| self.simulate(y, Policy::Greedy)).collect());
+                let runs: Vec<Sim> =
+                    pool.install(|| moves.par_iter().map(|y| self.simulate(y, Policy::Greedy)).collect());
                 let winner = (0..runs.len()).max_by(|&a, &c| runs[a].best.total_cmp(&runs[c].best).then(c.cmp(&a)));
                 match winner {
                     Some(w) if runs[w].best > value.best => {

@@ -32,21 +32,18 @@ pub(crate) fn run(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         }
         let mut refined = BTreeSet::new();
         for &id in &closure.escaping {
-            // The first cell up the chain that can still be bisected: the escaping cell across
-            // the dimensions its images leave Safe in, the others by width.
-            let weights = s.classify(id, leaf).2;
-            // When every sample point of the cell leaves Safe, halves of it would too: refine
-            // what led there instead.
+            // The first cell up the chain that can still be bisected. When every sample point of
+            // the cell leaves Safe, its halves would too: refine what led there instead.
             let mut at = if s.has_good_point(id, leaf) { Some(id) } else { closure.parent.get(&id).copied() };
             while let Some(c) = at {
-                if refined.contains(&c) || (s.part.cells[c].is_leaf() && s.part.split_dim(c, None).is_some()) {
+                if refined.contains(&c) || (s.part.cells[c].is_leaf() && s.part.split_dim(c).is_some()) {
                     break;
                 }
                 at = closure.parent.get(&c).copied();
             }
             if let Some(c) = at
                 && refined.insert(c)
-                && s.split(c, (c == id).then_some(&weights[..])).is_none()
+                && s.split(c).is_none()
             {
                 refined.remove(&c);
             }

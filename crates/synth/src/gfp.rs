@@ -11,14 +11,14 @@
 //!
 //! By default the iteration is lazy: only the cells reachable from Init through images inside the
 //! kept set are judged. Cells nothing reaches stay kept, unjudged, until an image reaches them;
-//! the fixed point on the part that matters is the same, and the invariant is that reachable
-//! part. The eager iteration ([`SynthConfig::full`](crate::SynthConfig)) judges every cell of
+//! the part that matters is judged as in the full iteration, and the invariant is that reachable
+//! part, closed under the images once no reachable cell escapes. The eager iteration ([`SynthConfig::full`](crate::SynthConfig)) judges every cell of
 //! Safe, and judges again only the cells whose images touch a cell dropped in the previous round
 //! (or new halves): it computes the largest invariant the boxes can express, at a higher cost.
 
+use crate::SynthError;
 use crate::partition::{Cell, Status};
 use crate::search::{End, Fate, Search};
-use crate::SynthError;
 use std::collections::BTreeSet;
 
 fn kept(c: &Cell) -> bool {
@@ -26,24 +26,19 @@ fn kept(c: &Cell) -> bool {
 }
 
 pub(crate) fn run(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
-    if s.init.is_none() || s.cfg.full {
-        eager(s)
-    } else {
-        lazy(s)
-    }
+    if s.init.is_none() || s.cfg.full { eager(s) } else { lazy(s) }
 }
 
 /// Splits the partly covered cells (dropping those that cannot be split) and drops the others;
-/// `true` when Init is no longer covered by the kept cells.
+/// returns every cell dropped.
 fn apply(
     s: &mut Search<'_, '_>,
-    partial: Vec<(usize, Vec<f64>)>,
+    partial: Vec<usize>,
     mut drops: Vec<usize>,
     mut halves: impl FnMut(usize, usize, usize),
 ) -> Vec<usize> {
-    for (id, weights) in partial {
-        let w = if std::env::var("NOWEIGHTS").is_ok() { None } else { Some(&weights[..]) };
-        match s.split(id, w) {
+    for id in partial {
+        match s.split(id) {
             Some((a, b)) => halves(id, a, b),
             None => drops.push(id),
         }
@@ -56,7 +51,9 @@ fn apply(
 }
 
 fn lost_init(s: &Search<'_, '_>, drops: &[usize]) -> bool {
-    let hit = drops.iter().any(|&id| s.init.as_ref().is_some_and(|init| init.iter().any(|b| b.touches(&s.part.cells[id].bx))));
+    let hit = drops
+        .iter()
+        .any(|&id| s.init.as_ref().is_some_and(|init| init.iter().any(|b| b.touches(&s.part.cells[id].bx))));
     hit && !s.covers_init(kept)
 }
 
@@ -78,10 +75,10 @@ fn lazy(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         let mut drops = Vec::new();
         let mut partial = Vec::new();
         for &id in &closure.escaping {
-            let (fate, _, weights) = s.classify(id, kept);
+            let (fate, _) = s.classify(id, kept);
             match fate {
                 Fate::Inside => {}
-                Fate::Partial if std::env::var("NOGOOD").is_ok() || s.has_good_point(id, kept) => partial.push((id, weights)),
+                Fate::Partial if s.has_good_point(id, kept) => partial.push(id),
                 Fate::Partial | Fate::Outside => drops.push(id),
             }
         }
@@ -108,13 +105,13 @@ fn eager(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
             if !kept(&s.part.cells[id]) {
                 continue;
             }
-            let (fate, touched, weights) = s.classify(id, kept);
+            let (fate, touched) = s.classify(id, kept);
             for t in touched {
                 deps[t].insert(id);
             }
             match fate {
                 Fate::Inside => {}
-                Fate::Partial if std::env::var("NOGOOD").is_ok() || s.has_good_point(id, kept) => partial.push((id, weights)),
+                Fate::Partial if s.has_good_point(id, kept) => partial.push(id),
                 Fate::Partial | Fate::Outside => drops.push(id),
             }
         }

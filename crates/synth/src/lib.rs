@@ -15,11 +15,14 @@
 //!    interval evaluation otherwise (`trestle_smt::SuccessorBounds`). Images are computed in
 //!    parallel; each is a function of its cell alone, so results do not depend on the threads.
 //! 3. **Search**, one of:
-//!    * the *greatest fixed point* (default): every cell starts kept; each round drops the cells
-//!      some image of which meets the kept union in no volume, bisects those whose images are
-//!      only partly covered (so a coarse grid can succeed), and judges again only the cells whose
-//!      images touch a change; it stops when nothing changes, or as soon as part of Init is lost
-//!      (the kept set only shrinks). What Init reaches inside the fixed point is the invariant;
+//!    * the *greatest fixed point* (default): every cell starts kept; each round judges the
+//!      cells Init reaches through images inside the kept set, drops those some image of which
+//!      meets the kept union in no volume, and bisects those whose images are only partly covered
+//!      (so a coarse grid can succeed) — unless no sample point of the cell has all its concrete
+//!      successors kept, then it is dropped too. It stops when no reachable cell's image leaves
+//!      the kept union (the reachable cells are the invariant), or as soon as part of Init is
+//!      lost (the kept set only shrinks). With `full`, every cell of Safe is judged, which gives
+//!      the largest invariant the boxes can express;
 //!    * the *forward* closure (`forward`): the cells reachable from Init through images; where an
 //!      image leaves Safe the cell (or, at the minimum width, the cell whose image led there) is
 //!      bisected and the closure recomputed. For systems whose Safe is much larger than what
@@ -32,7 +35,11 @@
 //!    fresh bounds on each cell and an environment check per cell, decided by the checker's fast
 //!    path (the image box covered by the union, by exact box subtraction) or by Z3. `Init => I`
 //!    and `I => Safe` are checked by the checker (fast path, then Z3). A certificate in the
-//!    bridge format lists the merged boxes as the invariant and one clause per cell.
+//!    bridge format lists the merged boxes as the invariant and one clause per cell. The proof
+//!    is cheap by construction: psi on a cell is the same deterministic computation as during the
+//!    search, and the fast path bounds successors with the same `SuccessorBounds`, so every
+//!    clause whose cell was found to map into the union is decided without Z3 and without
+//!    splitting.
 //! 6. **Failure.** Without a proof, the report says which cells of Init had to be dropped and
 //!    searches runs from Init (f64 simulation with the environment's choices at their extremes,
 //!    greedy or fixed, and random; coordinate ascent on the start state). A run that leaves Safe

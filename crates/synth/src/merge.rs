@@ -17,7 +17,7 @@ pub fn merge(mut boxes: Vec<FBox>) -> Vec<FBox> {
             break;
         }
     }
-    boxes.sort_by(|a, b| key(a).cmp(&key(b)));
+    boxes.sort_by_cached_key(key);
     boxes
 }
 
@@ -36,7 +36,8 @@ fn ordered_bits(x: f64) -> u64 {
 fn merge_along(boxes: Vec<FBox>, k: usize) -> Vec<FBox> {
     let mut groups: BTreeMap<Vec<u64>, Vec<FBox>> = BTreeMap::new();
     for b in boxes {
-        let g: Vec<u64> = (0..b.dims()).filter(|&i| i != k).flat_map(|i| [ordered_bits(b.lo[i]), ordered_bits(b.hi[i])]).collect();
+        let g: Vec<u64> =
+            (0..b.dims()).filter(|&i| i != k).flat_map(|i| [ordered_bits(b.lo[i]), ordered_bits(b.hi[i])]).collect();
         groups.entry(g).or_default().push(b);
     }
     let mut out = Vec::new();

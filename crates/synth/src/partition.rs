@@ -62,8 +62,15 @@ impl Partition {
             ));
         }
         let extent = hull.widths();
-        let mut part =
-            Partition { cells: Vec::new(), hull: hull.clone(), extent, res, min_width, buckets: HashMap::new(), leaves: 0 };
+        let mut part = Partition {
+            cells: Vec::new(),
+            hull: hull.clone(),
+            extent,
+            res,
+            min_width,
+            buckets: HashMap::new(),
+            leaves: 0,
+        };
         let mut index = vec![0usize; d];
         let mut seen = std::collections::HashSet::new();
         loop {
@@ -175,31 +182,23 @@ impl Partition {
         out
     }
 
-    /// The dimension a cell is bisected in, among those still wider than the minimum (relative to
-    /// Safe's extent) with a midpoint strictly inside: the largest `weight * relative width` when
-    /// `weights` favour some, else the widest relative; lowest index on ties.
-    pub fn split_dim(&self, id: usize, weights: Option<&[f64]>) -> Option<usize> {
+    /// The dimension a cell is bisected in: the widest relative to Safe's extent (lowest index on
+    /// ties) among those still wider than the minimum with a midpoint strictly inside.
+    pub fn split_dim(&self, id: usize) -> Option<usize> {
         let b = &self.cells[id].bx;
         let rel = |i: usize| if self.extent[i] > 0.0 { (b.hi[i] - b.lo[i]) / self.extent[i] } else { 0.0 };
-        let splittable: Vec<usize> = (0..b.dims())
+        (0..b.dims())
             .filter(|&i| {
                 let mid = b.interval(i).mid();
                 rel(i) > self.min_width && b.lo[i] < mid && mid < b.hi[i]
             })
-            .collect();
-        let best = |score: &dyn Fn(usize) -> f64| {
-            splittable.iter().copied().max_by(|&x, &y| score(x).total_cmp(&score(y)).then(y.cmp(&x)))
-        };
-        match weights {
-            Some(w) if splittable.iter().any(|&i| w[i] > 0.0) => best(&|i| w[i] * rel(i)),
-            _ => best(&rel),
-        }
+            .max_by(|&x, &y| rel(x).total_cmp(&rel(y)).then(y.cmp(&x)))
     }
 
     /// Bisects a leaf (see [`Partition::split_dim`]); its halves inherit its status. `None` when
     /// it cannot be split.
-    pub fn split(&mut self, id: usize, weights: Option<&[f64]>) -> Option<(usize, usize)> {
-        let dim = self.split_dim(id, weights)?;
+    pub fn split(&mut self, id: usize) -> Option<(usize, usize)> {
+        let dim = self.split_dim(id)?;
         let (l, r) = self.cells[id].bx.bisect(dim);
         let status = self.cells[id].status;
         self.cells[id].status = Status::Split;
@@ -241,7 +240,7 @@ mod tests {
         assert!(safe[0].is_covered_by(all));
         let centre = FBox::new(vec![0.6, 0.76], vec![0.6, 0.76]);
         assert_eq!(p.touching(&centre, |_| true).len(), 4, "the grid point is shared by four cells");
-        let (a, b) = p.split(0, None).unwrap();
+        let (a, b) = p.split(0).unwrap();
         assert_eq!(p.cells[a].bx.hi[0], p.cells[b].bx.lo[0]);
         assert_eq!(p.leaves(), 17);
         let found = p.touching(&p.cells[a].bx.clone(), |_| true);

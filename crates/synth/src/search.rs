@@ -33,21 +33,6 @@ pub(crate) enum Fate {
     Outside,
 }
 
-/// Per dimension, the share of an image's width that its uncovered parts leave out (0: they
-/// span it; near 1: they are a thin slice at one side). Splitting a cell across the dimensions
-/// where the overflow is a slice moves its halves' images off it; splitting along the others does
-/// not (for steps that move each coordinate mostly by itself, `s' = s + dt f(s, a)`).
-pub(crate) fn localised(image: &FBox, rest: &[FBox]) -> Vec<f64> {
-    (0..image.dims())
-        .map(|i| {
-            let w = image.hi[i] - image.lo[i];
-            let lo = rest.iter().map(|r| r.lo[i]).fold(f64::INFINITY, f64::min);
-            let hi = rest.iter().map(|r| r.hi[i]).fold(f64::NEG_INFINITY, f64::max);
-            if w > 0.0 && w.is_finite() { (1.0 - (hi - lo) / w).clamp(0.0, 1.0) } else { 0.0 }
-        })
-        .collect()
-}
-
 /// The centre of a box and its corners (up to four dimensions) or face centres (beyond).
 fn sample_points(b: &FBox) -> Vec<Vec<f64>> {
     let d = b.dims();
@@ -101,20 +86,51 @@ pub(crate) struct Search<'a, 's> {
     pub escaping: Vec<usize>,
 }
 
-impl Search<'_, '_> {
+impl<'a, 's> Search<'a, 's> {
+    pub fn new(
+        sys: &'s trestle_ir::System,
+        cfg: &'a SynthConfig,
+        imager: &'a Imager<'s>,
+        part: Partition,
+        init: Option<Vec<FBox>>,
+        start: Instant,
+        progress: &'a (dyn Fn(SynthProgress) + Sync),
+    ) -> Search<'a, 's> {
+        let vertices = trestle_bridge::witness::nondet_vertices(sys)
+            .iter()
+            .map(|v| v.iter().map(trestle_ir::num::to_f64_nearest).collect())
+            .collect();
+        Search {
+            sys,
+            vertices,
+            part,
+            imager,
+            cfg,
+            start,
+            init,
+            progress,
+            images: 0,
+            rounds: 0,
+            splits: 0,
+            dropped: 0,
+            budget_hit: None,
+            invariant: Vec::new(),
+            escaping: Vec::new(),
+        }
+    }
+
     pub fn over_time(&self) -> Option<String> {
         let limit = self.cfg.timeout?;
         (self.start.elapsed() > limit).then(|| format!("time limit of {:.1} s reached", limit.as_secs_f64()))
     }
 
-    /// Splits a leaf when the box budget and the minimum width allow it, preferring the
-    /// dimensions `weights` favour.
-    pub fn split(&mut self, id: usize, weights: Option<&[f64]>) -> Option<(usize, usize)> {
+    /// Splits a leaf when the box budget and the minimum width allow it.
+    pub fn split(&mut self, id: usize) -> Option<(usize, usize)> {
         if self.part.leaves() >= self.cfg.max_boxes {
             self.budget_hit = Some(format!("box limit of {} reached", self.cfg.max_boxes));
             return None;
         }
-        let halves = self.part.split(id, weights)?;
+        let halves = self.part.split(id)?;
         self.splits += 1;
         Some(halves)
     }
@@ -129,27 +145,25 @@ impl Search<'_, '_> {
         });
     }
 
-    /// Where the images of cell `id` land against the leaves `allowed` accepts; the leaves the
-    /// images touch; and per dimension, how localised the uncovered part of the images is (see
-    /// [`localised`]), to choose where to split.
-    pub fn classify(&self, id: usize, allowed: impl Fn(&Cell) -> bool + Copy) -> (Fate, Vec<usize>, Vec<f64>) {
+    /// Where the images of cell `id` land against the leaves `allowed` accepts; also the leaves
+    /// the images touch.
+    pub fn classify(&self, id: usize, allowed: impl Fn(&Cell) -> bool + Copy) -> (Fate, Vec<usize>) {
         let image = self.part.cells[id].image.clone().expect("image computed before classification");
         let mut fate = Fate::Inside;
         let mut touched = Vec::new();
-        let mut weights = vec![0.0; self.part.hull.dims()];
         for b in image.iter() {
             let near = self.part.touching(b, allowed);
             let boxes = || near.iter().map(|&t| &self.part.cells[t].bx);
-            let rest = b.uncovered(boxes());
-            if !rest.is_empty() {
-                fate = if boxes().any(|c| overlaps(c, b)) && fate != Fate::Outside { Fate::Partial } else { Fate::Outside };
-                for (w, l) in weights.iter_mut().zip(localised(b, &rest)) {
-                    *w = f64::max(*w, l);
-                }
+            if !b.is_covered_by(boxes()) {
+                fate = if boxes().any(|c| overlaps(c, b)) && fate != Fate::Outside {
+                    Fate::Partial
+                } else {
+                    Fate::Outside
+                };
             }
             touched.extend(near);
         }
-        (fate, touched, weights)
+        (fate, touched)
     }
 
     /// Whether some sample point of the cell (centre, corners or face centres) has all its f64

@@ -31,7 +31,11 @@ fn runs_stay_inside(sys: &System, invariant: &[FBox]) {
         let mut s: Vec<f64> = (0..2).map(|i| init.lo[i] + (init.hi[i] - init.lo[i]) * unit()).collect();
         let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
         for _ in 0..60 {
-            assert!(invariant.iter().any(|b| b.contains(&s)), "{}: a simulated run leaves the invariant at {s:?}", sys.name);
+            assert!(
+                invariant.iter().any(|b| b.contains(&s)),
+                "{}: a simulated run leaves the invariant at {s:?}",
+                sys.name
+            );
             let nondet: Vec<f64> = sys.nondet.iter().map(|_| 0.5 + 0.5 * unit()).collect();
             s = trestle_ir::sim::step(sys, &s, &mut memory, &nondet, 0).unwrap().next;
         }
@@ -73,7 +77,11 @@ fn all_16_peer_controllers_are_safe_by_synthesis_alone() {
     if !shared_models() {
         return;
     }
-    let cfg = SynthConfig { threads: 2, bridge: trestle_bridge::Config { threads: 2, ..Default::default() }, ..Default::default() };
+    let cfg = SynthConfig {
+        threads: 2,
+        bridge: trestle_bridge::Config { threads: 2, ..Default::default() },
+        ..Default::default()
+    };
     let systems: Vec<(String, System)> = ["det", "nondet"]
         .iter()
         .flat_map(|k| SIZES.map(|h| (format!("{k} 2x{h}"), without_candidate(peer(k, h)))))
@@ -85,8 +93,16 @@ fn all_16_peer_controllers_are_safe_by_synthesis_alone() {
         let s = &r.stats;
         eprintln!(
             "{name:<11} {:>6} {:>6} {:>6} {:>7} {:>9} {:>5} {:>3} {:>2} {:>6}  {:.3}",
-            s.cells, s.images, s.splits, s.dropped, s.invariant_cells, s.invariant_boxes, s.smt_queries, s.z3_queries,
-            s.bound_queries, s.seconds
+            s.cells,
+            s.images,
+            s.splits,
+            s.dropped,
+            s.invariant_cells,
+            s.invariant_boxes,
+            s.smt_queries,
+            s.z3_queries,
+            s.bound_queries,
+            s.seconds
         );
         assert_eq!(r.verdict, SynthVerdict::Safe, "{name}: {}", r.reason);
         assert!(r.trajectory.is_none() && r.dropped_init.is_empty());
@@ -116,7 +132,8 @@ fn a_coarse_grid_is_refined_until_it_succeeds() {
     }
     let sys = peer("det", 128);
     // Two cells per dimension and no refinement: every cell's image overflows the union.
-    let frozen = run(&sys, &SynthConfig { resolution: Some(2), min_width: 0.99, attack_steps: 30, ..Default::default() });
+    let frozen =
+        run(&sys, &SynthConfig { resolution: Some(2), min_width: 0.99, attack_steps: 30, ..Default::default() });
     assert_eq!(frozen.verdict, SynthVerdict::Unknown);
     assert_eq!(frozen.stats.splits, 0);
     assert!(!frozen.dropped_init.is_empty(), "the report names the cells of Init that were dropped");
@@ -159,8 +176,16 @@ fn results_ignore_the_candidate_and_the_thread_count() {
     };
     for (kind, h) in [("det", 128), ("nondet", 512)] {
         let sys = peer(kind, h);
-        let one = SynthConfig { threads: 1, bridge: trestle_bridge::Config { threads: 1, ..Default::default() }, ..Default::default() };
-        let two = SynthConfig { threads: 2, bridge: trestle_bridge::Config { threads: 2, ..Default::default() }, ..Default::default() };
+        let one = SynthConfig {
+            threads: 1,
+            bridge: trestle_bridge::Config { threads: 1, ..Default::default() },
+            ..Default::default()
+        };
+        let two = SynthConfig {
+            threads: 2,
+            bridge: trestle_bridge::Config { threads: 2, ..Default::default() },
+            ..Default::default()
+        };
         let a = strip(&run(&sys, &one));
         assert_eq!(a, strip(&run(&sys, &two)), "{kind} 2x{h}: threads");
         assert_eq!(a, strip(&run(&without_candidate(sys), &one)), "{kind} 2x{h}: candidate");
