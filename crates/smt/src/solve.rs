@@ -243,6 +243,12 @@ pub(crate) fn rational_model(
     Err(UnknownReason::IrrationalModel(format!("values still irrational after {ROUNDS} re-solves")))
 }
 
+/// Runs one query in a Z3 context of its own, so an interrupt (time limit) or any state a query
+/// leaves behind cannot reach the next one.
+pub(crate) fn isolated<R: Send + Sync>(f: impl FnOnce() -> R + Send + Sync) -> R {
+    z3::with_z3_config(&z3::Config::new(), f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,10 +291,4 @@ mod tests {
         let r = rational_model(&exact, &cfg, model, &[std::slice::from_ref(&y)]);
         assert!(matches!(r, Err(UnknownReason::IrrationalModel(_))), "{:?}", r.map(|v| v.0));
     }
-}
-
-/// Runs one query in a Z3 context of its own, so an interrupt (time limit) or any state a query
-/// leaves behind cannot reach the next one.
-pub(crate) fn isolated<R: Send + Sync>(f: impl FnOnce() -> R + Send + Sync) -> R {
-    z3::with_z3_config(&z3::Config::new(), f)
 }
