@@ -3,32 +3,19 @@
 //! instances (skipped without it). Run: `cargo bench --bench maze_suite`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::path::{Path, PathBuf};
 use trestle_bridge::{Config, check};
-use trestle_config::{Overrides, load_system};
 use trestle_ir::System;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn peer(kind: &str, h: usize) -> System {
-    let model = repo().join(format!("../shared/models/maze/{kind}/maze_2d_{h}x{h}.onnx"));
-    let set = Overrides::parse(&[format!("controller.model={}", model.display())]).unwrap();
-    load_system(&repo().join(format!("configs/systems/peer-maze-{kind}.toml")), &set).unwrap()
-}
+use trestle_testkit::{PEER_SIZES, example, peer, shared_models};
 
 fn suite(c: &mut Criterion) {
-    let example = load_system(&repo().join("examples/maze-nondet.toml"), &Overrides::default()).unwrap();
+    let example = example("maze-nondet.toml");
     c.bench_function("example maze-nondet (default config)", |b| {
         b.iter(|| check(&example, &Config::default(), &|_| {}).unwrap())
     });
-    if !Path::new(&repo().join("../shared/models")).is_dir() {
-        eprintln!("../shared/models absent: peer suite skipped");
+    if shared_models().is_none() {
         return;
     }
-    let systems: Vec<System> =
-        ["det", "nondet"].iter().flat_map(|k| [32, 40, 48, 56, 64, 128, 256, 512].map(|h| peer(k, h))).collect();
+    let systems: Vec<System> = ["det", "nondet"].iter().flat_map(|k| PEER_SIZES.map(|h| peer(k, h))).collect();
     let mut group = c.benchmark_group("peer maze suite (16 instances)");
     group.sample_size(10);
     for (name, cfg) in [("default", Config::default()), ("paper", Config::paper())] {

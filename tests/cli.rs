@@ -5,19 +5,7 @@
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shared_models() -> bool {
-    let present = repo().join("../shared/models").is_dir();
-    if !present {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "../shared/models is missing under CI=true");
-        eprintln!("skipped: ../shared/models is absent");
-    }
-    present
-}
+use trestle_testkit::{repo, shared_models};
 
 struct Run {
     code: i32,
@@ -195,7 +183,7 @@ fn check_synthesizes_when_the_candidate_fails() {
 /// `synth` on the det 2x128 peer controller, whose candidate is not inductive (the case).
 #[test]
 fn synth_proves_the_det_128_peer_controller() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -329,7 +317,7 @@ fn info_describes_the_system() {
 /// The known VerticalCAS counterexample (notes/bounded-ctl.md): CL1500 three times, pilot at g/4.
 #[test]
 fn simulate_reproduces_the_vcas_counterexample() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let r = trestle(&[
@@ -363,7 +351,7 @@ fn simulate_reproduces_the_vcas_counterexample() {
 
 #[test]
 fn simulate_frozenlake_and_the_figure1_rnn() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let r = trestle(&["simulate", "configs/systems/frozenlake.toml", "--steps", "6", "--branch", "intended", "--json"]);

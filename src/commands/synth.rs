@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use trestle_bridge::certificate::{CertificateJson, FORMAT, OutcomeJson, WitnessExactJson, WitnessJson};
+use trestle_bridge::certificate::{CertificateJson, FORMAT, OutcomeJson, witness_jsons};
 use trestle_bridge::{Condition, Inductiveness};
 use trestle_ir::num::display_rational;
 use trestle_ir::{FBox, Rational, System};
@@ -219,23 +219,10 @@ fn certificate_json(sys: &System, r: &SynthReport) -> CertificateJson {
         region: None,
         reason: Some(r.reason.clone()),
     };
-    if let Some(run) = r.trajectory.as_ref().and_then(|t| t.exact.as_ref()).filter(|e| !e.actions.is_empty()) {
-        let k = run.actions.len() - 1;
-        let approx = |v: &[Rational]| trestle_bridge::witness::approx(v);
-        let exact = |v: &[Rational]| v.iter().map(display_rational).collect::<Vec<_>>();
-        out.witness = Some(WitnessJson {
-            state: approx(&run.states[k]),
-            action: approx(&run.actions[k]),
-            nondet: approx(&run.nondet[k]),
-            next: approx(&run.states[k + 1]),
-        });
-        out.witness_exact = Some(WitnessExactJson {
-            state: exact(&run.states[k]),
-            action: exact(&run.actions[k]),
-            nondet: exact(&run.nondet[k]),
-            next: exact(&run.states[k + 1]),
-            branch: sys.step.branches[run.branches[k]].name.clone(),
-        });
+    if let Some(step) = r.trajectory.as_ref().and_then(|t| t.exact.as_ref()).and_then(|e| e.last_step()) {
+        let (approx, exact) = witness_jsons(sys, &step);
+        out.witness = Some(approx);
+        out.witness_exact = Some(exact);
         out.reason = Some(format!("{}; this is its last step (the whole run is in `trestle synth --json`)", r.reason));
     }
     CertificateJson::Outcome(out)

@@ -150,7 +150,8 @@ pub fn proof(sys: &System, invariant: &[FBox], clauses: &[Clause]) -> ProofJson 
     }
 }
 
-fn witness_jsons(sys: &System, w: &trestle_smt::Witness) -> (WitnessJson, WitnessExactJson) {
+/// A witness in the certificate's two forms: nearest f64 values and exact rationals.
+pub fn witness_jsons(sys: &System, w: &trestle_smt::Witness) -> (WitnessJson, WitnessExactJson) {
     let f = |xs: &[Rational]| crate::witness::approx(xs);
     let e = |xs: &[Rational]| xs.iter().map(display_rational).collect::<Vec<_>>();
     (
@@ -251,40 +252,6 @@ pub fn boxes_pred(boxes: &[FBox]) -> Pred {
     )
 }
 
-/// Parts of `target` not covered by the union of `covers` (empty iff covered). Exact on f64 ends.
-pub fn uncovered(target: &FBox, covers: &[FBox]) -> Vec<FBox> {
-    let mut rest = vec![target.clone()];
-    for c in covers {
-        rest = rest.into_iter().flat_map(|r| subtract(r, c)).collect();
-        if rest.is_empty() {
-            break;
-        }
-    }
-    rest
-}
-
-fn subtract(mut r: FBox, c: &FBox) -> Vec<FBox> {
-    if (0..r.dims()).any(|i| c.hi[i] < r.lo[i] || r.hi[i] < c.lo[i]) {
-        return vec![r];
-    }
-    let mut pieces = Vec::new();
-    for i in 0..r.dims() {
-        if r.lo[i] < c.lo[i] {
-            let mut p = r.clone();
-            p.hi[i] = c.lo[i];
-            pieces.push(p);
-            r.lo[i] = c.lo[i];
-        }
-        if r.hi[i] > c.hi[i] {
-            let mut p = r.clone();
-            p.lo[i] = c.hi[i];
-            pieces.push(p);
-            r.hi[i] = c.hi[i];
-        }
-    }
-    pieces
-}
-
 /// Re-checks a certificate against the system.
 pub fn certify(cert: &CertificateJson, sys: &System) -> Result<Certification, BridgeError> {
     match cert {
@@ -348,7 +315,7 @@ fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeErr
     };
     let mut checks = Vec::new();
     let regions: Vec<FBox> = clauses.iter().map(|c| c.region.clone()).collect();
-    let gaps: Vec<FBox> = invariant.iter().flat_map(|b| uncovered(b, &regions)).collect();
+    let gaps: Vec<FBox> = invariant.iter().flat_map(|b| b.uncovered(&regions)).collect();
     checks.push((
         "clause boxes cover the invariant".to_string(),
         gaps.is_empty(),

@@ -88,6 +88,20 @@ pub fn invariant_cover(sys: &System) -> Result<(Pred, Vec<FBox>), BridgeError> {
 
 /// Checks the system's candidate invariant: the three conditions and the verdict.
 pub fn check(sys: &System, cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Report, BridgeError> {
+    let side = side_conditions(sys, cfg)?;
+    let inductive = engine::check_inductive(sys, &side.inv, &side.cover, cfg, progress)?;
+    Ok(side.report(inductive, None))
+}
+
+/// What every method shares: the candidate, its cover, `Init => Inv` and `Inv => Safe`.
+struct SideConditions {
+    inv: Pred,
+    cover: Vec<FBox>,
+    init: Condition,
+    safe: Condition,
+}
+
+fn side_conditions(sys: &System, cfg: &Config) -> Result<SideConditions, BridgeError> {
     let (inv, cover) = invariant_cover(sys)?;
     if sys.safe.is_none() {
         return Err(BridgeError::NoSafe);
@@ -95,26 +109,33 @@ pub fn check(sys: &System, cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -
     let mut checker = Checker::new(sys, side_config(cfg))?;
     let init = Condition::from_answer(checker.check_init(&inv)?);
     let safe = Condition::from_answer(checker.check_safe(&inv)?);
-    let inductive = engine::check_inductive(sys, &inv, &cover, cfg, progress)?;
-    Ok(Report { verdict: verdict(&init, &safe, &inductive.outcome), init, safe, inductive, cover, evidence: None })
+    Ok(SideConditions { inv, cover, init, safe })
+}
+
+impl SideConditions {
+    fn report(self, inductive: InductiveRun, evidence: Option<String>) -> Report {
+        let verdict = verdict(&self.init, &self.safe, &inductive.outcome);
+        Report { verdict, init: self.init, safe: self.safe, inductive, cover: self.cover, evidence }
+    }
+
+    /// The report of a baseline: one answer for the whole step, no clauses.
+    fn baseline_report(self, outcome: Inductiveness, stats: engine::RunStats, evidence: Option<String>) -> Report {
+        let inductive =
+            InductiveRun { outcome, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats };
+        self.report(inductive, evidence)
+    }
 }
 
 /// The paper's monolithic baseline: `Inv /\ Next => Inv'` with the whole network inside one Z3
 /// query (limited by `cfg.timeout`, default one hour), plus the two side conditions.
 pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
     use trestle_smt::InductivenessChecker;
-    let (inv, cover) = invariant_cover(sys)?;
-    if sys.safe.is_none() {
-        return Err(BridgeError::NoSafe);
-    }
     let start = std::time::Instant::now();
-    let mut checker = Checker::new(sys, side_config(cfg))?;
-    let init = Condition::from_answer(checker.check_init(&inv)?);
-    let safe = Condition::from_answer(checker.check_safe(&inv)?);
+    let side = side_conditions(sys, cfg)?;
     let mut whole = side_config(cfg);
     whole.timeout = Some(cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600)));
     let mut z3 = trestle_smt::Z3Backend::new(sys, whole)?;
-    let outcome = match z3.check_inductive(&inv)? {
+    let outcome = match z3.check_inductive(&side.inv)? {
         Answer::Valid => Inductiveness::Proven,
         Answer::Invalid(witness) => Inductiveness::Refuted(engine::Refutation { witness, region: None }),
         Answer::Unknown(r) => Inductiveness::Unknown { reason: format!("monolithic Z3 query: {r}") },
@@ -126,8 +147,7 @@ pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeErro
         ..Default::default()
     };
     let evidence = matches!(outcome, Inductiveness::Proven).then(|| "one monolithic Z3 query, exact".to_string());
-    let inductive = InductiveRun { outcome, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats };
-    Ok(Report { verdict: verdict(&init, &safe, &inductive.outcome), init, safe, inductive, cover, evidence })
+    Ok(side.baseline_report(outcome, stats, evidence))
 }
 
 /// The exact big-M MILP baseline (HiGHS): one MILP per box, nondet vertex, branch and face,
@@ -135,17 +155,11 @@ pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeErro
 /// evidence (HiGHS's dual bounds below a margin), reported as such and never written as a
 /// certificate. Limited by `cfg.timeout` (total) and `cfg.smt_timeout` (per MILP).
 pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
-    let (inv, cover) = invariant_cover(sys)?;
-    if sys.safe.is_none() {
-        return Err(BridgeError::NoSafe);
-    }
     let start = std::time::Instant::now();
-    let mut checker = Checker::new(sys, side_config(cfg))?;
-    let init = Condition::from_answer(checker.check_init(&inv)?);
-    let safe = Condition::from_answer(checker.check_safe(&inv)?);
+    let side = side_conditions(sys, cfg)?;
     let mut opts = trestle_milp::MilpOptions::default().with_time_limit(cfg.smt_timeout);
     opts.total_time_limit = Some(cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600)));
-    let run = trestle_milp::check_inductive_milp(sys, &inv, &opts)
+    let run = trestle_milp::check_inductive_milp(sys, &side.inv, &opts)
         .map_err(|e| BridgeError::Unsupported(format!("MILP baseline: {e}")))?;
     let mut evidence = None;
     let outcome = match run.answer {
@@ -162,8 +176,7 @@ pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
         trestle_milp::MilpAnswer::Unknown(r) => Inductiveness::Unknown { reason: format!("MILP: {r}") },
     };
     let stats = engine::RunStats { seconds: start.elapsed().as_secs_f64(), ..Default::default() };
-    let inductive = InductiveRun { outcome, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats };
-    Ok(Report { verdict: verdict(&init, &safe, &inductive.outcome), init, safe, inductive, cover, evidence })
+    Ok(side.baseline_report(outcome, stats, evidence))
 }
 
 fn verdict(init: &Condition, safe: &Condition, inductive: &Inductiveness) -> Verdict {

@@ -8,12 +8,12 @@ use trestle_ir::{Env, Rational};
 
 #[test]
 fn det_128_is_not_inductive_with_a_replayed_counterexample_and_the_rest_are_safe() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let cfg = Config::default();
     for kind in ["det", "nondet"] {
-        for h in SIZES {
+        for h in PEER_SIZES {
             let sys = peer(kind, h);
             let report = check(&sys, &cfg, &quiet).unwrap();
             if kind == "det" && h == 128 {
@@ -50,7 +50,7 @@ fn det_128_is_not_inductive_with_a_replayed_counterexample_and_the_rest_are_safe
 /// our postcondition is the same as theirs (forward-mode bounds, box psi, all-dims split, FIFO).
 #[test]
 fn paper_configuration_reproduces_table_1() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     // (kind, size, splits, SMT queries, NNV queries) from Table 1 of the paper.
@@ -92,7 +92,7 @@ fn paper_configuration_reproduces_table_1() {
 /// Our default configuration needs fewer queries than the paper on every instance.
 #[test]
 fn default_configuration_beats_the_paper_on_queries() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let paper = [
@@ -126,7 +126,7 @@ fn default_configuration_beats_the_paper_on_queries() {
 
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     for (kind, h) in [("det", 128), ("nondet", 512), ("det", 64)] {
@@ -151,7 +151,7 @@ fn results_do_not_depend_on_the_thread_count() {
 /// step for proofs and simulation).
 #[test]
 fn simulated_runs_stay_in_proven_invariants() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     use trestle_ir::sim;

@@ -1,22 +1,8 @@
 //! The shipped system files load, and bad files fail with the file, the key and the problem.
 
-use std::path::{Path, PathBuf};
 use trestle_config::{Overrides, load_system, load_system_from_str};
 use trestle_ir::system::{ActionKind, Policy};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Whether ../shared/models is present; absent is a failure under CI=true.
-fn shared_models() -> bool {
-    let present = repo().join("../shared/models").is_dir();
-    if !present {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "../shared/models is missing under CI=true");
-        eprintln!("skipped: ../shared/models is absent");
-    }
-    present
-}
+use trestle_testkit::{repo, shared_models};
 
 fn set(args: &[&str]) -> Overrides {
     Overrides::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
@@ -35,7 +21,7 @@ fn examples_load() {
 
 #[test]
 fn shared_systems_load() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let det = load_system(&repo().join("configs/systems/peer-maze-det.toml"), &Overrides::default()).unwrap();
@@ -53,7 +39,7 @@ fn shared_systems_load() {
 
 #[test]
 fn set_overrides_model_relative_to_working_directory() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let model = repo().join("../shared/models/maze/det/maze_2d_64x64.onnx");

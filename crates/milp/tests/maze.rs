@@ -1,34 +1,12 @@
 //! The maze systems of the compositional-invariant paper: the monolithic MILP baseline's verdicts on
 //! the small controllers (the large ones are timed by the ignored `maze_baseline_times`).
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use trestle_config::{Overrides, load_system};
 use trestle_ir::System;
 use trestle_ir::num::{parse_rational, to_f64_nearest};
 use trestle_milp::{MilpAnswer, MilpCheck, MilpOptions, check_inductive_milp};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Whether ../shared/models is present; absent is a failure under CI=true.
-fn shared_models() -> bool {
-    let present = repo().join("../shared/models/maze").is_dir();
-    if !present {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "../shared/models is missing under CI=true");
-        eprintln!("skipped: ../shared/models is absent");
-    }
-    present
-}
-
-/// A peer maze system (`det` or `nondet`) with the `size`x`size` controller.
-fn peer(kind: &str, size: usize) -> System {
-    let model = repo().join(format!("../shared/models/maze/{kind}/maze_2d_{size}x{size}.onnx"));
-    let model = model.canonicalize().unwrap();
-    let overrides = Overrides::parse(&[format!("controller.model={}", model.display())]).unwrap();
-    load_system(&repo().join(format!("configs/systems/peer-maze-{kind}.toml")), &overrides).unwrap()
-}
+use trestle_testkit::{peer, repo, shared_models};
 
 fn run(sys: &System, time_limit: Duration) -> MilpCheck {
     let opts = MilpOptions::default().with_time_limit(time_limit).with_total_time_limit(time_limit * 4);
@@ -59,7 +37,7 @@ fn example_maze_with_the_hand_set_controller_is_inductive() {
 
 #[test]
 fn peer_det_32_is_inductive() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let result = run(&peer("det", 32), Duration::from_secs(20));
@@ -68,7 +46,7 @@ fn peer_det_32_is_inductive() {
 
 #[test]
 fn peer_nondet_32_is_inductive() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let result = run(&peer("nondet", 32), Duration::from_secs(20));
@@ -80,7 +58,7 @@ fn peer_nondet_32_is_inductive() {
 
 #[test]
 fn peer_det_128_is_not_inductive() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let sys = peer("det", 128);
@@ -95,16 +73,16 @@ fn peer_det_128_is_not_inductive() {
 
 /// The paper's monolithic baseline on every controller size: run with
 /// `cargo test --release -p trestle-milp --test maze -- --ignored --nocapture`
-/// (`TRESTLE_MILP_LIMIT` = seconds per MILP, default 120; `TRESTLE_MILP_SIZES` = `32,64`;
+/// (`TRESTLE_MILP_LIMIT` = seconds per MILP, default 120; `TRESTLE_MILP_PEER_SIZES` = `32,64`;
 /// `TRESTLE_MILP_KINDS` = `det` or `nondet`).
 #[test]
 #[ignore]
 fn maze_baseline_times() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let limit = std::env::var("TRESTLE_MILP_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(120);
-    let sizes = std::env::var("TRESTLE_MILP_SIZES").unwrap_or_else(|_| "32,40,48,56,64,128,256,512".into());
+    let sizes = std::env::var("TRESTLE_MILP_PEER_SIZES").unwrap_or_else(|_| "32,40,48,56,64,128,256,512".into());
     let kinds = std::env::var("TRESTLE_MILP_KINDS").unwrap_or_else(|_| "det,nondet".into());
     for kind in kinds.split(',').map(str::trim) {
         for size in sizes.split(',').map(|s| s.trim().parse::<usize>().unwrap()) {
@@ -142,7 +120,7 @@ fn maze_baseline_times() {
 /// successors making the faces exact.
 #[test]
 fn frozenlake_grid_is_inductive() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let sys = load_system(&repo().join("configs/systems/frozenlake.toml"), &Overrides::default()).unwrap();

@@ -2,15 +2,14 @@
 
 mod common;
 
-use common::{argmax, max_abs_diff, models_dir};
+use common::{argmax, max_abs_diff};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use trestle_ir::network::{Layer, Network};
 use trestle_nn::{LoadOptions, NnetNormalization, cross_check_with_tract, load_network, load_nnet, load_onnx};
-
-const MAZE_SIZES: [usize; 8] = [32, 40, 48, 56, 64, 128, 256, 512];
+use trestle_testkit::shared_models as models_dir;
 
 /// A model family: its (onnx, nnet) pairs and the input box to sample.
 struct Family {
@@ -22,7 +21,9 @@ struct Family {
 
 fn families(dir: &Path) -> Vec<Family> {
     let pair = |stem: PathBuf| (stem.with_extension("onnx"), stem.with_extension("nnet"));
-    let maze = |kind: &str| MAZE_SIZES.iter().map(|h| pair(dir.join(format!("maze/{kind}/maze_2d_{h}x{h}")))).collect();
+    let maze = |kind: &str| {
+        trestle_testkit::PEER_SIZES.iter().map(|h| pair(dir.join(format!("maze/{kind}/maze_2d_{h}x{h}")))).collect()
+    };
     vec![
         Family { name: "maze det", pairs: maze("det"), lo: -0.5, hi: 1.5 },
         Family { name: "maze nondet", pairs: maze("nondet"), lo: -0.5, hi: 1.5 },

@@ -7,78 +7,12 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network};
-use trestle_ir::num::parse_rational;
-use trestle_ir::parse::{SimpleScope, Symbol, parse_expr, parse_pred};
-use trestle_ir::system::{
-    ActionKind, ActionVar, Branch, Controller, ControllerOutput, Domain, DomainExit, NamedNetwork, NondetDomain,
-    NondetVar, Policy, StateVar, Step, System, VarKind,
-};
-use trestle_ir::{FBox, Pred, expr::VarRef};
+use trestle_ir::network::Matrix;
+use trestle_ir::{FBox, Pred};
 use trestle_smt::{BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Z3Backend};
 
-fn maze(nondet: bool) -> System {
-    let mut scope = SimpleScope::with_state(&["x", "y"]);
-    scope.add("a0", Symbol::Var(VarRef::Action(0)));
-    scope.add("a1", Symbol::Var(VarRef::Action(1)));
-    scope.add("c", Symbol::Var(VarRef::Nondet(0)));
-    let e = |t: &str| parse_expr(t, &scope).unwrap();
-    let p = |t: &str| parse_pred(t, &scope).unwrap();
-    let net = Network::new(
-        "inline:identity",
-        vec![Layer::Dense(DenseLayer {
-            weights: Matrix::identity(2),
-            bias: vec![0.0, 0.0],
-            activation: Activation::Identity,
-        })],
-    )
-    .unwrap();
-    let updates = if nondet { ["x + 0.1*c*a0", "y + 0.1*c*a1"] } else { ["x + 0.1*a0", "y + 0.1*a1"] };
-    System {
-        name: "maze".into(),
-        description: String::new(),
-        state: ["x", "y"]
-            .iter()
-            .map(|n| StateVar { name: n.to_string(), kind: VarKind::Real, domain: Domain::default() })
-            .collect(),
-        nondet: if nondet {
-            let q = |s: &str| parse_rational(s).unwrap();
-            vec![NondetVar { name: "c".into(), domain: NondetDomain::Interval(q("0.5"), q("1")) }]
-        } else {
-            vec![]
-        },
-        actions: ["a0", "a1"]
-            .iter()
-            .map(|n| ActionVar { name: n.to_string(), kind: ActionKind::Real, controller: 0 })
-            .collect(),
-        constants: vec![],
-        networks: vec![NamedNetwork { name: "policy".into(), network: net }],
-        controllers: vec![Controller {
-            name: "nn".into(),
-            policy: Policy::Network(0),
-            inputs: vec![e("x"), e("y")],
-            output: ControllerOutput::Actions(vec![0, 1]),
-        }],
-        step: Step {
-            branches: vec![Branch {
-                name: "move".into(),
-                guard: None,
-                label: None,
-                updates: updates.iter().map(|u| e(u)).collect(),
-            }],
-        },
-        init: p("0.3 <= x <= 0.4 and 0.6 <= y <= 0.7"),
-        safe: None,
-        invariant: None,
-        properties: vec![],
-        domain_exit: DomainExit::Error,
-    }
-}
-
-fn inv() -> Pred {
-    let scope = SimpleScope::with_state(&["x", "y"]);
-    parse_pred("0.25 <= x <= 0.95 and 0.55 <= y <= 0.95", &scope).unwrap()
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 /// The tiles and, per tile, a box psi and a linear psi around `a = (0.5 - x, 0.75 - y)`.
 fn queries() -> Vec<(FBox, Postcondition, Postcondition)> {
@@ -125,9 +59,9 @@ fn run(
 
 fn bench(c: &mut Criterion) {
     let qs = queries();
-    let inv = inv();
+    let inv = common::pred(common::INV);
     for nondet in [false, true] {
-        let sys = maze(nondet);
+        let sys = common::maze(nondet, common::centring_net());
         let tag = if nondet { "nondet" } else { "det" };
         let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
         let mut fast = FastPath::new(&sys, CheckerConfig::default()).unwrap();

@@ -3,6 +3,7 @@
 use trestle_bridge::certificate::ProofJson;
 use trestle_bridge::{Condition, InductiveRun};
 use trestle_ir::{FBox, Rational};
+use trestle_smt::Witness;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SynthVerdict {
@@ -36,6 +37,21 @@ pub struct ExactRun {
     pub nondet: Vec<Vec<Rational>>,
     /// The branch taken at each step.
     pub branches: Vec<usize>,
+}
+
+impl ExactRun {
+    /// The run's last step (the one that leaves Safe) as a one-step witness; `None` for a run of
+    /// length 0 (a state of Init outside Safe).
+    pub fn last_step(&self) -> Option<Witness> {
+        let k = self.actions.len().checked_sub(1)?;
+        Some(Witness {
+            state: self.states[k].clone(),
+            actions: self.actions[k].clone(),
+            nondet: self.nondet[k].clone(),
+            branch: self.branches[k],
+            next: self.states[k + 1].clone(),
+        })
+    }
 }
 
 /// The best run found from Init toward leaving Safe.

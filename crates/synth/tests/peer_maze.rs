@@ -44,7 +44,7 @@ fn runs_stay_inside(sys: &System, invariant: &[FBox]) {
 
 #[test]
 fn det_128_is_safe_by_synthesis_and_its_certificate_is_accepted() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let sys = peer("det", 128);
@@ -74,7 +74,7 @@ fn det_128_is_safe_by_synthesis_and_its_certificate_is_accepted() {
 
 #[test]
 fn all_16_peer_controllers_are_safe_by_synthesis_alone() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let cfg = SynthConfig {
@@ -84,7 +84,7 @@ fn all_16_peer_controllers_are_safe_by_synthesis_alone() {
     };
     let systems: Vec<(String, System)> = ["det", "nondet"]
         .iter()
-        .flat_map(|k| SIZES.map(|h| (format!("{k} 2x{h}"), without_candidate(peer(k, h)))))
+        .flat_map(|k| PEER_SIZES.map(|h| (format!("{k} 2x{h}"), without_candidate(peer(k, h)))))
         .collect();
     let start = Instant::now();
     eprintln!("instance     cells images splits dropped inv.cells boxes smt z3 bounds  seconds");
@@ -113,12 +113,12 @@ fn all_16_peer_controllers_are_safe_by_synthesis_alone() {
 
 #[test]
 fn the_forward_search_proves_all_16_too() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let cfg = SynthConfig { forward: true, ..Default::default() };
     for kind in ["det", "nondet"] {
-        for h in SIZES {
+        for h in PEER_SIZES {
             let r = run(&peer(kind, h), &cfg);
             assert_eq!(r.verdict, SynthVerdict::Safe, "{kind} 2x{h}: {}", r.reason);
         }
@@ -127,7 +127,7 @@ fn the_forward_search_proves_all_16_too() {
 
 #[test]
 fn a_coarse_grid_is_refined_until_it_succeeds() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let sys = peer("det", 128);
@@ -151,7 +151,7 @@ fn a_coarse_grid_is_refined_until_it_succeeds() {
 
 #[test]
 fn the_full_fixed_point_also_proves_safety() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     for (kind, h) in [("det", 32), ("nondet", 32)] {
@@ -166,7 +166,7 @@ fn the_full_fixed_point_also_proves_safety() {
 
 #[test]
 fn results_ignore_the_candidate_and_the_thread_count() {
-    if !shared_models() {
+    if shared_models().is_none() {
         return;
     }
     let strip = |r: &SynthReport| {

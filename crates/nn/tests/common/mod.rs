@@ -1,22 +1,6 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
-/// `../shared/models` next to the repository. `None` (after printing why) when it is absent and
-/// we are not in CI; when `CI=true` a missing directory is a failure, not a skip.
-pub fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/models"));
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{} is missing and CI=true: the shared models are required in CI", dir.display());
-    }
-    eprintln!("skipping: {} is absent (set CI=true to make this a failure)", dir.display());
-    None
-}
-
 /// Index of the largest value (first one on ties).
 pub fn argmax(v: &[f64]) -> usize {
     v.iter().enumerate().fold(0, |best, (i, &x)| if x > v[best] { i } else { best })

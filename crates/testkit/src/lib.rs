@@ -1,0 +1,51 @@
+//! Helpers for the tests and benches of every crate: where the repository and the shared
+//! third-party models are, and the shipped systems loaded from their TOML files.
+//!
+//! The models in `../shared/models` are not part of the repository. A test that needs them calls
+//! [`shared_models`] and returns early on `None`; under `CI=true` their absence is a failure.
+
+use std::path::{Path, PathBuf};
+use trestle_config::{Overrides, load_system};
+use trestle_ir::System;
+
+/// The hidden sizes of the 16 peer maze controllers (2xH, deterministic and non-deterministic).
+pub const PEER_SIZES: [usize; 8] = [32, 40, 48, 56, 64, 128, 256, 512];
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `../shared/models` beside the repository, or `None` (after saying so) when it is absent.
+///
+/// # Panics
+/// When it is absent and `CI=true`: CI must run the tests that need it.
+pub fn shared_models() -> Option<PathBuf> {
+    let dir = repo().join("../shared/models");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{} is missing under CI=true", dir.display());
+    eprintln!("skipped: {} is absent", dir.display());
+    None
+}
+
+/// A shipped example system (`examples/NAME`).
+pub fn example(name: &str) -> System {
+    load(&repo().join("examples").join(name), &[])
+}
+
+/// A peer maze system (`det` or `nondet`) with the 2xH controller of `../shared/models/maze`.
+pub fn peer(kind: &str, h: usize) -> System {
+    let model = repo().join(format!("../shared/models/maze/{kind}/maze_2d_{h}x{h}.onnx"));
+    load(
+        &repo().join(format!("configs/systems/peer-maze-{kind}.toml")),
+        &[format!("controller.model={}", model.display())],
+    )
+}
+
+/// A system file with `--set` overrides.
+pub fn load(path: &Path, set: &[String]) -> System {
+    let overrides = Overrides::parse(set).unwrap_or_else(|e| panic!("overrides {set:?}: {e}"));
+    load_system(path, &overrides).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
