@@ -374,18 +374,13 @@ fn print_report(sys: &System, r: &SynthReport, cfg: &SynthConfig) {
     }
     if let Some(t) = &r.trajectory {
         match &t.exact {
-            Some(e) => {
-                println!("  run from Init leaving Safe (replayed in exact rational arithmetic):");
-                for (k, state) in e.states.iter().enumerate() {
-                    let text = sys
-                        .state
-                        .iter()
-                        .zip(state)
-                        .map(|(v, x)| format!("{} = {}", v.name, display_rational(x)))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    let mark = if k + 1 == e.states.len() { "  (outside Safe)" } else { "" };
-                    println!("    step {k:>3}  {text}{mark}");
+            Some(_) => {
+                println!(
+                    "  run from Init leaving Safe (replayed in exact rational arithmetic; exact values with --json):"
+                );
+                for (k, state) in t.states.iter().enumerate() {
+                    let mark = if k + 1 == t.states.len() { "  (outside Safe)" } else { "" };
+                    println!("    step {k:>3}  {}{mark}", describe_state(sys, state));
                 }
             }
             None => println!(
