@@ -4,21 +4,27 @@
 //! states of Init (centres, corners, seeded random points, the cells of Init that had to be
 //! dropped), with the environment's choices at their extremes (every vertex, greedily the one
 //! whose successor gets farthest out, or each vertex held fixed) or random; the start state is
-//! then improved by coordinate ascent on the largest distance outside Safe along the run. A run
+//! then improved by projected gradient ascent on the largest distance outside Safe along the run
+//! (forward-mode derivatives through the step, [`crate::dual`]), then by coordinate ascent where
+//! the gradient vanishes. A run
 //! that leaves Safe in f64 is replayed through `sim::step::<Rational>` from the exact value of its
 //! start state with the exact recorded choices; only if that replay starts in Init and reaches a
 //! state outside Safe is it reported as a refutation.
 
+use crate::dual::Dual;
 use crate::report::{ExactRun, Trajectory};
 use rayon::prelude::*;
 use std::time::Instant;
 use trestle_ir::num::{down, rational_from_f64, to_f64_nearest, up};
-use trestle_ir::sim;
+use trestle_ir::sim::{self, Scalar};
 use trestle_ir::system::{DomainExit, NondetDomain, System};
 use trestle_ir::{Env, FBox, Pred, Rational, VarRef};
 
 /// Steps a simulated run may go on without getting closer to leaving Safe.
 const PATIENCE: usize = 40;
+
+/// Most gradient steps per start state.
+const GRADIENT_STEPS: usize = 32;
 
 /// How the environment chooses at each step.
 #[derive(Clone, Copy, Debug)]
@@ -116,10 +122,27 @@ impl<'a> Attack<'a> {
 
     /// Distance outside Safe in the max norm (> 0 outside, <= 0 inside).
     fn distance(&self, x: &[f64]) -> f64 {
-        self.safe_boxes
-            .iter()
-            .map(|b| (0..x.len()).map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i])).fold(f64::NEG_INFINITY, f64::max))
-            .fold(f64::INFINITY, f64::min)
+        self.distance_term(x).0
+    }
+
+    /// The distance with the term that attains it: the coordinate and its sign (`+1` when the
+    /// distance grows with the coordinate, `-1` when it shrinks).
+    fn distance_term(&self, x: &[f64]) -> (f64, usize, f64) {
+        let mut best = (f64::INFINITY, 0, 0.0);
+        for b in &self.safe_boxes {
+            let mut worst = (f64::NEG_INFINITY, 0, 0.0);
+            for (i, &xi) in x.iter().enumerate() {
+                for (gap, sign) in [(b.lo[i] - xi, -1.0), (xi - b.hi[i], 1.0)] {
+                    if gap > worst.0 {
+                        worst = (gap, i, sign);
+                    }
+                }
+            }
+            if worst.0 < best.0 {
+                best = worst;
+            }
+        }
+        best
     }
 
     fn random_choice(&self, rng: &mut Stream) -> (Vec<f64>, Vec<Rational>) {
@@ -254,6 +277,58 @@ impl<'a> Attack<'a> {
         out
     }
 
+    /// The gradient, with respect to the start state, of the distance outside Safe at the run's
+    /// best step, the environment's choices held as recorded (forward mode through `sim::step`).
+    fn gradient(&self, run: &Sim) -> Option<Vec<f64>> {
+        let n = run.states[0].len();
+        let mut state = Dual::variables(&run.states[0]);
+        let mut memory = sim::initial_memory::<Dual>(self.sys);
+        for k in 0..run.best_at {
+            let nondet: Vec<Dual> = run.nondet[k].iter().map(Dual::from_rational).collect();
+            state = sim::step::<Dual>(self.sys, &state, &mut memory, &nondet, run.branches[k]).ok()?.next;
+        }
+        let (_, i, sign) = self.distance_term(&state.iter().map(|s| s.v).collect::<Vec<_>>());
+        Some((0..n).map(|j| sign * state[i].d.get(j).copied().unwrap_or(0.0)).collect())
+    }
+
+    /// Projected sign-gradient ascent of the distance outside Safe over the start state in the
+    /// Init box `b`, from the run `first`: each step moves every coordinate by its step size in
+    /// the gradient's direction, is kept when the re-simulated run (greedy choices) gets farther
+    /// out, and halves the step sizes otherwise.
+    fn ascend_gradient(&self, first: &Sim, b: &FBox) -> Sim {
+        let mut best = first.clone();
+        let mut step: Vec<f64> = b.widths().iter().map(|w| w * 0.125).collect();
+        for _ in 0..GRADIENT_STEPS {
+            if self.late() || best.best > 0.0 || step.iter().all(|&h| h == 0.0) {
+                break;
+            }
+            let Some(g) = self.gradient(&best) else { break };
+            if g.iter().all(|&gi| gi == 0.0) {
+                break;
+            }
+            let x = &best.states[0];
+            // sign(g) with sign(0) = 0 (f64::signum(0.0) is 1).
+            let direction = |gi: f64| {
+                if gi > 0.0 {
+                    1.0
+                } else if gi < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            };
+            let y: Vec<f64> =
+                (0..x.len()).map(|i| (x[i] + step[i] * direction(g[i])).clamp(b.lo[i], b.hi[i])).collect();
+            let run = self.simulate(&y, Policy::Greedy);
+            if run.best > best.best {
+                best = run;
+            } else {
+                step.iter_mut().for_each(|h| *h *= 0.5);
+            }
+        }
+        best
+    }
+
     fn trajectory(&self, run: &Sim, exact: Option<ExactRun>) -> Trajectory {
         let states = match &exact {
             Some(e) => e.states.iter().map(|s| s.iter().map(to_f64_nearest).collect()).collect(),
@@ -296,7 +371,19 @@ impl<'a> Attack<'a> {
         if let Some(t) = self.confirm(&best) {
             return Some(t);
         }
-        // Coordinate ascent on the start state (greedy choices), from the best few starts.
+        // Gradient ascent on the start state (greedy choices), from the best few starts.
+        let ascended: Vec<Sim> = pool.install(|| {
+            top.par_iter().map(|&s| self.ascend_gradient(&greedy[s], &self.init_boxes[starts[s].1])).collect()
+        });
+        for run in ascended {
+            if run.best > best.best {
+                best = run;
+            }
+        }
+        if let Some(t) = self.confirm(&best) {
+            return Some(t);
+        }
+        // Coordinate ascent (no gradient needed: flat pieces, saturated controllers), likewise.
         for &s in &top {
             if self.late() {
                 break;
@@ -348,5 +435,90 @@ impl<'a> Attack<'a> {
         }
         let exact = self.replay(run)?;
         Some(self.trajectory(run, Some(exact)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trestle_config::{Overrides, load_system_from_str};
+    use trestle_ir::RBox;
+
+    /// `x' = x + 0.1 x^2` (a ReLU controller's push times `relu(x)`); `y` is pushed by a second
+    /// ReLU and a choice `c in [-1, 1]`. Safe is `x <= 0.9` (and a wide band in `y`): within 5
+    /// steps no run leaves Safe, and the farthest-out runs start at `x = 0.5`, the top of Init.
+    const GROWING: &str = r#"
+init = "0.1 <= x <= 0.5 and 0 <= y <= 1"
+safe = "-10 <= x <= 0.9 and -5 <= y <= 5"
+[state]
+x = { type = "real" }
+y = { type = "real" }
+[nondet]
+c = { interval = [-1, 1] }
+[networks.push]
+layers = [
+  { weights = [[1.0, 0.0], [0.0, 1.0]], bias = [0.0, -0.5] },
+  { weights = [[0.1, 0.0], [0.0, 0.2]], bias = [0.0, 0.0], activation = "identity" },
+]
+[controller]
+network = "push"
+inputs = ["x", "y"]
+actions = ["a0", "a1"]
+[step]
+x = "x + relu(x) * a0"
+y = "max(y + a1 + 0.1*c, -4)"
+"#;
+
+    fn attack(sys: &System) -> Attack<'_> {
+        let safe = sys.safe.as_ref().unwrap();
+        let boxes = |p: &Pred| p.to_box_union(2, 100).unwrap();
+        let outer = boxes(safe).iter().map(RBox::outer_fbox).collect();
+        let init = boxes(&sys.init).iter().filter_map(RBox::inner_fbox).collect();
+        Attack::new(sys, safe, outer, init, 5, None)
+    }
+
+    fn system() -> System {
+        load_system_from_str(GROWING, std::path::Path::new("growing.toml"), &Overrides::default()).unwrap()
+    }
+
+    /// The distance at the run's best step with the recorded choices, re-simulated in f64.
+    fn replayed_distance(a: &Attack<'_>, run: &Sim, start: &[f64]) -> f64 {
+        let mut state = start.to_vec();
+        let mut memory = sim::initial_memory::<f64>(a.sys);
+        for k in 0..run.best_at {
+            let nondet: Vec<f64> = run.nondet[k].iter().map(to_f64_nearest).collect();
+            state = sim::step::<f64>(a.sys, &state, &mut memory, &nondet, run.branches[k]).unwrap().next;
+        }
+        a.distance(&state)
+    }
+
+    #[test]
+    fn the_gradient_of_a_run_matches_finite_differences() {
+        let sys = system();
+        let a = attack(&sys);
+        for start in [[0.3, 0.2], [0.45, 0.8], [0.15, 0.55]] {
+            let run = a.simulate(&start, Policy::Greedy);
+            assert!(run.best_at > 0, "the run moves");
+            let g = a.gradient(&run).unwrap();
+            for i in 0..2 {
+                let h = 1e-7;
+                let (mut p, mut m) = (start, start);
+                p[i] += h;
+                m[i] -= h;
+                let numeric = (replayed_distance(&a, &run, &p) - replayed_distance(&a, &run, &m)) / (2.0 * h);
+                assert!((g[i] - numeric).abs() < 1e-5, "start {start:?}, d/dx{i}: {} vs {numeric}", g[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn gradient_ascent_moves_the_start_to_the_farthest_out_run() {
+        let sys = system();
+        let a = attack(&sys);
+        let first = a.simulate(&[0.2, 0.5], Policy::Greedy);
+        let best = a.ascend_gradient(&first, &a.init_boxes[0]);
+        assert!(best.best > first.best, "{} vs {}", best.best, first.best);
+        assert_eq!(best.states[0][0], 0.5, "x at the top of Init: {:?}", best.states[0]);
+        assert!(best.best <= 0.0, "no run leaves Safe within 5 steps");
     }
 }

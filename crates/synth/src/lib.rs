@@ -42,9 +42,9 @@
 //!    splitting.
 //! 6. **Failure.** Without a proof, the report says which cells of Init had to be dropped and
 //!    searches runs from Init (f64 simulation with the environment's choices at their extremes,
-//!    greedy or fixed, and random; coordinate ascent on the start state). A run that leaves Safe
-//!    is replayed exactly through `sim::step::<Rational>`; only a confirmed replay gives the
-//!    verdict Unsafe. A state of Init outside Safe is found by the checker up front.
+//!    greedy or fixed, and random; gradient and coordinate ascent on the start state). A run
+//!    that leaves Safe is replayed exactly through `sim::step::<Rational>`; only a confirmed
+//!    replay gives the verdict Unsafe. A state of Init outside Safe is found by the checker up front.
 //!
 //! # Why a Safe verdict can be trusted
 //!
@@ -62,6 +62,7 @@
 
 mod attack;
 mod config;
+mod dual;
 mod error;
 mod forward;
 mod gfp;
