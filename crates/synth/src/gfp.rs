@@ -12,9 +12,10 @@
 //! By default the iteration is lazy: only the cells reachable from Init through images inside the
 //! kept set are judged. Cells nothing reaches stay kept, unjudged, until an image reaches them;
 //! the part that matters is judged as in the full iteration, and the invariant is that reachable
-//! part, closed under the images once no reachable cell escapes. The eager iteration ([`SynthConfig::full`](crate::SynthConfig)) judges every cell of
-//! Safe, and judges again only the cells whose images touch a cell dropped in the previous round
-//! (or new halves): it computes the largest invariant the boxes can express, at a higher cost.
+//! part, closed under the images once no reachable cell escapes. The eager iteration
+//! ([`SynthConfig::full`](crate::SynthConfig)) judges every cell of Safe, and judges again only
+//! the cells whose images touch a cell dropped in the previous round (or new halves): it computes
+//! the largest invariant the boxes can express, at a higher cost.
 
 use crate::SynthError;
 use crate::partition::{Cell, Status};
