@@ -257,9 +257,11 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
     o
 }
 
+/// A witness in decimals (the nearest f64 of each exact value; the exact rationals are in the
+/// JSON output and the certificate).
 fn print_witness(sys: &System, w: &Witness) {
     let show = |names: Vec<String>, vals: &[trestle_ir::Rational]| {
-        names.iter().zip(vals).map(|(n, v)| format!("{n} = {}", display_rational(v))).collect::<Vec<_>>().join(", ")
+        names.iter().zip(approx(vals)).map(|(n, v)| format!("{n} = {}", fmt_f64(v))).collect::<Vec<_>>().join(", ")
     };
     println!("    state   {}", show(sys.state_names(), &w.state));
     if !w.next.is_empty() {
@@ -271,7 +273,7 @@ fn print_witness(sys: &System, w: &Witness) {
             println!("    branch  {}", sys.step.branches[w.branch].name);
         }
         println!("    next    {}", show(sys.state_names(), &w.next));
-        println!("    (replayed in exact rational arithmetic)");
+        println!("    (replayed in exact rational arithmetic; exact values with --json)");
     }
 }
 
