@@ -251,6 +251,15 @@ fn bad_input_is_an_error_with_exit_2() {
         &trestle(&["certify", junk.to_str().unwrap(), "examples/maze-det.toml"]),
         &["not a trestle certificate"],
     );
+    // Synthesis needs a bounded Safe made of variable bounds.
+    let (_d, p) = scratch(
+        "sys.toml",
+        &SMALL.replace("safe = \"0.22 <= x <= 0.98 and 0.54 <= y <= 0.98\"", "safe = \"x <= 0.98\""),
+    );
+    expect_input_error(&trestle(&["synth", p.to_str().unwrap()]), &["safe region", "unbounded"]);
+    let (_d, p) = scratch("sys.toml", &SMALL.replace("safe = ", "# safe = "));
+    expect_input_error(&trestle(&["synth", p.to_str().unwrap()]), &["safe"]);
+    expect_input_error(&trestle(&["synth", "examples/maze-det.toml", "--resolution", "0"]), &["--resolution"]);
     // Errors under --json are one JSON object too.
     let r = trestle(&["check", "no/such/file.toml", "--json"]);
     assert_eq!(r.json()["error"]["kind"], "input");
