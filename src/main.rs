@@ -37,6 +37,13 @@ impl<E: Into<anyhow::Error>> From<E> for CliError {
     }
 }
 
+impl CliError {
+    /// An input error with a message of its own (bad flags, bad values).
+    pub fn input(msg: impl std::fmt::Display) -> CliError {
+        CliError::Input(anyhow::anyhow!("{msg}"))
+    }
+}
+
 pub type CliResult = Result<Outcome, CliError>;
 
 /// Where the last panic happened, for the internal-error report (the default hook's message and

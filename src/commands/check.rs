@@ -14,15 +14,11 @@ use trestle_ir::System;
 use trestle_ir::num::display_rational;
 use trestle_smt::Witness;
 
-fn input(msg: impl Into<String>) -> CliError {
-    CliError::Input(anyhow!(msg.into()))
-}
-
 /// The engine configuration from the flags (defaults: the best measured configuration).
 pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
     let mut c = if a.paper { Config::paper() } else { Config::default() };
     if let Some(p) = &a.post {
-        c.post = p.parse().map_err(|e: trestle_bounds::BoundsError| input(format!("--post: {e}")))?;
+        c.post = p.parse().map_err(|e: trestle_bounds::BoundsError| CliError::input(format!("--post: {e}")))?;
     }
     if a.no_linear_bridge {
         c.linear_bridge = false;
@@ -30,32 +26,29 @@ pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
         c.linear_bridge = true;
     }
     if let Some(s) = &a.split {
-        c.split = s.parse().map_err(|e: String| input(format!("--split: {e}")))?;
+        c.split = s.parse().map_err(|e: String| CliError::input(format!("--split: {e}")))?;
     }
     if let Some(q) = &a.queue {
-        c.queue = q.parse().map_err(|e: String| input(format!("--queue: {e}")))?;
+        c.queue = q.parse().map_err(|e: String| CliError::input(format!("--queue: {e}")))?;
     }
     if let Some(t) = a.threads {
         if t == 0 {
-            return Err(input("--threads must be at least 1"));
+            return Err(CliError::input("--threads must be at least 1"));
         }
         c.threads = t;
     }
     if let Some(m) = a.max_splits {
         c.max_splits = m;
     }
-    let seconds = |v: f64, flag: &str| -> Result<Duration, CliError> {
-        Duration::try_from_secs_f64(v).map_err(|_| input(format!("{flag} must be a non-negative number of seconds")))
-    };
     if let Some(t) = a.timeout {
-        c.timeout = Some(seconds(t, "--timeout")?);
+        c.timeout = Some(super::seconds(t, "--timeout")?);
     }
     if let Some(t) = a.smt_timeout {
-        c.smt_timeout = seconds(t, "--smt-timeout")?;
+        c.smt_timeout = super::seconds(t, "--smt-timeout")?;
     }
     if let Some(w) = a.min_width {
         if !(w > 0.0 && w < 1.0) {
-            return Err(input("--min-width must be in (0, 1)"));
+            return Err(CliError::input("--min-width must be in (0, 1)"));
         }
         c.min_width = w;
     }
@@ -147,12 +140,12 @@ fn verdict_outcome(v: Verdict) -> Outcome {
 /// The monolithic (Z3) and MILP baselines: one query over the whole network.
 fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config) -> CliResult {
     if a.synthesize_on_failure {
-        return Err(input("--synthesize-on-failure works with --method bridge only"));
+        return Err(CliError::input("--synthesize-on-failure works with --method bridge only"));
     }
     let report = match a.method.as_str() {
         "monolithic" => trestle_bridge::check_monolithic(sys, cfg),
         "milp" => trestle_bridge::check_milp(sys, cfg),
-        other => return Err(input(format!("--method {other}: expected bridge, monolithic or milp"))),
+        other => return Err(CliError::input(format!("--method {other}: expected bridge, monolithic or milp"))),
     }
     .map_err(|e| CliError::Input(e.into()))?;
     if let Some(path) = &a.certificate {

@@ -25,6 +25,12 @@ pub fn run(command: Command) -> CliResult {
     }
 }
 
+/// A `--flag` value in seconds as a duration.
+pub fn seconds(v: f64, flag: &str) -> Result<std::time::Duration, CliError> {
+    std::time::Duration::try_from_secs_f64(v)
+        .map_err(|_| CliError::input(format!("{flag} must be a non-negative number of seconds")))
+}
+
 /// Loads the system file with its `--set` overrides.
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;

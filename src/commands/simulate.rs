@@ -3,7 +3,6 @@
 use crate::args::SimulateArgs;
 use crate::output::{fmt_f64, print_json, table};
 use crate::{CliError, CliResult, Outcome};
-use anyhow::anyhow;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -56,23 +55,19 @@ struct Plan {
     init_boxes: Option<Vec<RBox>>,
 }
 
-fn input(msg: String) -> CliError {
-    CliError::Input(anyhow!(msg))
-}
-
 fn assignments(text: &str, what: &str) -> Result<Vec<(String, String)>, CliError> {
     text.split(',')
         .filter(|s| !s.trim().is_empty())
         .map(|kv| {
             kv.split_once('=')
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| input(format!("{what} '{kv}': expected NAME=VALUE")))
+                .ok_or_else(|| CliError::input(format!("{what} '{kv}': expected NAME=VALUE")))
         })
         .collect()
 }
 
 fn exact(text: &str, what: &str) -> Result<Rational, CliError> {
-    parse_rational(text).ok_or_else(|| input(format!("{what}: '{text}' is not a number")))
+    parse_rational(text).ok_or_else(|| CliError::input(format!("{what}: '{text}' is not a number")))
 }
 
 impl Plan {
@@ -81,7 +76,10 @@ impl Plan {
         if let Some(text) = &a.from {
             for (k, v) in assignments(text, "--from")? {
                 let i = sys.state_index(&k).ok_or_else(|| {
-                    input(format!("--from: unknown state variable '{k}' (state: {})", sys.state_names().join(", ")))
+                    CliError::input(format!(
+                        "--from: unknown state variable '{k}' (state: {})",
+                        sys.state_names().join(", ")
+                    ))
                 })?;
                 from[i] = Some(exact(&v, "--from")?);
             }
@@ -93,7 +91,7 @@ impl Plan {
                     .nondet
                     .iter()
                     .position(|n| n.name == k)
-                    .ok_or_else(|| input(format!("--nondet: unknown input '{k}'")))?;
+                    .ok_or_else(|| CliError::input(format!("--nondet: unknown input '{k}'")))?;
                 nondet[i] = Some(v.split(';').map(|x| exact(x.trim(), "--nondet")).collect::<Result<Vec<_>, _>>()?);
             }
         }
@@ -110,7 +108,10 @@ impl Plan {
                             .or_else(|| b.parse::<usize>().ok().filter(|&i| i < sys.step.branches.len()))
                             .ok_or_else(|| {
                                 let names: Vec<_> = sys.step.branches.iter().map(|x| x.name.as_str()).collect();
-                                input(format!("--branch: unknown branch '{b}' (branches: {})", names.join(", ")))
+                                CliError::input(format!(
+                                    "--branch: unknown branch '{b}' (branches: {})",
+                                    names.join(", ")
+                                ))
                             })
                     })
                     .collect::<Result<Vec<_>, _>>()?,
@@ -126,7 +127,7 @@ impl Plan {
             return Ok(self.from.iter().map(|v| v.clone().unwrap()).collect());
         }
         let boxes = self.init_boxes.as_ref().filter(|b| !b.is_empty()).ok_or_else(|| {
-            input("Init is not a union of boxes, so a start state cannot be drawn from it: give every variable with --from".into())
+            CliError::input("Init is not a union of boxes, so a start state cannot be drawn from it: give every variable with --from")
         })?;
         let b = &boxes[rng.random_range(0..boxes.len())];
         let mut state = Vec::new();
@@ -136,11 +137,11 @@ impl Plan {
                 continue;
             }
             let (Some(lo), Some(hi)) = (&b.lo[i], &b.hi[i]) else {
-                return Err(input(format!("Init does not bound '{}': give it with --from", v.name)));
+                return Err(CliError::input(format!("Init does not bound '{}': give it with --from", v.name)));
             };
             state.push(
                 sample(v.kind, lo, hi, rng)
-                    .ok_or_else(|| input(format!("Init has no {} value for '{}'", v.kind.name(), v.name)))?,
+                    .ok_or_else(|| CliError::input(format!("Init has no {} value for '{}'", v.kind.name(), v.name)))?,
             );
         }
         Ok(state)

@@ -57,44 +57,36 @@ pub struct SynthArgs {
     pub plot: Option<PathBuf>,
 }
 
-fn input(msg: impl Into<String>) -> CliError {
-    CliError::Input(anyhow!(msg.into()))
-}
-
-fn seconds(v: f64, flag: &str) -> Result<Duration, CliError> {
-    Duration::try_from_secs_f64(v).map_err(|_| input(format!("{flag} must be a non-negative number of seconds")))
-}
-
 /// The synthesis configuration from the flags.
 pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
     let mut c = SynthConfig::default();
     if let Some(r) = a.resolution {
         if r == 0 {
-            return Err(input("--resolution must be at least 1"));
+            return Err(CliError::input("--resolution must be at least 1"));
         }
         c.resolution = Some(r);
     }
     if let Some(m) = a.max_boxes {
         if m == 0 {
-            return Err(input("--max-boxes must be at least 1"));
+            return Err(CliError::input("--max-boxes must be at least 1"));
         }
         c.max_boxes = m;
     }
     if let Some(w) = a.min_width {
         if !(w > 0.0 && w < 1.0) {
-            return Err(input("--min-width must be in (0, 1)"));
+            return Err(CliError::input("--min-width must be in (0, 1)"));
         }
         c.min_width = w;
     }
     if let Some(t) = a.timeout {
-        c.timeout = Some(seconds(t, "--timeout")?);
+        c.timeout = Some(super::seconds(t, "--timeout")?);
     }
     if let Some(t) = a.smt_timeout {
-        c.bridge.smt_timeout = seconds(t, "--smt-timeout")?;
+        c.bridge.smt_timeout = super::seconds(t, "--smt-timeout")?;
     }
     if let Some(t) = a.threads {
         if t == 0 {
-            return Err(input("--threads must be at least 1"));
+            return Err(CliError::input("--threads must be at least 1"));
         }
         c.threads = t;
         c.bridge.threads = t;
