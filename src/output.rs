@@ -45,6 +45,21 @@ pub fn fmt_f64(x: f64) -> String {
 }
 
 /// A simple aligned text table.
+/// `x = 0.3, y = 0.6`: values by name, in decimals.
+pub fn assignments(names: &[String], values: &[f64]) -> String {
+    names.iter().zip(values).map(|(n, x)| format!("{n} = {}", fmt_f64(*x))).collect::<Vec<_>>().join(", ")
+}
+
+/// `x in [0.25, 0.5], y in [0.5, 1]`: a box by variable name.
+pub fn box_text(names: &[String], lo: &[f64], hi: &[f64]) -> String {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{n} in [{}, {}]", fmt_f64(lo[i]), fmt_f64(hi[i])))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in rows {

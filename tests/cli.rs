@@ -3,9 +3,8 @@
 //! Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.
 
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::Command;
-use trestle_testkit::{repo, shared_models};
+use trestle_testkit::{repo, scratch, shared_models};
 
 struct Run {
     code: i32,
@@ -36,14 +35,6 @@ fn expect_input_error(r: &Run, fragments: &[&str]) {
     for f in fragments {
         assert!(r.stderr.contains(f), "expected '{f}' in: {}", r.stderr);
     }
-}
-
-fn scratch(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    std::fs::copy(repo().join("examples/networks/maze-2x8.nnet"), dir.path().join("net.nnet")).unwrap();
-    (dir, path)
 }
 
 const SMALL: &str = r#"

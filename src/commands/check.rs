@@ -1,7 +1,7 @@
 //! `trestle check`: the compositional inductive-invariant check (and its baselines).
 
 use crate::args::CheckArgs;
-use crate::output::{fmt_f64, print_json};
+use crate::output::{assignments, box_text, print_json};
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -253,9 +253,7 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
 /// A witness in decimals (the nearest f64 of each exact value; the exact rationals are in the
 /// JSON output and the certificate).
 fn print_witness(sys: &System, w: &Witness) {
-    let show = |names: Vec<String>, vals: &[trestle_ir::Rational]| {
-        names.iter().zip(approx(vals)).map(|(n, v)| format!("{n} = {}", fmt_f64(v))).collect::<Vec<_>>().join(", ")
-    };
+    let show = |names: Vec<String>, vals: &[trestle_ir::Rational]| assignments(&names, &approx(vals));
     println!("    state   {}", show(sys.state_names(), &w.state));
     if !w.next.is_empty() {
         println!("    action  {}", show(sys.action_names(), &w.actions));
@@ -297,13 +295,8 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
             println!("  {:<22} REFUTED, counterexample:", "Inv /\\ Next => Inv'");
             print_witness(sys, &refutation.witness);
             if let Some(b) = &refutation.region {
-                let dims: Vec<String> = sys
-                    .state
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| format!("{} in [{}, {}]", v.name, fmt_f64(b.lo[i]), fmt_f64(b.hi[i])))
-                    .collect();
-                println!("    every state of the box {} leaves the invariant", dims.join(", "));
+                let region = box_text(&sys.state_names(), &b.lo, &b.hi);
+                println!("    every state of the box {region} leaves the invariant");
             }
         }
         Inductiveness::Unknown { reason } => println!("  {:<22} unknown: {reason}", "Inv /\\ Next => Inv'"),

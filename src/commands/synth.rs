@@ -2,7 +2,7 @@
 //! and prove it with the bridge engine, or a run from Init that leaves Safe.
 
 use crate::args::SystemArgs;
-use crate::output::{fmt_f64, print_json};
+use crate::output::{assignments, box_text, fmt_f64, print_json};
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -332,16 +332,11 @@ pub fn report_json(sys: &System, r: &SynthReport, cfg: &SynthConfig) -> Value {
 }
 
 fn describe_box(sys: &System, b: &FBox) -> String {
-    sys.state
-        .iter()
-        .enumerate()
-        .map(|(i, v)| format!("{} in [{}, {}]", v.name, fmt_f64(b.lo[i]), fmt_f64(b.hi[i])))
-        .collect::<Vec<_>>()
-        .join(", ")
+    box_text(&sys.state_names(), &b.lo, &b.hi)
 }
 
 fn describe_state(sys: &System, s: &[f64]) -> String {
-    sys.state.iter().zip(s).map(|(v, x)| format!("{} = {}", v.name, fmt_f64(*x))).collect::<Vec<_>>().join(", ")
+    assignments(&sys.state_names(), s)
 }
 
 fn print_report(sys: &System, r: &SynthReport, cfg: &SynthConfig) {

@@ -171,14 +171,7 @@ fn dot_abs_radius_avx2(w: &[f64], c: &[f64], ca: &[f64], r: &[f64]) -> (f64, f64
         unsafe { _mm256_storeu_pd(out.as_mut_ptr(), v) };
         out
     };
-    let (mut s, mut a, mut q) = (lanes(s), lanes(a), lanes(q));
-    for j in body..n {
-        let aw = w[j].abs();
-        s[0] += w[j] * c[j];
-        a[0] += aw * ca[j];
-        q[0] += aw * r[j];
-    }
-    ((s[0] + s[1]) + (s[2] + s[3]), (a[0] + a[1]) + (a[2] + a[3]), (q[0] + q[1]) + (q[2] + q[3]))
+    dot_abs_radius_finish(w, c, ca, r, body, [lanes(s), lanes(a), lanes(q)])
 }
 
 #[inline(always)]
@@ -200,6 +193,21 @@ fn dot_abs_radius_body(w: &[f64], c: &[f64], ca: &[f64], r: &[f64]) -> (f64, f64
             q[l] += aw * r[l];
         }
     }
+    dot_abs_radius_finish(w, c, ca, r, body, [s, a, q])
+}
+
+/// The elements past the last full lane chunk (`body..`) go into lane 0, then the lanes are
+/// summed pairwise: shared by both kernels so they stay bit-identical.
+#[inline(always)]
+fn dot_abs_radius_finish(
+    w: &[f64],
+    c: &[f64],
+    ca: &[f64],
+    r: &[f64],
+    body: usize,
+    [mut s, mut a, mut q]: [[f64; LANES]; 3],
+) -> (f64, f64, f64) {
+    let n = w.len().min(c.len()).min(ca.len()).min(r.len());
     for j in body..n {
         let aw = w[j].abs();
         s[0] += w[j] * c[j];

@@ -39,7 +39,8 @@ pub enum Condition {
 }
 
 impl Condition {
-    fn from_answer(a: Answer) -> Condition {
+    /// The condition an answer of the checker establishes.
+    pub fn from_answer(a: Answer) -> Condition {
         match a {
             Answer::Valid => Condition::Proven,
             Answer::Invalid(w) => Condition::Fails(w),

@@ -2,7 +2,7 @@
 
 use trestle_config::{Overrides, load_system, load_system_from_str};
 use trestle_ir::system::{ActionKind, Policy};
-use trestle_testkit::{repo, shared_models};
+use trestle_testkit::{repo, scratch, shared_models};
 
 fn set(args: &[&str]) -> Overrides {
     Overrides::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
@@ -48,12 +48,9 @@ fn set_overrides_model_relative_to_working_directory() {
     assert_eq!(sys.networks[0].network.sizes(), vec![2, 64, 64, 2]);
 }
 
-/// Loads a system text placed in a scratch directory next to a copy-free model reference.
+/// Loads a system text placed in a scratch directory beside a copy of the example network.
 fn load_text(text: &str) -> Result<trestle_ir::System, String> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("sys.toml");
-    std::fs::copy(repo().join("examples/networks/maze-2x8.nnet"), dir.path().join("net.nnet")).unwrap();
-    std::fs::write(&path, text).unwrap();
+    let (_dir, path) = scratch("sys.toml", text);
     load_system_from_str(text, &path, &Overrides::default()).map_err(|e| e.to_string())
 }
 

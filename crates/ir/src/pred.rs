@@ -414,14 +414,7 @@ impl RBox {
     /// The parts of `self` outside the union of `covers` (exact); empty exactly when covered (see
     /// [`FBox::uncovered`]).
     pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a RBox>) -> Vec<RBox> {
-        let mut rest = vec![self.clone()];
-        for c in covers {
-            if rest.is_empty() {
-                break;
-            }
-            rest = rest.into_iter().flat_map(|r| r.subtract(c)).collect();
-        }
-        rest
+        subtract_all(self, covers, RBox::subtract)
     }
 
     /// Whether the union of `covers` contains `self` (exact).
@@ -570,14 +563,7 @@ impl FBox {
     /// over has an interior disjoint from every cover, and finitely many closed boxes cannot cover
     /// an open set they only touch on their boundaries.
     pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a FBox>) -> Vec<FBox> {
-        let mut rest = vec![self.clone()];
-        for c in covers {
-            if rest.is_empty() {
-                break;
-            }
-            rest = rest.into_iter().flat_map(|r| r.subtract(c)).collect();
-        }
-        rest
+        subtract_all(self, covers, FBox::subtract)
     }
 
     /// Whether the union of `covers` contains `self` (exact).
@@ -592,6 +578,22 @@ impl FBox {
             hi: self.hi.iter().map(|&x| Some(crate::num::rational_from_f64(x))).collect(),
         }
     }
+}
+
+/// `b` minus the union of `covers`, one cover at a time (the pieces of `subtract` stay disjoint).
+fn subtract_all<'a, B: Clone + 'a>(
+    b: &B,
+    covers: impl IntoIterator<Item = &'a B>,
+    subtract: impl Fn(&B, &B) -> Vec<B>,
+) -> Vec<B> {
+    let mut rest = vec![b.clone()];
+    for c in covers {
+        if rest.is_empty() {
+            break;
+        }
+        rest = rest.iter().flat_map(|r| subtract(r, c)).collect();
+    }
+    rest
 }
 
 #[cfg(test)]

@@ -70,6 +70,31 @@ pub(crate) struct Attack<'a> {
     pub simulations: std::sync::atomic::AtomicUsize,
 }
 
+/// Distance of `x` outside the union of `boxes` in the max norm (> 0 outside, <= 0 inside).
+pub(crate) fn distance_outside(boxes: &[FBox], x: &[f64]) -> f64 {
+    distance_term(boxes, x).0
+}
+
+/// The distance with the term that attains it: the coordinate and its sign (`+1` when the
+/// distance grows with the coordinate, `-1` when it shrinks).
+fn distance_term(boxes: &[FBox], x: &[f64]) -> (f64, usize, f64) {
+    let mut best = (f64::INFINITY, 0, 0.0);
+    for b in boxes {
+        let mut worst = (f64::NEG_INFINITY, 0, 0.0);
+        for (i, &xi) in x.iter().enumerate() {
+            for (gap, sign) in [(b.lo[i] - xi, -1.0), (xi - b.hi[i], 1.0)] {
+                if gap > worst.0 {
+                    worst = (gap, i, sign);
+                }
+            }
+        }
+        if worst.0 < best.0 {
+            best = worst;
+        }
+    }
+    best
+}
+
 /// A deterministic pseudo-random stream (xorshift64*).
 struct Stream(u64);
 
@@ -120,29 +145,8 @@ impl<'a> Attack<'a> {
         self.deadline.is_some_and(|d| Instant::now() > d)
     }
 
-    /// Distance outside Safe in the max norm (> 0 outside, <= 0 inside).
     fn distance(&self, x: &[f64]) -> f64 {
-        self.distance_term(x).0
-    }
-
-    /// The distance with the term that attains it: the coordinate and its sign (`+1` when the
-    /// distance grows with the coordinate, `-1` when it shrinks).
-    fn distance_term(&self, x: &[f64]) -> (f64, usize, f64) {
-        let mut best = (f64::INFINITY, 0, 0.0);
-        for b in &self.safe_boxes {
-            let mut worst = (f64::NEG_INFINITY, 0, 0.0);
-            for (i, &xi) in x.iter().enumerate() {
-                for (gap, sign) in [(b.lo[i] - xi, -1.0), (xi - b.hi[i], 1.0)] {
-                    if gap > worst.0 {
-                        worst = (gap, i, sign);
-                    }
-                }
-            }
-            if worst.0 < best.0 {
-                best = worst;
-            }
-        }
-        best
+        distance_outside(&self.safe_boxes, x)
     }
 
     fn random_choice(&self, rng: &mut Stream) -> (Vec<f64>, Vec<Rational>) {
@@ -287,7 +291,7 @@ impl<'a> Attack<'a> {
             let nondet: Vec<Dual> = run.nondet[k].iter().map(Dual::from_rational).collect();
             state = sim::step::<Dual>(self.sys, &state, &mut memory, &nondet, run.branches[k]).ok()?.next;
         }
-        let (_, i, sign) = self.distance_term(&state.iter().map(|s| s.v).collect::<Vec<_>>());
+        let (_, i, sign) = distance_term(&self.safe_boxes, &state.iter().map(|s| s.v).collect::<Vec<_>>());
         Some((0..n).map(|j| sign * state[i].d.get(j).copied().unwrap_or(0.0)).collect())
     }
 

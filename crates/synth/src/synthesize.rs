@@ -1,6 +1,6 @@
 //! The driver: search, merge, prove, and when that fails, explain and attack.
 
-use crate::attack::Attack;
+use crate::attack::{Attack, distance_outside};
 use crate::image::Imager;
 use crate::merge::merge;
 use crate::partition::{Cell, Partition, Status, overlaps};
@@ -222,8 +222,8 @@ fn prove(
             r.witness
         )));
     }
-    let init = condition(side.check_init(&inv)?);
-    let safe = condition(side.check_safe(&inv)?);
+    let init = Condition::from_answer(side.check_init(&inv)?);
+    let safe = Condition::from_answer(side.check_safe(&inv)?);
     let s = &mut report.stats;
     s.proof_seconds = t.elapsed().as_secs_f64();
     s.smt_queries += run.stats.smt_queries;
@@ -272,21 +272,6 @@ fn attack(
     if let Some(run) = report.trajectory.as_ref().and_then(|t| t.exact.as_ref()) {
         report.verdict = SynthVerdict::Unsafe;
         report.reason = format!("a run from Init leaves Safe after {} step(s) (replayed exactly)", run.actions.len());
-    }
-}
-
-fn distance_outside(boxes: &[FBox], x: &[f64]) -> f64 {
-    boxes
-        .iter()
-        .map(|b| (0..x.len()).map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i])).fold(f64::NEG_INFINITY, f64::max))
-        .fold(f64::INFINITY, f64::min)
-}
-
-fn condition(a: Answer) -> Condition {
-    match a {
-        Answer::Valid => Condition::Proven,
-        Answer::Invalid(w) => Condition::Fails(w),
-        Answer::Unknown(r) => Condition::Unknown(r.to_string()),
     }
 }
 

@@ -44,6 +44,17 @@ pub fn peer(kind: &str, h: usize) -> System {
     )
 }
 
+/// A scratch directory holding the system text as `name` and a copy of the project's hand-set
+/// 2x8 maze controller as `net.nnet`, for system files written by a test.
+pub fn scratch(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("the system file is written");
+    std::fs::copy(repo().join("examples/networks/maze-2x8.nnet"), dir.path().join("net.nnet"))
+        .expect("the example network is copied");
+    (dir, path)
+}
+
 /// A system file with `--set` overrides.
 pub fn load(path: &Path, set: &[String]) -> System {
     let overrides = Overrides::parse(set).unwrap_or_else(|e| panic!("overrides {set:?}: {e}"));
