@@ -9,9 +9,11 @@
 //! index `k`, so the bytes depend on the network alone (no timestamps, no paths; producer
 //! `trestle` version [`PRODUCER_VERSION`], ONNX opset 13, IR version 7).
 //!
-//! A feed-forward network reads `x` of shape `[1, n]` and writes `y` of shape `[1, m]`; layer `k`
-//! is `Gemm` (`transB = 1`, weights `layer{k}.weight` `[out, in]` as in the IR, bias
-//! `layer{k}.bias`) followed by `Relu` when the layer has one.
+//! A dense layer `k` is `MatMul` by `layer{k}.weight` `[in, out]` (the transpose of the IR's
+//! matrix, as torch writes `Linear` on a 3-D value), `Add` of `layer{k}.bias` `[out]`, then `Relu`
+//! when the layer has one. (Not `Gemm`: tract 0.23 cannot evaluate a float64 `Gemm` with a bias,
+//! and one form for both kinds of network is simpler.) A feed-forward network reads `x` of shape
+//! `[1, n]` and writes `y` of shape `[1, m]`.
 //!
 //! A recurrent network is one *step* of the controller. It reads `x` of shape `[1, 1, n]` (ONNX
 //! RNN's `[seq_length, batch, input]` with one step and one sequence) and, for its `j`-th
@@ -19,15 +21,12 @@
 //! shape `[1, 1, m]` and the new hidden state `h{j}_out`. A caller starts with zero states and
 //! feeds `h{j}_out` back as `h{j}` at the next step; that is the IR's recurrent semantics, and the
 //! layout `torch.onnx.export` produces for an `nn.RNN(nonlinearity="relu")` whose hidden state is
-//! an explicit input and output (one RNN node per layer). Layer `k`:
-//!
-//! - dense: `MatMul` by `layer{k}.weight` `[in, out]` (the transpose, as torch writes `Linear` on a
-//!   3-D value), `Add` of `layer{k}.bias`, then `Relu` when the layer has one;
-//! - recurrent: `RNN` with `hidden_size` and `activations = ["Relu"]` (direction forward, layout 0,
-//!   no clip), `W = layer{k}.W` `[1, hidden, in]`, `R = layer{k}.R` `[1, hidden, hidden]`,
-//!   `B = layer{k}.B` `[1, 2 hidden]` holding the IR's bias then zeros (ONNX adds the two halves),
-//!   no `sequence_lens`, `initial_h = h{j}`; outputs `Y` `[1, 1, 1, hidden]` and `Y_h = h{j}_out`;
-//!   then `Squeeze` of axis 1 (the direction) back to `[1, 1, hidden]`.
+//! an explicit input and output (one RNN node per layer). A recurrent layer `k` is written as
+//! `RNN` with `hidden_size` and `activations = ["Relu"]` (direction forward, layout 0, no clip),
+//! `W = layer{k}.W` `[1, hidden, in]`, `R = layer{k}.R` `[1, hidden, hidden]`, `B = layer{k}.B`
+//! `[1, 2 hidden]` holding the IR's bias then zeros (ONNX adds the two halves), no
+//! `sequence_lens`, `initial_h = h{j}`; outputs `Y` `[1, 1, 1, hidden]` and `Y_h = h{j}_out`;
+//! then `Squeeze` of axis 1 (the direction) back to `[1, 1, hidden]`.
 //!
 //! A recurrent layer needs the ReLU activation (ONNX RNN has no identity activation in its
 //! required set); the writer refuses other recurrent layers.
@@ -59,8 +58,7 @@ pub fn network_to_onnx(net: &Network) -> Result<pb::ModelProto, WriteError> {
     let mut recurrent_index = 0;
     for (k, layer) in net.layers.iter().enumerate() {
         match layer {
-            Layer::Dense(d) if recurrent => g.dense_matmul(k, d),
-            Layer::Dense(d) => g.dense_gemm(k, d),
+            Layer::Dense(d) => g.dense(k, d),
             Layer::Recurrent(r) => {
                 if r.activation != Activation::Relu {
                     let problem = "a recurrent layer must have the ReLU activation to be written as ONNX RNN".into();
@@ -172,24 +170,8 @@ impl GraphWriter {
         }
     }
 
-    /// `Gemm(x, W, b)` with `transB = 1`: W is stored `[out, in]`, as in the IR.
-    fn dense_gemm(&mut self, k: usize, d: &DenseLayer) {
-        let w =
-            self.tensor(&format!("layer{k}.weight"), &[d.weights.rows, d.weights.cols], d.weights.data.iter().copied());
-        let b = self.tensor(&format!("layer{k}.bias"), &[d.bias.len()], d.bias.iter().copied());
-        let inputs = vec![self.cur.clone(), w, b];
-        self.node(
-            format!("layer{k}.gemm"),
-            "Gemm",
-            inputs,
-            vec![format!("layer{k}.gemm")],
-            vec![attr_int("transB", 1)],
-        );
-        self.relu(k, d.activation);
-    }
-
-    /// `MatMul(x, W^T)` then `Add(b)`, on a `[1, 1, in]` value.
-    fn dense_matmul(&mut self, k: usize, d: &DenseLayer) {
+    /// `MatMul(x, W^T)` then `Add(b)`.
+    fn dense(&mut self, k: usize, d: &DenseLayer) {
         let wt = d.weights.transpose();
         let w = self.tensor(&format!("layer{k}.weight"), &[wt.rows, wt.cols], wt.data.iter().copied());
         let b = self.tensor(&format!("layer{k}.bias"), &[d.bias.len()], d.bias.iter().copied());
