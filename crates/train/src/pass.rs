@@ -177,13 +177,13 @@ mod tests {
         backward(&model, &acts, l.grad, shape, &mut grads);
         let h = 1e-3f32;
         let mut checked = 0;
-        for k in 0..model.params.len() {
+        for (k, &gradient) in grads.iter().enumerate() {
             let (mut plus, mut minus) = (model.clone(), model.clone());
             plus.params[k] += h;
             minus.params[k] -= h;
             let numeric =
                 (loss_of(&plus, &input, &target, shape) - loss_of(&minus, &input, &target, shape)) / f64::from(2.0 * h);
-            let analytic = f64::from(grads[k]);
+            let analytic = f64::from(gradient);
             assert!(
                 (numeric - analytic).abs() <= 2e-3 + 2e-2 * analytic.abs(),
                 "parameter {k}: backprop {analytic}, finite difference {numeric}"

@@ -143,63 +143,33 @@ pub fn train(
         }
     }
     let mut rng = TrainRng::new(config.seed);
-    let mut model = Model::init(arch, config.init, &mut rng)?;
-    let mut state = OptimizerState::new(config.optimizer, model.params.len());
-    let mut grads = vec![0.0f32; model.params.len()];
-    let mut order: Vec<usize> = (0..data.len()).collect();
-    let (mut history, mut best) = (Vec::new(), (f64::INFINITY, 0, model.params.clone()));
-    let (mut lr_factor, mut stop) = (1.0f64, StopReason::EpochLimit);
-    // Early stopping counts epochs since the monitored loss last beat this mark by min_delta.
-    let (mut patience_mark, mut since_best) = (f64::INFINITY, 0usize);
+    let model = Model::init(arch, config.init, &mut rng)?;
+    let mut run = Run {
+        config,
+        data,
+        state: OptimizerState::new(config.optimizer, model.params.len()),
+        grads: vec![0.0f32; model.params.len()],
+        model,
+        rng,
+        order: (0..data.len()).collect(),
+        lr_factor: 1.0,
+    };
+    let mut watch = Watch::new(&run.model);
+    let (mut history, mut stop) = (Vec::new(), StopReason::EpochLimit);
     for epoch in 1..=config.epochs {
-        rng.shuffle(&mut order);
-        let mut loss_sum = 0.0f64;
-        for batch in order.chunks(config.batch_size) {
-            grads.iter_mut().for_each(|g| *g = 0.0);
-            let (input, shape) = gather_inputs(data, batch);
-            let acts = pass::forward(&model, input, shape);
-            let out = acts.last().expect("at least one layer");
-            let l = batch_loss(out, data, batch, shape.steps);
-            if !l.loss_sum.is_finite() {
-                return Err(TrainError::Diverged { epoch });
-            }
-            loss_sum += l.loss_sum;
-            pass::backward(&model, &acts, l.grad, shape, &mut grads);
-            if let Some(max) = config.clip_norm {
-                clip_global_norm(&mut grads, max);
-            }
-            state.step(&mut model.params, &grads, lr_factor);
-        }
-        if model.params.iter().any(|p| !p.is_finite()) {
-            return Err(TrainError::Diverged { epoch });
-        }
-        lr_factor *= config.lr_decay;
-        let train_loss = loss_sum / (data.len() * data.steps()) as f64;
-        let validation_loss = validation.map(|v| evaluate(&model, v).loss);
+        let train_loss = run.epoch(epoch)?;
+        let validation_loss = validation.map(|v| evaluate(&run.model, v).loss);
         history.push(EpochLoss { epoch, train: train_loss, validation: validation_loss });
-        let monitored = validation_loss.unwrap_or(train_loss);
-        let min_delta = config.early_stopping.map_or(0.0, |e| e.min_delta);
-        if monitored < patience_mark - min_delta {
-            (patience_mark, since_best) = (monitored, 0);
-        } else {
-            since_best += 1;
-        }
-        if monitored < best.0 {
-            best = (monitored, epoch, model.params.clone());
-        }
-        if config.target_loss.is_some_and(|t| monitored <= t) {
-            stop = StopReason::TargetLoss;
-            break;
-        }
-        if config.early_stopping.is_some_and(|e| since_best >= e.patience) {
-            stop = StopReason::EarlyStopping;
+        if let Some(reason) = watch.observe(validation_loss.unwrap_or(train_loss), epoch, &run.model, config) {
+            stop = reason;
             break;
         }
     }
+    let mut model = run.model;
     let mut returned_epoch = history.len();
-    if config.keep_best && best.1 > 0 {
-        model.params = best.2;
-        returned_epoch = best.1;
+    if config.keep_best && watch.best_epoch > 0 {
+        model.params = watch.best_params;
+        returned_epoch = watch.best_epoch;
     }
     let report = TrainReport {
         history,
@@ -209,6 +179,87 @@ pub fn train(
         validation: validation.map(|v| evaluate(&model, v)),
     };
     Ok(Trained { model, report })
+}
+
+/// The state of a training run between epochs.
+struct Run<'a> {
+    config: &'a TrainConfig,
+    data: &'a Dataset,
+    model: Model,
+    state: OptimizerState,
+    grads: Vec<f32>,
+    rng: TrainRng,
+    order: Vec<usize>,
+    lr_factor: f64,
+}
+
+impl Run<'_> {
+    /// One pass over the shuffled data; returns the mean training loss over its batches.
+    fn epoch(&mut self, epoch: usize) -> Result<f64, TrainError> {
+        let (data, config) = (self.data, self.config);
+        self.rng.shuffle(&mut self.order);
+        let mut loss_sum = 0.0f64;
+        for batch in self.order.chunks(config.batch_size) {
+            self.grads.iter_mut().for_each(|g| *g = 0.0);
+            let (input, shape) = gather_inputs(data, batch);
+            let acts = pass::forward(&self.model, input, shape);
+            let l = batch_loss(acts.last().expect("at least one layer"), data, batch, shape.steps);
+            if !l.loss_sum.is_finite() {
+                return Err(TrainError::Diverged { epoch });
+            }
+            loss_sum += l.loss_sum;
+            pass::backward(&self.model, &acts, l.grad, shape, &mut self.grads);
+            if let Some(max) = config.clip_norm {
+                clip_global_norm(&mut self.grads, max);
+            }
+            self.state.step(&mut self.model.params, &self.grads, self.lr_factor);
+        }
+        if self.model.params.iter().any(|p| !p.is_finite()) {
+            return Err(TrainError::Diverged { epoch });
+        }
+        self.lr_factor *= config.lr_decay;
+        Ok(loss_sum / (data.len() * data.steps()) as f64)
+    }
+}
+
+/// The best parameters so far and the early-stopping count.
+struct Watch {
+    best_loss: f64,
+    best_epoch: usize,
+    best_params: Vec<f32>,
+    /// Early stopping counts the epochs since the monitored loss last beat this mark by `min_delta`.
+    patience_mark: f64,
+    since_mark: usize,
+}
+
+impl Watch {
+    fn new(model: &Model) -> Watch {
+        Watch {
+            best_loss: f64::INFINITY,
+            best_epoch: 0,
+            best_params: model.params.clone(),
+            patience_mark: f64::INFINITY,
+            since_mark: 0,
+        }
+    }
+
+    /// Records the epoch's monitored loss; says whether to stop.
+    fn observe(&mut self, monitored: f64, epoch: usize, model: &Model, config: &TrainConfig) -> Option<StopReason> {
+        let min_delta = config.early_stopping.map_or(0.0, |e| e.min_delta);
+        if monitored < self.patience_mark - min_delta {
+            (self.patience_mark, self.since_mark) = (monitored, 0);
+        } else {
+            self.since_mark += 1;
+        }
+        if monitored < self.best_loss {
+            (self.best_loss, self.best_epoch) = (monitored, epoch);
+            self.best_params.clone_from(&model.params);
+        }
+        if config.target_loss.is_some_and(|t| monitored <= t) {
+            return Some(StopReason::TargetLoss);
+        }
+        config.early_stopping.is_some_and(|e| self.since_mark >= e.patience).then_some(StopReason::EarlyStopping)
+    }
 }
 
 /// The batch's inputs, step-major (row `t * batch + s`).

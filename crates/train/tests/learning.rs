@@ -85,7 +85,10 @@ fn run(net: &Network, steps: &[Vec<f64>]) -> Vec<Vec<f64>> {
     steps.iter().map(|x| net.forward(x, &mut h).unwrap()).collect()
 }
 
-fn running_sum_data(n: usize, steps: usize, seed: u64) -> (Vec<Vec<Vec<f64>>>, Vec<Vec<Vec<f64>>>) {
+type Sequences = Vec<Vec<Vec<f64>>>;
+
+/// `n` sequences of inputs in [-1, 1] and, at each step, the sum of the inputs so far.
+fn running_sum_data(n: usize, steps: usize, seed: u64) -> (Sequences, Sequences) {
     let mut rng = TrainRng::new(seed);
     let inputs: Vec<Vec<Vec<f64>>> = (0..n).map(|_| (0..steps).map(|_| vec![rng.symmetric(1.0)]).collect()).collect();
     let targets = inputs
