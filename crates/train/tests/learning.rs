@@ -3,12 +3,17 @@
 
 use trestle_ir::network::Network;
 use trestle_train::rng::TrainRng;
-use trestle_train::{Architecture, Dataset, EarlyStopping, StopReason, TrainConfig, train};
+use trestle_train::{Architecture, Dataset, EarlyStopping, Optimizer, StopReason, TrainConfig, train};
 
 /// The saturated feedback law toward a goal: `u = clip(4 (g - x), -1, 1)` per coordinate.
 fn feedback(x: &[f64]) -> Vec<f64> {
     let goal = [0.7, 0.3];
     x.iter().zip(goal).map(|(&xi, g)| (4.0 * (g - xi)).clamp(-1.0, 1.0)).collect()
+}
+
+/// Adam at `lr`, batches of 32.
+fn adam(seed: u64, epochs: usize, lr: f64) -> TrainConfig {
+    TrainConfig { seed, epochs, batch_size: 32, optimizer: Optimizer::adam(lr), ..TrainConfig::default() }
 }
 
 fn uniform_points(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<Vec<f64>> {
@@ -26,7 +31,7 @@ fn fits_a_saturated_feedback_law_on_the_unit_square() {
     let xs = uniform_points(2000, 1, 0.0, 1.0);
     let ys: Vec<Vec<f64>> = xs.iter().map(|x| feedback(x)).collect();
     let data = Dataset::regression(&xs, &ys).unwrap();
-    let config = TrainConfig { seed: 5, epochs: 150, batch_size: 32, lr_decay: 0.98, ..TrainConfig::default() };
+    let config = TrainConfig { lr_decay: 0.98, ..adam(5, 150, 1e-3) };
     let trained = train(&Architecture::mlp(2, &[32, 32], 2), &data, None, &config).unwrap();
     let net = trained.model.to_network("inline:feedback");
     let test = grid(41, 0.0, 1.0);
@@ -62,14 +67,8 @@ fn classifies_four_classes() {
     let held_out = uniform_points(1000, 3, -1.0, 1.0);
     let held_labels: Vec<usize> = held_out.iter().map(|x| nearest_centre(x)).collect();
     let validation = Dataset::classification(&held_out, &held_labels, 4).unwrap();
-    let config = TrainConfig {
-        seed: 9,
-        epochs: 200,
-        batch_size: 32,
-        optimizer: trestle_train::Optimizer::adam(3e-3),
-        early_stopping: Some(EarlyStopping { patience: 15, min_delta: 1e-4 }),
-        ..TrainConfig::default()
-    };
+    let config =
+        TrainConfig { early_stopping: Some(EarlyStopping { patience: 15, min_delta: 1e-4 }), ..adam(9, 200, 3e-3) };
     let trained = train(&Architecture::mlp(2, &[16, 16], 4), &data, Some(&validation), &config).unwrap();
     let net = trained.model.to_network("inline:classes");
     let correct = held_out.iter().zip(&held_labels).filter(|&(x, &l)| argmax(&net.eval(x).unwrap()) == l).count();
@@ -111,15 +110,7 @@ fn a_recurrent_network_learns_a_running_sum() {
     let steps = 6;
     let (inputs, targets) = running_sum_data(1000, steps, 4);
     let data = Dataset::sequences(&inputs, &targets).unwrap();
-    let config = TrainConfig {
-        seed: 3,
-        epochs: 150,
-        batch_size: 32,
-        optimizer: trestle_train::Optimizer::adam(3e-3),
-        clip_norm: Some(1.0),
-        lr_decay: 0.98,
-        ..TrainConfig::default()
-    };
+    let config = TrainConfig { clip_norm: Some(1.0), lr_decay: 0.98, ..adam(3, 150, 3e-3) };
     let trained = train(&Architecture::rnn(1, &[8, 8], 1), &data, None, &config).unwrap();
     let net = trained.model.to_network("inline:sum");
     assert_eq!(net.hidden_dims(), vec![8, 8]);
@@ -149,15 +140,7 @@ fn a_recurrent_classifier_remembers_the_first_sign() {
         inputs.push(seq);
     }
     let data = Dataset::class_sequences(&inputs, &labels, 2).unwrap();
-    let config = TrainConfig {
-        seed: 1,
-        epochs: 100,
-        batch_size: 32,
-        optimizer: trestle_train::Optimizer::adam(3e-3),
-        clip_norm: Some(1.0),
-        target_loss: Some(0.01),
-        ..TrainConfig::default()
-    };
+    let config = TrainConfig { clip_norm: Some(1.0), target_loss: Some(0.01), ..adam(1, 100, 3e-3) };
     let trained = train(&Architecture::rnn(2, &[8], 2), &data, None, &config).unwrap();
     let net = trained.model.to_network("inline:sign");
     let correct: usize = inputs

@@ -132,7 +132,7 @@ pub mod build {
         pb::ValueInfoProto { name: name.into(), r#type: Some(ty), ..Default::default() }
     }
 
-    /// A model with input `x` and output `y` (float32 unless `elem_type` says otherwise).
+    /// A model with input `x` and output `y` (float32 unless `elem_type` says otherwise), opset 13.
     pub fn model(
         elem_type: i32,
         in_dims: &[i64],
@@ -140,21 +140,8 @@ pub mod build {
         nodes: Vec<pb::NodeProto>,
         inits: Vec<pb::TensorProto>,
     ) -> pb::ModelProto {
-        let graph = pb::GraphProto {
-            name: "g".into(),
-            node: nodes,
-            initializer: inits,
-            input: vec![value_info("x", elem_type, in_dims)],
-            output: vec![value_info("y", elem_type, out_dims)],
-            ..Default::default()
-        };
-        pb::ModelProto {
-            ir_version: 7,
-            opset_import: vec![pb::OperatorSetIdProto { domain: String::new(), version: 13 }],
-            producer_name: "trestle-nn tests".into(),
-            graph: Some(graph),
-            ..Default::default()
-        }
+        let (input, output) = (value_info("x", elem_type, in_dims), value_info("y", elem_type, out_dims));
+        graph_model(13, vec![input], vec![output], nodes, inits)
     }
 
     pub fn write(dir: &Path, file: &str, model: &pb::ModelProto) -> PathBuf {
