@@ -293,11 +293,15 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
     print_condition(sys, "Init => Inv", &r.init);
     print_condition(sys, "Inv => Safe", &r.safe);
     match &r.inductive.outcome {
-        Inductiveness::Proven if r.inductive.clauses.is_empty() => {
+        Inductiveness::Proven if r.inductive.clauses.is_empty() && r.inductive.exact_clauses.is_empty() => {
             println!("  {:<22} proven ({})", "Inv /\\ Next => Inv'", r.evidence.as_deref().unwrap_or("no bridge"))
         }
         Inductiveness::Proven => {
-            println!("  {:<22} proven ({} bridge clauses)", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
+            let exact = match r.inductive.exact_clauses.len() {
+                0 => String::new(),
+                n => format!(", {n} decided exactly"),
+            };
+            println!("  {:<22} proven ({} bridge clauses{exact})", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
         }
         Inductiveness::Refuted(refutation) => {
             println!("  {:<22} REFUTED, counterexample:", "Inv /\\ Next => Inv'");

@@ -24,14 +24,14 @@ use trestle_ir::num::Rational;
 use trestle_ir::system::NondetDomain;
 use trestle_ir::{Env, FBox, Pred, System};
 use trestle_smt::{
-    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, Target, UnknownReason, Witness,
-    Z3Backend,
+    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, SuccessorBounds, Target,
+    UnknownReason, Witness, Z3Backend,
 };
 
 const BATCH: usize = 32;
 
-/// How far outside the invariant (relative to its extent) an abstract counterexample's successor
-/// may be for the box to be decided exactly at once (see `Ctx::near_miss`).
+/// How far outside the invariant's cover (relative to its extent) the successor boxes of a box
+/// may reach for it to be decided exactly at once (see `Ctx::near_miss`).
 const NEAR_MISS: f64 = 1e-9;
 
 /// A proven bridge clause: on `region`, the controller's actions satisfy `post`, and every
@@ -137,8 +137,6 @@ struct Item {
     depth: usize,
     /// Bisections of one dimension since the invariant box (the volume is `2^-halvings` of it).
     halvings: usize,
-    /// Halvings at which the exact leaf decision is due.
-    exact_due: usize,
     /// Fewest halvings for an exact query at all (after an undecided one up the lineage).
     exact_retry: usize,
     priority: f64,
@@ -223,6 +221,8 @@ struct Ctx<'s> {
     cfg: &'s Config,
     vertices: Vec<Vec<Rational>>,
     checkers_made: std::sync::atomic::AtomicUsize,
+    /// The successor boxes of a box under psi (for near misses).
+    images: SuccessorBounds<'s>,
 }
 
 struct Checkers<'s> {
@@ -289,16 +289,12 @@ impl<'s> Ctx<'s> {
         let post = self.post.compute(p)?;
         w.bounds_time = t.elapsed();
         let stay = BridgeQuery::new(p, &post, Target::StaysIn(self.inv)).with_extra(self.inv);
-        let mut near_miss = false;
         let hint = match self.decide(ch, &stay, &mut w)? {
             Answer::Valid => {
                 w.result = BoxResult::Proven(post);
                 return Ok(w);
             }
-            Answer::Invalid(abstract_witness) => {
-                near_miss = self.near_miss(&abstract_witness.next);
-                Some(abstract_witness.state)
-            }
+            Answer::Invalid(abstract_witness) => Some(abstract_witness.state),
             Answer::Unknown(_) => None,
         };
         let leave = BridgeQuery::new(p, &post, Target::Leaves(self.inv)).with_extra(self.inv);
@@ -323,17 +319,8 @@ impl<'s> Ctx<'s> {
         }
         let widths = p.widths();
         let small = widths.iter().zip(&self.extent).all(|(w, e)| *w <= self.cfg.min_width * e.max(f64::MIN_POSITIVE));
-        let due = small || near_miss || item.halvings >= item.exact_due;
-        if self.cfg.exact_after.is_some() && item.halvings >= item.exact_retry && due {
-            let t = Instant::now();
-            w.exact_query = true;
-            let decision = exact::decide(self.sys, &mut ch.exact, &self.post, self.inv, p)?;
-            w.exact_time = t.elapsed();
-            match decision {
-                ExactDecision::Proven => w.result = BoxResult::ProvenExactly,
-                ExactDecision::Refuted(wit) => w.result = BoxResult::Counterexample(wit),
-                ExactDecision::Undecided(_) => w.exact_undecided = true,
-            }
+        if self.exact_due(item, small, &post)? {
+            self.exact_leaf(ch, p, &mut w)?;
             if !matches!(w.result, BoxResult::Undecided) {
                 return Ok(w);
             }
@@ -343,17 +330,43 @@ impl<'s> Ctx<'s> {
         Ok(w)
     }
 
-    /// Whether a successor psi allows (an abstract counterexample) leaves the invariant's cover by
-    /// no more than [`NEAR_MISS`] of its extent: the mark of a candidate with no margin (or of a
-    /// violation below rounding), which smaller boxes would not decide either.
-    fn near_miss(&self, next: &[Rational]) -> bool {
-        let x: Vec<f64> = next.iter().map(trestle_ir::num::to_f64_nearest).collect();
-        let outside = |b: &FBox| {
-            (0..x.len())
-                .map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i]) / self.extent[i].max(f64::MIN_POSITIVE))
+    /// Whether the exact leaf decides `item` (still undecided): when enabled, not too soon after
+    /// an undecided try up its lineage, and deep enough, at the minimum width (`small`) or a near
+    /// miss.
+    fn exact_due(&self, item: &Item, small: bool, post: &Postcondition) -> Result<bool, BridgeError> {
+        let Some(after) = self.cfg.exact_after else { return Ok(false) };
+        if item.halvings < item.exact_retry {
+            return Ok(false);
+        }
+        Ok(item.halvings >= after || small || self.near_miss(&item.region, post)?)
+    }
+
+    /// Decides `p` exactly: a proof, a replayed counterexample, or `exact_undecided`.
+    fn exact_leaf(&self, ch: &mut Checkers<'s>, p: &FBox, w: &mut BoxWork) -> Result<(), BridgeError> {
+        let t = Instant::now();
+        w.exact_query = true;
+        let decision = exact::decide(self.sys, &mut ch.exact, &self.post, self.inv, p)?;
+        w.exact_time = t.elapsed();
+        match decision {
+            ExactDecision::Proven => w.result = BoxResult::ProvenExactly,
+            ExactDecision::Refuted(wit) => w.result = BoxResult::Counterexample(wit),
+            ExactDecision::Undecided(_) => w.exact_undecided = true,
+        }
+        Ok(())
+    }
+
+    /// Whether every successor box of `p` under psi (closed form, outward rounded) reaches out of
+    /// some box of the invariant's cover by no more than [`NEAR_MISS`] of its extent, yet `p`
+    /// was not proven: the mark of a candidate with no margin (or of a violation below rounding),
+    /// which smaller boxes would not decide either.
+    fn near_miss(&self, p: &FBox, post: &Postcondition) -> Result<bool, BridgeError> {
+        let overshoot = |img: &FBox, b: &FBox| {
+            (0..img.dims())
+                .map(|i| (b.lo[i] - img.lo[i]).max(img.hi[i] - b.hi[i]) / self.extent[i].max(f64::MIN_POSITIVE))
                 .fold(f64::NEG_INFINITY, f64::max)
         };
-        self.cover.iter().map(outside).fold(f64::INFINITY, f64::min) <= NEAR_MISS
+        let images = self.images.images(p, post)?;
+        Ok(images.iter().all(|(_, img)| self.cover.iter().any(|b| overshoot(img, b) <= NEAR_MISS)))
     }
 
     /// Children of `p` under the configured strategy.
@@ -460,6 +473,7 @@ pub fn check_inductive(
         post,
         cfg,
         vertices: witness::nondet_vertices(sys),
+        images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
     };
     let pool = rayon::ThreadPoolBuilder::new()
@@ -473,9 +487,7 @@ pub fn check_inductive(
             .iter()
             .map(|b| {
                 seq += 1;
-                let exact_due = cfg.exact_after.unwrap_or(usize::MAX);
-                let priority = f64::INFINITY;
-                Item { region: b.clone(), depth: 0, halvings: 0, exact_due, exact_retry: 0, priority, seq }
+                Item { region: b.clone(), depth: 0, halvings: 0, exact_retry: 0, priority: f64::INFINITY, seq }
             })
             .collect(),
     );
@@ -549,7 +561,6 @@ pub fn check_inductive(
                     s.splits += 1;
                     // 2^k children: k dimensions were halved.
                     let halvings = item.halvings + children.len().trailing_zeros() as usize;
-                    let exact_due = item.exact_due;
                     let exact_retry = if w.exact_undecided {
                         item.halvings.saturating_add(EXACT_RETRY_HALVINGS)
                     } else {
@@ -559,8 +570,7 @@ pub fn check_inductive(
                         .into_iter()
                         .map(|region| {
                             seq += 1;
-                            let depth = item.depth + 1;
-                            Item { region, depth, halvings, exact_due, exact_retry, priority, seq }
+                            Item { region, depth: item.depth + 1, halvings, exact_retry, priority, seq }
                         })
                         .collect();
                     queue.push_children(items);

@@ -4,13 +4,13 @@
 //! the postcondition and the ranges the bridge engine and the checker's fast path compute later
 //! for the same box, so a cell found to map into the kept union is proven to by the fast path.
 //!
-//! Each image box is then shrunk by a hair ([`IMAGE_TOLERANCE`] of Safe's extent per dimension)
-//! before the search compares it with the kept cells. Images are outward-rounded and psi is widened
-//! (see `trestle_bridge::post`), so an invariant with no margin (`x' = -x` on `[-1, 1]`: the image
-//! of the outermost cell is exactly the opposite one) would otherwise always seem to escape by a
-//! rounding error, and the search would eat the whole candidate from its boundary. Images only
-//! propose: the bridge engine proves such cells exactly (its exact leaf) or refutes the union, by a
-//! successor within the tolerance of it.
+//! A tolerant search shrinks each image box by a hair ([`IMAGE_TOLERANCE`] of Safe's extent per
+//! dimension) before comparing it with the kept cells. Images are outward-rounded and psi is
+//! widened (see `trestle_bridge::post`), so an invariant with no margin (`x' = -x` on `[-1, 1]`:
+//! the image of the outermost cell is exactly the opposite one) would otherwise always seem to
+//! escape by a rounding error, and the search would eat the whole candidate from its boundary.
+//! Images only propose: the bridge engine proves such cells exactly (its exact leaf) or refutes
+//! the union, by a successor within the tolerance of it.
 //!
 //! A branch whose guard is a union of boxes over the state is imaged on the parts of the cell
 //! inside the guard: where a guard touches the invariant's boundary (`x <= 0.5` enabling
@@ -70,8 +70,10 @@ impl<'s> Imager<'s> {
         Ok(Imager { post, succ, pool, tolerance, guards })
     }
 
-    /// The successor boxes of one cell (empty: no successor), shrunk by the tolerance.
-    pub fn image(&self, cell: &FBox) -> Result<Vec<FBox>, SynthError> {
+    /// The successor boxes of one cell (empty: no successor), shrunk by the tolerance when
+    /// `tolerant`.
+    pub fn image(&self, cell: &FBox, tolerant: bool) -> Result<Vec<FBox>, SynthError> {
+        let shrink = |b: FBox| if tolerant { self.shrink(b) } else { b };
         let psi = self.post.compute(cell)?;
         let mut out = Vec::new();
         for (branch, b) in self.succ.images(cell, &psi)? {
@@ -80,13 +82,13 @@ impl<'s> Imager<'s> {
                 None => vec![cell.clone()],
             };
             if parts.iter().any(|part| part == cell) {
-                out.push(self.shrink(b));
+                out.push(shrink(b));
                 continue;
             }
             // psi holds on the whole cell, so on every part of it.
             for part in parts {
                 let images = self.succ.images(&part, &psi)?;
-                out.extend(images.into_iter().filter(|(bi, _)| *bi == branch).map(|(_, b)| self.shrink(b)));
+                out.extend(images.into_iter().filter(|(bi, _)| *bi == branch).map(|(_, b)| shrink(b)));
             }
         }
         Ok(out)
@@ -120,11 +122,11 @@ impl<'s> Imager<'s> {
 
     /// Computes the images of the given cells that lack one, in parallel; returns how many were
     /// computed. Each image is a function of its cell alone, so the thread count changes nothing.
-    pub fn fill(&self, part: &mut Partition, ids: &[usize]) -> Result<usize, SynthError> {
+    pub fn fill(&self, part: &mut Partition, ids: &[usize], tolerant: bool) -> Result<usize, SynthError> {
         let todo: Vec<usize> = ids.iter().copied().filter(|&id| part.cells[id].image.is_none()).collect();
         let cells = &part.cells;
         let results: Vec<Result<Vec<FBox>, SynthError>> =
-            self.pool.install(|| todo.par_iter().map(|&id| self.image(&cells[id].bx)).collect());
+            self.pool.install(|| todo.par_iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect());
         for (&id, r) in todo.iter().zip(results) {
             part.cells[id].image = Some(Arc::new(r?));
         }

@@ -96,12 +96,18 @@ pub fn synthesize(
         return Ok(finish(report, &side_stats, start));
     }
     let imager = Imager::new(sys, &cfg.bridge, cfg.threads, &regions.extent())?;
-    let d = sys.state.len();
-    let part = Partition::new(&regions.inner, cfg.grid_resolution(d), cfg.max_boxes, cfg.min_width)
-        .map_err(SynthError::Config)?;
-    report.stats.initial_cells = part.cells.len();
-    let mut search = Search::new(sys, cfg, &imager, part, regions.init.clone(), start, progress);
-    let end = run_search(&mut search)?;
+    let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, progress, false)?;
+    // Init lost to images that escape by a rounding error, maybe (an invariant with no margin):
+    // again with images accepted within the tolerance; the proof then decides those cells exactly.
+    if matches!(end, End::InitLost | End::Escapes) {
+        let (tolerant, tolerant_end) = search_once(sys, cfg, &imager, &regions, start, progress, true)?;
+        let images = search.images;
+        if tolerant_end == End::Closed {
+            (search, end) = (tolerant, tolerant_end);
+        }
+        search.images += images;
+    }
+    report.stats.initial_cells = search.initial_cells;
     record_search(&mut report, &search, &regions);
     if end == End::Closed {
         prove(sys, cfg, &search, &mut side, &mut report, start, &imager)?;
@@ -113,6 +119,25 @@ pub fn synthesize(
     }
     attack(sys, cfg, &regions, &imager, &mut report, start, progress);
     Ok(finish(report, &side_stats, start))
+}
+
+/// One search over a fresh partition of Safe.
+fn search_once<'a, 's>(
+    sys: &'s System,
+    cfg: &'a SynthConfig,
+    imager: &'a Imager<'s>,
+    regions: &Regions<'_>,
+    start: Instant,
+    progress: &'a (dyn Fn(SynthProgress) + Sync),
+    tolerant: bool,
+) -> Result<(Search<'a, 's>, End), SynthError> {
+    let d = sys.state.len();
+    let part = Partition::new(&regions.inner, cfg.grid_resolution(d), cfg.max_boxes, cfg.min_width)
+        .map_err(SynthError::Config)?;
+    let mut search = Search::new(sys, cfg, imager, part, regions.init.clone(), start, progress);
+    search.tolerant = tolerant;
+    let end = run_search(&mut search)?;
+    Ok((search, end))
 }
 
 fn empty_report() -> SynthReport {
