@@ -21,7 +21,7 @@ use crate::post::PostEngine;
 use crate::witness;
 use trestle_ir::system::Policy;
 use trestle_ir::{FBox, Pred, System};
-use trestle_smt::{Answer, InductiveQuery, InductivenessChecker, NetworkPhases, Witness, Z3Backend};
+use trestle_smt::{Answer, CheckError, InductiveQuery, InductivenessChecker, NetworkPhases, Witness, Z3Backend};
 
 /// What the exact query said about one box.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +67,12 @@ pub fn decide(
     p: &FBox,
 ) -> Result<ExactDecision, BridgeError> {
     let q = InductiveQuery::on_box(inv, p).with_phases(phases(sys, engine, p));
-    Ok(match z3.check_inductive_on(&q)? {
+    let answer = match z3.check_inductive_on(&q) {
+        // What the exact encoding cannot express leaves the box to the rest of the engine.
+        Err(CheckError::Unsupported(why)) => return Ok(ExactDecision::Undecided(why)),
+        other => other?,
+    };
+    Ok(match answer {
         Answer::Valid => ExactDecision::Proven,
         Answer::Invalid(w) => match witness::replay_exact(sys, inv, &w.state, &[w.nondet.clone()]) {
             Some(replayed) => ExactDecision::Refuted(replayed),

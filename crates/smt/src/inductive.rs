@@ -8,7 +8,7 @@
 //! means the same, with fewer case splits for Z3.
 
 use crate::error::CheckError;
-use crate::query::{state_only, validate_box};
+use crate::query::{check_dim, state_only, validate_box};
 use trestle_ir::network::Layer;
 use trestle_ir::system::{Policy, System};
 use trestle_ir::{FBox, Pred};
@@ -93,27 +93,28 @@ impl<'a> InductiveQuery<'a> {
         if self.phases.is_empty() {
             return Ok(());
         }
-        let bad = |what: String| Err(CheckError::Unsupported(format!("ReLU phases: {what}")));
-        if self.phases.len() != sys.controllers.len() {
-            return bad(format!("{} controllers given, the system has {}", self.phases.len(), sys.controllers.len()));
-        }
+        check_dim("ReLU phases (controllers)", self.phases.len(), sys.controllers.len())?;
         for (c, ctrl) in sys.controllers.iter().enumerate() {
             let nets: Vec<usize> = match &ctrl.policy {
                 Policy::Network(n) => vec![*n],
                 Policy::Select { networks, .. } => networks.clone(),
             };
-            if self.phases[c].len() != nets.len() {
-                return bad(format!("controller '{}' has {} networks", ctrl.name, nets.len()));
-            }
+            check_dim(
+                &format!("ReLU phases of controller '{}' (networks)", ctrl.name),
+                self.phases[c].len(),
+                nets.len(),
+            )?;
             for (k, &n) in nets.iter().enumerate() {
                 let Some(ph) = self.phases_of(c, k) else { continue };
-                let layers = &sys.networks[n].network.layers;
-                let rows = |l: &Layer| match l {
-                    Layer::Dense(d) => d.weights.rows,
-                    Layer::Recurrent(r) => r.input_weights.rows,
-                };
-                if ph.0.len() != layers.len() || ph.0.iter().zip(layers).any(|(p, l)| p.len() != rows(l)) {
-                    return bad(format!("they do not match the layers of network '{}'", sys.networks[n].name));
+                let net = &sys.networks[n];
+                let layers = &net.network.layers;
+                check_dim(&format!("ReLU phases of network '{}' (layers)", net.name), ph.0.len(), layers.len())?;
+                for (l, (p, layer)) in ph.0.iter().zip(layers).enumerate() {
+                    let rows = match layer {
+                        Layer::Dense(d) => d.weights.rows,
+                        Layer::Recurrent(r) => r.input_weights.rows,
+                    };
+                    check_dim(&format!("ReLU phases of network '{}' layer {l}", net.name), p.len(), rows)?;
                 }
             }
         }
