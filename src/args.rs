@@ -158,6 +158,13 @@ pub struct CheckArgs {
     /// Do not search undecided boxes for concrete counterexamples.
     #[arg(long)]
     pub no_search: bool,
+    /// Decide a box exactly (Z3 with the networks encoded on it) once it is still undecided after
+    /// this many halvings of its invariant box (default 12; 0: at once), and at the minimum width.
+    #[arg(long, value_name = "HALVINGS", conflicts_with = "no_exact_leaf")]
+    pub exact_after: Option<usize>,
+    /// Never decide boxes exactly: undecided boxes are split down to the minimum width.
+    #[arg(long)]
+    pub no_exact_leaf: bool,
     /// Write every Z3 query as SMT-LIB 2 into this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_smt: Option<PathBuf>,

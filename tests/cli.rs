@@ -74,11 +74,16 @@ fn check_proves_the_example_and_certify_accepts_it() {
         assert!(j["stats"][k].is_number(), "stats.{k}");
     }
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
-    assert_eq!(c["format"], "trestle-bridge-certificate/1");
+    // CROWN's bounds reach y' = 0.95 exactly on the example's boxes (no margin at the level of
+    // psi), so its boxes are decided exactly: exact clauses, format /2.
+    assert_eq!(c["format"], "trestle-bridge-certificate/2");
     assert_eq!(c["state_vars"], serde_json::json!(["x", "y"]));
     assert!(
         c["clauses"].as_array().unwrap().iter().all(|cl| cl["box"]["lo"].is_array() && cl["post"]["hi"].is_array())
     );
+    assert!(j["stats"]["exact_clauses"].as_u64().unwrap() > 0);
+    let exact = c["exact_clauses"].as_array().unwrap();
+    assert!(!exact.is_empty() && exact.iter().all(|cl| cl["box"]["hi"].is_array() && cl.get("post").is_none()));
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
     let v = trestle(&["certify", cert.to_str().unwrap(), "examples/maze-det.toml", "--json"]);
     assert_eq!(v.code, 0, "{}", v.stdout);

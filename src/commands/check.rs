@@ -58,6 +58,12 @@ pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
     if a.no_search {
         c.search = false;
     }
+    if a.exact_after.is_some() {
+        c.exact_after = a.exact_after;
+    }
+    if a.no_exact_leaf {
+        c.exact_after = None;
+    }
     c.dump_smt = a.dump_smt.clone();
     Ok(c)
 }
@@ -204,6 +210,7 @@ fn config_json(cfg: &Config) -> Value {
         "smt_timeout": cfg.smt_timeout.as_secs_f64(),
         "fast_path": cfg.fast_path,
         "search": cfg.search,
+        "exact_after": cfg.exact_after,
     })
 }
 
@@ -229,6 +236,7 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
             "z3_queries": s.z3_queries, "fast_path_decided": s.fast_path_decided, "boxes": s.boxes,
             "clauses": r.inductive.clauses.len(), "undecided": r.inductive.undecided.len(), "max_depth": s.max_depth,
             "counterexample_searches": s.searches,
+            "exact_queries": s.exact_queries, "exact_clauses": r.inductive.exact_clauses.len(), "exact_seconds": s.exact_seconds,
             "seconds": s.seconds, "bounds_seconds": s.bounds_seconds, "smt_seconds": s.smt_seconds, "search_seconds": s.search_seconds,
         },
     });
@@ -285,11 +293,15 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
     print_condition(sys, "Init => Inv", &r.init);
     print_condition(sys, "Inv => Safe", &r.safe);
     match &r.inductive.outcome {
-        Inductiveness::Proven if r.inductive.clauses.is_empty() => {
+        Inductiveness::Proven if r.inductive.clauses.is_empty() && r.inductive.exact_clauses.is_empty() => {
             println!("  {:<22} proven ({})", "Inv /\\ Next => Inv'", r.evidence.as_deref().unwrap_or("no bridge"))
         }
         Inductiveness::Proven => {
-            println!("  {:<22} proven ({} bridge clauses)", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
+            let exact = match r.inductive.exact_clauses.len() {
+                0 => String::new(),
+                n => format!(", {n} decided exactly"),
+            };
+            println!("  {:<22} proven ({} bridge clauses{exact})", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
         }
         Inductiveness::Refuted(refutation) => {
             println!("  {:<22} REFUTED, counterexample:", "Inv /\\ Next => Inv'");
@@ -326,6 +338,12 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
         s.smt_seconds,
         s.search_seconds
     );
+    if s.exact_queries > 0 {
+        println!(
+            "exact:  {} exact leaf queries (networks in Z3 on the box), {} boxes proven exactly, {:.3} s",
+            s.exact_queries, s.exact_proven, s.exact_seconds
+        );
+    }
     if let Some(p) = &a.certificate {
         println!("certificate: {}", p.display());
     }

@@ -121,8 +121,14 @@ impl SideConditions {
 
     /// The report of a baseline: one answer for the whole step, no clauses.
     fn baseline_report(self, outcome: Inductiveness, stats: engine::RunStats, evidence: Option<String>) -> Report {
-        let inductive =
-            InductiveRun { outcome, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats };
+        let inductive = InductiveRun {
+            outcome,
+            clauses: Vec::new(),
+            exact_clauses: Vec::new(),
+            undecided: Vec::new(),
+            falsified: Vec::new(),
+            stats,
+        };
         self.report(inductive, evidence)
     }
 }

@@ -13,7 +13,9 @@
 //!   falsification check) — see [`BridgeQuery`];
 //! * **implications** between state predicates (`Init => Inv`, `Inv => Safe`);
 //! * the **monolithic inductiveness check** `Inv /\ Next => Inv'` with the whole ReLU network(s)
-//!   in the query: the paper's baseline, slow by nature, always run with a timeout.
+//!   in the query: the paper's baseline, slow by nature, always run with a timeout; restricted to
+//!   a box `p` with the ReLUs of fixed sign encoded linearly ([`InductiveQuery`]), it is the bridge
+//!   engine's exact decision of boxes its postconditions leave open.
 //!
 //! Backends sit behind the small [`EnvChecker`] trait (the monolithic check is the optional
 //! capability [`InductivenessChecker`]): [`Z3Backend`] is the reference; [`FastPath`] decides what
@@ -70,6 +72,7 @@ mod encode;
 pub mod error;
 mod fastpath;
 mod implication;
+pub mod inductive;
 mod monolithic;
 pub mod query;
 pub mod replay;
@@ -82,6 +85,7 @@ pub use checker::{Checker, EnvChecker, FastPath, InductivenessChecker, Z3Backend
 pub use config::CheckerConfig;
 pub use error::CheckError;
 pub use fastpath::SuccessorBounds;
+pub use inductive::{InductiveQuery, NetworkPhases, Phase};
 pub use query::{BridgeQuery, LinearPost, Postcondition, Target};
 pub use replay::{ReplayError, replay_bridge, replay_implication, replay_inductive};
 pub use stats::{Stats, StatsSnapshot};

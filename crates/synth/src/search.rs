@@ -84,6 +84,11 @@ pub(crate) struct Search<'a, 's> {
     pub invariant: Vec<usize>,
     /// Cells images escape from (forward search) at the end.
     pub escaping: Vec<usize>,
+    /// Images count as inside the kept cells within the imager's tolerance (a second search, for
+    /// invariants with no margin).
+    pub tolerant: bool,
+    /// Cells of the initial grid.
+    pub initial_cells: usize,
 }
 
 impl<'a, 's> Search<'a, 's> {
@@ -100,6 +105,7 @@ impl<'a, 's> Search<'a, 's> {
             .iter()
             .map(|v| v.iter().map(trestle_ir::num::to_f64_nearest).collect())
             .collect();
+        let initial_cells = part.cells.len();
         Search {
             sys,
             vertices,
@@ -116,6 +122,8 @@ impl<'a, 's> Search<'a, 's> {
             budget_hit: None,
             invariant: Vec::new(),
             escaping: Vec::new(),
+            tolerant: false,
+            initial_cells,
         }
     }
 
@@ -209,7 +217,7 @@ impl<'a, 's> Search<'a, 's> {
         let mut parent = BTreeMap::new();
         let mut escaping = Vec::new();
         while !frontier.is_empty() {
-            self.images += self.imager.fill(&mut self.part, &frontier)?;
+            self.images += self.imager.fill(&mut self.part, &frontier, self.tolerant)?;
             let mut next = BTreeSet::new();
             for &id in &frontier {
                 let image = self.part.cells[id].image.clone().expect("filled");
