@@ -5,7 +5,7 @@
 use super::exact::{holds, parse_witness_pred, show, state_in_domains};
 use super::truths::Case;
 use trestle_ir::expr::Env;
-use trestle_ir::num::{parse_rational, rational_from_i64};
+use trestle_ir::num::{parse_rational, rational_from_f64, rational_from_i64};
 use trestle_ir::sim::{self, SimError};
 use trestle_ir::system::{NondetDomain, VarKind};
 use trestle_ir::{Pred, Rational, System};
@@ -21,15 +21,15 @@ fn values(sys: &System, names: &[(String, String)], which: &[String]) -> Result<
         .map_err(|e| format!("{} {e}", sys.name))
 }
 
-/// Samples of one coordinate of a box: its ends and seven interior points (integers for int and
-/// bool variables).
-fn coordinate_samples(kind: VarKind, lo: &Rational, hi: &Rational) -> Vec<Rational> {
-    let mut out: Vec<Rational> = (0..=8).map(|k| lo + (hi - lo) * Rational::new(k.into(), 8.into())).collect();
+/// Samples of one coordinate of a box: its ends and `parts - 1` interior points (integers for
+/// int and bool variables).
+fn coordinate_samples(kind: VarKind, lo: &Rational, hi: &Rational, parts: i64) -> Vec<Rational> {
+    let mut out: Vec<Rational> = (0..=parts).map(|k| lo + (hi - lo) * Rational::new(k.into(), parts.into())).collect();
     if kind != VarKind::Real {
         let (first, last) = (lo.ceil(), hi.floor());
         out = Vec::new();
         let mut x = first;
-        while x <= last && out.len() < 9 {
+        while x <= last && out.len() <= parts as usize {
             out.push(x.clone());
             x += rational_from_i64(1);
         }
@@ -38,7 +38,18 @@ fn coordinate_samples(kind: VarKind, lo: &Rational, hi: &Rational) -> Vec<Ration
     out
 }
 
-fn input_samples(sys: &System) -> Vec<Vec<Rational>> {
+/// Grid points of a box (`parts` intervals per dimension), of the right kinds.
+pub fn box_samples(sys: &System, lo: &[Rational], hi: &[Rational], parts: i64) -> Vec<Vec<Rational>> {
+    let mut points: Vec<Vec<Rational>> = vec![vec![]];
+    for (i, v) in sys.state.iter().enumerate() {
+        let xs = coordinate_samples(v.kind, &lo[i], &hi[i], parts);
+        points = points.iter().flat_map(|p| xs.iter().map(move |x| [p.clone(), vec![x.clone()]].concat())).collect();
+    }
+    points
+}
+
+/// Samples of the non-deterministic inputs: interval ends and quarter points, every set value.
+pub fn input_samples(sys: &System) -> Vec<Vec<Rational>> {
     let mut all: Vec<Vec<Rational>> = vec![vec![]];
     for v in &sys.nondet {
         let choices: Vec<Rational> = match &v.domain {
@@ -56,16 +67,11 @@ fn state_samples(sys: &System, inv: &Pred) -> Result<Vec<Vec<Rational>>, String>
     let boxes = inv.to_box_union(sys.state.len(), 1000).ok_or("the invariant is not a union of boxes")?;
     let mut out = Vec::new();
     for b in boxes {
-        let mut points: Vec<Vec<Rational>> = vec![vec![]];
-        for (i, v) in sys.state.iter().enumerate() {
-            let (Some(lo), Some(hi)) = (&b.lo[i], &b.hi[i]) else {
-                return Err(format!("the invariant is unbounded in {}", v.name));
-            };
-            let xs = coordinate_samples(v.kind, lo, hi);
-            points =
-                points.iter().flat_map(|p| xs.iter().map(move |x| [p.clone(), vec![x.clone()]].concat())).collect();
-        }
-        out.extend(points);
+        let ends = |e: &[Option<Rational>]| e.iter().cloned().collect::<Option<Vec<_>>>();
+        let (Some(lo), Some(hi)) = (ends(&b.lo), ends(&b.hi)) else {
+            return Err("the invariant is unbounded".into());
+        };
+        out.extend(box_samples(sys, &lo, &hi, 8));
     }
     Ok(out)
 }
@@ -126,6 +132,85 @@ pub fn agrees(case: &Case, sys: &System) -> Result<(), String> {
                         show(&inputs),
                         show(&next)
                     ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn in_boxes(boxes: &[(Vec<Rational>, Vec<Rational>)], s: &[Rational]) -> bool {
+    boxes.iter().any(|(lo, hi)| s.iter().zip(lo.iter().zip(hi)).all(|(x, (l, h))| l <= x && x <= h))
+}
+
+fn exact_boxes(boxes: &[(Vec<f64>, Vec<f64>)]) -> Vec<(Vec<Rational>, Vec<Rational>)> {
+    let exact = |v: &[f64]| v.iter().map(|&x| rational_from_f64(x)).collect::<Vec<_>>();
+    boxes.iter().map(|(lo, hi)| (exact(lo), exact(hi))).collect()
+}
+
+/// States of the system among the grid points of a box (kinds and domains respected).
+fn states_of(sys: &System, lo: &[Rational], hi: &[Rational], parts: i64) -> Vec<Vec<Rational>> {
+    box_samples(sys, lo, hi, parts).into_iter().filter(|s| state_in_domains(sys, s).is_ok()).collect()
+}
+
+/// The claim of a falsifying region: every state of the box inside the invariant leaves it, under
+/// every non-deterministic choice and branch. Checked on grid points.
+pub fn region_leaves(sys: &System, lo: &[f64], hi: &[f64]) -> Result<(), String> {
+    let inv = sys.invariant.as_ref().ok_or("no candidate invariant")?;
+    let (lo, hi) = exact_boxes(&[(lo.to_vec(), hi.to_vec())]).remove(0);
+    for state in states_of(sys, &lo, &hi, 4) {
+        if !holds(inv, &state)? {
+            continue;
+        }
+        for inputs in input_samples(sys) {
+            let Ok(next) = successors(sys, &state, &inputs) else { continue };
+            for (branch, _, next) in next {
+                if holds(inv, &next)? {
+                    return Err(format!(
+                        "the falsifying region holds {} whose successor {} (inputs {}, branch {branch}) stays in the invariant",
+                        show(&state),
+                        show(&next),
+                        show(&inputs)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A synthesised invariant (a union of f64 boxes) on grid points: Init's points are in it, its
+/// points are in Safe, and the exact successors of its points (every sampled input, every branch)
+/// are in it again.
+pub fn union_is_invariant(sys: &System, boxes: &[(Vec<f64>, Vec<f64>)]) -> Result<(), String> {
+    let union = exact_boxes(boxes);
+    let safe = sys.safe.as_ref().ok_or("no safe region")?;
+    let init = sys.init.to_box_union(sys.state.len(), 1000).ok_or("Init is not a union of boxes")?;
+    for b in init {
+        let ends = |e: &[Option<Rational>]| e.iter().cloned().collect::<Option<Vec<_>>>();
+        let (Some(lo), Some(hi)) = (ends(&b.lo), ends(&b.hi)) else { continue };
+        for s in states_of(sys, &lo, &hi, 4) {
+            if holds(&sys.init, &s)? && !in_boxes(&union, &s) {
+                return Err(format!("the initial state {} is outside the synthesised invariant", show(&s)));
+            }
+        }
+    }
+    for (lo, hi) in &union {
+        for s in states_of(sys, lo, hi, 4) {
+            if !holds(safe, &s)? {
+                return Err(format!("the synthesised invariant holds {}, outside Safe", show(&s)));
+            }
+            for inputs in input_samples(sys) {
+                let Ok(next) = successors(sys, &s, &inputs) else { continue };
+                for (branch, _, n) in next {
+                    if !in_boxes(&union, &n) {
+                        return Err(format!(
+                            "the synthesised invariant is not closed: {} -> {} (inputs {}, branch {branch})",
+                            show(&s),
+                            show(&n),
+                            show(&inputs)
+                        ));
+                    }
                 }
             }
         }
