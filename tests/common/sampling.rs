@@ -5,7 +5,7 @@
 use super::exact::{holds, parse_witness_pred, show, state_in_domains};
 use super::truths::Case;
 use trestle_ir::expr::Env;
-use trestle_ir::num::{parse_rational, rational_from_f64, rational_from_i64};
+use trestle_ir::num::{parse_rational, rational_from_f64};
 use trestle_ir::sim::{self, SimError};
 use trestle_ir::system::{NondetDomain, VarKind};
 use trestle_ir::{Pred, Rational, System};
@@ -26,13 +26,9 @@ fn values(sys: &System, names: &[(String, String)], which: &[String]) -> Result<
 fn coordinate_samples(kind: VarKind, lo: &Rational, hi: &Rational, parts: i64) -> Vec<Rational> {
     let mut out: Vec<Rational> = (0..=parts).map(|k| lo + (hi - lo) * Rational::new(k.into(), parts.into())).collect();
     if kind != VarKind::Real {
-        let (first, last) = (lo.ceil(), hi.floor());
-        out = Vec::new();
-        let mut x = first;
-        while x <= last && out.len() <= parts as usize {
-            out.push(x.clone());
-            x += rational_from_i64(1);
-        }
+        // The integers nearest to those points, and the integers at both ends.
+        out = out.iter().map(|x| x.ceil()).chain([hi.floor()]).filter(|x| x >= lo && x <= hi).collect();
+        out.sort();
     }
     out.dedup();
     out
