@@ -35,16 +35,18 @@ struct Engine {
     family: &'static str,
     synth: bool,
     args: &'static [&'static str],
+    /// Worker threads of the run.
+    threads: &'static str,
     /// Whether certificates of this engine are also tampered with (the default configurations).
     tamper: bool,
 }
 
 const fn check(name: &'static str, family: &'static str, args: &'static [&'static str]) -> Engine {
-    Engine { name, family, synth: false, args, tamper: false }
+    Engine { name, family, synth: false, args, threads: "1", tamper: false }
 }
 
 const ENGINES: [Engine; 15] = [
-    Engine { name: "bridge", family: "bridge", synth: false, args: &[], tamper: true },
+    Engine { name: "bridge", family: "bridge", synth: false, args: &[], threads: "1", tamper: true },
     check("post-alpha-crown", "bridge", &["--post", "alpha-crown"]),
     check("post-ibp", "bridge", &["--post", "ibp"]),
     check("post-forward", "bridge", &["--post", "forward"]),
@@ -53,12 +55,12 @@ const ENGINES: [Engine; 15] = [
     check("split-all", "bridge", &["--split", "all", "--linear-bridge"]),
     check("queue-dfs", "bridge", &["--queue", "dfs"]),
     check("queue-priority", "bridge", &["--queue", "priority"]),
-    check("threads-2", "bridge", &["--threads", "2"]),
+    Engine { name: "threads-2", family: "bridge", synth: false, args: &[], threads: "2", tamper: false },
     check("paper", "paper", &["--paper"]),
     check("monolithic", "monolithic", &["--method", "monolithic"]),
     check("milp", "milp", &["--method", "milp"]),
-    Engine { name: "synth", family: "synth", synth: true, args: &[], tamper: true },
-    Engine { name: "synth-forward", family: "synth", synth: true, args: &["--forward"], tamper: false },
+    Engine { name: "synth", family: "synth", synth: true, args: &[], threads: "1", tamper: true },
+    Engine { name: "synth-forward", family: "synth", synth: true, args: &["--forward"], threads: "1", tamper: false },
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -119,13 +121,12 @@ fn run_pair(case: &Case, engine: &Engine) -> Row {
     let dir = tempfile::tempdir().expect("a scratch directory");
     let system = planted_dir().join(&case.file);
     let cert = dir.path().join("cert.json");
-    let threads = if engine.name == "threads-2" { "2" } else { "1" };
     let mut args = strings(&[
         if engine.synth { "synth" } else { "check" },
         &system.to_string_lossy(),
         "--json",
         "--threads",
-        threads,
+        engine.threads,
         "--timeout",
         RUN_SECONDS,
         "--smt-timeout",
@@ -133,7 +134,7 @@ fn run_pair(case: &Case, engine: &Engine) -> Row {
         "--certificate",
         &cert.to_string_lossy(),
     ]);
-    args.extend(engine.args.iter().filter(|a| **a != "--threads" && **a != "2").map(|a| a.to_string()));
+    args.extend(engine.args.iter().map(|a| a.to_string()));
     let r = run(BIN, &args, &repo());
     let mut row = Row::new(case, engine, &r);
     let sys = trestle_testkit::load(&system, &[]);
@@ -143,9 +144,9 @@ fn run_pair(case: &Case, engine: &Engine) -> Row {
     if engine.synth {
         judge_synth(case, &sys, &j, &mut row);
     } else {
-        judge_check(case, engine, &sys, &j, &r, &mut row);
+        judge_check(case, engine, &sys, &j, &mut row);
     }
-    if matches!(row.answer.as_str(), "safe" | "not-inductive" | "unsafe") && engine.family != "monolithic" {
+    if matches!(row.answer.as_str(), "safe" | "not-inductive" | "unsafe") {
         judge_certificate(engine, &sys, &system, &cert, dir.path(), &row.answer.clone(), &mut row);
     }
     row
@@ -214,7 +215,7 @@ fn reason(j: &Value) -> String {
     r.chars().take(100).collect()
 }
 
-fn judge_check(case: &Case, engine: &Engine, sys: &System, j: &Value, _r: &Run, row: &mut Row) {
+fn judge_check(case: &Case, engine: &Engine, sys: &System, j: &Value, row: &mut Row) {
     let truth = case.candidate_truth();
     match row.answer.as_str() {
         "safe" if !case.candidate_safe() => row.problem(Severity::Wrong, format!("says safe; truth: {truth}")),
@@ -310,8 +311,8 @@ fn judge_certificate(
     };
     let proof = answer == "safe";
     if proof && !certs::is_proof(&c) {
-        // The MILP baseline proves nothing it could certify; everything else must.
-        if engine.family != "milp" {
+        // The baselines prove nothing a certificate could hold; the bridge and synthesis must.
+        if engine.family != "milp" && engine.family != "monolithic" {
             row.problem(Severity::Cert, "verdict safe without a proof certificate");
         }
         return;
