@@ -9,10 +9,11 @@ use crate::partition::Partition;
 use rayon::prelude::*;
 use std::sync::Arc;
 use trestle_bridge::post::PostEngine;
-use trestle_ir::{FBox, System};
+use trestle_ir::{FBox, System, space};
 use trestle_smt::SuccessorBounds;
 
 pub(crate) struct Imager<'s> {
+    sys: &'s System,
     post: PostEngine<'s>,
     succ: SuccessorBounds<'s>,
     pool: rayon::ThreadPool,
@@ -26,13 +27,16 @@ impl<'s> Imager<'s> {
             .num_threads(threads.max(1))
             .build()
             .map_err(|e| SynthError::Internal(format!("cannot start worker threads: {e}")))?;
-        Ok(Imager { post, succ, pool })
+        Ok(Imager { sys, post, succ, pool })
     }
 
-    /// The successor boxes of one cell (empty: no successor).
+    /// The successor boxes of one cell (empty: no successor). The states of a cell are its points
+    /// of the right kinds, so the image is that of their hull (integer ends for `int`
+    /// variables); a cell with no such point has no successor.
     pub fn image(&self, cell: &FBox) -> Result<Vec<FBox>, SynthError> {
-        let psi = self.post.compute(cell)?;
-        Ok(self.succ.images(cell, &psi)?.into_iter().map(|(_, b)| b).collect())
+        let Some(states) = space::kind_hull(self.sys, cell) else { return Ok(Vec::new()) };
+        let psi = self.post.compute(&states)?;
+        Ok(self.succ.images(&states, &psi)?.into_iter().map(|(_, b)| b).collect())
     }
 
     /// Computes the images of the given cells that lack one, in parallel; returns how many were
