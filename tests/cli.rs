@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::process::Command;
-use trestle_testkit::{repo, scratch, shared_models};
+use trestle_testkit::{INT_BUG, repo, scratch, shared_models};
 
 struct Run {
     code: i32,
@@ -393,4 +393,31 @@ fn simulate_uses_init_and_the_seed() {
     assert_eq!(j["runs"][0]["start_in_init"], true);
     let t = trestle(&["simulate", "examples/maze-det.toml", "--steps", "2"]);
     assert!(t.stdout.lines().next().unwrap().contains("a0"), "{}", t.stdout);
+}
+
+/// An int variable holds integers, so x = 0.5 is no state: the check never refutes the
+/// reproducer, a simulation cannot start there, and certify refuses a witness there (exit 2).
+#[test]
+fn int_bug_no_command_accepts_a_non_integer_state() {
+    let (d, p) = scratch("int.toml", INT_BUG);
+    let p = p.to_str().unwrap();
+    let r = trestle(&["check", p]);
+    assert!(r.code == 0 || r.code == 3, "exit {}: {}", r.code, r.stdout);
+    let r = trestle(&["synth", p]);
+    assert!(r.code == 0 || r.code == 3, "exit {}: {}", r.code, r.stdout);
+    expect_input_error(&trestle(&["simulate", p, "--from", "x=0.5"]), &["--from", "x = 0.5", "int"]);
+    let r = trestle(&["simulate", p, "--from", "x=1", "--steps", "3", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["runs"][0]["final_exact"][0], "1");
+    let forged = d.path().join("forged.json");
+    std::fs::write(
+        &forged,
+        r#"{"format":"trestle-bridge-certificate/1","system":"int-bug","verdict":"not-inductive",
+            "witness_exact":{"state":["1/2"],"action":["1/2"],"nondet":[],"next":["100"],"branch":"step"}}"#,
+    )
+    .unwrap();
+    expect_input_error(&trestle(&["certify", forged.to_str().unwrap(), p]), &["x = 0.5", "int"]);
+    // A domain bound is part of the state space too.
+    let (_e, q) = scratch("dom.toml", &INT_BUG.replace("type = \"int\" }", "type = \"int\", domain = [0, 1] }"));
+    expect_input_error(&trestle(&["simulate", q.to_str().unwrap(), "--from", "x=2"]), &["x = 2", "[0, 1]"]);
 }

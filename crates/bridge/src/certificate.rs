@@ -547,6 +547,11 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
         ),
         (None, None) => return Err(BridgeError::Certificate("a refutation needs a witness".into())),
     };
+    // A witness must start from a state (kinds and domains) and take inputs in their domains:
+    // anything else is no run of the system, and the certificate is malformed.
+    let not_a_run = |what: &str, e: trestle_ir::sim::SimError| BridgeError::Certificate(format!("witness {what}: {e}"));
+    trestle_ir::sim::check_state(sys, &state).map_err(|e| not_a_run("state", e))?;
+    trestle_ir::sim::check_nondet(sys, &nondet).map_err(|e| not_a_run("inputs", e))?;
     let (inv, _) = crate::check::invariant_cover(sys)?;
     let replay = crate::witness::replay_exact(sys, &inv, &state, &[nondet]);
     let checks = vec![(

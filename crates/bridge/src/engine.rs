@@ -20,8 +20,6 @@ use rayon::prelude::*;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 use trestle_ir::interval::Interval;
-use trestle_ir::num::Rational;
-use trestle_ir::system::NondetDomain;
 use trestle_ir::{Env, FBox, Pred, System};
 use trestle_smt::{
     Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, SuccessorBounds, Target,
@@ -214,12 +212,11 @@ impl WorkQueue {
 struct Ctx<'s> {
     sys: &'s System,
     inv: &'s Pred,
-    cover: &'s [FBox],
     extent: Vec<f64>,
     hull: FBox,
     post: PostEngine<'s>,
     cfg: &'s Config,
-    vertices: Vec<Vec<Rational>>,
+    search: witness::Searcher<'s>,
     checkers_made: std::sync::atomic::AtomicUsize,
     /// The successor boxes of a box under psi (for near misses).
     images: SuccessorBounds<'s>,
@@ -288,29 +285,34 @@ impl<'s> Ctx<'s> {
         let t = Instant::now();
         let post = self.post.compute(p)?;
         w.bounds_time = t.elapsed();
+        if trestle_ir::space::kind_hull(self.sys, p).is_none() {
+            // An int variable with no integer in p (or a bool with neither 0 nor 1): p holds no
+            // state, so its clause is vacuous (the solvers, with Int-sorted variables, agree).
+            w.result = BoxResult::Proven(post);
+            return Ok(w);
+        }
         let stay = BridgeQuery::new(p, &post, Target::StaysIn(self.inv)).with_extra(self.inv);
         let hint = match self.decide(ch, &stay, &mut w)? {
             Answer::Valid => {
                 w.result = BoxResult::Proven(post);
                 return Ok(w);
             }
-            Answer::Invalid(abstract_witness) => Some(abstract_witness.state),
+            Answer::Invalid(abstract_witness) => Some(abstract_witness),
             Answer::Unknown(_) => None,
         };
         let leave = BridgeQuery::new(p, &post, Target::Leaves(self.inv)).with_extra(self.inv);
         if let Answer::Valid = self.decide(ch, &leave, &mut w)? {
-            // Every state of p /\ Inv leaves: any such state with an enabled successor refutes.
-            for s in witness::state_in(self.inv, p) {
-                if let Some(wit) = witness::replay_exact(self.sys, self.inv, &s, &self.vertices) {
-                    w.result = BoxResult::Falsified(Refutation { witness: wit, region: Some(p.clone()) });
-                    return Ok(w);
-                }
+            // Every state of p /\ Inv leaves: any such state with an enabled successor refutes
+            // (found and replayed at a legal state of p, never assumed).
+            if let Some(wit) = self.search.at_some_state(p) {
+                w.result = BoxResult::Falsified(Refutation { witness: wit, region: Some(p.clone()) });
+                return Ok(w);
             }
         }
         if self.cfg.search {
             let t = Instant::now();
             w.searched = true;
-            let found = witness::search(self.sys, self.inv, self.cover, p, hint.as_deref(), &self.vertices);
+            let found = self.search.search(p, hint.as_ref());
             w.search_time = t.elapsed();
             if let Some(wit) = found {
                 w.result = BoxResult::Counterexample(wit);
@@ -422,17 +424,7 @@ impl<'s> Ctx<'s> {
         }
         let state = p.intervals();
         let actions = post.action_box().intervals();
-        let nondet: Vec<Interval> = self
-            .sys
-            .nondet
-            .iter()
-            .map(|v| match &v.domain {
-                NondetDomain::Interval(l, h) => Interval::of_rational(l).hull(&Interval::of_rational(h)),
-                NondetDomain::Set(s) => {
-                    s.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).expect("non-empty")
-                }
-            })
-            .collect();
+        let nondet: Vec<Interval> = self.sys.nondet.iter().map(trestle_ir::nondet::hull).collect();
         let env = Env::new(&state, &actions, &nondet);
         let mut worst = f64::NEG_INFINITY;
         for b in &self.sys.step.branches {
@@ -467,12 +459,11 @@ pub fn check_inductive(
     let ctx = Ctx {
         sys,
         inv,
-        cover,
         extent,
         hull,
         post,
         cfg,
-        vertices: witness::nondet_vertices(sys),
+        search: witness::Searcher::new(sys, inv, cover)?,
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
     };

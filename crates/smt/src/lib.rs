@@ -30,9 +30,12 @@
 //! A lookup whose index is not an integer inside its table has no value (the simulator fails):
 //! Z3 and the fast path both leave it unconstrained, so a counterexample that needs it fails the
 //! replay and the answer is `Unknown`, never `Valid`.
-//! Int and bool state variables and argmax actions are Int-sorted (bools in {0, 1}). With
-//! [`DomainExit::Drop`](trestle_ir::system::DomainExit) successors outside a domain do not exist;
-//! otherwise nothing is assumed about them.
+//! Int and bool state variables and argmax actions are Int-sorted (bools in {0, 1}). The state a
+//! transition starts from is a state of the system: in the variables' domains, unless the system
+//! ignores domains ([`DomainExit::Ignore`](trestle_ir::system::DomainExit)). With `Drop`
+//! successors outside a domain do not exist; otherwise nothing is assumed about them.
+//! Implications between state predicates assume the kinds only, so `Inv => Safe` also covers a
+//! successor outside the domains that lies in the invariant (where a run stops with an error).
 //!
 //! # Why `Valid` can be trusted
 //!

@@ -91,7 +91,7 @@ pub(crate) fn check_inductive(
     let vars = Vars::declare(sys, true);
     let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &[inv]));
     let (state, action, nondet) = (Vars::reals(&vars.state), Vars::reals(&vars.action), Vars::reals(&vars.nondet));
-    vars.assert_state_kinds(sys, &solver);
+    vars.assert_state_space(sys, &solver);
     solver.assert(Scope { state: &state, action: &[], nondet: &[] }.pred(inv)?);
     if let Some(region) = q.region {
         solver.assert(in_box(&state, region));

@@ -22,7 +22,7 @@ use crate::partition::Partition;
 use rayon::prelude::*;
 use std::sync::Arc;
 use trestle_bridge::post::PostEngine;
-use trestle_ir::{FBox, System, VarRef};
+use trestle_ir::{FBox, System, VarRef, space};
 use trestle_smt::SuccessorBounds;
 
 /// How much of Safe's extent (per dimension) an image box may overshoot the kept cells and still
@@ -30,6 +30,7 @@ use trestle_smt::SuccessorBounds;
 pub(crate) const IMAGE_TOLERANCE: f64 = 1e-9;
 
 pub(crate) struct Imager<'s> {
+    sys: &'s System,
     post: PostEngine<'s>,
     succ: SuccessorBounds<'s>,
     pool: rayon::ThreadPool,
@@ -67,13 +68,16 @@ impl<'s> Imager<'s> {
             .map_err(|e| SynthError::Internal(format!("cannot start worker threads: {e}")))?;
         let tolerance = extent.iter().map(|e| e * IMAGE_TOLERANCE).collect();
         let guards = sys.step.branches.iter().map(|b| guard_boxes(sys, b.guard.as_ref())).collect();
-        Ok(Imager { post, succ, pool, tolerance, guards })
+        Ok(Imager { sys, post, succ, pool, tolerance, guards })
     }
 
     /// The successor boxes of one cell (empty: no successor), shrunk by the tolerance when
-    /// `tolerant`.
+    /// `tolerant`. The states of a cell are its points of the right kinds, so the image is that of
+    /// their hull (integer ends for `int` variables); a cell with no such point has no successor.
     pub fn image(&self, cell: &FBox, tolerant: bool) -> Result<Vec<FBox>, SynthError> {
         let shrink = |b: FBox| if tolerant { self.shrink(b) } else { b };
+        let Some(cell) = space::kind_hull(self.sys, cell) else { return Ok(Vec::new()) };
+        let cell = &cell;
         let psi = self.post.compute(cell)?;
         let mut out = Vec::new();
         for (branch, b) in self.succ.images(cell, &psi)? {

@@ -7,7 +7,7 @@ use crate::report::SynthProgress;
 use crate::{SynthConfig, SynthError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
-use trestle_ir::{FBox, sim};
+use trestle_ir::{FBox, sim, space};
 
 /// How a search ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,7 +101,8 @@ impl<'a, 's> Search<'a, 's> {
         start: Instant,
         progress: &'a (dyn Fn(SynthProgress) + Sync),
     ) -> Search<'a, 's> {
-        let vertices = trestle_bridge::witness::nondet_vertices(sys)
+        let vertices = trestle_ir::nondet::Choices::new(sys, 256)
+            .fixed()
             .iter()
             .map(|v| v.iter().map(trestle_ir::num::to_f64_nearest).collect())
             .collect();
@@ -174,21 +175,24 @@ impl<'a, 's> Search<'a, 's> {
         (fate, touched)
     }
 
-    /// Whether some sample point of the cell (centre, corners or face centres) has all its f64
-    /// successors (input vertices, enabled branches) in leaves `allowed` accepts: evidence that
-    /// refining the cell may keep part of it. Without such a point, the cell is dropped rather
-    /// than refined down to the minimum width (a heuristic: soundness never rests on it).
+    /// Whether some sample point of the cell's states (centre, corners or face centres of their
+    /// hull, [`space::kind_hull`]) has all its f64 successors (input choices, enabled branches)
+    /// in leaves `allowed` accepts: evidence that refining the cell may keep part of it. Without
+    /// such a point, the cell is dropped rather than refined down to the minimum width (a
+    /// heuristic: soundness never rests on it).
     pub fn has_good_point(&self, id: usize, allowed: impl Fn(&Cell) -> bool + Copy) -> bool {
-        let b = &self.part.cells[id].bx;
-        sample_points(b).iter().any(|p| {
-            self.vertices.iter().all(|nondet| {
-                let mut memory = sim::initial_memory::<f64>(self.sys);
-                let Ok(actions) = sim::controller_actions(self.sys, p, nondet, &mut memory) else { return false };
-                let Ok(enabled) = sim::enabled_branches(self.sys, p, &actions, nondet) else { return false };
-                enabled.into_iter().all(|br| match sim::successor(self.sys, br, p, &actions, nondet) {
-                    Ok(next) => !self.part.touching(&FBox::new(next.clone(), next), allowed).is_empty(),
-                    Err(_) => false,
-                })
+        let Some(b) = space::kind_hull(self.sys, &self.part.cells[id].bx) else { return true };
+        let memory = sim::initial_memory::<f64>(self.sys);
+        sample_points(&b).iter().any(|p| {
+            let Ok(mut steps) = sim::StepsFrom::new(self.sys, p, &memory) else { return false };
+            self.vertices.iter().all(|nondet| match steps.under(nondet) {
+                Ok((s, _)) => {
+                    s.exits.is_empty()
+                        && s.next.iter().all(|(_, next)| {
+                            !self.part.touching(&FBox::new(next.clone(), next.clone()), allowed).is_empty()
+                        })
+                }
+                Err(_) => false,
             })
         })
     }

@@ -55,6 +55,38 @@ pub fn scratch(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// A system from its TOML text, written to a [`scratch`] directory first (so `net.nnet` is
+/// beside it).
+pub fn system_from_text(text: &str) -> System {
+    let (_dir, path) = scratch("system.toml", text);
+    load(&path, &[])
+}
+
+/// The first reproducer of issue 9 (verbatim), once answered "not-inductive" and "unsafe" from
+/// x = 0.5. Truth: x is an int in [0, 1], so x is 0 or 1; the guard `0 < x < 1` holds for
+/// neither, so x' = a = relu(x) - relu(-x) = x: both are fixed points, [0, 1] is an inductive
+/// invariant and the system is safe.
+pub const INT_BUG: &str = r#"
+init = "0 <= x <= 1"
+safe = "0 <= x <= 1"
+invariant = "0 <= x <= 1"
+[system]
+name = "int-bug"
+[state]
+x = { type = "int" }
+[networks.id]
+layers = [
+  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
+  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[step]
+x = "if x > 0 and x < 1 then 100 else a"
+"#;
+
 /// A system file with `--set` overrides.
 pub fn load(path: &Path, set: &[String]) -> System {
     let overrides = Overrides::parse(set).unwrap_or_else(|e| panic!("overrides {set:?}: {e}"));
