@@ -22,7 +22,9 @@ mod error;
 pub mod post;
 pub mod witness;
 
-pub use check::{Condition, Report, Verdict, check, check_milp, check_monolithic, invariant_cover};
+pub use check::{
+    Condition, Confirmation, MilpSummary, Report, Verdict, check, check_milp, check_monolithic, invariant_cover,
+};
 pub use config::{Config, Queue, Split};
 pub use engine::{Clause, InductiveRun, Inductiveness, Progress, Refutation, RunStats};
 pub use error::BridgeError;
