@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 use std::process::Command;
-use trestle_testkit::{repo, scratch, shared_models};
+use trestle_testkit::{regression_path, repo, scratch, shared_models};
 
 struct Run {
     code: i32,
@@ -127,25 +127,7 @@ fn monolithic_and_milp_baselines_agree_with_the_bridge() {
 /// engine confirms it, otherwise "safe-by-milp-evidence" with exit 3 and the margin.
 #[test]
 fn milp_evidence_is_never_reported_as_a_proof() {
-    let tiny = r#"
-init = "0 <= x <= 0.5"
-safe = "-2 <= x <= 2"
-invariant = "-1 <= x <= 1"
-[state]
-x = { type = "real" }
-[networks.n]
-layers = [
-  { weights = [[1.0], [9e5]], bias = [0.0, 0.0], activation = "relu" },
-  { weights = [[1.0, 1e-10]], bias = [0.0], activation = "identity" },
-]
-[controller]
-network = "n"
-inputs = ["x"]
-actions = ["a"]
-[step]
-x = "0.99999 * a"
-"#;
-    let (_d, path) = scratch("tiny.toml", tiny);
+    let path = regression_path("tiny-weight.toml");
     let r = trestle(&["check", path.to_str().unwrap(), "--method", "milp", "--json"]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     let j = r.json();

@@ -6,36 +6,13 @@ mod common;
 use common::*;
 use trestle_bridge::certificate::{CertificateJson, certify, from_report};
 use trestle_bridge::{Config, Confirmation, Inductiveness, Verdict, check, check_milp};
-use trestle_config::{Overrides, load_system_from_str};
 use trestle_ir::num::rational_from_i64;
 
-/// The issue's reproducer: `a = relu(x) + 1e-10 relu(9e5 x)` = 1.00009 x for x >= 0, `x' =
-/// 0.99999 a`. Truth: from x = 1, x' = 1.0000799991 > 1, not inductive. HiGHS used to drop the
+/// The issue's reproducer (its truth is in the file): not inductive. HiGHS used to drop the weight
 /// 1e-10 and the baseline said "safe" with exit code 0.
-const TINY_WEIGHT: &str = r#"
-init = "0 <= x <= 0.5"
-safe = "-2 <= x <= 2"
-invariant = "-1 <= x <= 1"
-[system]
-name = "tiny-weight"
-[state]
-x = { type = "real" }
-[networks.n]
-layers = [
-  { weights = [[1.0], [9e5]], bias = [0.0, 0.0], activation = "relu" },
-  { weights = [[1.0, 1e-10]], bias = [0.0], activation = "identity" },
-]
-[controller]
-network = "n"
-inputs = ["x"]
-actions = ["a"]
-[step]
-x = "0.99999 * a"
-"#;
-
 #[test]
 fn a_tiny_weight_next_to_a_huge_one_is_not_inductive() {
-    let sys = load_system_from_str(TINY_WEIGHT, &repo().join("inline.toml"), &Overrides::default()).unwrap();
+    let sys = load(&regression_path("tiny-weight.toml"), &[]);
     let r = check_milp(&sys, &Config::default()).unwrap();
     assert_eq!(r.verdict, Verdict::NotInductive);
     let Inductiveness::Refuted(refutation) = &r.inductive.outcome else { panic!("{:?}", r.inductive.outcome) };

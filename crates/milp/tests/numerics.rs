@@ -12,9 +12,21 @@ use trestle_ir::{Rational, System};
 use trestle_milp::{MilpAnswer, MilpCheck, MilpOptions, MilpUnknown, check_inductive_milp, replay_exact};
 use trestle_smt::replay_inductive;
 
-fn system(text: &str) -> System {
-    let text = format!("init = \"false\"\n{text}");
+/// One state variable `x` (declared as `x_decl`), one network `n` (its `layers`) observing `x`,
+/// and the controller's outputs with the step (`tail`).
+fn system(invariant: &str, x_decl: &str, layers: &str, tail: &str) -> System {
+    let text = format!(
+        "init = \"false\"\ninvariant = \"{invariant}\"\n[state]\nx = {{ {x_decl} }}\n[networks.n]\nlayers = [{layers}]\n\
+         [controller]\nnetwork = \"n\"\ninputs = [\"x\"]\n{tail}"
+    );
     load_system_from_str(&text, Path::new("inline.toml"), &Overrides::default()).unwrap()
+}
+
+const REAL: &str = "type = \"real\"";
+
+/// One real action `a` and the step `x' = update`.
+fn step(update: &str) -> String {
+    format!("actions = [\"a\"]\n[step]\nx = \"{update}\"")
 }
 
 fn run(sys: &System) -> MilpCheck {
@@ -38,25 +50,12 @@ fn margin(check: &MilpCheck) -> f64 {
 
 /// `a = relu(x) + W2 * relu(W1 * x)` with `W1 * W2 = 9e-5` (as f64 values; exactly a little more
 /// or less, which does not matter at this margin): `a = 1.00009 x` for `x >= 0`, `a = 0` below.
-const TINY: &str = r#"
-invariant = "-1 <= x <= 1"
-[state]
-x = { type = "real" }
-[networks.n]
-layers = [
-  { weights = [[1.0], [W1]], bias = [0.0, 0.0], activation = "relu" },
-  { weights = [[1.0, W2]], bias = [0.0], activation = "identity" },
-]
-[controller]
-network = "n"
-inputs = ["x"]
-actions = ["a"]
-[step]
-x = "K * a"
-"#;
-
 fn tiny(w1: &str, w2: &str, k: &str) -> System {
-    system(&TINY.replace("W1", w1).replace("W2", w2).replace("K", k))
+    let layers = format!(
+        "{{ weights = [[1.0], [{w1}]], bias = [0.0, 0.0], activation = \"relu\" }}, \
+         {{ weights = [[1.0, {w2}]], bias = [0.0], activation = \"identity\" }}"
+    );
+    system("-1 <= x <= 1", REAL, &layers, &step(&format!("{k} * a")))
 }
 
 /// The issue's reproducer: HiGHS drops matrix entries up to 1e-9 by default, and the weight 1e-10
@@ -92,122 +91,79 @@ fn a_weight_of_1e_minus_10_next_to_9e5_is_kept() {
 
 /// `x' = a = relu(w x)` on `[-1, 1]`. Truth: not inductive exactly when the f64 `w` exceeds 1
 /// (for `x > 1 / w`); inductive with margin `1 - w` otherwise.
-const SCALE: &str = r#"
-invariant = "-1 <= x <= 1"
-[state]
-x = { type = "real" }
-[networks.n]
-layers = [{ weights = [[W]], bias = [0.0], activation = "relu" }]
-[controller]
-network = "n"
-inputs = ["x"]
-actions = ["a"]
-[step]
-x = "a"
-"#;
+fn scale(w: &str) -> System {
+    let layers = format!("{{ weights = [[{w}]], bias = [0.0], activation = \"relu\" }}");
+    system("-1 <= x <= 1", REAL, &layers, &step("a"))
+}
 
 #[test]
 fn violations_at_and_below_the_feasibility_tolerance_are_found_and_margins_below_it_prove_nothing() {
     // Violations of 1e-6 (the feasibility tolerance), 1e-7 and 2^-40 (far below it) are real.
     for w in ["1.000001", "1.0000001", "1.0000000000009095"] {
-        let sys = system(&SCALE.replace("W", w));
+        let sys = scale(w);
         assert!(rational_from_f64(w.parse().unwrap()) > rational_from_i64(1));
         let check = run(&sys);
         let witness = check.answer.witness().unwrap_or_else(|| panic!("{w}: expected Invalid, got {}", check.answer));
         replay_inductive(&sys, sys.invariant.as_ref().unwrap(), witness).unwrap();
     }
     // A true margin of 1e-6 is below the threshold 2e-6: no evidence, and no counterexample.
-    let check = run(&system(&SCALE.replace("W", "0.999999")));
+    let check = run(&scale("0.999999"));
     assert!(matches!(check.answer, MilpAnswer::Unknown(MilpUnknown::NoMargin { .. })), "{}", check.answer);
     // A margin of 1e-5 is evidence.
-    let m = margin(&run(&system(&SCALE.replace("W", "0.99999"))));
+    let m = margin(&run(&scale("0.99999")));
     assert!((m - 1e-5).abs() < 1e-7, "margin {m}");
 }
 
 /// `a = relu(x) + 1e-12 relu(1e12 x - B)`: a hidden neuron with pre-activation bounds of about
 /// ±2e12 (a big-M constant of 2e12) next to a weight of 1e-12.
-const BIG_M: &str = r#"
-invariant = "-1 <= x <= 1"
-[state]
-x = { type = "real" }
-[networks.n]
-layers = [
-  { weights = [[1.0], [1e12]], bias = [0.0, B], activation = "relu" },
-  { weights = [[1.0, 1e-12]], bias = [0.0], activation = "identity" },
-]
-[controller]
-network = "n"
-inputs = ["x"]
-actions = ["a"]
-[step]
-x = "K * a"
-"#;
+fn big_m(update: &str) -> System {
+    let layers = "{ weights = [[1.0], [1e12]], bias = [0.0, -999999000000.0], activation = \"relu\" }, \
+                  { weights = [[1.0, 1e-12]], bias = [0.0], activation = \"identity\" }";
+    system("-1 <= x <= 1", REAL, layers, &step(update))
+}
 
 #[test]
 fn huge_big_m_constants_next_to_small_coefficients_never_give_evidence() {
     // Truth: B = -999999000000 makes the second neuron 1e6 at x = 1, so a = 1 + 1e-12 * 1e6 > 1
     // (exactly: the f64 1e-12 is positive) and x' = a leaves [-1, 1]: not inductive.
-    let sys = system(&BIG_M.replace("B", "-999999000000.0").replace("K", "1"));
+    let sys = big_m("a");
     let check = run(&sys);
     assert!(!check.answer.is_evidence(), "{}", check.answer);
     assert_refuted(&sys, &check, &[rational_from_i64(1)]);
     // Truth: x' = 0.5 (a - x) is -x / 2 in (0, 0.5] for x < 0 and at most 0.5e-6 for x >= 0:
     // inductive. Interval bounds do not decide it, and values of 1e12 are beyond what HiGHS's
     // absolute tolerances can certify: unknown, never evidence.
-    let check = run(&system(&BIG_M.replace("B", "-999999000000.0").replace("K * a", "0.5 * (a - x)")));
+    let check = run(&big_m("0.5 * (a - x)"));
     assert!(matches!(check.answer, MilpAnswer::Unknown(MilpUnknown::OutOfRange(_))), "{}", check.answer);
 }
 
 /// An integer state with a domain of 10^12 values; `a = relu(x - (10^12 - 1))` is 1 only at the
 /// top.
-const HUGE_INT: &str = r#"
-invariant = "0 <= x <= 1000000000000"
-[state]
-x = { type = "int" }
-[networks.n]
-layers = [{ weights = [[1.0]], bias = [-999999999999.0], activation = "relu" }]
-[controller]
-network = "n"
-inputs = ["x"]
-actions = ["a"]
-[step]
-x = "x SIGN a"
-"#;
+fn huge_int(update: &str) -> System {
+    let layers = "{ weights = [[1.0]], bias = [-999999999999.0], activation = \"relu\" }";
+    system("0 <= x <= 1000000000000", "type = \"int\"", layers, &step(update))
+}
 
 #[test]
 fn integer_variables_with_huge_domains_never_give_evidence() {
     // Truth: from x = 10^12, x' = 10^12 + 1: not inductive.
-    let sys = system(&HUGE_INT.replace("SIGN", "+"));
+    let sys = huge_int("x + a");
     let check = run(&sys);
     assert!(!check.answer.is_evidence(), "{}", check.answer);
     assert_refuted(&sys, &check, &[parse_rational("1000000000000").unwrap()]);
     // Truth: x' = x - a stays in [0, 10^12]: inductive, but not certifiable at this magnitude.
-    let check = run(&system(&HUGE_INT.replace("SIGN", "-")));
+    let check = run(&huge_int("x - a"));
     assert!(matches!(check.answer, MilpAnswer::Unknown(MilpUnknown::OutOfRange(_))), "{}", check.answer);
 }
 
 /// Two scores and two commands; the simulator picks the lowest index among the maximal scores.
-const TIES: &str = r#"
-invariant = "0 <= x <= 1"
-[state]
-x = { type = "real" }
-[networks.n]
-layers = [{ weights = [[1.0], [S1]], bias = [0.0, B1], activation = "identity" }]
-[controller]
-network = "n"
-inputs = ["x"]
-argmax = "a"
-labels = ["first", "second"]
-[[command]]
-label = "first"
-update = { x = "0.5*x + 0.25" }
-[[command]]
-label = "second"
-update = { x = "SECOND" }
-"#;
-
 fn ties(s1: &str, b1: &str, second: &str) -> System {
-    system(&TIES.replace("S1", s1).replace("B1", b1).replace("SECOND", second))
+    let layers = format!("{{ weights = [[1.0], [{s1}]], bias = [0.0, {b1}], activation = \"identity\" }}");
+    let tail = format!(
+        "argmax = \"a\"\nlabels = [\"first\", \"second\"]\n[[command]]\nlabel = \"first\"\n\
+         update = {{ x = \"0.5*x + 0.25\" }}\n[[command]]\nlabel = \"second\"\nupdate = {{ x = \"{second}\" }}"
+    );
+    system("0 <= x <= 1", REAL, &layers, &tail)
 }
 
 #[test]
@@ -236,20 +192,12 @@ fn argmax_ties_follow_the_lowest_index_rule() {
 fn states_outside_their_declared_domain_are_not_states() {
     // Truth: x lives in [0, 0.5], where x' = x / 2: inductive with margin 0.75 on [-1, 1]. The
     // invariant's part (0.5, 1] holds no state, and its jump to 5 is no counterexample.
+    let layers = "{ weights = [[0.0]], bias = [0.0], activation = \"identity\" }";
     let sys = system(
-        r#"
-invariant = "-1 <= x <= 1"
-[state]
-x = { type = "real", domain = [0, 0.5] }
-[networks.n]
-layers = [{ weights = [[0.0]], bias = [0.0], activation = "identity" }]
-[controller]
-network = "n"
-inputs = ["x"]
-actions = ["a"]
-[step]
-x = "if x < 0.75 then x / 2 + a else 5"
-"#,
+        "-1 <= x <= 1",
+        "type = \"real\", domain = [0, 0.5]",
+        layers,
+        &step("if x < 0.75 then x / 2 + a else 5"),
     );
     assert!((margin(&run(&sys)) - 0.75).abs() < 1e-9);
     let inv = sys.invariant.clone().unwrap();
