@@ -9,7 +9,10 @@ use std::path::PathBuf;
     version,
     about = "Proves neural-network-controlled systems safe forever, or finds real counterexamples"
 )]
-#[command(after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.")]
+#[command(
+    after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown or floating-point evidence only \
+                  (check --method milp: safe-by-milp-evidence), 4 internal error."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -115,7 +118,9 @@ pub struct EvalArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub system: SystemArgs,
-    /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP).
+    /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP in
+    /// HiGHS: its "no violation" is floating-point evidence, confirmed by the exact bridge engine;
+    /// unconfirmed, the verdict is safe-by-milp-evidence with exit code 3).
     #[arg(long, default_value = "bridge")]
     pub method: String,
     /// Start from the original tool's configuration (forward bounds, box psi, all-dims split, FIFO,

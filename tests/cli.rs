@@ -1,10 +1,11 @@
 //! The `trestle` command line: what users run, with its exit codes and JSON.
 //!
-//! Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.
+//! Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown (or floating-point evidence
+//! only), 4 internal error.
 
 use serde_json::Value;
 use std::process::Command;
-use trestle_testkit::{INT_BUG, repo, scratch, shared_models};
+use trestle_testkit::{INT_BUG, regression_path, repo, scratch, shared_models};
 
 struct Run {
     code: i32,
@@ -124,6 +125,34 @@ fn monolithic_and_milp_baselines_agree_with_the_bridge() {
         assert_eq!(r.json()["verdict"], "not-inductive");
         assert!(r.json()["counterexample"]["next"].is_object());
     }
+}
+
+/// `--method milp`: the reproducer (a weight of 1e-10 next to 9e5, which HiGHS used to drop,
+/// answering "safe" with exit 0) is refuted; MILP evidence is "safe" (exit 0) only once the bridge
+/// engine confirms it, otherwise "safe-by-milp-evidence" with exit 3 and the margin.
+#[test]
+fn milp_evidence_is_never_reported_as_a_proof() {
+    let path = regression_path("tiny-weight.toml");
+    let r = trestle(&["check", path.to_str().unwrap(), "--method", "milp", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["verdict"], "not-inductive");
+    assert_eq!(j["counterexample"]["state_exact"][0], "1");
+    assert_eq!(j["milp"]["answer"], "counterexample");
+    let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!((j["verdict"].as_str(), j["milp"]["confirmation"]["result"].as_str()), (Some("safe"), Some("proven")));
+    assert_eq!(j["milp"]["exact"], false);
+    let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--max-splits", "0", "--json"]);
+    assert_eq!(r.code, 3, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["verdict"], "safe-by-milp-evidence");
+    assert_eq!(j["milp"]["confirmation"]["result"], "undecided");
+    assert!(j["milp"]["margin"].as_f64().unwrap() > j["milp"]["threshold"].as_f64().unwrap());
+    let text = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--max-splits", "0"]);
+    assert_eq!(text.code, 3);
+    assert!(text.stdout.contains("SAFE-BY-MILP-EVIDENCE") && text.stdout.contains("NOT a proof"), "{}", text.stdout);
 }
 
 /// `synth` proves the example without its candidate, and `certify` accepts the union it writes.

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use trestle_bridge::config::method_name;
 use trestle_bridge::witness::approx;
-use trestle_bridge::{Condition, Config, Inductiveness, Report, Verdict};
+use trestle_bridge::{Condition, Config, Confirmation, Inductiveness, MilpSummary, Report, Verdict};
 use trestle_ir::System;
 use trestle_ir::num::display_rational;
 use trestle_smt::Witness;
@@ -139,7 +139,8 @@ fn verdict_outcome(v: Verdict) -> Outcome {
     match v {
         Verdict::Safe => Outcome::Done,
         Verdict::NotInductive | Verdict::UnsafeCandidate => Outcome::Refuted,
-        Verdict::Unknown => Outcome::Unknown,
+        // Floating-point evidence is not a proof: exit code 3, like unknown.
+        Verdict::SafeByMilpEvidence | Verdict::Unknown => Outcome::Unknown,
     }
 }
 
@@ -243,6 +244,9 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
     if let Some(e) = &r.evidence {
         o["evidence"] = json!(e);
     }
+    if let Some(m) = &r.milp {
+        o["milp"] = milp_json(m);
+    }
     if let Inductiveness::Refuted(refutation) = &r.inductive.outcome {
         o["counterexample"] = witness_json(sys, &refutation.witness);
         if let Some(b) = &refutation.region {
@@ -256,6 +260,44 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
         o["plot"] = json!(p.display().to_string());
     }
     o
+}
+
+/// What the MILP baseline found: its answer, the floating-point margin against the threshold, and
+/// the exact confirmation.
+fn milp_json(m: &MilpSummary) -> Value {
+    json!({
+        "answer": m.answer,
+        "margin": m.margin.filter(|x| x.is_finite()),
+        "threshold": m.threshold,
+        "exact": false,
+        "milps": m.milps,
+        "decided_by_bounds": m.decided_by_bounds,
+        "moved_coefficients": m.moved_coefficients,
+        "seconds": m.seconds,
+        "confirmation": m.confirmation.as_ref().map(|c| match c {
+            Confirmation::Undecided(why) => json!({ "result": c.as_str(), "reason": why }),
+            _ => json!({ "result": c.as_str(), "by": "the bridge engine (exact)" }),
+        }),
+    })
+}
+
+fn print_milp(m: &MilpSummary) {
+    let margin = match m.margin {
+        Some(x) if x.is_finite() => format!(", margin {x:.3e} (needed > {:.1e})", m.threshold),
+        Some(_) => ", no MILP had a feasible point".to_string(),
+        None => String::new(),
+    };
+    println!(
+        "milp:   {} ({} MILPs, {} decided by interval bounds, {} tiny coefficients as interval slacks{margin}), {:.3} s",
+        m.answer, m.milps, m.decided_by_bounds, m.moved_coefficients, m.seconds
+    );
+    match &m.confirmation {
+        Some(Confirmation::Undecided(why)) => println!(
+            "        floating-point evidence only, NOT a proof: the exact confirmation stayed undecided ({why})"
+        ),
+        Some(c) => println!("        exact confirmation by the bridge engine: {}", c.as_str()),
+        None => {}
+    }
 }
 
 /// A witness in decimals (the nearest f64 of each exact value; the exact rationals are in the
@@ -314,6 +356,9 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
         Inductiveness::Unknown { reason } => println!("  {:<22} unknown: {reason}", "Inv /\\ Next => Inv'"),
     }
     if a.method != "bridge" {
+        if let Some(m) = &r.milp {
+            print_milp(m);
+        }
         println!("time: {:.3} s", s.seconds);
         return;
     }

@@ -25,7 +25,9 @@ pub mod exact;
 pub mod post;
 pub mod witness;
 
-pub use check::{Condition, Report, Verdict, check, check_milp, check_monolithic, invariant_cover};
+pub use check::{
+    Condition, Confirmation, MilpSummary, Report, Verdict, check, check_milp, check_monolithic, invariant_cover,
+};
 pub use config::{Config, Queue, Split};
 pub use engine::{Clause, InductiveRun, Inductiveness, Progress, Refutation, RunStats};
 pub use error::BridgeError;

@@ -1,5 +1,6 @@
 //! Helpers for the tests and benches of every crate: where the repository and the shared
-//! third-party models are, and the shipped systems loaded from their TOML files.
+//! third-party models are, the shipped systems loaded from their TOML files, and regression systems
+//! (`systems/`).
 //!
 //! The models in `../shared/models` are not part of the repository. A test that needs them calls
 //! [`shared_models`] and returns early on `None`; under `CI=true` their absence is a failure.
@@ -33,6 +34,12 @@ pub fn shared_models() -> Option<PathBuf> {
 /// A shipped example system (`examples/NAME`).
 pub fn example(name: &str) -> System {
     load(&repo().join("examples").join(name), &[])
+}
+
+/// A regression system of the test kit (`crates/testkit/systems/NAME`): small systems whose truth
+/// is stated in the file, each once answered wrongly.
+pub fn regression_path(name: &str) -> PathBuf {
+    repo().join("crates/testkit/systems").join(name)
 }
 
 /// A peer maze system (`det` or `nondet`) with the 2xH controller of `../shared/models/maze`.
