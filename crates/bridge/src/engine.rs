@@ -212,6 +212,8 @@ impl WorkQueue {
 struct Ctx<'s> {
     sys: &'s System,
     inv: &'s Pred,
+    /// An outward enclosure of the invariant (for near misses).
+    cover: &'s [FBox],
     extent: Vec<f64>,
     hull: FBox,
     post: PostEngine<'s>,
@@ -463,6 +465,7 @@ pub fn check_inductive(
         hull,
         post,
         cfg,
+        cover,
         search: witness::Searcher::new(sys, inv, cover)?,
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
