@@ -33,8 +33,8 @@ fn milp_evidence_is_safe_only_when_the_bridge_engine_confirms_it() {
     let milp = r.milp.as_ref().unwrap();
     assert_eq!((milp.answer, &milp.confirmation), ("evidence", &Some(Confirmation::Proven)));
     assert!(milp.margin.is_some_and(|m| m > milp.threshold), "{milp:?}");
-    // The proof is the bridge's clauses: a certificate `certify` re-checks.
-    assert!(!r.inductive.clauses.is_empty());
+    // The proof is the bridge's clauses (ordinary or exact): a certificate `certify` re-checks.
+    assert!(!r.inductive.clauses.is_empty() || !r.inductive.exact_clauses.is_empty());
     let cert = from_report(&sys, &r, &cfg);
     assert!(matches!(cert, CertificateJson::Proof(_)));
     assert!(certify(&cert, &sys).unwrap().valid);

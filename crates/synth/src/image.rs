@@ -129,8 +129,13 @@ impl<'s> Imager<'s> {
     pub fn fill(&self, part: &mut Partition, ids: &[usize], tolerant: bool) -> Result<usize, SynthError> {
         let todo: Vec<usize> = ids.iter().copied().filter(|&id| part.cells[id].image.is_none()).collect();
         let cells = &part.cells;
-        let results: Vec<Result<Vec<FBox>, SynthError>> =
-            self.pool.install(|| todo.par_iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect());
+        // A closure that creeps one cell per layer asks for one or two images thousands of times:
+        // waking the pool for each costs more than the images, so small batches run here.
+        let results: Vec<Result<Vec<FBox>, SynthError>> = if todo.len() < 2 * self.pool.current_num_threads() {
+            todo.iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect()
+        } else {
+            self.pool.install(|| todo.par_iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect())
+        };
         for (&id, r) in todo.iter().zip(results) {
             part.cells[id].image = Some(Arc::new(r?));
         }

@@ -7,7 +7,7 @@ use crate::partition::{Cell, Partition, Status, overlaps};
 use crate::report::{ExactRun, SynthProgress, SynthReport, SynthStats, SynthVerdict, Trajectory};
 use crate::search::{End, Search};
 use crate::{SynthConfig, SynthError, forward, gfp};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use trestle_bridge::certificate::{boxes_pred, proof};
 use trestle_bridge::engine::check_inductive;
 use trestle_bridge::{Condition, Inductiveness};
@@ -96,6 +96,13 @@ pub fn synthesize(
         return Ok(finish(report, &side_stats, start));
     }
     let imager = Imager::new(sys, &cfg.bridge, cfg.threads, &regions.extent())?;
+    // A short run search first: a replayed run that leaves Safe ends the question at once, and the
+    // invariant search of an unsafe system can take its whole time limit before failing.
+    let quick = start + cfg.timeout.map_or(QUICK_ATTACK, |limit| (limit / 10).min(QUICK_ATTACK));
+    attack(sys, cfg, &regions, &imager, &mut report, Some(quick), progress);
+    if report.verdict == SynthVerdict::Unsafe {
+        return Ok(finish(report, &side_stats, start));
+    }
     let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, progress, false)?;
     // Init lost to images that escape by a rounding error, maybe (an invariant with no margin):
     // again with images accepted within the tolerance; the proof then decides those cells exactly.
@@ -117,9 +124,12 @@ pub fn synthesize(
     } else {
         report.reason = failure(&end, &report, search.budget_hit.as_deref());
     }
-    attack(sys, cfg, &regions, &imager, &mut report, start, progress);
+    attack(sys, cfg, &regions, &imager, &mut report, cfg.timeout.map(|limit| start + limit), progress);
     Ok(finish(report, &side_stats, start))
 }
+
+/// The most time the run search gets before the invariant search starts.
+const QUICK_ATTACK: Duration = Duration::from_secs(1);
 
 /// One search over a fresh partition of Safe.
 fn search_once<'a, 's>(
@@ -309,18 +319,17 @@ fn attack(
     regions: &Regions<'_>,
     imager: &Imager<'_>,
     report: &mut SynthReport,
-    start: Instant,
+    deadline: Option<Instant>,
     progress: &(dyn Fn(SynthProgress) + Sync),
 ) {
     let t = Instant::now();
     let extra: Vec<Vec<f64>> = report.dropped_init.iter().take(64).map(FBox::center).collect();
-    let deadline = cfg.timeout.map(|limit| start + limit);
     let attack =
         Attack::new(sys, regions.safe, regions.outer.clone(), regions.init_starts(sys), cfg.attack_steps, deadline);
     progress(SynthProgress::Attack { simulations: 0 });
     report.trajectory = attack.run(imager.pool(), &extra);
-    report.stats.simulations = attack.simulations.load(std::sync::atomic::Ordering::Relaxed);
-    report.stats.attack_seconds = t.elapsed().as_secs_f64();
+    report.stats.simulations += attack.simulations.load(std::sync::atomic::Ordering::Relaxed);
+    report.stats.attack_seconds += t.elapsed().as_secs_f64();
     if let Some(run) = report.trajectory.as_ref().and_then(|t| t.exact.as_ref()) {
         report.verdict = SynthVerdict::Unsafe;
         report.reason = format!("a run from Init leaves Safe after {} step(s) (replayed exactly)", run.actions.len());
