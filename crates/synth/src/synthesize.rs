@@ -103,6 +103,8 @@ pub fn synthesize(
     if report.verdict == SynthVerdict::Unsafe {
         return Ok(finish(report, &side_stats, start));
     }
+    // The closest run that stayed inside is reported only by the final run search.
+    report.trajectory = None;
     let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, progress, false)?;
     // Init lost to images that escape by a rounding error, maybe (an invariant with no margin):
     // again with images accepted within the tolerance; the proof then decides those cells exactly.
