@@ -25,7 +25,12 @@ impl Shard {
     }
 
     pub fn contains(&self, job: &Job) -> bool {
-        job.ordinal % self.count == self.index - 1
+        self.owns(job.ordinal)
+    }
+
+    /// Whether the job at this position of the plan is the shard's.
+    pub fn owns(&self, ordinal: usize) -> bool {
+        ordinal % self.count == self.index - 1
     }
 
     /// The shard's jobs, in plan order.
@@ -55,10 +60,12 @@ mod tests {
 
     #[test]
     fn shards_partition_the_ordinals() {
-        let n = 3;
-        for ordinal in 0..20usize {
-            let owners = (1..=n).filter(|&k| ordinal % n == k - 1).count();
-            assert_eq!(owners, 1);
+        for count in 1..6 {
+            let shards: Vec<Shard> = (1..=count).map(|index| Shard { index, count }).collect();
+            for ordinal in 0..20usize {
+                let owners: Vec<usize> = shards.iter().filter(|s| s.owns(ordinal)).map(|s| s.index).collect();
+                assert_eq!(owners, [ordinal % count + 1], "ordinal {ordinal} of {count} shards");
+            }
         }
     }
 }
