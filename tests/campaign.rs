@@ -261,3 +261,83 @@ fn the_peer_maze_suite_names_the_papers_verdicts() {
     }
     assert!(models.is_dir());
 }
+
+fn slurm_campaign(dir: &Path) -> (PathBuf, PathBuf, Run) {
+    let file = campaign(dir, "");
+    let out = dir.join("out");
+    let r = trestle(&[
+        "campaign",
+        "slurm",
+        s(&file),
+        "--shards",
+        "3",
+        "--partition",
+        "debug",
+        "--time",
+        "0:10:00",
+        "--mem",
+        "1G",
+        "--out",
+        s(&out),
+    ]);
+    (file, out, r)
+}
+
+#[test]
+fn slurm_writes_a_job_array_of_shards_and_a_merge_that_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, out, r) = slurm_campaign(dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let array = std::fs::read_to_string(out.join("slurm/array.sbatch")).unwrap();
+    for line in ["#SBATCH --array=1-3", "#SBATCH --partition=debug", "#SBATCH --time=0:10:00", "#SBATCH --mem=1G"] {
+        assert!(array.contains(line), "{line} in:\n{array}");
+    }
+    let run_line = format!(
+        "campaign run {} --out {}/shards/\"$SLURM_ARRAY_TASK_ID\" --shard \"$SLURM_ARRAY_TASK_ID/3\"",
+        s(&file),
+        s(&out)
+    );
+    assert!(array.contains(&run_line), "{array}");
+    assert!(array.contains("--resume"), "a requeued task continues its shard");
+    let merge = std::fs::read_to_string(out.join("slurm/merge.sbatch")).unwrap();
+    assert!(merge.contains(&format!("campaign merge {} \"${{shards[@]}}\"", s(&out))), "{merge}");
+    let submit = std::fs::read_to_string(out.join("slurm/submit.sh")).unwrap();
+    assert!(submit.contains("--dependency=afterany:\"$array\""), "{submit}");
+    let too_many = trestle(&["campaign", "slurm", s(&file), "--shards", "17", "--out", s(&out)]);
+    assert_eq!(too_many.code, 2, "{}", too_many.stderr);
+}
+
+/// Submits a campaign to the Slurm of this machine (`scripts/slurm-local.sh start` sets one up);
+/// skipped where there is none.
+#[test]
+fn slurm_runs_the_shards_and_merges_them_on_a_real_cluster() {
+    let up = Command::new("sinfo").args(["-h", "-o", "%t"]).output();
+    if !up.as_ref().is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("idle")) {
+        eprintln!("skipped: no Slurm cluster with an idle node here (scripts/slurm-local.sh start sets one up)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (file, out, r) = slurm_campaign(dir.path());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let submitted = Command::new(out.join("slurm/submit.sh")).current_dir(dir.path()).output().unwrap();
+    assert!(submitted.status.success(), "{}", String::from_utf8_lossy(&submitted.stderr));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    // The merge job merges, then writes the report: wait for the report.
+    while !out.join("report/report.md").is_file() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the merge job did not finish; see {}",
+            out.join("slurm").display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let store = Store::open(&out).unwrap();
+    let run = store.latest_run(None, None, true).unwrap().expect("a finished merged run");
+    let ids: std::collections::BTreeSet<String> =
+        store.jobs(run.run_id).unwrap().into_iter().map(|j| j.job_id).collect();
+    let explain = trestle(&["campaign", "explain", s(&file)]);
+    let planned: std::collections::BTreeSet<String> =
+        explain.stdout.lines().skip(1).step_by(2).map(|l| l.split_whitespace().nth(1).unwrap().to_string()).collect();
+    assert_eq!(planned.len(), 16);
+    assert_eq!(ids, planned, "the merged store holds every job of the campaign once");
+}

@@ -111,10 +111,13 @@ pub(crate) fn read_toml<T: DeserializeOwned>(path: &Path) -> Result<(T, String)>
     Ok((value, text))
 }
 
-/// The absolute directory of a file (relative paths inside it start there).
+/// The directory of a file, canonical (relative paths inside the file start there; `..` in a
+/// path as written resolves as the kernel resolves it for the child, so `explain` shows where
+/// jobs really run).
 pub(crate) fn base_dir(path: &Path) -> Result<PathBuf> {
     let abs = std::path::absolute(path).map_err(|e| CampaignError::input(path, None, e.to_string()))?;
-    Ok(abs.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/")))
+    let dir = abs.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+    Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
 }
 
 /// Hashes a system file named relative to `cwd`; `key` locates the name in the file naming it.
