@@ -7,9 +7,10 @@
 //!   with a hard wall-clock limit and an address-space limit: a hung or crashing solver costs one
 //!   job, recorded as `timeout`, `memout` or `error`, never the run.
 //! - **The child's one JSON object is the interface.** The runner reads the
-//!   [`trestle_core::RunResult`] every command prints with `--json` and checks its status
-//!   against the exit code ([`outcome`]); a verdict that contradicts its exit code is recorded as
-//!   an error, never as a verdict.
+//!   [`trestle_core::RunResult`] a command prints with `--json` (or, until every command prints
+//!   one, the command's own JSON, read in one function of [`outcome`]) and checks its status
+//!   against the exit code; a verdict that contradicts its exit code is recorded as an error,
+//!   never as a verdict.
 //! - **One store, committed per job** ([`store`]): SQLite in each results directory, one
 //!   transaction per finished job, so a killed run loses nothing and `--resume` reruns exactly the
 //!   missing jobs. Runs accumulate, so the store is the history of nightly runs.

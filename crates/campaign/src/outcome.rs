@@ -147,7 +147,7 @@ pub fn classify(exit: &ChildExit) -> Outcome {
             out.status = JobStatus::InputError;
             out.reason = message;
         }
-        (Some(4), _) if out_of_memory => memout(&mut out, exit, 0),
+        (Some(4 | 127), _) if out_of_memory => memout(&mut out, exit, 0),
         (Some(4), _) => out.reason = message.map(|m| format!("internal error: {m}")),
         (Some(130), _) => {
             out.status = JobStatus::Interrupted;
@@ -219,10 +219,23 @@ fn legacy_result(out: &mut Outcome, code: i32, v: &Value) -> (JobStatus, Option<
     (status, text("/verdict"))
 }
 
+/// How an allocation that failed at the address-space limit shows: Rust's allocator, C++'s
+/// `bad_alloc` (Z3), the dynamic loader (exit 127) and thread creation (its stack is an
+/// allocation too: EAGAIN). Only read when the job had a memory limit.
+const OUT_OF_MEMORY: [&str; 7] = [
+    "memory allocation of",
+    "out of memory",
+    "cannot allocate memory",
+    "bad_alloc",
+    "failed to map segment",
+    "failed to spawn thread",
+    "cannot create thread",
+];
+
 fn mentions_memory(stderr: &str, message: Option<&str>) -> bool {
     let hit = |s: &str| {
         let s = s.to_lowercase();
-        s.contains("memory allocation of") || s.contains("out of memory") || s.contains("cannot allocate memory")
+        OUT_OF_MEMORY.iter().any(|m| s.contains(m))
     };
     hit(stderr) || message.is_some_and(hit)
 }
@@ -320,6 +333,18 @@ mod tests {
         e.stderr_tail = "memory allocation of 4096 bytes failed\n".into();
         assert_eq!(classify(&e).status, JobStatus::Error, "no memory limit: a crash");
         e.memory = Some(1 << 30);
+        assert_eq!(classify(&e).status, JobStatus::Memout);
+        // At a memory limit, a failed thread spawn (exit 4) or a loader that cannot map a library
+        // (exit 127) is a memout; without one, the same exits are errors.
+        let mut e = exit(Some(4), Value::Null);
+        e.stderr_tail = "error: internal error: failed to spawn thread: Os { code: 11 }\n".into();
+        assert_eq!(classify(&e).status, JobStatus::Error);
+        e.memory = Some(400 << 20);
+        assert_eq!(classify(&e).status, JobStatus::Memout);
+        assert_eq!(classify(&e).reason.as_deref(), Some("out of memory at the limit of 400 MiB"));
+        let mut e = exit(Some(127), Value::Null);
+        e.stderr_tail = "trestle: error while loading shared libraries: libstdc++.so.6: failed to map segment\n".into();
+        e.memory = Some(40 << 20);
         assert_eq!(classify(&e).status, JobStatus::Memout);
         let mut e = exit(None, Value::Null);
         e.timed_out = true;
