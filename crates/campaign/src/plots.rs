@@ -111,13 +111,14 @@ fn cactus(rows: &[JobRow]) -> Option<Chart> {
     chart("Cactus plot", "instances solved", "wall-clock time per job (s)", (false, true), series, None)
 }
 
-/// Splits against hidden neurons, for the runs that report splits.
+/// Splits against hidden neurons, for the `check` runs that report splits (synthesis counts its
+/// cell bisections under the same name: another quantity).
 fn splits_vs_size(rows: &[JobRow]) -> Option<Chart> {
     let mut series = Vec::new();
     for (k, run) in runs(rows).iter().enumerate() {
         let points: Vec<(f64, f64)> = rows
             .iter()
-            .filter(|r| &r.run_name == run && finished(r))
+            .filter(|r| &r.run_name == run && r.command == "check" && finished(r))
             .filter_map(|r| Some((r.neurons.filter(|&n| n > 0)? as f64, r.splits? as f64)))
             .collect();
         // A run whose jobs never split (one query per system) says nothing here.
@@ -149,18 +150,21 @@ fn chart(
 }
 
 /// The data range of an axis, padded; positive for log axes.
-fn axis_range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+fn axis_range(values: impl Iterator<Item = f64>, log: bool, headroom: bool) -> (f64, f64) {
     let vals: Vec<f64> = values.filter(|v| v.is_finite() && (!log || *v > 0.0)).collect();
     let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !lo.is_finite() {
         return if log { (0.1, 10.0) } else { (0.0, 1.0) };
     }
+    // Headroom above the data (the y axis) for the legend in the upper left: a third of the height.
+    let room = if headroom { 0.5 } else { 0.0 };
     if log {
-        (lo / 1.6, hi * 1.6)
+        let decades = (hi / lo).log10().max(1.0);
+        (lo / 1.6, hi * 1.6 * 10f64.powf(room * decades))
     } else {
         let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.05).max(0.5);
-        (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+        (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad + room * (hi - lo).max(1.0))
     }
 }
 
@@ -169,8 +173,8 @@ fn render_svg(c: &Chart) -> Result<String> {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
-        let xs = axis_range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), c.x_log);
-        let ys = axis_range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)), c.y_log);
+        let xs = axis_range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), c.x_log, false);
+        let ys = axis_range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)), c.y_log, true);
         let mut b = ChartBuilder::on(&root);
         b.caption(&c.title, ("sans-serif", 22)).margin(16).x_label_area_size(48).y_label_area_size(72);
         match (c.x_log, c.y_log) {
@@ -197,8 +201,8 @@ where
     let mut chart = built.map_err(plot_err)?;
     chart
         .configure_mesh()
-        .x_label_formatter(&|x| tick(*x))
-        .y_label_formatter(&|y| tick(*y))
+        .x_label_formatter(&|x| if c.x_log { log_tick(*x) } else { tick(*x) })
+        .y_label_formatter(&|y| if c.y_log { log_tick(*y) } else { tick(*y) })
         .x_desc(c.x_desc.as_str())
         .y_desc(c.y_desc.as_str())
         .label_style(("sans-serif", 14))
@@ -253,6 +257,13 @@ fn tick(x: f64) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }
 
+/// A tick label of a log axis: only 1, 2 and 5 times a power of ten are written (the others
+/// crowd into each other near the top of a decade).
+fn log_tick(x: f64) -> String {
+    let mantissa = x / 10f64.powf(x.log10().floor());
+    if [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) { tick(x) } else { String::new() }
+}
+
 /// The line of a series: through the median y of each x, in x order.
 fn median_line(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut xs: Vec<f64> = points.iter().map(|p| p.0).collect();
@@ -293,13 +304,14 @@ mod tests {
     fn median_lines_and_ranges() {
         let pts = [(64.0, 1.0), (64.0, 3.0), (32.0, 0.5), (64.0, 2.0)];
         assert_eq!(median_line(&pts), vec![(32.0, 0.5), (64.0, 2.0)]);
-        let (lo, hi) = axis_range([1.0, 10.0].into_iter(), true);
+        let (lo, hi) = axis_range([1.0, 10.0].into_iter(), true, false);
         assert!(lo > 0.0 && lo < 1.0 && hi > 10.0);
+        assert_eq!([log_tick(200.0), log_tick(800.0), log_tick(1000.0), log_tick(0.05)], ["200", "", "1000", "0.05"]);
         assert_eq!(
             [tick(100.0), tick(0.5), tick(0.0234), tick(1234.0), tick(2.5)],
             ["100", "0.5", "0.0234", "1234", "2.5"]
         );
-        let (lo, hi) = axis_range([0.0, 10.0].into_iter(), false);
+        let (lo, hi) = axis_range([0.0, 10.0].into_iter(), false, false);
         assert!(lo == 0.0 && hi > 10.0);
     }
 

@@ -198,42 +198,9 @@ mod tests {
     use super::*;
 
     fn row(instance: &str, expect: Option<&str>, verdict: Option<&str>, status: &str, wall: f64) -> JobRow {
-        JobRow {
-            job_id: format!("id-{instance}"),
-            ordinal: 0,
-            instance: instance.into(),
-            run_name: "check".into(),
-            command: "check".into(),
-            system_file: "s.toml".into(),
-            system_hash: "h".into(),
-            system_name: None,
-            neurons: None,
-            overrides: "[]".into(),
-            options: "[]".into(),
-            config_hash: "c".into(),
-            repetition: 0,
-            timeout_seconds: 10.0,
-            memory_bytes: None,
-            expect: expect.map(String::from),
-            reference: r#"{"splits": 6}"#.into(),
-            status: status.into(),
-            verdict: verdict.map(String::from),
-            method: None,
-            reason: None,
-            exit_code: Some(0),
-            signal: None,
-            wall_seconds: wall,
-            seconds: None,
-            splits: Some(6),
-            smt_queries: None,
-            bound_queries: None,
-            stats: r#"{"splits": 6}"#.into(),
-            result: None,
-            stderr_tail: String::new(),
-            started: String::new(),
-            finished: String::new(),
-            host: String::new(),
-        }
+        let mut r = crate::store::test_row(instance, "check", status, verdict, wall);
+        r.expect = expect.map(String::from);
+        r
     }
 
     #[test]

@@ -533,3 +533,44 @@ fn job_row(r: &Row) -> rusqlite::Result<JobRow> {
         host: r.get(33)?,
     })
 }
+
+/// A job row for unit tests: `instance` under `run_name` (command `check`), 6 splits.
+#[cfg(test)]
+pub(crate) fn test_row(instance: &str, run_name: &str, status: &str, verdict: Option<&str>, wall: f64) -> JobRow {
+    JobRow {
+        job_id: format!("id-{instance}-{run_name}"),
+        ordinal: 0,
+        instance: instance.into(),
+        run_name: run_name.into(),
+        command: "check".into(),
+        system_file: "s.toml".into(),
+        system_hash: "h".into(),
+        system_name: None,
+        neurons: None,
+        overrides: "[]".into(),
+        options: "[]".into(),
+        config_hash: "c".into(),
+        repetition: 0,
+        timeout_seconds: 10.0,
+        memory_bytes: None,
+        expect: None,
+        reference: r#"{"splits": 6}"#.into(),
+        status: status.into(),
+        verdict: verdict.map(String::from),
+        method: None,
+        reason: None,
+        exit_code: Some(0),
+        signal: None,
+        wall_seconds: wall,
+        seconds: None,
+        splits: Some(6),
+        smt_queries: None,
+        bound_queries: None,
+        stats: r#"{"splits": 6}"#.into(),
+        result: None,
+        stderr_tail: String::new(),
+        started: String::new(),
+        finished: String::new(),
+        host: String::new(),
+    }
+}

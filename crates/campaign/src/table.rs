@@ -115,6 +115,10 @@ pub fn cell(rows: &[JobRow], instance: &str, run: &str, value: &str) -> Cell {
             }
             let values: Vec<f64> = finished.iter().filter_map(|r| r.stat(value)).collect();
             match median(values) {
+                // The time of a job that gave up (a solver's own limit) is not a time to solve.
+                Some(x) if time && finished.iter().all(|r| r.status() == JobStatus::Unknown) => {
+                    Cell { text: format!("{} (unknown)", format_number(x, true)), raw: x.to_string() }
+                }
                 Some(x) => Cell::number(x, time),
                 None => Cell::empty(),
             }
@@ -181,5 +185,29 @@ mod tests {
         };
         assert_eq!(t.markdown(), "| instance | time (s) |\n| --- | --- |\n| a\\|b | 0.50 |\n| x,\"y\" | – |\n");
         assert_eq!(t.csv(), "instance,time (s)\na|b,0.5\n\"x,\"\"y\"\"\",\n");
+    }
+
+    #[test]
+    fn cells_take_medians_and_say_why_a_time_is_missing() {
+        use crate::store::test_row;
+        let rows = [
+            test_row("a", "mono", "proven", Some("safe"), 3.0),
+            test_row("a", "mono", "proven", Some("safe"), 1.0),
+            test_row("a", "mono", "proven", Some("safe"), 2.0),
+            test_row("b", "mono", "timeout", None, 120.0),
+            test_row("c", "mono", "unknown", Some("unknown"), 12.5),
+            test_row("d", "mono", "refuted", Some("not-inductive"), 0.5),
+            test_row("d", "mono", "timeout", None, 120.0),
+        ];
+        let text = |i: &str, v: &str| cell(&rows, i, "mono", v).text;
+        assert_eq!(text("a", "wall"), "2.00", "the median of the repetitions");
+        assert_eq!(text("a", "verdict"), "safe");
+        assert_eq!(text("b", "wall"), "timeout");
+        assert_eq!(text("b", "verdict"), "timeout");
+        assert_eq!(text("c", "wall"), "12.50 (unknown)");
+        assert_eq!(text("d", "wall"), "0.50", "the time of the repetition that finished");
+        assert_eq!(text("d", "verdict"), "not-inductive / timeout", "disagreeing repetitions show both");
+        assert_eq!(text("a", "splits"), "6");
+        assert_eq!(text("e", "wall"), "–");
     }
 }
