@@ -78,6 +78,8 @@ pub fn parse_memory(text: &str) -> Result<u64, String> {
 
 /// A limit in seconds as a duration (positive and finite).
 pub fn parse_seconds(secs: f64) -> Result<Duration, String> {
+    // Written so that NaN fails too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     if !(secs > 0.0) {
         return Err(format!("{secs}: a time limit must be a positive number of seconds"));
     }
@@ -88,7 +90,7 @@ pub fn parse_seconds(secs: f64) -> Result<Duration, String> {
 pub fn memory_text(bytes: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (name, scale) in UNITS {
-        if bytes >= scale && bytes % scale == 0 {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{} {name}", bytes / scale);
         }
     }

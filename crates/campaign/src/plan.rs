@@ -149,12 +149,10 @@ pub(crate) fn combinations(matrix: &[(String, Vec<String>)]) -> Vec<Vec<(String,
 /// A short label of an override value: a path's file stem, otherwise the value.
 pub(crate) fn short_value(v: &str) -> String {
     let p = Path::new(v);
-    if v.contains('/')
-        || p.extension().is_some_and(|e| e.len() <= 5 && e.to_string_lossy().chars().all(char::is_alphabetic))
-    {
-        if let Some(stem) = p.file_stem() {
-            return stem.to_string_lossy().into_owned();
-        }
+    let path_like = v.contains('/')
+        || p.extension().is_some_and(|e| e.len() <= 5 && e.to_string_lossy().chars().all(char::is_alphabetic));
+    if path_like && let Some(stem) = p.file_stem() {
+        return stem.to_string_lossy().into_owned();
     }
     v.to_string()
 }
