@@ -2,8 +2,9 @@
 //! (ReLU as `ite`), observation expressions as the network inputs. Expected to be slow beyond
 //! small networks; always run it with a timeout.
 //!
-//! Argmax outputs: the chosen index `k` is any maximal output (`out_k >= out_j` for all `j`), a
-//! superset of the simulator's lowest-index tie-breaking, so `Valid` covers every tie-breaking rule.
+//! Argmax outputs follow the simulator's rule exactly: the largest output, the lowest index among
+//! ties (`out_k > out_j` for `j < k`, `out_k >= out_j` for `j > k`), so a system that is safe under
+//! that rule is proven, and one that is unsafe under it is refuted with a witness that replays.
 //! Select policies: the selector value `v` picks network `v`; a value that picks no network leaves
 //! the actions unconstrained (over-approximation).
 
@@ -11,7 +12,7 @@ use crate::answer::Answer;
 use crate::bridge::transition_witness;
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
-use crate::encode::{Scope, Vars, and, assert_step, int_num, num, num_f64};
+use crate::encode::{Scope, Vars, and, argmax_choice, assert_step, int_num, num, num_f64};
 use crate::error::CheckError;
 use crate::replay::replay_inductive;
 use crate::solve::{Outcome, check};
@@ -56,16 +57,7 @@ fn encode_network(net: &Network, name: &str, input: Vec<Real>, solver: &Solver) 
 fn outputs_to_actions(output: &ControllerOutput, out: &[Real], action: &[Real]) -> Bool {
     match output {
         ControllerOutput::Actions(ids) => and(ids.iter().zip(out).map(|(&a, o)| action[a].eq(o)).collect()),
-        ControllerOutput::Argmax(a) => {
-            let mut c = Vec::new();
-            for (k, ok) in out.iter().enumerate() {
-                let best = and(out.iter().map(|oj| ok.ge(oj)).collect());
-                c.push(action[*a].eq(num(&Rational::from_integer(k.into()))).implies(best));
-            }
-            c.push(action[*a].ge(num(&Rational::from_integer(0.into()))));
-            c.push(action[*a].lt(num(&Rational::from_integer(out.len().into()))));
-            and(c)
-        }
+        ControllerOutput::Argmax(a) => argmax_choice(&action[*a], out),
     }
 }
 
