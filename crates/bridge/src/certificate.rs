@@ -20,11 +20,12 @@
 //! outward f64 enclosure (the candidate's exact rational bounds are then used), otherwise the
 //! certificate's own boxes (e.g. a synthesised invariant).
 
+use crate::argmax::winner_hull;
 use crate::check::{Report, Verdict};
 use crate::config::Config;
 use crate::engine::{Clause, Inductiveness};
 use crate::error::BridgeError;
-use crate::post::{PostEngine, possible_argmax};
+use crate::post::PostEngine;
 use serde::{Deserialize, Serialize};
 use trestle_bounds::{InputBox, Method};
 use trestle_ir::expr::{Expr, VarRef};
@@ -424,8 +425,11 @@ fn post_holds_once(sys: &System, engine: &PostEngine<'_>, region: &FBox, post: &
                         ids.iter().enumerate().all(|(k, &a)| b.lo[k] >= stored.lo[a] && b.hi[k] <= stored.hi[a])
                     }
                     ControllerOutput::Argmax(a) => {
-                        let (first, last) = possible_argmax(std::slice::from_ref(b));
-                        first as f64 >= stored.lo[*a] && last as f64 <= stored.hi[*a]
+                        // The indices that may win under the lowest-index rule; an error rules nothing in.
+                        match winner_hull(&[net], &input, std::slice::from_ref(b), &Method::Crown) {
+                            Ok((first, last)) => first as f64 >= stored.lo[*a] && last as f64 <= stored.hi[*a],
+                            Err(_) => false,
+                        }
                     }
                 }
             };

@@ -14,6 +14,7 @@
 //! the IR's definition of a step. A proof comes with a certificate ([`certificate`]) that
 //! [`certificate::certify`] re-checks without trusting the run.
 
+pub mod argmax;
 pub mod certificate;
 mod check;
 pub mod config;

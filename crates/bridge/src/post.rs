@@ -5,11 +5,13 @@
 //! otherwise the observations must be affine in the state, `u = M s + m` with exact rational `M`,
 //! and the bounds are composed with outward rounding: the coefficient of `s_j` is known only as an
 //! interval `[b_lo, b_hi]`, so the midpoint is used and the half-width times `max |s_j|` over the box
-//! moves into the constant. Controllers whose observations read non-deterministic inputs, or whose
-//! networks are recurrent, are outside what the bridge engine handles (an error says so).
+//! moves into the constant. An argmax action gets the hull of the indices that may win on the box
+//! under the lowest-index rule ([`crate::argmax`]). Controllers whose observations read
+//! non-deterministic inputs, or whose networks are recurrent, are outside what the bridge engine
+//! handles (an error says so).
 
 use crate::error::BridgeError;
-use trestle_bounds::{InputBox, Method, OutputBounds};
+use trestle_bounds::{InputBox, Method};
 use trestle_ir::interval::Interval;
 use trestle_ir::round::{add_down, add_up, mul_up, sub_up};
 use trestle_ir::system::{ControllerOutput, Policy, System};
@@ -107,7 +109,8 @@ impl<'s> PostEngine<'s> {
                     }
                 }
                 ControllerOutput::Argmax(a) => {
-                    let (first, last) = possible_argmax(&bounds);
+                    let networks: Vec<_> = nets.iter().map(|&n| &self.sys.networks[n].network).collect();
+                    let (first, last) = crate::argmax::winner_hull(&networks, &input, &bounds, &self.method)?;
                     lo[*a] = first as f64;
                     hi[*a] = last as f64;
                     lower_off[*a] = lo[*a];
@@ -215,23 +218,6 @@ impl<'s> PostEngine<'s> {
             }
         }
     }
-}
-
-/// Indices that may be the argmax under some network's bounds: i is possible if its upper bound
-/// reaches the largest lower bound. Returned as the hull [first, last].
-pub fn possible_argmax(bounds: &[OutputBounds]) -> (usize, usize) {
-    let mut first = usize::MAX;
-    let mut last = 0;
-    for b in bounds {
-        let best_lo = b.lo.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        for (i, &h) in b.hi.iter().enumerate() {
-            if h >= best_lo {
-                first = first.min(i);
-                last = last.max(i);
-            }
-        }
-    }
-    (first, last)
 }
 
 fn observation(sys: &System, c: &trestle_ir::system::Controller) -> Result<Observation, BridgeError> {
