@@ -21,6 +21,9 @@ pub mod config;
 pub mod engine;
 mod error;
 pub mod post;
+mod post_check;
+mod proof_check;
+mod rows;
 pub mod witness;
 
 pub use check::{Condition, Report, Verdict, check, check_milp, check_monolithic, invariant_cover};

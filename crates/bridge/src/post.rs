@@ -177,44 +177,52 @@ impl<'s> PostEngine<'s> {
         upper: (&mut Matrix, &mut Vec<f64>),
     ) {
         let n_state = self.sys.state.len();
+        for (k, &a) in ids.iter().enumerate() {
+            let (coeffs, c) = self.state_row(ci, p, lin.lower.a.row(k), lin.lower.c[k], false);
+            lower.0.data[a * n_state..(a + 1) * n_state].copy_from_slice(&coeffs);
+            lower.1[a] = c;
+            let (coeffs, c) = self.state_row(ci, p, lin.upper.a.row(k), lin.upper.c[k], true);
+            upper.0.data[a * n_state..(a + 1) * n_state].copy_from_slice(&coeffs);
+            upper.1[a] = c;
+        }
+    }
+
+    /// A linear bound `w . u + c` of one output of controller `ci` over its network inputs `u`,
+    /// valid on the input box of `p`, as a bound `coeffs . s + offset` over the states of `p`
+    /// (a lower bound when `!is_upper`). Distinct state variables as inputs: the same numbers,
+    /// columns permuted. Affine observations `u = M s + m`: the coefficient of `s_j`, `w . M_j`,
+    /// is known only as an interval `[b_lo, b_hi]`; its midpoint is used and the half-width times
+    /// `max |s_j|` over `p` moves into the offset, all rounded outward.
+    pub fn state_row(&self, ci: usize, p: &FBox, w: &[f64], c: f64, is_upper: bool) -> (Vec<f64>, f64) {
+        let n_state = self.sys.state.len();
         match &self.observations[ci] {
             Observation::Vars(vars) => {
-                for (k, &a) in ids.iter().enumerate() {
-                    for (col, &j) in vars.iter().enumerate() {
-                        lower.0.data[a * n_state + j] = lin.lower.a.get(k, col);
-                        upper.0.data[a * n_state + j] = lin.upper.a.get(k, col);
-                    }
-                    lower.1[a] = lin.lower.c[k];
-                    upper.1[a] = lin.upper.c[k];
+                let mut coeffs = vec![0.0; n_state];
+                for (&wk, &j) in w.iter().zip(vars) {
+                    coeffs[j] = wk;
                 }
+                (coeffs, c)
             }
             Observation::Affine { m, offset } => {
-                let magnitude: Vec<f64> = (0..n_state).map(|j| p.lo[j].abs().max(p.hi[j].abs())).collect();
-                for (k, &a) in ids.iter().enumerate() {
-                    for (is_upper, map) in [(false, &lin.lower), (true, &lin.upper)] {
-                        let row = map.a.row(k);
-                        let mut constant = Interval::point(map.c[k]);
-                        let mut slack = 0.0;
-                        let coeffs: Vec<f64> = (0..n_state)
-                            .map(|j| {
-                                let exact = row.iter().zip(m).fold(Interval::point(0.0), |acc, (&w, mk)| {
-                                    acc.add(&Interval::point(w).mul(&mk[j]))
-                                });
-                                let mid = exact.mid();
-                                let half = sub_up(exact.hi, mid).max(sub_up(mid, exact.lo));
-                                slack = add_up(slack, mul_up(half, magnitude[j]));
-                                mid
-                            })
-                            .collect();
-                        for (&w, off) in row.iter().zip(offset) {
-                            constant = constant.add(&Interval::point(w).mul(off));
-                        }
-                        let (mat, offs) =
-                            if is_upper { (&mut *upper.0, &mut *upper.1) } else { (&mut *lower.0, &mut *lower.1) };
-                        mat.data[a * n_state..(a + 1) * n_state].copy_from_slice(&coeffs);
-                        offs[a] = if is_upper { add_up(constant.hi, slack) } else { add_down(constant.lo, -slack) };
-                    }
+                let mut constant = Interval::point(c);
+                let mut slack = 0.0;
+                let coeffs: Vec<f64> = (0..n_state)
+                    .map(|j| {
+                        let exact = w
+                            .iter()
+                            .zip(m)
+                            .fold(Interval::point(0.0), |acc, (&wk, mk)| acc.add(&Interval::point(wk).mul(&mk[j])));
+                        let mid = exact.mid();
+                        let half = sub_up(exact.hi, mid).max(sub_up(mid, exact.lo));
+                        let magnitude = p.lo[j].abs().max(p.hi[j].abs());
+                        slack = add_up(slack, mul_up(half, magnitude));
+                        mid
+                    })
+                    .collect();
+                for (&wk, off) in w.iter().zip(offset) {
+                    constant = constant.add(&Interval::point(wk).mul(off));
                 }
+                (coeffs, if is_upper { add_up(constant.hi, slack) } else { add_down(constant.lo, -slack) })
             }
         }
     }
