@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::process::Command;
-use trestle_testkit::{repo, scratch, shared_models};
+use trestle_testkit::{FORGE_BUG, FORGE_BUG_FORGED as FORGED, repo, scratch, shared_models};
 
 struct Run {
     code: i32,
@@ -388,4 +388,63 @@ fn simulate_uses_init_and_the_seed() {
     assert_eq!(j["runs"][0]["start_in_init"], true);
     let t = trestle(&["simulate", "examples/maze-det.toml", "--steps", "2"]);
     assert!(t.stdout.lines().next().unwrap().contains("a0"), "{}", t.stdout);
+}
+
+/// A rejected certificate exits 1 with the failing checks named; a file that is not a certificate
+/// of the system exits 2 with the problem named.
+#[test]
+fn certify_rejects_the_forged_certificate_of_issue_9() {
+    let (dir, sys) = scratch("forge.toml", FORGE_BUG);
+    let sys = sys.to_str().unwrap();
+    let check = trestle(&["check", sys, "--json"]);
+    assert_eq!((check.code, check.json()["verdict"].clone()), (1, Value::from("not-inductive")), "{}", check.stdout);
+    let cert = dir.path().join("forged.json");
+    std::fs::write(&cert, FORGED).unwrap();
+    let r = trestle(&["certify", cert.to_str().unwrap(), sys]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("REJECTED") && r.stdout.contains("FAIL"), "{}", r.stdout);
+    let j = trestle(&["certify", cert.to_str().unwrap(), sys, "--json"]).json();
+    assert_eq!(j["valid"], false);
+    for (text, fragment) in [
+        (FORGED.replace("1000.0", "NaN"), "not a trestle certificate"),
+        (FORGED.replace("\"forge-bug\"", "\"other\""), "for system 'other'"),
+        (FORGED.replace("[[0.0]]", "[[0.0],[0.0]]"), "1 x 1 matrix"),
+        (FORGED.replace("\"state_vars\":[\"x\"]", "\"state_vars\":[\"y\"]"), "variables differ"),
+    ] {
+        std::fs::write(&cert, text).unwrap();
+        expect_input_error(&trestle(&["certify", cert.to_str().unwrap(), sys]), &["forged.json", fragment]);
+    }
+}
+
+/// The tool's own certificate for an observation `x / 3` (not a state variable) is re-checked and
+/// accepted: a = x / 3 (the ReLU pair is the identity), x' = x/2 + a/10 = 8x/15 stays in [-1, 1].
+#[test]
+fn certify_accepts_certificates_of_affine_observations() {
+    let (dir, sys) = scratch(
+        "affine.toml",
+        r#"
+init = "-0.5 <= x <= 0.5"
+safe = "-1 <= x <= 1"
+invariant = "-1 <= x <= 1"
+[state]
+x = { type = "real" }
+[networks.id]
+layers = [
+  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
+  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "id"
+inputs = ["x / 3"]
+actions = ["a"]
+[step]
+x = "x / 2 + a / 10"
+"#,
+    );
+    let cert = dir.path().join("cert.json");
+    let r = trestle(&["check", sys.to_str().unwrap(), "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = trestle(&["certify", cert.to_str().unwrap(), sys.to_str().unwrap()]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(v.stdout.contains("certificate VALID"), "{}", v.stdout);
 }
