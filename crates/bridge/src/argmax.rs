@@ -39,10 +39,10 @@ pub fn possible_winners(
     let n = bounds.lo.len();
     let mut possible = vec![true; n];
     let mut open = Vec::new();
-    for i in 0..n {
+    for (i, may_win) in possible.iter_mut().enumerate() {
         for j in (0..n).filter(|&j| j != i) {
             if loses(i, j, bounds.hi[i], bounds.lo[j]) {
-                possible[i] = false;
+                *may_win = false;
             } else if bounds.lo[i] <= bounds.hi[j] {
                 // Otherwise q_i > q_j everywhere and j never rules i out.
                 open.push((i, j));
