@@ -9,7 +9,10 @@ use std::path::PathBuf;
     version,
     about = "Proves neural-network-controlled systems safe forever, or finds real counterexamples"
 )]
-#[command(after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.")]
+#[command(
+    after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown or floating-point evidence only \
+                  (check --method milp: safe-by-milp-evidence), 4 internal error."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -115,7 +118,9 @@ pub struct EvalArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub system: SystemArgs,
-    /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP).
+    /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP in
+    /// HiGHS: its "no violation" is floating-point evidence, confirmed by the exact bridge engine;
+    /// unconfirmed, the verdict is safe-by-milp-evidence with exit code 3).
     #[arg(long, default_value = "bridge")]
     pub method: String,
     /// Start from the original tool's configuration (forward bounds, box psi, all-dims split, FIFO,
@@ -158,6 +163,13 @@ pub struct CheckArgs {
     /// Do not search undecided boxes for concrete counterexamples.
     #[arg(long)]
     pub no_search: bool,
+    /// Decide a box exactly (Z3 with the networks encoded on it) once it is still undecided after
+    /// this many halvings of its invariant box (default 12; 0: at once), and at the minimum width.
+    #[arg(long, value_name = "HALVINGS", conflicts_with = "no_exact_leaf")]
+    pub exact_after: Option<usize>,
+    /// Never decide boxes exactly: undecided boxes are split down to the minimum width.
+    #[arg(long)]
+    pub no_exact_leaf: bool,
     /// Write every Z3 query as SMT-LIB 2 into this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_smt: Option<PathBuf>,

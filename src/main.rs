@@ -7,7 +7,8 @@
 //!   (a check failed or could not be confirmed; it proves nothing, about the system either way)
 //! - 2: input error (bad arguments, malformed system file, missing or unsupported model; for
 //!   `certify`, a file that is not a well-formed certificate of this system)
-//! - 3: unknown (a limit was reached before a verdict; nothing is claimed)
+//! - 3: unknown (a limit was reached before a verdict, or only floating-point MILP evidence:
+//!   `safe-by-milp-evidence`; nothing is claimed)
 //! - 4: internal error (a bug: never turned into a verdict)
 
 mod args;

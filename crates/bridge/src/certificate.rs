@@ -2,7 +2,9 @@
 //! or a refutation (a witness step), as JSON, and [`certify`], which re-checks a certificate
 //! without trusting the run that produced it.
 //!
-//! Format `trestle-bridge-certificate/1`. Numbers are JSON numbers holding exact f64 values
+//! Format `trestle-bridge-certificate/1`, or `/2` for a proof with exact clauses (`exact_clauses`:
+//! boxes decided with the networks inside the query, see [`exact`]; `/2` is `/1` plus that list,
+//! and `certify` reads both). Numbers are JSON numbers holding exact f64 values
 //! (shortest round-trip decimals). A witness's state is an f64 point; its actions and successor
 //! are exact rationals, given as the nearest floats in `witness` and exactly (as decimal or
 //! fraction strings) in `witness_exact`.
@@ -24,7 +26,13 @@ use trestle_ir::pred::CmpOp;
 use trestle_ir::{FBox, Matrix, Pred, Rational, System};
 use trestle_smt::Postcondition;
 
+pub(crate) mod exact;
+
+pub use exact::ExactClauseJson;
+
 pub const FORMAT: &str = "trestle-bridge-certificate/1";
+/// The format of a proof with exact clauses.
+pub const FORMAT_EXACT: &str = "trestle-bridge-certificate/2";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,6 +94,9 @@ pub struct ProofJson {
     pub nondet_vars: Vec<String>,
     pub invariant: Vec<BoxJson>,
     pub clauses: Vec<ClauseJson>,
+    /// Only in format `/2`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub exact_clauses: Vec<ExactClauseJson>,
 }
 
 /// A refutation, or the record of a run that proved nothing.
@@ -131,16 +142,17 @@ fn clause_json(c: &Clause) -> ClauseJson {
     ClauseJson { region: box_json(&c.region), post: box_json(c.post.action_box()), linear }
 }
 
-/// A proof certificate from proven clauses over an invariant's boxes.
-pub fn proof(sys: &System, invariant: &[FBox], clauses: &[Clause]) -> ProofJson {
+/// A proof certificate from proven clauses (and exact clauses) over an invariant's boxes.
+pub fn proof(sys: &System, invariant: &[FBox], clauses: &[Clause], exact_clauses: &[FBox]) -> ProofJson {
     ProofJson {
-        format: FORMAT.into(),
+        format: if exact_clauses.is_empty() { FORMAT } else { FORMAT_EXACT }.into(),
         system: sys.name.clone(),
         state_vars: sys.state_names(),
         action_vars: sys.action_names(),
         nondet_vars: sys.nondet_names(),
         invariant: invariant.iter().map(box_json).collect(),
         clauses: clauses.iter().map(clause_json).collect(),
+        exact_clauses: exact::clause_jsons(exact_clauses),
     }
 }
 
@@ -162,8 +174,9 @@ pub fn witness_jsons(sys: &System, w: &trestle_smt::Witness) -> (WitnessJson, Wi
 
 /// The certificate a `check` run writes: a proof when safe, otherwise the outcome with its witness.
 pub fn from_report(sys: &System, report: &Report, _cfg: &Config) -> CertificateJson {
-    if report.verdict == Verdict::Safe && !report.inductive.clauses.is_empty() {
-        return CertificateJson::Proof(proof(sys, &report.cover, &report.inductive.clauses));
+    let run = &report.inductive;
+    if report.verdict == Verdict::Safe && !(run.clauses.is_empty() && run.exact_clauses.is_empty()) {
+        return CertificateJson::Proof(proof(sys, &report.cover, &run.clauses, &run.exact_clauses));
     }
     let mut out = OutcomeJson {
         format: FORMAT.into(),
@@ -267,8 +280,13 @@ pub fn certify(cert: &CertificateJson, sys: &System) -> Result<Certification, Br
         CertificateJson::Proof(p) => (&p.format, &p.system),
         CertificateJson::Outcome(o) => (&o.format, &o.system),
     };
-    if format != FORMAT {
-        return Err(BridgeError::Certificate(format!("unknown format '{format}' (expected {FORMAT})")));
+    // A refutation or run record is always `/1`; a proof is `/2` when it has exact clauses.
+    let formats: &[&str] = match cert {
+        CertificateJson::Proof(_) => &[FORMAT, FORMAT_EXACT],
+        CertificateJson::Outcome(_) => &[FORMAT],
+    };
+    if !formats.contains(&format.as_str()) {
+        return Err(BridgeError::Certificate(format!("unknown format '{format}' (expected {})", formats.join(" or "))));
     }
     if *system != sys.name {
         return Err(BridgeError::Certificate(format!(
@@ -308,9 +326,6 @@ fn exact_values(texts: &[String], what: &str) -> Result<Vec<Rational>, BridgeErr
 
 /// A refutation is re-checked by replaying its witness exactly.
 fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, BridgeError> {
-    if o.format != FORMAT {
-        return Err(BridgeError::Certificate(format!("unknown format '{}' (expected {FORMAT})", o.format)));
-    }
     if o.verdict != "not-inductive" {
         return Ok(Certification {
             valid: false,
@@ -328,6 +343,11 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
         ),
         (None, None) => return Err(BridgeError::Certificate("a refutation needs a witness".into())),
     };
+    // A witness must start from a state (kinds and domains) and take inputs in their domains:
+    // anything else is no run of the system, and the certificate is malformed.
+    let not_a_run = |what: &str, e: trestle_ir::sim::SimError| BridgeError::Certificate(format!("witness {what}: {e}"));
+    trestle_ir::sim::check_state(sys, &state).map_err(|e| not_a_run("state", e))?;
+    trestle_ir::sim::check_nondet(sys, &nondet).map_err(|e| not_a_run("inputs", e))?;
     let (inv, _) = crate::check::invariant_cover(sys)?;
     let replay = crate::witness::replay_exact(sys, &inv, &state, &[nondet]);
     let checks = vec![(

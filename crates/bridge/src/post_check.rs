@@ -46,6 +46,11 @@ impl<'s> PostChecker<'s> {
         Ok(PostChecker { sys, engine: PostEngine::new(sys, Method::Crown, true)? })
     }
 
+    /// The postcondition engine the checks bound with (its observation maps and input boxes).
+    pub(crate) fn engine(&self) -> &PostEngine<'s> {
+        &self.engine
+    }
+
     /// Whether `post` holds for every state of `region`: re-bounded, with halving up to `depth`.
     pub(crate) fn holds(&self, region: &FBox, post: &Postcondition, depth: usize) -> Result<(), String> {
         match self.holds_once(region, post) {

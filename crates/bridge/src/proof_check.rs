@@ -1,10 +1,12 @@
 //! Re-checking a proof certificate, trusting nothing from the run that wrote it.
 //!
-//! A proof is a list of clauses, each a state box with a claim about it. Today every clause is a
-//! bridge clause: on its box the controller's actions satisfy the postcondition psi (an action box,
-//! possibly with linear bounds in the state), and every successor of `box /\ Inv /\ psi` is in the
-//! invariant. The checks, all of which must pass:
-//! 1. the clause boxes cover the invariant and lie inside it (exact box subtraction on the f64 ends);
+//! A proof is a list of clauses, each a state box with a claim about it: a bridge clause says that
+//! on its box the controller's actions satisfy the postcondition psi (an action box, possibly with
+//! linear bounds in the state) and every successor of `box /\ Inv /\ psi` is in the invariant; an
+//! exact clause (format `/2`) says that every successor of `box /\ Inv` under the controller's own
+//! actions is in the invariant. The checks, all of which must pass:
+//! 1. the clause boxes (of both kinds) cover the invariant and lie inside it (exact box
+//!    subtraction on the f64 ends);
 //! 2. no clause is vacuous: psi is non-empty at every state of its box, decided in exact rational
 //!    arithmetic ([`crate::rows::nonvacuous`]) — otherwise the environment condition would hold for
 //!    want of any action;
@@ -12,13 +14,18 @@
 //!    re-bounded there and each bound, offsets included, must follow from the new bounds
 //!    ([`crate::post_check`]);
 //! 4. each environment condition `(box /\ Inv /\ psi /\ Next) => Inv'` holds, by Z3 alone;
-//! 5. `Init => Inv` and `Inv => Safe`, by Z3.
+//! 5. each exact clause `(box /\ Inv /\ a = f(s) /\ Next) => Inv'` holds, by Z3 with the networks
+//!    encoded on the box (the query rebuilt from the box and the system alone,
+//!    [`crate::certificate::exact`]);
+//! 6. `Init => Inv` and `Inv => Safe`, by Z3.
 //!
 //! The invariant is the system file's candidate when the certificate's boxes are exactly its
 //! outward f64 enclosure (the candidate's exact rational bounds are then used), otherwise the
 //! certificate's own boxes (e.g. a synthesised invariant).
 
-use crate::certificate::{Certification, ClauseJson, ProofJson, boxes_pred, fbox, names_match};
+use crate::certificate::{
+    Certification, ClauseJson, FORMAT, FORMAT_EXACT, ProofJson, boxes_pred, exact, fbox, names_match,
+};
 use crate::error::BridgeError;
 use crate::post_check::PostChecker;
 use crate::rows::nonvacuous;
@@ -32,10 +39,14 @@ const RECHECK_DEPTH: usize = 10;
 enum Claim {
     /// The controller's actions satisfy psi there, and `(box /\ Inv /\ psi /\ Next) => Inv'`.
     Bridge(Postcondition),
+    /// `(box /\ Inv /\ a = f(s) /\ Next) => Inv'`, with the networks themselves.
+    Exact,
 }
 
 /// One clause as it is re-checked.
 struct CertClause {
+    /// Where it is in the file: `clauses[i]` or `exact_clauses[i]`.
+    name: String,
     region: FBox,
     claim: Claim,
 }
@@ -44,6 +55,9 @@ struct CertClause {
 type CheckLine = (String, bool, String);
 
 pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeError> {
+    if p.format == FORMAT && !p.exact_clauses.is_empty() {
+        return Err(BridgeError::Certificate(format!("exact clauses need format {FORMAT_EXACT}")));
+    }
     names_match(sys, &p.state_vars, &p.action_vars, &p.nondet_vars)?;
     let d = sys.state.len();
     let invariant: Vec<FBox> = p
@@ -55,8 +69,14 @@ pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification
     if invariant.is_empty() {
         return Err(BridgeError::Certificate("the invariant has no boxes".into()));
     }
-    let clauses: Vec<CertClause> =
+    let mut clauses: Vec<CertClause> =
         p.clauses.iter().enumerate().map(|(i, c)| read_clause(sys, i, c)).collect::<Result<_, _>>()?;
+    let exact_regions = exact::regions(&p.exact_clauses, d)?;
+    clauses.extend(exact_regions.iter().enumerate().map(|(i, b)| CertClause {
+        name: format!("exact_clauses[{i}]"),
+        region: b.clone(),
+        claim: Claim::Exact,
+    }));
     refuse_repeated_boxes(&clauses)?;
     // The invariant: the system's exact candidate when the certificate is its enclosure.
     let inv = match crate::check::invariant_cover(sys) {
@@ -64,9 +84,13 @@ pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification
         _ => boxes_pred(&invariant),
     };
     let mut checks = vec![coverage(&invariant, &clauses)];
-    checks.extend(postconditions(sys, &clauses)?);
+    let checker = PostChecker::new(sys)?;
+    checks.extend(postconditions(sys, &checker, &clauses));
     let mut backend = Z3Backend::new(sys, CheckerConfig::default())?;
     checks.push(environment(&mut backend, &inv, &clauses)?);
+    if !exact_regions.is_empty() {
+        checks.push(exact::check(sys, checker.engine(), &inv, &exact_regions)?);
+    }
     let init = backend.check_init(&inv)?;
     checks.push(("Init => Inv (Z3)".into(), init == Answer::Valid, answer_text(&init)));
     match &sys.safe {
@@ -94,7 +118,7 @@ fn read_clause(sys: &System, i: usize, c: &ClauseJson) -> Result<CertClause, Bri
             bounds,
         }),
     };
-    Ok(CertClause { region, claim: Claim::Bridge(post) })
+    Ok(CertClause { name: format!("clauses[{i}]"), region, claim: Claim::Bridge(post) })
 }
 
 fn matrix(rows: &[Vec<f64>], r: usize, c: usize, what: &str) -> Result<Matrix, BridgeError> {
@@ -120,10 +144,10 @@ fn refuse_repeated_boxes(clauses: &[CertClause]) -> Result<(), BridgeError> {
     keys.sort();
     for w in keys.windows(2) {
         if w[0].0 == w[1].0 {
+            let (first, second) = (w[0].1.min(w[1].1), w[0].1.max(w[1].1));
             return Err(BridgeError::Certificate(format!(
-                "clauses[{}] repeats the box of clauses[{}]",
-                w[1].1.max(w[0].1),
-                w[1].1.min(w[0].1)
+                "{} repeats the box of {}",
+                clauses[second].name, clauses[first].name
             )));
         }
     }
@@ -137,49 +161,54 @@ fn coverage(invariant: &[FBox], clauses: &[CertClause]) -> CheckLine {
     if let Some(gap) = invariant.iter().flat_map(|b| b.uncovered(&regions)).next() {
         return (name, false, format!("uncovered: {gap:?}"));
     }
-    for (i, r) in regions.iter().enumerate() {
-        if let Some(outside) = r.uncovered(invariant).first() {
-            return (name, false, format!("clause {i}: its box reaches outside the invariant: {outside:?}"));
+    for c in clauses {
+        if let Some(outside) = c.region.uncovered(invariant).first() {
+            return (name, false, format!("{}: its box reaches outside the invariant: {outside:?}", c.name));
         }
     }
     (name, true, format!("{} boxes", regions.len()))
 }
 
+/// The bridge clauses, with their indices among the clauses.
+fn bridge_clauses(clauses: &[CertClause]) -> impl Iterator<Item = (usize, &FBox, &Postcondition)> {
+    clauses.iter().enumerate().filter_map(|(i, c)| match &c.claim {
+        Claim::Bridge(post) => Some((i, &c.region, post)),
+        Claim::Exact => None,
+    })
+}
+
 /// Checks 2 and 3: every psi is non-empty on its box and holds there.
-fn postconditions(sys: &System, clauses: &[CertClause]) -> Result<[CheckLine; 2], BridgeError> {
-    let checker = PostChecker::new(sys)?;
+fn postconditions(sys: &System, checker: &PostChecker<'_>, clauses: &[CertClause]) -> [CheckLine; 2] {
     let mut vacuous = None;
     let mut wrong = None;
-    for (i, c) in clauses.iter().enumerate() {
-        let Claim::Bridge(post) = &c.claim;
+    for (i, region, post) in bridge_clauses(clauses) {
         if vacuous.is_none()
-            && let Err(why) = nonvacuous(sys, &c.region, post)
+            && let Err(why) = nonvacuous(sys, region, post)
         {
             vacuous = Some(format!("clause {i}: {why}"));
         }
         if wrong.is_none()
-            && let Err(why) = checker.holds(&c.region, post, RECHECK_DEPTH)
+            && let Err(why) = checker.holds(region, post, RECHECK_DEPTH)
         {
             wrong = Some(format!("clause {i}: {why}"));
         }
     }
-    let n = format!("{} clauses", clauses.len());
-    Ok([
+    let n = format!("{} clauses", bridge_clauses(clauses).count());
+    [
         (
             "no psi is empty anywhere on its box (no vacuous clause)".into(),
             vacuous.is_none(),
             vacuous.unwrap_or(n.clone()),
         ),
         ("each psi holds on its box: every bound re-bounded".into(), wrong.is_none(), wrong.unwrap_or(n)),
-    ])
+    ]
 }
 
 /// Check 4: each environment condition, by Z3 alone.
 fn environment(backend: &mut Z3Backend<'_>, inv: &Pred, clauses: &[CertClause]) -> Result<CheckLine, BridgeError> {
     let mut bad = None;
-    for (i, c) in clauses.iter().enumerate() {
-        let Claim::Bridge(post) = &c.claim;
-        let q = BridgeQuery::new(&c.region, post, Target::StaysIn(inv)).with_extra(inv);
+    for (i, region, post) in bridge_clauses(clauses) {
+        let q = BridgeQuery::new(region, post, Target::StaysIn(inv)).with_extra(inv);
         match backend.check_bridge(&q)? {
             Answer::Valid => {}
             Answer::Invalid(w) => {
@@ -196,7 +225,7 @@ fn environment(backend: &mut Z3Backend<'_>, inv: &Pred, clauses: &[CertClause]) 
     Ok((
         "each environment condition holds (Z3)".into(),
         ok,
-        bad.unwrap_or_else(|| format!("{} queries", clauses.len())),
+        bad.unwrap_or_else(|| format!("{} queries", bridge_clauses(clauses).count())),
     ))
 }
 

@@ -74,9 +74,11 @@ fn simulated_runs(sys: &System, steps: usize) -> Vec<Vec<Rational>> {
 #[test]
 fn argmax_tie_safe_under_the_lowest_index_rule_is_proven() {
     let sys = tie_system(0);
-    let cfg = Config::default();
+    // Postconditions alone (the exact leaf off), so that the proof rests on psi.
+    let cfg = Config { exact_after: None, ..Config::default() };
     let r = check(&sys, &cfg, &quiet).unwrap();
     assert_eq!(r.verdict, Verdict::Safe, "{:?}", r.inductive.outcome);
+    assert!(!r.inductive.clauses.is_empty() && r.inductive.exact_clauses.is_empty());
     // psi of every clause allows index 0 only.
     for c in &r.inductive.clauses {
         let b = c.post.action_box();
@@ -84,8 +86,12 @@ fn argmax_tie_safe_under_the_lowest_index_rule_is_proven() {
     }
     let cert = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
     assert!(cert.valid, "{:?}", cert.checks);
-    // The exact monolithic encoding agrees.
+    // The exact encodings agree: the monolithic query, and the engine with its exact leaf.
     assert_eq!(check_monolithic(&sys, &cfg).unwrap().verdict, Verdict::Safe);
+    let exact = Config::default();
+    let r = check(&sys, &exact, &quiet).unwrap();
+    assert_eq!(r.verdict, Verdict::Safe, "{:?}", r.inductive.outcome);
+    assert!(certify(&from_report(&sys, &r, &exact), &sys).unwrap().valid);
     // And so does the simulator: every run stays in the invariant.
     for run in simulated_runs(&sys, 20) {
         assert!(run.iter().all(|x| *x >= q("-1") && *x <= q("1")), "{run:?}");
@@ -120,9 +126,10 @@ fn argmax_tie_certificates_of_every_method_are_valid() {
     let sys = tie_system(0);
     for post in ["ibp", "crown", "alpha-crown", "forward"] {
         for linear_bridge in [false, true] {
-            let cfg = Config { post: post.parse().unwrap(), linear_bridge, ..Config::default() };
+            let cfg = Config { post: post.parse().unwrap(), linear_bridge, exact_after: None, ..Config::default() };
             let r = check(&sys, &cfg, &quiet).unwrap();
             assert_eq!(r.verdict, Verdict::Safe, "{post} linear={linear_bridge}: {:?}", r.inductive.outcome);
+            assert!(r.inductive.exact_clauses.is_empty());
             let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
             assert!(c.valid, "{post} linear={linear_bridge}: {:?}", c.checks);
         }

@@ -57,6 +57,25 @@ fn forged_certificate_with_contradictory_constant_rows_is_rejected() {
     assert_rejected(&c, "re-bounded");
 }
 
+/// Format `/2` (a proof with exact clauses) gets the same checks of its ordinary clauses: the
+/// forged clause on [0, 0.5] next to an exact clause on [0.5, 1] is refused for its rows (and the
+/// exact clause fails too: x' = x + 1 leaves). Exact clauses in format `/1` are malformed.
+#[test]
+fn forged_rows_in_a_certificate_with_exact_clauses_are_rejected() {
+    let sys = system(FORGE_BUG);
+    let mut v: Value = serde_json::from_str(FORGE_BUG_FORGED).unwrap();
+    v["clauses"][0]["box"] = json!({"lo": [0.0], "hi": [0.5]});
+    v["exact_clauses"] = json!([{"box": {"lo": [0.5], "hi": [1.0]}}]);
+    assert_malformed(certify_text(&v.to_string(), &sys), "exact clauses need format");
+    v["format"] = json!("trestle-bridge-certificate/2");
+    let c = certify_text(&v.to_string(), &sys).unwrap();
+    assert_rejected(&c, "vacuous");
+    assert_rejected(&c, "re-bounded");
+    assert_rejected(&c, "exact clause");
+    let cover = c.checks.iter().find(|(n, _, _)| n.contains("cover")).unwrap();
+    assert!(cover.1, "both kinds of clauses count for the coverage: {:?}", c.checks);
+}
+
 /// psi claims a = 0 by two constant rows (consistent, so not vacuous, and with a = 0 the step
 /// x' = x keeps the invariant): only re-checking the rows' offsets against the network (a = 1)
 /// catches it.
@@ -122,10 +141,11 @@ x = "x + a"
     assert_rejected(&c, "vacuous");
 }
 
-/// The project's example, proven, as JSON to tamper with.
+/// The project's example, proven by bridge clauses (the exact leaf off: by default its boxes are
+/// decided exactly), as JSON to tamper with.
 fn maze_certificate() -> (System, Value) {
     let sys = example("maze-det.toml");
-    let cfg = Config::default();
+    let cfg = Config { exact_after: None, ..Config::default() };
     let r = check(&sys, &cfg, &quiet).unwrap();
     let CertificateJson::Proof(p) = from_report(&sys, &r, &cfg) else { panic!("a proof") };
     (sys, serde_json::to_value(p).unwrap())
@@ -246,9 +266,11 @@ fn affine_observation_certificates_are_accepted() {
         let sys = system(text);
         for post in ["ibp", "crown", "alpha-crown", "forward"] {
             for linear_bridge in [false, true] {
-                let cfg = Config { post: post.parse().unwrap(), linear_bridge, ..Config::default() };
+                // Postconditions alone (the exact leaf off): the certificate's rows are the subject.
+                let cfg = Config { post: post.parse().unwrap(), linear_bridge, exact_after: None, ..Config::default() };
                 let r = check(&sys, &cfg, &quiet).unwrap();
                 assert_eq!(r.verdict, Verdict::Safe, "{} {post} {linear_bridge}", sys.name);
+                assert!(r.inductive.exact_clauses.is_empty());
                 let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
                 assert!(c.valid, "{} {post} linear={linear_bridge}: {:?}", sys.name, c.checks);
             }
@@ -261,7 +283,7 @@ fn affine_observation_certificates_are_accepted() {
 #[test]
 fn affine_observation_rows_are_rebounded() {
     let sys = system(AFFINE_1D);
-    let cfg = Config::default();
+    let cfg = Config { exact_after: None, ..Config::default() };
     let r = check(&sys, &cfg, &quiet).unwrap();
     let CertificateJson::Proof(mut p) = from_report(&sys, &r, &cfg) else { panic!("a proof") };
     let clause = &mut p.clauses[0];
