@@ -3,7 +3,7 @@
 //!
 //! Output `i` is chosen at an input only if it is strictly above every lower output and at least
 //! every higher one. So `i` is ruled out on a box as soon as sound bounds show `q_i <= q_j` for
-//! some `j < i` (a tie goes to `j`) or `q_i < q_j` for some `j > i`. Three tests, each sound under
+//! some `j < i` (a tie goes to `j`) or `q_i < q_j` for some `j > i`. Four tests, each sound under
 //! rounding, each tried only on the pairs the previous ones leave open:
 //! 1. the output intervals (`hi_i <= lo_j`, resp. `hi_i < lo_j`, compared exactly);
 //! 2. an upper bound of the difference `q_i - q_j` itself (the bounding method run backward from
@@ -12,15 +12,23 @@
 //!    is not exactly 0 on the box, `q_i - q_j` is `b_i - b_j` before the activation, and the f64
 //!    biases are compared exactly. Outward-rounded bounds never show `q_i - q_j <= 0` for outputs
 //!    that are equal (a rounding margin stays above 0), so without this test a tie would count as
-//!    possible for both indices instead of for the rule's winner only.
+//!    possible for both indices instead of for the rule's winner only;
+//! 4. exact maxima on affine pieces: when every ReLU has a fixed sign on the box (CROWN's
+//!    outward-rounded pre-activation bounds), the network is one affine map there, and the maximum
+//!    of `q_i - q_j` over the input box is computed in exact rational arithmetic from the f64
+//!    weights. This decides ties at a point of the box (scores that meet on its boundary), which
+//!    no outward-rounded bound can.
 
 use crate::error::BridgeError;
+use num_traits::{Signed, Zero};
 use trestle_bounds::{InputBox, Method, OutputBounds};
-use trestle_ir::network::{Activation, Layer, Matrix, Network};
+use trestle_ir::Rational;
+use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network};
+use trestle_ir::num::rational_from_f64;
 
 /// Whether `i` loses to `j` wherever `q_i <= a` and `b <= q_j` (`a`, `b` sound bounds; with
 /// `a` an upper bound of `q_i - q_j` and `b = 0` too): ties go to the lower index.
-fn loses(i: usize, j: usize, a: f64, b: f64) -> bool {
+fn loses<T: PartialOrd>(i: usize, j: usize, a: T, b: T) -> bool {
     if j < i { a <= b } else { a < b }
 }
 
@@ -61,8 +69,76 @@ pub fn possible_winners(
     }
     if !open.is_empty() {
         rule_out_exact_ties(net, input, method, &open, &mut possible)?;
+        open.retain(|&(i, _)| possible[i]);
+    }
+    if !open.is_empty()
+        && let Some(piece) = affine_piece(net, input)?
+    {
+        for &(i, j) in &open {
+            if possible[i] && loses(i, j, difference_max(&piece, input, i, j), Rational::zero()) {
+                possible[i] = false;
+            }
+        }
     }
     Ok(possible)
+}
+
+/// The affine piece of `net` on `input`: each layer with, per neuron, whether it passes its
+/// pre-activation on (identity layers, ReLUs with `lo >= 0`) or is 0 (ReLUs with `hi <= 0`).
+/// `None` when some ReLU may change sign on the box, or a layer is recurrent.
+fn affine_piece<'n>(net: &'n Network, input: &InputBox) -> Result<Option<AffinePiece<'n>>, BridgeError> {
+    if net.layers.iter().any(|l| !matches!(l, Layer::Dense(_))) {
+        return Ok(None);
+    }
+    let pre = trestle_bounds::preactivation_bounds(net, input).map_err(|e| bounds_error(net, e))?;
+    if pre.len() != net.layers.len() {
+        return Ok(None);
+    }
+    let mut piece = Vec::with_capacity(pre.len());
+    for (layer, (lo, hi)) in net.layers.iter().zip(&pre) {
+        let Layer::Dense(d) = layer else { return Ok(None) };
+        if lo.len() != d.bias.len() {
+            return Ok(None);
+        }
+        let mut passes = Vec::with_capacity(lo.len());
+        for (&l, &h) in lo.iter().zip(hi) {
+            passes.push(match d.activation {
+                Activation::Identity => true,
+                Activation::Relu if l >= 0.0 => true,
+                Activation::Relu if h <= 0.0 => false,
+                Activation::Relu => return Ok(None),
+            });
+        }
+        piece.push((d, passes));
+    }
+    Ok(Some(piece))
+}
+
+/// The dense layers of a network, each with which of its neurons pass their pre-activation on.
+type AffinePiece<'n> = Vec<(&'n DenseLayer, Vec<bool>)>;
+
+/// The exact maximum of `q_i - q_j` over the input box, on the affine piece `active` (see
+/// [`affine_piece`]): the coefficients `e_i - e_j` carried back through the layers in rationals.
+fn difference_max(piece: &AffinePiece<'_>, input: &InputBox, i: usize, j: usize) -> Rational {
+    let outputs = piece.last().map_or(0, |(d, _)| d.bias.len());
+    let mut c = vec![Rational::zero(); outputs];
+    c[i] = Rational::from_integer(1.into());
+    c[j] = Rational::from_integer((-1).into());
+    let mut constant = Rational::zero();
+    for (d, passes) in piece.iter().rev() {
+        let mut back = vec![Rational::zero(); d.weights.cols];
+        for (k, ck) in c.iter().enumerate().filter(|(k, ck)| passes[*k] && !ck.is_zero()) {
+            constant += ck * rational_from_f64(d.bias[k]);
+            for (col, &w) in d.weights.row(k).iter().enumerate().filter(|(_, w)| **w != 0.0) {
+                back[col] += ck * rational_from_f64(w);
+            }
+        }
+        c = back;
+    }
+    c.iter().enumerate().fold(constant, |acc, (col, cj)| {
+        let end = if cj.is_negative() { input.lo[col] } else { input.hi[col] };
+        acc + cj * rational_from_f64(end)
+    })
 }
 
 /// Upper bounds of `q_i - q_j` for the pairs, in one backward pass.

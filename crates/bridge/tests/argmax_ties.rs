@@ -135,3 +135,73 @@ fn argmax_tie_certificates_of_every_method_are_valid() {
         }
     }
 }
+
+/// Scores that meet only on a box's boundary (the planted `argmax-tie-safe`: o = [1/2, x] on
+/// [0, 1/2]; `argmax-three-way`: o = [x, 1 - x, 1/2], all equal at x = 1/2) are decided by
+/// postconditions alone, with the paper's configuration (forward bounds, no exact leaf): on a box
+/// where every ReLU keeps its sign, the score differences are maximised exactly, so the tie at
+/// x = 1/2 counts for the lowest index only. Outward-rounded bounds alone leave a margin above 0
+/// there and the box stays undecided at any width.
+#[test]
+fn argmax_ties_on_a_box_boundary_are_decided_by_postconditions() {
+    for name in ["argmax-tie-safe.toml", "argmax-three-way.toml"] {
+        let sys = load(&repo().join("tests/planted").join(name), &[]);
+        for cfg in [Config::paper(), Config { exact_after: None, ..Config::default() }] {
+            let r = check(&sys, &cfg, &quiet).unwrap();
+            assert_eq!(r.verdict, Verdict::Safe, "{name}: {:?}", r.inductive.outcome);
+            assert!(r.inductive.exact_clauses.is_empty());
+            let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
+            assert!(c.valid, "{name}: {:?}", c.checks);
+        }
+    }
+}
+
+/// Soundness of the winner tests: on random small networks with weights and biases on a coarse
+/// dyadic grid (so that scores tie often, inside boxes and on their faces) and random dyadic
+/// boxes, the simulator's exact argmax at every point of a grid over the box (vertices and faces
+/// included) is among the indices `possible_winners` leaves, for every bounding method.
+#[test]
+fn the_simulators_winner_is_always_a_possible_winner() {
+    use rand::{Rng, SeedableRng};
+    use trestle_bounds::{InputBox, Method};
+    use trestle_bridge::argmax::possible_winners;
+    use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let mut quarter = |lo: i32, hi: i32| f64::from(rng.random_range(lo..=hi)) / 4.0;
+    let methods: Vec<Method> = ["ibp", "crown", "alpha-crown", "forward"].iter().map(|m| m.parse().unwrap()).collect();
+    let mut ruled_out = 0;
+    for _ in 0..150 {
+        let mut layer = |rows: usize, cols: usize, activation| {
+            let weights = Matrix::new(rows, cols, (0..rows * cols).map(|_| quarter(-4, 4)).collect());
+            Layer::Dense(DenseLayer { weights, bias: (0..rows).map(|_| quarter(-2, 2)).collect(), activation })
+        };
+        let net = Network::new(
+            "inline:random-ties",
+            vec![layer(3, 2, Activation::Relu), layer(3, 3, Activation::Relu), layer(3, 3, Activation::Identity)],
+        )
+        .unwrap();
+        let (a, b) = (quarter(-4, 4), quarter(-4, 4));
+        let (c, d) = (quarter(-4, 4), quarter(-4, 4));
+        let input = InputBox::new(vec![a.min(b), c.min(d)], vec![a.max(b), c.max(d)]);
+        let winners: Vec<usize> = (0..=4)
+            .flat_map(|s| (0..=4).map(move |t| (s, t)))
+            .map(|(s, t)| {
+                let at = |k: usize, lo: f64, hi: f64| {
+                    q(&format!("{lo}")) + (q(&format!("{hi}")) - q(&format!("{lo}"))) * q(&format!("{k}/4"))
+                };
+                let x = vec![at(s, input.lo[0], input.hi[0]), at(t, input.lo[1], input.hi[1])];
+                trestle_ir::sim::argmax(&net.forward_exact(&x, &mut []).unwrap())
+            })
+            .collect();
+        for method in &methods {
+            let bounds = trestle_bounds::bound(&net, &input, method).unwrap();
+            let possible = possible_winners(&net, &input, &bounds, method).unwrap();
+            for &w in &winners {
+                assert!(possible[w], "{method:?} rules out {w}, the winner somewhere on {input:?}: {net:?}");
+            }
+            ruled_out += possible.iter().filter(|&&p| !p).count();
+        }
+    }
+    // The tests do rule indices out (the property is not met by leaving everything possible).
+    assert!(ruled_out > 300, "{ruled_out}");
+}
