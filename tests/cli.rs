@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 use std::process::Command;
-use trestle_testkit::{FORGE_BUG, FORGE_BUG_FORGED as FORGED, INT_BUG, regression_path, repo, scratch, shared_models};
+use trestle_testkit::{
+    AFFINE_OBSERVATION, FORGE_BUG, FORGE_BUG_FORGED as FORGED, INT_BUG, regression_path, repo, scratch, shared_models,
+};
 
 struct Run {
     code: i32,
@@ -450,32 +452,12 @@ fn certify_rejects_the_forged_certificate_of_issue_9() {
     }
 }
 
-/// The tool's own certificate for an observation `x / 3` (not a state variable) is re-checked and
-/// accepted: a = x / 3 (the ReLU pair is the identity), x' = x/2 + a/10 = 8x/15 stays in [-1, 1].
-/// Postconditions alone (`--no-exact-leaf`), so that its clauses carry linear rows over `x / 3`.
+/// The tool's own certificate for an observation `x / 3 + 1/7` (not a state variable) is
+/// re-checked and accepted. Postconditions alone (`--no-exact-leaf`), so that its clauses carry
+/// linear rows over the observation.
 #[test]
 fn certify_accepts_certificates_of_affine_observations() {
-    let (dir, sys) = scratch(
-        "affine.toml",
-        r#"
-init = "-0.5 <= x <= 0.5"
-safe = "-1 <= x <= 1"
-invariant = "-1 <= x <= 1"
-[state]
-x = { type = "real" }
-[networks.id]
-layers = [
-  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
-  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
-]
-[controller]
-network = "id"
-inputs = ["x / 3"]
-actions = ["a"]
-[step]
-x = "x / 2 + a / 10"
-"#,
-    );
+    let (dir, sys) = scratch("affine.toml", AFFINE_OBSERVATION);
     let cert = dir.path().join("cert.json");
     let r = trestle(&["check", sys.to_str().unwrap(), "--no-exact-leaf", "--certificate", cert.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);

@@ -210,30 +210,6 @@ fn forged_structures_are_refused_with_a_clear_message() {
     assert_rejected(&c, "Init => Inv");
 }
 
-/// A 1-D system observed through `x / 3 + 1/7` (not a state variable, so linear bounds must be
-/// composed with the affine map): a = u exactly (the ReLU pair is the identity), x' = x/2 + a/10
-/// = 8x/15 + 1/70, in [-0.52, 0.55] for x in [-1, 1]: inductive, safe.
-const AFFINE_1D: &str = r#"
-init = "-0.5 <= x <= 0.5"
-safe = "-1 <= x <= 1"
-invariant = "-1 <= x <= 1"
-[system]
-name = "affine-1d"
-[state]
-x = { type = "real" }
-[networks.id]
-layers = [
-  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
-  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
-]
-[controller]
-network = "id"
-inputs = ["x / 3 + 1/7"]
-actions = ["a"]
-[step]
-x = "x / 2 + a / 10"
-"#;
-
 /// Two state variables mixed by the observations u0 = (x + y)/3, u1 = x/5 - y; a = u. Then
 /// x' = x/2 + a0/4 = 7x/12 + y/12 and y' = y/2 + a1/4 = x/20 + y/4: |x'| <= 2/3, |y'| <= 0.3 on
 /// [-1, 1]^2: inductive, safe.
@@ -262,7 +238,7 @@ y = "y / 2 + a1 / 4"
 
 #[test]
 fn affine_observation_certificates_are_accepted() {
-    for text in [AFFINE_1D, AFFINE_2D] {
+    for text in [AFFINE_OBSERVATION, AFFINE_2D] {
         let sys = system(text);
         for post in ["ibp", "crown", "alpha-crown", "forward"] {
             for linear_bridge in [false, true] {
@@ -282,7 +258,7 @@ fn affine_observation_certificates_are_accepted() {
 /// no longer bounds the network and is refused.
 #[test]
 fn affine_observation_rows_are_rebounded() {
-    let sys = system(AFFINE_1D);
+    let sys = system(AFFINE_OBSERVATION);
     let cfg = Config { exact_after: None, ..Config::default() };
     let r = check(&sys, &cfg, &quiet).unwrap();
     let CertificateJson::Proof(mut p) = from_report(&sys, &r, &cfg) else { panic!("a proof") };
