@@ -176,9 +176,16 @@ fn a_timeout_is_unknown_never_valid() {
     let sys = maze(true, net);
     let mut z3 = Z3Backend::new(&sys, CheckerConfig::default().with_timeout(Duration::from_millis(1))).unwrap();
     let a = z3.check_inductive(&pred(INV)).unwrap();
-    assert_eq!(a, Answer::Unknown(UnknownReason::Timeout));
+    // The watchdog may start late on a loaded machine; Z3 may then finish with a counterexample
+    // (replayed exactly by the backend), but a time-out must never read as a proof.
     let stats = z3.stats().snapshot();
-    assert_eq!((stats.queries, stats.unknown, stats.timeouts, stats.valid), (1, 1, 1, 0));
+    match a {
+        Answer::Unknown(UnknownReason::Timeout) => {
+            assert_eq!((stats.queries, stats.unknown, stats.timeouts, stats.valid), (1, 1, 1, 0))
+        }
+        Answer::Invalid(_) => assert_eq!((stats.queries, stats.valid), (1, 0)),
+        other => panic!("a 1 ms limit gave {other:?}"),
+    }
     // A resource limit is reported as such (deterministic).
     let mut z3 = Z3Backend::new(&sys, CheckerConfig::default().without_timeout().with_rlimit(1)).unwrap();
     assert_eq!(z3.check_inductive(&pred(INV)).unwrap(), Answer::Unknown(UnknownReason::ResourceLimit));
