@@ -195,6 +195,8 @@ struct Ctx<'s> {
     cfg: &'s Config,
     vertices: Vec<Vec<Rational>>,
     checkers_made: std::sync::atomic::AtomicUsize,
+    /// End of the run's time budget: caps every Z3 query, skips searches after it.
+    deadline: Option<Instant>,
 }
 
 struct Checkers<'s> {
@@ -214,7 +216,7 @@ impl<'s> Ctx<'s> {
     fn checkers(&self, worker: usize) -> Result<Checkers<'s>, BridgeError> {
         // Each checker numbers its dumps from 1: the prefix keeps every checker's files apart.
         let id = self.checkers_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let cc = checker_config(self.cfg, format!("w{worker}-c{id}-"));
+        let cc = checker_config(self.cfg, format!("w{worker}-c{id}-")).with_deadline(self.deadline);
         let fast = if self.cfg.fast_path { Some(FastPath::new(self.sys, cc.clone())?) } else { None };
         Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)? })
     }
@@ -272,7 +274,7 @@ impl<'s> Ctx<'s> {
                 }
             }
         }
-        if self.cfg.search {
+        if self.cfg.search && self.deadline.is_none_or(|d| Instant::now() < d) {
             let t = Instant::now();
             w.searched = true;
             let found = witness::search(self.sys, self.inv, self.cover, p, hint.as_deref(), &self.vertices);
@@ -394,6 +396,7 @@ pub fn check_inductive(
         cfg,
         vertices: witness::nondet_vertices(sys),
         checkers_made: Default::default(),
+        deadline: cfg.timeout.map(|t| start + t),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))
@@ -419,11 +422,8 @@ pub fn check_inductive(
     };
     let mut proven_volume = 0.0;
     while queue.len() > 0 {
-        if let Some(limit) = cfg.timeout
-            && start.elapsed() > limit
-        {
-            run.outcome =
-                Inductiveness::Unknown { reason: format!("time limit of {:.1} s reached", limit.as_secs_f64()) };
+        if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
+            run.outcome = Inductiveness::Unknown { reason: "time limit reached".into() };
             run.undecided.extend(queue.drain());
             break;
         }

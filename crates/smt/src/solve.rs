@@ -58,7 +58,12 @@ pub(crate) fn check(
 pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
     let start = Instant::now();
     let fired = std::sync::atomic::AtomicBool::new(false);
-    let result = match cfg.timeout {
+    let result = match cfg.query_limit() {
+        Some(limit) if limit.is_zero() => {
+            // The run's deadline has passed: no query is started.
+            fired.store(true, std::sync::atomic::Ordering::SeqCst);
+            SatResult::Unknown
+        }
         None => solver.check(),
         Some(limit) => {
             let ctx = z3::Context::thread_local();
