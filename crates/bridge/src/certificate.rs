@@ -112,7 +112,11 @@ pub struct OutcomeJson {
 
 /// Either kind of certificate file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a proof (format, system, state_vars, action_vars, nondet_vars, invariant, clauses) \
+                 or a refutation (format, system, verdict, witness, ..) as written by `trestle check --certificate`"
+)]
 pub enum CertificateJson {
     Proof(ProofJson),
     Outcome(OutcomeJson),
@@ -522,6 +526,15 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
         ),
         (None, None) => return Err(BridgeError::Certificate("a refutation needs a witness".into())),
     };
+    // The replay indexes the values by the system's variables: a short list is refused here.
+    for (values, n, what) in [(&state, sys.state.len(), "state"), (&nondet, sys.nondet.len(), "nondet")] {
+        if values.len() != n {
+            return Err(BridgeError::Certificate(format!(
+                "the witness has {} {what} values, the system has {n} {what} variables",
+                values.len()
+            )));
+        }
+    }
     let (inv, _) = crate::check::invariant_cover(sys)?;
     let replay = crate::witness::replay_exact(sys, &inv, &state, &[nondet]);
     let checks = vec![(

@@ -82,7 +82,12 @@ pub fn invariant_cover(sys: &System) -> Result<(Pred, Vec<FBox>), BridgeError> {
     let cover = boxes
         .iter()
         .map(|b| {
-            b.enclosing_fbox().ok_or_else(|| BridgeError::InvariantShape("a box is unbounded in some variable".into()))
+            let unbounded = |i: usize| b.lo[i].is_none() || b.hi[i].is_none();
+            let name = |i: usize| sys.state[i].name.as_str();
+            b.enclosing_fbox().ok_or_else(|| {
+                let v = (0..b.dims()).find(|&i| unbounded(i)).map_or("?", name);
+                BridgeError::InvariantShape(format!("a box is unbounded in {v}"))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((inv, cover))
