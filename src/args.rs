@@ -9,7 +9,10 @@ use std::path::PathBuf;
     version,
     about = "Proves neural-network-controlled systems safe forever, or finds real counterexamples"
 )]
-#[command(after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.")]
+#[command(
+    after_help = "Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown or floating-point evidence only \
+                  (check --method milp: safe-by-milp-evidence), 4 internal error."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -33,6 +36,13 @@ pub enum Command {
     /// Find an inductive invariant (a union of boxes between Init and Safe) and prove it, or a
     /// replayed run from Init that leaves Safe. The system's candidate invariant is not used.
     Synth(crate::commands::synth::SynthArgs),
+    /// Experiment campaigns: systems × commands × overrides × repetitions, each job a child
+    /// process with limits, results in a store; reports, export, shards, merge, Slurm.
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
+    /// Regression suites: instances with expected verdicts, optionally against a baseline run.
+    #[command(subcommand)]
+    Suite(SuiteCommand),
 }
 
 impl Command {
@@ -45,6 +55,7 @@ impl Command {
             Command::Check(a) => a.system.json,
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
+            Command::Campaign(_) | Command::Suite(_) => false,
         }
     }
 }
@@ -115,7 +126,9 @@ pub struct EvalArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub system: SystemArgs,
-    /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP).
+    /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP in
+    /// HiGHS: its "no violation" is floating-point evidence, confirmed by the exact bridge engine;
+    /// unconfirmed, the verdict is safe-by-milp-evidence with exit code 3).
     #[arg(long, default_value = "bridge")]
     pub method: String,
     /// Start from the original tool's configuration (forward bounds, box psi, all-dims split, FIFO,
@@ -158,6 +171,13 @@ pub struct CheckArgs {
     /// Do not search undecided boxes for concrete counterexamples.
     #[arg(long)]
     pub no_search: bool,
+    /// Decide a box exactly (Z3 with the networks encoded on it) once it is still undecided after
+    /// this many halvings of its invariant box (default 12; 0: at once), and at the minimum width.
+    #[arg(long, value_name = "HALVINGS", conflicts_with = "no_exact_leaf")]
+    pub exact_after: Option<usize>,
+    /// Never decide boxes exactly: undecided boxes are split down to the minimum width.
+    #[arg(long)]
+    pub no_exact_leaf: bool,
     /// Write every Z3 query as SMT-LIB 2 into this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_smt: Option<PathBuf>,
@@ -200,4 +220,145 @@ pub struct BoundsArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CampaignCommand {
+    /// Print the jobs a campaign file expands to (and a shard's slice of them).
+    Explain(CampaignExplainArgs),
+    /// Run a campaign's jobs into a results directory (one SQLite store, committed per job).
+    Run(CampaignRunArgs),
+    /// Write a run's tables (Markdown, CSV) and plots (SVG, PNG).
+    Report(CampaignReportArgs),
+    /// Print every job of a results store as CSV or JSON Lines.
+    Export(CampaignExportArgs),
+    /// Join the stores of shards into one run per campaign in OUT.
+    Merge(CampaignMergeArgs),
+    /// Write sbatch scripts: the shards as a job array, then a job that merges and reports.
+    Slurm(CampaignSlurmArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CampaignExplainArgs {
+    /// The campaign file (TOML).
+    pub file: PathBuf,
+    /// Show only shard K of N: K/N.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CampaignRunArgs {
+    /// The campaign file (TOML).
+    pub file: PathBuf,
+    /// Jobs (child processes) at a time.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// The results directory (default: results/campaigns/NAME).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue the latest run of this campaign (and shard) in DIR, skipping its finished jobs.
+    #[arg(long)]
+    pub resume: bool,
+    /// Run only shard K of N (jobs whose position is K-1 modulo N).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// No progress bar and no line per job.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CampaignReportArgs {
+    /// The results directory.
+    pub dir: PathBuf,
+    /// The run to report (default: the latest).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Where to write the report (default: DIR/report).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    Csv,
+    Jsonl,
+}
+
+#[derive(Args, Debug)]
+pub struct CampaignExportArgs {
+    /// The results directory.
+    pub dir: PathBuf,
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: ExportFormatArg,
+    /// Only this run (default: every run in the store).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CampaignMergeArgs {
+    /// The results directory to merge into (created when missing).
+    pub out: PathBuf,
+    /// The results directories of the shards.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CampaignSlurmArgs {
+    /// The campaign file (TOML).
+    pub file: PathBuf,
+    /// Slurm partition of every job.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Time limit of each array task, in Slurm's syntax (e.g. 1:00:00).
+    #[arg(long)]
+    pub time: Option<String>,
+    /// Memory of each array task, in Slurm's syntax (e.g. 8G).
+    #[arg(long)]
+    pub mem: Option<String>,
+    /// Array tasks (shards).
+    #[arg(long, default_value_t = 4)]
+    pub shards: usize,
+    /// CPUs per array task (and its --jobs).
+    #[arg(long, default_value_t = 1)]
+    pub cpus: usize,
+    /// The results directory (default: results/campaigns/NAME); the scripts go to DIR/slurm.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SuiteCommand {
+    /// Run a suite; exit 1 when an instance gives another verdict than expected, errs, or (with
+    /// --baseline) changed its verdict or got slower than the slowdown factor allows.
+    Run(SuiteRunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SuiteRunArgs {
+    /// The suite file (TOML).
+    pub suite: PathBuf,
+    /// Compare with a run: a results directory (its latest finished run of this suite) or a run
+    /// id in the --out store.
+    #[arg(long, value_name = "RUN_OR_DIR")]
+    pub baseline: Option<String>,
+    /// Slower than this factor times the baseline (and by more than the suite's slack, 0.5 s by
+    /// default) fails. Default: the suite's, or 2.
+    #[arg(long)]
+    pub slowdown: Option<f64>,
+    /// Jobs (child processes) at a time.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// The results directory (default: results/suites/NAME).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress bar and no line per job.
+    #[arg(long)]
+    pub quiet: bool,
 }

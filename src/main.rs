@@ -5,7 +5,8 @@
 //! - 0: proven / done (the property holds, the command succeeded)
 //! - 1: refuted (a replayed counterexample is printed)
 //! - 2: input error (bad arguments, malformed system file, missing or unsupported model)
-//! - 3: unknown (a limit was reached before a verdict; nothing is claimed)
+//! - 3: unknown (a limit was reached before a verdict, or only floating-point MILP evidence:
+//!   `safe-by-milp-evidence`; nothing is claimed)
 //! - 4: internal error (a bug: never turned into a verdict)
 //! - 128 + signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing is
 //!   claimed, and no result file is left half-written (see `interrupt`)

@@ -1,10 +1,11 @@
 //! The `trestle` command line: what users run, with its exit codes and JSON.
 //!
-//! Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown, 4 internal error.
+//! Exit codes: 0 proven/done, 1 refuted, 2 input error, 3 unknown (or floating-point evidence
+//! only), 4 internal error.
 
 use serde_json::Value;
 use std::process::Command;
-use trestle_testkit::{repo, scratch, shared_models};
+use trestle_testkit::{INT_BUG, regression_path, repo, scratch, shared_models};
 
 struct Run {
     code: i32,
@@ -74,11 +75,16 @@ fn check_proves_the_example_and_certify_accepts_it() {
         assert!(j["stats"][k].is_number(), "stats.{k}");
     }
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
-    assert_eq!(c["format"], "trestle-bridge-certificate/1");
+    // CROWN's bounds reach y' = 0.95 exactly on the example's boxes (no margin at the level of
+    // psi), so its boxes are decided exactly: exact clauses, format /2.
+    assert_eq!(c["format"], "trestle-bridge-certificate/2");
     assert_eq!(c["state_vars"], serde_json::json!(["x", "y"]));
     assert!(
         c["clauses"].as_array().unwrap().iter().all(|cl| cl["box"]["lo"].is_array() && cl["post"]["hi"].is_array())
     );
+    assert!(j["stats"]["exact_clauses"].as_u64().unwrap() > 0);
+    let exact = c["exact_clauses"].as_array().unwrap();
+    assert!(!exact.is_empty() && exact.iter().all(|cl| cl["box"]["hi"].is_array() && cl.get("post").is_none()));
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
     let v = trestle(&["certify", cert.to_str().unwrap(), "examples/maze-det.toml", "--json"]);
     assert_eq!(v.code, 0, "{}", v.stdout);
@@ -119,6 +125,34 @@ fn monolithic_and_milp_baselines_agree_with_the_bridge() {
         assert_eq!(r.json()["verdict"], "not-inductive");
         assert!(r.json()["counterexample"]["next"].is_object());
     }
+}
+
+/// `--method milp`: the issue's reproducer (a weight of 1e-10 next to 9e5, which HiGHS used to drop,
+/// answering "safe" with exit 0) is refuted; MILP evidence is "safe" (exit 0) only once the bridge
+/// engine confirms it, otherwise "safe-by-milp-evidence" with exit 3 and the margin.
+#[test]
+fn milp_evidence_is_never_reported_as_a_proof() {
+    let path = regression_path("tiny-weight.toml");
+    let r = trestle(&["check", path.to_str().unwrap(), "--method", "milp", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["verdict"], "not-inductive");
+    assert_eq!(j["counterexample"]["state_exact"][0], "1");
+    assert_eq!(j["milp"]["answer"], "counterexample");
+    let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!((j["verdict"].as_str(), j["milp"]["confirmation"]["result"].as_str()), (Some("safe"), Some("proven")));
+    assert_eq!(j["milp"]["exact"], false);
+    let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--max-splits", "0", "--json"]);
+    assert_eq!(r.code, 3, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["verdict"], "safe-by-milp-evidence");
+    assert_eq!(j["milp"]["confirmation"]["result"], "undecided");
+    assert!(j["milp"]["margin"].as_f64().unwrap() > j["milp"]["threshold"].as_f64().unwrap());
+    let text = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--max-splits", "0"]);
+    assert_eq!(text.code, 3);
+    assert!(text.stdout.contains("SAFE-BY-MILP-EVIDENCE") && text.stdout.contains("NOT a proof"), "{}", text.stdout);
 }
 
 /// `synth` proves the example without its candidate, and `certify` accepts the union it writes.
@@ -388,4 +422,31 @@ fn simulate_uses_init_and_the_seed() {
     assert_eq!(j["runs"][0]["start_in_init"], true);
     let t = trestle(&["simulate", "examples/maze-det.toml", "--steps", "2"]);
     assert!(t.stdout.lines().next().unwrap().contains("a0"), "{}", t.stdout);
+}
+
+/// An int variable holds integers, so x = 0.5 is no state: the check never refutes the
+/// reproducer, a simulation cannot start there, and certify refuses a witness there (exit 2).
+#[test]
+fn int_bug_no_command_accepts_a_non_integer_state() {
+    let (d, p) = scratch("int.toml", INT_BUG);
+    let p = p.to_str().unwrap();
+    let r = trestle(&["check", p]);
+    assert!(r.code == 0 || r.code == 3, "exit {}: {}", r.code, r.stdout);
+    let r = trestle(&["synth", p]);
+    assert!(r.code == 0 || r.code == 3, "exit {}: {}", r.code, r.stdout);
+    expect_input_error(&trestle(&["simulate", p, "--from", "x=0.5"]), &["--from", "x = 0.5", "int"]);
+    let r = trestle(&["simulate", p, "--from", "x=1", "--steps", "3", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["runs"][0]["final_exact"][0], "1");
+    let forged = d.path().join("forged.json");
+    std::fs::write(
+        &forged,
+        r#"{"format":"trestle-bridge-certificate/1","system":"int-bug","verdict":"not-inductive",
+            "witness_exact":{"state":["1/2"],"action":["1/2"],"nondet":[],"next":["100"],"branch":"step"}}"#,
+    )
+    .unwrap();
+    expect_input_error(&trestle(&["certify", forged.to_str().unwrap(), p]), &["x = 0.5", "int"]);
+    // A domain bound is part of the state space too.
+    let (_e, q) = scratch("dom.toml", &INT_BUG.replace("type = \"int\" }", "type = \"int\", domain = [0, 1] }"));
+    expect_input_error(&trestle(&["simulate", q.to_str().unwrap(), "--from", "x=2"]), &["x = 2", "[0, 1]"]);
 }

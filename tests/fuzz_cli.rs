@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{s, trestle};
+use common::cli::{s, trestle};
 use proptest::prelude::*;
 use trestle_testkit::{repo, scratch};
 

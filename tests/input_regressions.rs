@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{s, trestle};
+use common::cli::{s, trestle};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -173,7 +173,7 @@ fn certificates_are_written_through_symlinks() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     let cert: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
-    assert_eq!(cert["format"], "trestle-bridge-certificate/1");
+    assert!(cert["format"].as_str().unwrap().starts_with("trestle-bridge-certificate/"), "{}", cert["format"]);
     assert_eq!(names(d.path()), ["cert.json", "real.json"]);
 }
 
@@ -234,7 +234,8 @@ fn a_malformed_certificate_says_what_is_expected() {
 
 /// A check that runs until it is stopped: the invariant's whole boundary is made of fixed points
 /// (x' = x, y' = y through an identity network), so boundary boxes stay undecided and are split
-/// down to a minimum width of 1e-12 with no split limit, each by Z3 (no fast path).
+/// down to a minimum width of 1e-12 with no split limit, each by Z3 (no fast path, no exact
+/// decision of small boxes).
 const ENDLESS_RUN: &str = r#"
 init = "0.3 <= x <= 0.4 and 0.6 <= y <= 0.7"
 safe = "-1 <= x <= 2 and -1 <= y <= 2"
@@ -265,7 +266,8 @@ fn sigint_stops_check_cleanly() {
         [("INT", 130, 150), ("INT", 130, 400), ("INT", 130, 900), ("INT", 130, 1500), ("TERM", 143, 700)]
     {
         let mut child = Command::new(env!("CARGO_BIN_EXE_trestle"))
-            .args(["check", s(&p), "--no-fast-path", "--min-width", "1e-12", "--max-splits", "1000000000000"])
+            .args(["check", s(&p), "--no-fast-path", "--no-exact-leaf", "--min-width", "1e-12"])
+            .args(["--max-splits", "1000000000000"])
             .args(["--threads", "4", "--json", "--certificate", s(&cert)])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

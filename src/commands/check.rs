@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use trestle_bridge::config::method_name;
 use trestle_bridge::witness::approx;
-use trestle_bridge::{Condition, Config, Inductiveness, Report, Verdict};
+use trestle_bridge::{Condition, Config, Confirmation, Inductiveness, MilpSummary, Report, Verdict};
 use trestle_ir::System;
 use trestle_ir::num::display_rational;
 use trestle_smt::Witness;
@@ -54,6 +54,12 @@ pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
     }
     if a.no_search {
         c.search = false;
+    }
+    if a.exact_after.is_some() {
+        c.exact_after = a.exact_after;
+    }
+    if a.no_exact_leaf {
+        c.exact_after = None;
     }
     c.dump_smt = a.dump_smt.clone();
     Ok(c)
@@ -136,7 +142,8 @@ fn verdict_outcome(v: Verdict) -> Outcome {
     match v {
         Verdict::Safe => Outcome::Done,
         Verdict::NotInductive | Verdict::UnsafeCandidate => Outcome::Refuted,
-        Verdict::Unknown => Outcome::Unknown,
+        // Floating-point evidence is not a proof: exit code 3, like unknown.
+        Verdict::SafeByMilpEvidence | Verdict::Unknown => Outcome::Unknown,
     }
 }
 
@@ -208,6 +215,7 @@ fn config_json(cfg: &Config) -> Value {
         "smt_timeout": cfg.smt_timeout.as_secs_f64(),
         "fast_path": cfg.fast_path,
         "search": cfg.search,
+        "exact_after": cfg.exact_after,
     })
 }
 
@@ -233,11 +241,15 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
             "z3_queries": s.z3_queries, "fast_path_decided": s.fast_path_decided, "boxes": s.boxes,
             "clauses": r.inductive.clauses.len(), "undecided": r.inductive.undecided.len(), "max_depth": s.max_depth,
             "counterexample_searches": s.searches,
+            "exact_queries": s.exact_queries, "exact_clauses": r.inductive.exact_clauses.len(), "exact_seconds": s.exact_seconds,
             "seconds": s.seconds, "bounds_seconds": s.bounds_seconds, "smt_seconds": s.smt_seconds, "search_seconds": s.search_seconds,
         },
     });
     if let Some(e) = &r.evidence {
         o["evidence"] = json!(e);
+    }
+    if let Some(m) = &r.milp {
+        o["milp"] = milp_json(m);
     }
     if let Inductiveness::Refuted(refutation) = &r.inductive.outcome {
         o["counterexample"] = witness_json(sys, &refutation.witness);
@@ -252,6 +264,44 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
         o["plot"] = json!(p.display().to_string());
     }
     o
+}
+
+/// What the MILP baseline found: its answer, the floating-point margin against the threshold, and
+/// the exact confirmation.
+fn milp_json(m: &MilpSummary) -> Value {
+    json!({
+        "answer": m.answer,
+        "margin": m.margin.filter(|x| x.is_finite()),
+        "threshold": m.threshold,
+        "exact": false,
+        "milps": m.milps,
+        "decided_by_bounds": m.decided_by_bounds,
+        "moved_coefficients": m.moved_coefficients,
+        "seconds": m.seconds,
+        "confirmation": m.confirmation.as_ref().map(|c| match c {
+            Confirmation::Undecided(why) => json!({ "result": c.as_str(), "reason": why }),
+            _ => json!({ "result": c.as_str(), "by": "the bridge engine (exact)" }),
+        }),
+    })
+}
+
+fn print_milp(m: &MilpSummary) {
+    let margin = match m.margin {
+        Some(x) if x.is_finite() => format!(", margin {x:.3e} (needed > {:.1e})", m.threshold),
+        Some(_) => ", no MILP had a feasible point".to_string(),
+        None => String::new(),
+    };
+    println!(
+        "milp:   {} ({} MILPs, {} decided by interval bounds, {} tiny coefficients as interval slacks{margin}), {:.3} s",
+        m.answer, m.milps, m.decided_by_bounds, m.moved_coefficients, m.seconds
+    );
+    match &m.confirmation {
+        Some(Confirmation::Undecided(why)) => println!(
+            "        floating-point evidence only, NOT a proof: the exact confirmation stayed undecided ({why})"
+        ),
+        Some(c) => println!("        exact confirmation by the bridge engine: {}", c.as_str()),
+        None => {}
+    }
 }
 
 /// A witness in decimals (the nearest f64 of each exact value; the exact rationals are in the
@@ -289,11 +339,15 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
     print_condition(sys, "Init => Inv", &r.init);
     print_condition(sys, "Inv => Safe", &r.safe);
     match &r.inductive.outcome {
-        Inductiveness::Proven if r.inductive.clauses.is_empty() => {
+        Inductiveness::Proven if r.inductive.clauses.is_empty() && r.inductive.exact_clauses.is_empty() => {
             println!("  {:<22} proven ({})", "Inv /\\ Next => Inv'", r.evidence.as_deref().unwrap_or("no bridge"))
         }
         Inductiveness::Proven => {
-            println!("  {:<22} proven ({} bridge clauses)", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
+            let exact = match r.inductive.exact_clauses.len() {
+                0 => String::new(),
+                n => format!(", {n} decided exactly"),
+            };
+            println!("  {:<22} proven ({} bridge clauses{exact})", "Inv /\\ Next => Inv'", r.inductive.clauses.len())
         }
         Inductiveness::Refuted(refutation) => {
             println!("  {:<22} REFUTED, counterexample:", "Inv /\\ Next => Inv'");
@@ -306,6 +360,9 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
         Inductiveness::Unknown { reason } => println!("  {:<22} unknown: {reason}", "Inv /\\ Next => Inv'"),
     }
     if a.method != "bridge" {
+        if let Some(m) = &r.milp {
+            print_milp(m);
+        }
         println!("time: {:.3} s", s.seconds);
         return;
     }
@@ -330,6 +387,12 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
         s.smt_seconds,
         s.search_seconds
     );
+    if s.exact_queries > 0 {
+        println!(
+            "exact:  {} exact leaf queries (networks in Z3 on the box), {} boxes proven exactly, {:.3} s",
+            s.exact_queries, s.exact_proven, s.exact_seconds
+        );
+    }
     if let Some(p) = &a.certificate {
         println!("certificate: {}", p.display());
     }

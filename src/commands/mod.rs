@@ -1,11 +1,13 @@
 //! One module per command. Each returns an [`Outcome`](crate::Outcome) or a [`CliError`](crate::CliError).
 
 mod bounds;
+mod campaign;
 mod certify;
 mod check;
 mod eval;
 mod info;
 mod simulate;
+mod suite;
 pub mod synth;
 
 use crate::args::{Command, SystemArgs};
@@ -22,6 +24,8 @@ pub fn run(command: Command) -> CliResult {
         Command::Check(a) => check::run(&a),
         Command::Certify(a) => certify::run(&a),
         Command::Synth(a) => synth::run(&a),
+        Command::Campaign(c) => campaign::run(c),
+        Command::Suite(c) => suite::run(c),
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use trestle_ir::num::{Rational, display_rational, parse_rational, rational_from_f64, to_f64_nearest};
 use trestle_ir::sim::{self, Scalar, SimError, Transition};
 use trestle_ir::system::{NondetDomain, System, VarKind};
-use trestle_ir::{Env, RBox};
+use trestle_ir::{Env, RBox, space};
 
 pub fn run(a: &SimulateArgs) -> CliResult {
     let sys = super::load(&a.system)?;
@@ -122,7 +122,15 @@ impl Plan {
     }
 
     /// The start state: `--from` values, the rest drawn from Init's boxes.
+    /// Every start is a state of the system (kinds and domains): a `--from` value that is not is
+    /// an input error, and drawn values are taken inside the domains.
     fn start_state(&self, sys: &System, rng: &mut ChaCha8Rng) -> Result<Vec<Rational>, CliError> {
+        let state = self.draw_start(sys, rng)?;
+        sim::check_state(sys, &state).map_err(|e| CliError::input(format!("--from: {e}")))?;
+        Ok(state)
+    }
+
+    fn draw_start(&self, sys: &System, rng: &mut ChaCha8Rng) -> Result<Vec<Rational>, CliError> {
         if self.from.iter().all(Option::is_some) {
             return Ok(self.from.iter().map(|v| v.clone().unwrap()).collect());
         }
@@ -139,10 +147,10 @@ impl Plan {
             let (Some(lo), Some(hi)) = (&b.lo[i], &b.hi[i]) else {
                 return Err(CliError::input(format!("Init does not bound '{}': give it with --from", v.name)));
             };
-            state.push(
-                sample(v.kind, lo, hi, rng)
-                    .ok_or_else(|| CliError::input(format!("Init has no {} value for '{}'", v.kind.name(), v.name)))?,
-            );
+            let no_value =
+                || CliError::input(format!("Init has no {} value for '{}' in its domain", v.kind.name(), v.name));
+            let (lo, hi) = space::legal_range(sys, i, lo, hi).ok_or_else(no_value)?;
+            state.push(sample(v.kind, &lo, &hi, rng).ok_or_else(no_value)?);
         }
         Ok(state)
     }

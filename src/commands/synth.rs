@@ -315,7 +315,8 @@ pub fn report_json(sys: &System, r: &SynthReport, cfg: &SynthConfig) -> Value {
             "splits": s.splits, "dropped": s.dropped, "invariant_cells": s.invariant_cells,
             "invariant_boxes": s.invariant_boxes, "budget_hit": s.budget_hit,
             "smt_queries": s.smt_queries, "z3_queries": s.z3_queries, "fast_path_decided": s.fast_path_decided,
-            "bound_queries": s.bound_queries, "proof_splits": s.proof_splits, "simulations": s.simulations,
+            "bound_queries": s.bound_queries, "proof_splits": s.proof_splits, "exact_queries": s.exact_queries,
+            "simulations": s.simulations,
             "seconds": s.seconds, "search_seconds": s.search_seconds, "proof_seconds": s.proof_seconds,
             "attack_seconds": s.attack_seconds,
         },
@@ -395,13 +396,14 @@ fn print_report(sys: &System, r: &SynthReport, cfg: &SynthConfig) {
         s.budget_hit.as_ref().map(|b| format!(" ({b})")).unwrap_or_default()
     );
     println!(
-        "stats:  {} SMT queries ({} by Z3, {} by the fast path), {} bound queries, {} proof splits, {:.3} s \
-         (search {:.3} s, proof {:.3} s, run search {:.3} s)",
+        "stats:  {} SMT queries ({} by Z3, {} by the fast path), {} bound queries, {} proof splits, {} exact leaf \
+         queries, {:.3} s (search {:.3} s, proof {:.3} s, run search {:.3} s)",
         s.smt_queries,
         s.z3_queries,
         s.fast_path_decided,
         s.bound_queries,
         s.proof_splits,
+        s.exact_queries,
         s.seconds,
         s.search_seconds,
         s.proof_seconds,

@@ -182,6 +182,18 @@ pub fn bound_affine_of(
     query::affine_bounds(&graph, level, method, out_coeffs, in_coeffs, c)
 }
 
+/// Sound bounds of every layer's pre-activations (its affine block, before the activation) over
+/// `input`, as CROWN computes them for [`bound`] (intervals, tightened by a backward pass for the
+/// neurons intervals leave unstable), rounded outward: `result[l] = (lo, hi)` for layer `l`. A ReLU
+/// with `lo >= 0` is the identity on the whole box, one with `hi <= 0` is zero; an exact encoding
+/// of the network may use that (the smaller exact queries of the bridge engine's exact leaf).
+pub fn preactivation_bounds(net: &Network, input: &InputBox) -> Result<HiddenBoxes, BoundsError> {
+    let graph = Graph::feed_forward(net)?;
+    input.validate("input box", graph.input_dim)?;
+    let bounds = crown::intermediate_bounds(&graph, Level::new(input.lo.clone(), input.hi.clone()))?;
+    Ok(bounds.stages.into_iter().map(|s| (s.block.lo, s.block.hi)).collect())
+}
+
 fn check_coefficients(what: &'static str, m: &Matrix, rows: usize, cols: usize) -> Result<(), BoundsError> {
     if m.rows != rows || m.cols != cols || m.data.len() != rows * cols {
         return Err(BoundsError::CoefficientShape {

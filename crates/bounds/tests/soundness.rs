@@ -6,7 +6,9 @@ mod common;
 use common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use trestle_bounds::{InputBox, Method, bound, bound_affine_of, bound_recurrent_step, bound_unrolled, step_inputs};
+use trestle_bounds::{
+    InputBox, Method, bound, bound_affine_of, bound_recurrent_step, bound_unrolled, preactivation_bounds, step_inputs,
+};
 use trestle_ir::network::Matrix;
 use trestle_ir::num::{Rational, rational_from_f64};
 
@@ -34,6 +36,50 @@ fn sampled_outputs_lie_in_the_box_and_between_the_linear_bounds() {
         }
     }
     assert!(points_checked > 10_000, "{points_checked}");
+}
+
+/// The exact pre-activations of every layer at `x` (`W y + b` before the activation).
+fn exact_preactivations(net: &trestle_ir::Network, x: &[f64]) -> Vec<Vec<Rational>> {
+    let mut y = exact_vec(x);
+    let mut out = Vec::new();
+    for layer in &net.layers {
+        let trestle_ir::Layer::Dense(d) = layer else { panic!("feed-forward networks only") };
+        let z: Vec<Rational> = (0..d.weights.rows).map(|r| exact_affine(d.weights.row(r), d.bias[r], &y)).collect();
+        y = match d.activation {
+            trestle_ir::Activation::Relu => z.iter().map(|v| v.clone().max(Rational::from_integer(0.into()))).collect(),
+            trestle_ir::Activation::Identity => z.clone(),
+        };
+        out.push(z);
+    }
+    out
+}
+
+/// The pre-activation bounds an exact encoding uses to fix ReLU phases contain every sampled
+/// point's exact pre-activations (and some neurons do come out stable).
+#[test]
+fn preactivation_bounds_contain_every_sampled_preactivation() {
+    let mut checked = 0;
+    let mut stable = 0;
+    for seed in 0..NETWORKS {
+        let mut rng = ChaCha8Rng::seed_from_u64(1000 + seed);
+        let sizes = random_sizes(&mut rng);
+        let net = network(&mut rng, &sizes);
+        let b = random_box(&mut rng, sizes[0]);
+        let layers = preactivation_bounds(&net, &b).unwrap();
+        assert_eq!(layers.len(), net.layers.len());
+        stable +=
+            layers.iter().flat_map(|(lo, hi)| lo.iter().zip(hi)).filter(|(l, h)| **l >= 0.0 || **h <= 0.0).count();
+        for point in sample_points(&mut rng, &b, 40) {
+            for (l, z) in exact_preactivations(&net, &point).iter().enumerate() {
+                for (k, v) in z.iter().enumerate() {
+                    let (lo, hi) = (rational_from_f64(layers[l].0[k]), rational_from_f64(layers[l].1[k]));
+                    assert!(lo <= *v && *v <= hi, "seed {seed} layer {l} neuron {k}: {v} outside [{lo}, {hi}]");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 10_000 && stable > 0, "{checked} values, {stable} stable neurons");
 }
 
 #[test]

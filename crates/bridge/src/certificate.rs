@@ -2,7 +2,9 @@
 //! or a refutation (a witness step), as JSON, and [`certify`], which re-checks a certificate
 //! without trusting the run that produced it.
 //!
-//! Format `trestle-bridge-certificate/1`. Numbers are JSON numbers holding exact f64 values
+//! Format `trestle-bridge-certificate/1`, or `/2` for a proof with exact clauses (`exact_clauses`:
+//! boxes decided with the networks inside the query, see [`exact`]; `/2` is `/1` plus that list,
+//! and `certify` reads both). Numbers are JSON numbers holding exact f64 values
 //! (shortest round-trip decimals). A witness's state is an f64 point; its actions and successor
 //! are exact rationals, given as the nearest floats in `witness` and exactly (as decimal or
 //! fraction strings) in `witness_exact`.
@@ -14,7 +16,9 @@
 //!    stored linear bound is re-verified by bounding `f(x) - (A x + c)` backward from those
 //!    coefficients;
 //! 3. each environment condition `(box /\ Inv /\ psi /\ Next) => Inv'` holds, by Z3 alone;
-//! 4. `Init => Inv` and `Inv => Safe`, by Z3.
+//! 4. each exact clause `(box /\ Inv /\ a = f(s) /\ Next) => Inv'` holds, by Z3 with the networks
+//!    encoded on the box (the query rebuilt from the box and the system);
+//! 5. `Init => Inv` and `Inv => Safe`, by Z3.
 //!
 //! The invariant is the system file's candidate when the certificate's boxes are exactly its
 //! outward f64 enclosure (the candidate's exact rational bounds are then used), otherwise the
@@ -34,7 +38,13 @@ use trestle_ir::system::ControllerOutput;
 use trestle_ir::{FBox, Matrix, Pred, Rational, System};
 use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, LinearPost, Postcondition, Target, Z3Backend};
 
+mod exact;
+
+pub use exact::ExactClauseJson;
+
 pub const FORMAT: &str = "trestle-bridge-certificate/1";
+/// The format of a proof with exact clauses.
+pub const FORMAT_EXACT: &str = "trestle-bridge-certificate/2";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BoxJson {
@@ -92,6 +102,9 @@ pub struct ProofJson {
     pub nondet_vars: Vec<String>,
     pub invariant: Vec<BoxJson>,
     pub clauses: Vec<ClauseJson>,
+    /// Only in format `/2`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub exact_clauses: Vec<ExactClauseJson>,
 }
 
 /// A refutation, or the record of a run that proved nothing.
@@ -141,16 +154,17 @@ fn clause_json(c: &Clause) -> ClauseJson {
     ClauseJson { region: box_json(&c.region), post: box_json(c.post.action_box()), linear }
 }
 
-/// A proof certificate from proven clauses over an invariant's boxes.
-pub fn proof(sys: &System, invariant: &[FBox], clauses: &[Clause]) -> ProofJson {
+/// A proof certificate from proven clauses (and exact clauses) over an invariant's boxes.
+pub fn proof(sys: &System, invariant: &[FBox], clauses: &[Clause], exact_clauses: &[FBox]) -> ProofJson {
     ProofJson {
-        format: FORMAT.into(),
+        format: if exact_clauses.is_empty() { FORMAT } else { FORMAT_EXACT }.into(),
         system: sys.name.clone(),
         state_vars: sys.state_names(),
         action_vars: sys.action_names(),
         nondet_vars: sys.nondet_names(),
         invariant: invariant.iter().map(box_json).collect(),
         clauses: clauses.iter().map(clause_json).collect(),
+        exact_clauses: exact::clause_jsons(exact_clauses),
     }
 }
 
@@ -172,8 +186,9 @@ pub fn witness_jsons(sys: &System, w: &trestle_smt::Witness) -> (WitnessJson, Wi
 
 /// The certificate a `check` run writes: a proof when safe, otherwise the outcome with its witness.
 pub fn from_report(sys: &System, report: &Report, _cfg: &Config) -> CertificateJson {
-    if report.verdict == Verdict::Safe && !report.inductive.clauses.is_empty() {
-        return CertificateJson::Proof(proof(sys, &report.cover, &report.inductive.clauses));
+    let run = &report.inductive;
+    if report.verdict == Verdict::Safe && !(run.clauses.is_empty() && run.exact_clauses.is_empty()) {
+        return CertificateJson::Proof(proof(sys, &report.cover, &run.clauses, &run.exact_clauses));
     }
     let mut out = OutcomeJson {
         format: FORMAT.into(),
@@ -281,8 +296,14 @@ fn z3(sys: &System) -> Result<Z3Backend<'_>, BridgeError> {
 }
 
 fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeError> {
-    if p.format != FORMAT {
-        return Err(BridgeError::Certificate(format!("unknown format '{}' (expected {FORMAT})", p.format)));
+    if p.format != FORMAT && p.format != FORMAT_EXACT {
+        return Err(BridgeError::Certificate(format!(
+            "unknown format '{}' (expected {FORMAT} or {FORMAT_EXACT})",
+            p.format
+        )));
+    }
+    if p.format == FORMAT && !p.exact_clauses.is_empty() {
+        return Err(BridgeError::Certificate(format!("exact clauses need format {FORMAT_EXACT}")));
     }
     names_match(sys, &p.state_vars, &p.action_vars, &p.nondet_vars)?;
     let d = sys.state.len();
@@ -317,8 +338,9 @@ fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeErr
         Ok((exact, cover)) if cover == invariant => exact,
         _ => boxes_pred(&invariant),
     };
+    let exact_regions = exact::regions(&p.exact_clauses, d)?;
     let mut checks = Vec::new();
-    let regions: Vec<FBox> = clauses.iter().map(|c| c.region.clone()).collect();
+    let regions: Vec<FBox> = clauses.iter().map(|c| c.region.clone()).chain(exact_regions.iter().cloned()).collect();
     let gaps: Vec<FBox> = invariant.iter().flat_map(|b| b.uncovered(&regions)).collect();
     checks.push((
         "clause boxes cover the invariant".to_string(),
@@ -359,6 +381,9 @@ fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeErr
         bad_env.is_none(),
         bad_env.unwrap_or_else(|| format!("{} queries", clauses.len())),
     ));
+    if !exact_regions.is_empty() {
+        checks.push(exact::check(sys, &engine, &inv, &exact_regions)?);
+    }
     let init = backend.check_init(&inv)?;
     checks.push(("Init => Inv (Z3)".into(), init == Answer::Valid, answer_text(&init)));
     match &sys.safe {
@@ -526,15 +551,11 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
         ),
         (None, None) => return Err(BridgeError::Certificate("a refutation needs a witness".into())),
     };
-    // The replay indexes the values by the system's variables: a short list is refused here.
-    for (values, n, what) in [(&state, sys.state.len(), "state"), (&nondet, sys.nondet.len(), "nondet")] {
-        if values.len() != n {
-            return Err(BridgeError::Certificate(format!(
-                "the witness has {} {what} values, the system has {n} {what} variables",
-                values.len()
-            )));
-        }
-    }
+    // A witness must start from a state (kinds and domains) and take inputs in their domains:
+    // anything else is no run of the system, and the certificate is malformed.
+    let not_a_run = |what: &str, e: trestle_ir::sim::SimError| BridgeError::Certificate(format!("witness {what}: {e}"));
+    trestle_ir::sim::check_state(sys, &state).map_err(|e| not_a_run("state", e))?;
+    trestle_ir::sim::check_nondet(sys, &nondet).map_err(|e| not_a_run("inputs", e))?;
     let (inv, _) = crate::check::invariant_cover(sys)?;
     let replay = crate::witness::replay_exact(sys, &inv, &state, &[nondet]);
     let checks = vec![(

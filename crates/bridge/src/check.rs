@@ -11,6 +11,10 @@ use trestle_smt::{Answer, Checker, CheckerConfig, EnvChecker, Witness};
 pub enum Verdict {
     /// Init => Inv, Inv => Safe and inductiveness are all proven: the system is safe forever.
     Safe,
+    /// Init => Inv and Inv => Safe are proven; the MILP baseline found no violation of
+    /// inductiveness, but only in floating point (HiGHS's bounds below a margin), and the exact
+    /// confirmation stayed undecided. Evidence, not a proof: exit code 3.
+    SafeByMilpEvidence,
     /// The candidate is not inductive: a replayed counterexample step is given.
     NotInductive,
     /// Init => Inv or Inv => Safe fails: a witness state is given.
@@ -23,6 +27,7 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Safe => "safe",
+            Verdict::SafeByMilpEvidence => "safe-by-milp-evidence",
             Verdict::NotInductive => "not-inductive",
             Verdict::UnsafeCandidate => "unsafe-candidate",
             Verdict::Unknown => "unknown",
@@ -68,6 +73,49 @@ pub struct Report {
     pub cover: Vec<FBox>,
     /// What a proof rests on when it is not a re-checkable bridge (the baselines).
     pub evidence: Option<String>,
+    /// What the MILP baseline found (`--method milp` only).
+    pub milp: Option<MilpSummary>,
+}
+
+/// What the MILP baseline found, and how its floating-point evidence was confirmed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MilpSummary {
+    /// `evidence` (no violation, in floating point), `counterexample` (replayed exactly) or
+    /// `unknown`.
+    pub answer: &'static str,
+    /// With `evidence`: the smallest margin by which HiGHS's bound on a violation stayed below 0.
+    pub margin: Option<f64>,
+    /// Evidence needs every bound below `-threshold` (tolerance + feasibility tolerance).
+    pub threshold: f64,
+    /// MILPs solved by HiGHS, objectives decided by interval bounds alone, coefficients below
+    /// `trestle_milp::numerics::MIN_COEFFICIENT` moved into interval slacks.
+    pub milps: usize,
+    pub decided_by_bounds: usize,
+    pub moved_coefficients: usize,
+    pub seconds: f64,
+    /// With `evidence`: how the exact confirmation by the bridge engine ended.
+    pub confirmation: Option<Confirmation>,
+}
+
+/// The exact confirmation of MILP evidence.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Confirmation {
+    /// The bridge engine proved inductiveness (its clauses are in the report: a certificate).
+    Proven,
+    /// The bridge engine found an exact counterexample: the MILP evidence was wrong.
+    Refuted,
+    /// The bridge engine stayed undecided (why); the verdict is `safe-by-milp-evidence`.
+    Undecided(String),
+}
+
+impl Confirmation {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Confirmation::Proven => "proven",
+            Confirmation::Refuted => "refuted",
+            Confirmation::Undecided(_) => "undecided",
+        }
+    }
 }
 
 /// The candidate invariant of the system and its outward f64 enclosure as boxes.
@@ -125,13 +173,19 @@ fn side_conditions(sys: &System, cfg: &Config, deadline: Option<Instant>) -> Res
 impl SideConditions {
     fn report(self, inductive: InductiveRun, evidence: Option<String>) -> Report {
         let verdict = verdict(&self.init, &self.safe, &inductive.outcome);
-        Report { verdict, init: self.init, safe: self.safe, inductive, cover: self.cover, evidence }
+        Report { verdict, init: self.init, safe: self.safe, inductive, cover: self.cover, evidence, milp: None }
     }
 
     /// The report of a baseline: one answer for the whole step, no clauses.
     fn baseline_report(self, outcome: Inductiveness, stats: engine::RunStats, evidence: Option<String>) -> Report {
-        let inductive =
-            InductiveRun { outcome, clauses: Vec::new(), undecided: Vec::new(), falsified: Vec::new(), stats };
+        let inductive = InductiveRun {
+            outcome,
+            clauses: Vec::new(),
+            exact_clauses: Vec::new(),
+            undecided: Vec::new(),
+            falsified: Vec::new(),
+            stats,
+        };
         self.report(inductive, evidence)
     }
 }
@@ -162,33 +216,90 @@ pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeErro
 }
 
 /// The exact big-M MILP baseline (HiGHS): one MILP per box, nondet vertex, branch and face,
-/// maximising the violation of Inv'. A refutation is replayed exactly; a proof is floating-point
-/// evidence (HiGHS's dual bounds below a margin), reported as such and never written as a
-/// certificate. Limited by `cfg.timeout` (total) and `cfg.smt_timeout` (per MILP).
+/// maximising the violation of Inv'. A refutation is replayed exactly. "No violation" is
+/// floating-point evidence (HiGHS's bounds below a margin, see `trestle_milp`), so it is confirmed
+/// by the exact bridge engine in the time left: proven gives `safe` (with the bridge's clauses, a
+/// certificate), an exact counterexample gives `not-inductive`, undecided gives
+/// `safe-by-milp-evidence` (exit code 3, never 0). Limited by `cfg.timeout` (total, default one
+/// hour) and `cfg.smt_timeout` (per MILP).
 pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
     let start = Instant::now();
     let deadline = cfg.deadline();
     let side = side_conditions(sys, cfg, deadline)?;
+    // The whole run's budget: the MILPs get what the side conditions left, the exact
+    // confirmation what the MILPs left.
+    let total = cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600));
     let mut opts = trestle_milp::MilpOptions::default().with_time_limit(cfg.smt_timeout);
-    opts.total_time_limit = Some(cfg.until(deadline).timeout.unwrap_or(std::time::Duration::from_secs(3600)));
+    opts.total_time_limit = Some(total.saturating_sub(start.elapsed()));
     let run = trestle_milp::check_inductive_milp(sys, &side.inv, &opts)
         .map_err(|e| BridgeError::Unsupported(format!("MILP baseline: {e}")))?;
-    let mut evidence = None;
-    let outcome = match run.answer {
-        trestle_milp::MilpAnswer::Valid { margin } => {
-            evidence = Some(format!(
-                "{} MILPs, HiGHS dual bounds below -{margin:.3e}: floating-point evidence, not a certificate",
-                run.stats.milps
-            ));
-            Inductiveness::Proven
-        }
-        trestle_milp::MilpAnswer::Invalid(witness) => {
-            Inductiveness::Refuted(engine::Refutation { witness, region: None })
-        }
-        trestle_milp::MilpAnswer::Unknown(r) => Inductiveness::Unknown { reason: format!("MILP: {r}") },
+    let mut summary = MilpSummary {
+        answer: match run.answer {
+            trestle_milp::MilpAnswer::Evidence { .. } => "evidence",
+            trestle_milp::MilpAnswer::Invalid(_) => "counterexample",
+            trestle_milp::MilpAnswer::Unknown(_) => "unknown",
+        },
+        margin: None,
+        threshold: opts.threshold(),
+        milps: run.stats.milps,
+        decided_by_bounds: run.stats.decided_by_bounds,
+        moved_coefficients: run.stats.moved_coefficients,
+        seconds: start.elapsed().as_secs_f64(),
+        confirmation: None,
     };
     let stats = engine::RunStats { seconds: start.elapsed().as_secs_f64(), ..Default::default() };
-    Ok(side.baseline_report(outcome, stats, evidence))
+    let mut report = match run.answer {
+        trestle_milp::MilpAnswer::Invalid(witness) => {
+            let outcome = Inductiveness::Refuted(engine::Refutation { witness, region: None });
+            side.baseline_report(outcome, stats, None)
+        }
+        trestle_milp::MilpAnswer::Unknown(r) => {
+            side.baseline_report(Inductiveness::Unknown { reason: format!("MILP: {r}") }, stats, None)
+        }
+        trestle_milp::MilpAnswer::Evidence { margin } => {
+            summary.margin = Some(margin);
+            confirm_milp_evidence(sys, cfg, side, &mut summary, total.saturating_sub(start.elapsed()))?
+        }
+    };
+    report.inductive.stats.seconds = start.elapsed().as_secs_f64();
+    report.milp = Some(summary);
+    Ok(report)
+}
+
+/// Confirms MILP evidence exactly with the bridge engine within `budget`.
+fn confirm_milp_evidence(
+    sys: &System,
+    cfg: &Config,
+    side: SideConditions,
+    summary: &mut MilpSummary,
+    budget: std::time::Duration,
+) -> Result<Report, BridgeError> {
+    let margin = summary.margin.unwrap_or(f64::NAN);
+    let what = format!("{} MILPs, HiGHS's bounds below -{margin:.3e} (floating-point evidence)", summary.milps);
+    let exact = Config { timeout: Some(budget), ..cfg.clone() };
+    let mut run = engine::check_inductive(sys, &side.inv, &side.cover, &exact, &|_| {})?;
+    let (confirmation, evidence) = match &run.outcome {
+        Inductiveness::Proven => {
+            let clauses = run.clauses.len();
+            (Confirmation::Proven, format!("{what}, confirmed exactly by the bridge engine ({clauses} clauses)"))
+        }
+        Inductiveness::Refuted(_) => {
+            (Confirmation::Refuted, format!("{what} was wrong: the bridge engine found an exact counterexample"))
+        }
+        Inductiveness::Unknown { reason } => {
+            let why = reason.clone();
+            run.outcome =
+                Inductiveness::Unknown { reason: format!("{what}; the exact confirmation stayed undecided: {why}") };
+            (Confirmation::Undecided(why), what)
+        }
+    };
+    let undecided = matches!(confirmation, Confirmation::Undecided(_));
+    summary.confirmation = Some(confirmation);
+    let mut report = side.report(run, Some(evidence));
+    if undecided && report.init == Condition::Proven && report.safe == Condition::Proven {
+        report.verdict = Verdict::SafeByMilpEvidence;
+    }
+    Ok(report)
 }
 
 fn verdict(init: &Condition, safe: &Condition, inductive: &Inductiveness) -> Verdict {

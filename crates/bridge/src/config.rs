@@ -108,7 +108,21 @@ pub struct Config {
     pub search: bool,
     /// Write every Z3 query as SMT-LIB 2 into this directory.
     pub dump_smt: Option<PathBuf>,
+    /// The exact leaf decision: a box still undecided after this many halvings of its invariant
+    /// box (bisections of one dimension; a split of `k` dimensions at once counts `k`), any box at
+    /// the minimum width, and any box whose abstract counterexample misses the invariant by a
+    /// rounding error, is decided by Z3 with the networks encoded exactly on it (`crate::exact`). After an undecided exact query its parts try again
+    /// [`EXACT_RETRY_HALVINGS`] halvings further down. `None`: never (boxes the postconditions
+    /// cannot decide are split down to the minimum width and stay undecided).
+    pub exact_after: Option<usize>,
+    /// Z3's resource limit (`rlimit`) for each exact leaf query, besides `smt_timeout`: unlike
+    /// the time limit, where it stops does not depend on the machine.
+    pub exact_rlimit: Option<u32>,
 }
+
+/// Halvings between two exact queries on the same part of the invariant, after the first was
+/// undecided (a sixteenth of the volume later, with more ReLUs of fixed sign).
+pub const EXACT_RETRY_HALVINGS: usize = 4;
 
 impl Default for Config {
     fn default() -> Self {
@@ -125,13 +139,15 @@ impl Default for Config {
             fast_path: true,
             search: true,
             dump_smt: None,
+            exact_after: Some(12),
+            exact_rlimit: None,
         }
     }
 }
 
 impl Config {
     /// The published tool's configuration: forward-mode bounds, box psi, all-dimension bisection,
-    /// FIFO, no counterexample search, every query to Z3, 1000 splits at most.
+    /// FIFO, no counterexample search, every query to Z3, 1000 splits at most, no exact leaf.
     pub fn paper() -> Config {
         Config {
             post: Method::Forward,
@@ -141,6 +157,7 @@ impl Config {
             max_splits: 1000,
             fast_path: false,
             search: false,
+            exact_after: None,
             ..Config::default()
         }
     }

@@ -5,24 +5,32 @@
 //! pure function of its coordinates: bounds, checks, a deterministic search), and their results are
 //! applied in queue order, stopping at the first refutation as a sequential run would. Results and
 //! statistics therefore do not depend on the number of threads.
+//!
+//! A box still undecided after `Config::exact_after` halvings, any box at the minimum width, and a
+//! box whose abstract counterexample leaves the invariant by a mere rounding error (a near miss:
+//! no margin, or a violation below rounding) is decided exactly (`crate::exact`): Z3 with the
+//! networks on the box. Those boxes are the proof's exact clauses.
 
-use crate::config::{Config, Queue, Split};
+use crate::config::{Config, EXACT_RETRY_HALVINGS, Queue, Split};
 use crate::error::BridgeError;
+use crate::exact::{self, ExactDecision};
 use crate::post::PostEngine;
 use crate::witness;
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 use trestle_ir::interval::Interval;
-use trestle_ir::num::Rational;
-use trestle_ir::system::NondetDomain;
 use trestle_ir::{Env, FBox, Pred, System};
 use trestle_smt::{
-    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, Target, UnknownReason, Witness,
-    Z3Backend,
+    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, SuccessorBounds, Target,
+    UnknownReason, Witness, Z3Backend,
 };
 
 const BATCH: usize = 32;
+
+/// How far outside the invariant's cover (relative to its extent) the successor boxes of a box
+/// may reach for it to be decided exactly at once (see `Ctx::near_miss`).
+const NEAR_MISS: f64 = 1e-9;
 
 /// A proven bridge clause: on `region`, the controller's actions satisfy `post`, and every
 /// successor of `region /\ post` lies in the invariant.
@@ -69,12 +77,19 @@ pub struct RunStats {
     pub bounds_seconds: f64,
     pub smt_seconds: f64,
     pub search_seconds: f64,
+    /// Exact leaf queries (Z3 with the networks on the box) and the boxes they proved.
+    pub exact_queries: usize,
+    pub exact_proven: usize,
+    pub exact_seconds: f64,
 }
 
 #[derive(Clone, Debug)]
 pub struct InductiveRun {
     pub outcome: Inductiveness,
     pub clauses: Vec<Clause>,
+    /// Boxes proven by the exact leaf decision: every successor of every state of the box in the
+    /// invariant, with the networks themselves in the query (no postcondition).
+    pub exact_clauses: Vec<FBox>,
     pub undecided: Vec<FBox>,
     /// Boxes whose every state leaves the invariant (proven by the line-11 check).
     pub falsified: Vec<FBox>,
@@ -92,6 +107,7 @@ pub struct Progress {
 
 enum BoxResult {
     Proven(Postcondition),
+    ProvenExactly,
     Falsified(Refutation),
     Counterexample(Witness),
     Split(Vec<FBox>, f64),
@@ -105,14 +121,22 @@ struct BoxWork {
     z3_queries: usize,
     fast_decided: usize,
     searched: bool,
+    /// Whether an exact leaf query ran, and whether it left the box undecided.
+    exact_query: bool,
+    exact_undecided: bool,
     bounds_time: Duration,
     smt_time: Duration,
     search_time: Duration,
+    exact_time: Duration,
 }
 
 struct Item {
     region: FBox,
     depth: usize,
+    /// Bisections of one dimension since the invariant box (the volume is `2^-halvings` of it).
+    halvings: usize,
+    /// Fewest halvings for an exact query at all (after an undecided one up the lineage).
+    exact_retry: usize,
     priority: f64,
     seq: usize,
 }
@@ -188,20 +212,25 @@ impl WorkQueue {
 struct Ctx<'s> {
     sys: &'s System,
     inv: &'s Pred,
+    /// An outward enclosure of the invariant (for near misses).
     cover: &'s [FBox],
     extent: Vec<f64>,
     hull: FBox,
     post: PostEngine<'s>,
     cfg: &'s Config,
-    vertices: Vec<Vec<Rational>>,
+    search: witness::Searcher<'s>,
     checkers_made: std::sync::atomic::AtomicUsize,
     /// End of the run's time budget: caps every Z3 query, skips searches after it.
     deadline: Option<Instant>,
+    /// The successor boxes of a box under psi (for near misses).
+    images: SuccessorBounds<'s>,
 }
 
 struct Checkers<'s> {
     fast: Option<FastPath<'s>>,
     z3: Z3Backend<'s>,
+    /// For the exact leaf queries (their own resource limit and dump names).
+    exact: Z3Backend<'s>,
 }
 
 fn checker_config(cfg: &Config, prefix: String) -> CheckerConfig {
@@ -218,7 +247,9 @@ impl<'s> Ctx<'s> {
         let id = self.checkers_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cc = checker_config(self.cfg, format!("w{worker}-c{id}-")).with_deadline(self.deadline);
         let fast = if self.cfg.fast_path { Some(FastPath::new(self.sys, cc.clone())?) } else { None };
-        Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)? })
+        let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-")).with_deadline(self.deadline);
+        exact.rlimit = self.cfg.exact_rlimit;
+        Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)?, exact: Z3Backend::new(self.sys, exact)? })
     }
 
     /// One environment check: the fast path first, Z3 for what it leaves open.
@@ -248,36 +279,44 @@ impl<'s> Ctx<'s> {
             z3_queries: 0,
             fast_decided: 0,
             searched: false,
+            exact_query: false,
+            exact_undecided: false,
             bounds_time: Duration::ZERO,
             smt_time: Duration::ZERO,
             search_time: Duration::ZERO,
+            exact_time: Duration::ZERO,
         };
         let t = Instant::now();
         let post = self.post.compute(p)?;
         w.bounds_time = t.elapsed();
+        if trestle_ir::space::kind_hull(self.sys, p).is_none() {
+            // An int variable with no integer in p (or a bool with neither 0 nor 1): p holds no
+            // state, so its clause is vacuous (the solvers, with Int-sorted variables, agree).
+            w.result = BoxResult::Proven(post);
+            return Ok(w);
+        }
         let stay = BridgeQuery::new(p, &post, Target::StaysIn(self.inv)).with_extra(self.inv);
         let hint = match self.decide(ch, &stay, &mut w)? {
             Answer::Valid => {
                 w.result = BoxResult::Proven(post);
                 return Ok(w);
             }
-            Answer::Invalid(abstract_witness) => Some(abstract_witness.state),
+            Answer::Invalid(abstract_witness) => Some(abstract_witness),
             Answer::Unknown(_) => None,
         };
         let leave = BridgeQuery::new(p, &post, Target::Leaves(self.inv)).with_extra(self.inv);
         if let Answer::Valid = self.decide(ch, &leave, &mut w)? {
-            // Every state of p /\ Inv leaves: any such state with an enabled successor refutes.
-            for s in witness::state_in(self.inv, p) {
-                if let Some(wit) = witness::replay_exact(self.sys, self.inv, &s, &self.vertices) {
-                    w.result = BoxResult::Falsified(Refutation { witness: wit, region: Some(p.clone()) });
-                    return Ok(w);
-                }
+            // Every state of p /\ Inv leaves: any such state with an enabled successor refutes
+            // (found and replayed at a legal state of p, never assumed).
+            if let Some(wit) = self.search.at_some_state(p) {
+                w.result = BoxResult::Falsified(Refutation { witness: wit, region: Some(p.clone()) });
+                return Ok(w);
             }
         }
         if self.cfg.search && self.deadline.is_none_or(|d| Instant::now() < d) {
             let t = Instant::now();
             w.searched = true;
-            let found = witness::search(self.sys, self.inv, self.cover, p, hint.as_deref(), &self.vertices);
+            let found = self.search.search(p, hint.as_ref());
             w.search_time = t.elapsed();
             if let Some(wit) = found {
                 w.result = BoxResult::Counterexample(wit);
@@ -286,9 +325,54 @@ impl<'s> Ctx<'s> {
         }
         let widths = p.widths();
         let small = widths.iter().zip(&self.extent).all(|(w, e)| *w <= self.cfg.min_width * e.max(f64::MIN_POSITIVE));
+        if self.exact_due(item, small, &post)? {
+            self.exact_leaf(ch, p, &mut w)?;
+            if !matches!(w.result, BoxResult::Undecided) {
+                return Ok(w);
+            }
+        }
         w.result =
             if small { BoxResult::Undecided } else { BoxResult::Split(self.split(p, &post), self.priority(p, &post)) };
         Ok(w)
+    }
+
+    /// Whether the exact leaf decides `item` (still undecided): when enabled, not too soon after
+    /// an undecided try up its lineage, and deep enough, at the minimum width (`small`) or a near
+    /// miss.
+    fn exact_due(&self, item: &Item, small: bool, post: &Postcondition) -> Result<bool, BridgeError> {
+        let Some(after) = self.cfg.exact_after else { return Ok(false) };
+        if item.halvings < item.exact_retry {
+            return Ok(false);
+        }
+        Ok(item.halvings >= after || small || self.near_miss(&item.region, post)?)
+    }
+
+    /// Decides `p` exactly: a proof, a replayed counterexample, or `exact_undecided`.
+    fn exact_leaf(&self, ch: &mut Checkers<'s>, p: &FBox, w: &mut BoxWork) -> Result<(), BridgeError> {
+        let t = Instant::now();
+        w.exact_query = true;
+        let decision = exact::decide(self.sys, &mut ch.exact, &self.post, self.inv, p)?;
+        w.exact_time = t.elapsed();
+        match decision {
+            ExactDecision::Proven => w.result = BoxResult::ProvenExactly,
+            ExactDecision::Refuted(wit) => w.result = BoxResult::Counterexample(wit),
+            ExactDecision::Undecided(_) => w.exact_undecided = true,
+        }
+        Ok(())
+    }
+
+    /// Whether every successor box of `p` under psi (closed form, outward rounded) reaches out of
+    /// some box of the invariant's cover by no more than [`NEAR_MISS`] of its extent, yet `p`
+    /// was not proven: the mark of a candidate with no margin (or of a violation below rounding),
+    /// which smaller boxes would not decide either.
+    fn near_miss(&self, p: &FBox, post: &Postcondition) -> Result<bool, BridgeError> {
+        let overshoot = |img: &FBox, b: &FBox| {
+            (0..img.dims())
+                .map(|i| (b.lo[i] - img.lo[i]).max(img.hi[i] - b.hi[i]) / self.extent[i].max(f64::MIN_POSITIVE))
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        let images = self.images.images(p, post)?;
+        Ok(images.iter().all(|(_, img)| self.cover.iter().any(|b| overshoot(img, b) <= NEAR_MISS)))
     }
 
     /// Children of `p` under the configured strategy.
@@ -344,17 +428,7 @@ impl<'s> Ctx<'s> {
         }
         let state = p.intervals();
         let actions = post.action_box().intervals();
-        let nondet: Vec<Interval> = self
-            .sys
-            .nondet
-            .iter()
-            .map(|v| match &v.domain {
-                NondetDomain::Interval(l, h) => Interval::of_rational(l).hull(&Interval::of_rational(h)),
-                NondetDomain::Set(s) => {
-                    s.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).expect("non-empty")
-                }
-            })
-            .collect();
+        let nondet: Vec<Interval> = self.sys.nondet.iter().map(trestle_ir::nondet::hull).collect();
         let env = Env::new(&state, &actions, &nondet);
         let mut worst = f64::NEG_INFINITY;
         for b in &self.sys.step.branches {
@@ -389,12 +463,13 @@ pub fn check_inductive(
     let ctx = Ctx {
         sys,
         inv,
-        cover,
         extent,
         hull,
         post,
         cfg,
-        vertices: witness::nondet_vertices(sys),
+        cover,
+        search: witness::Searcher::new(sys, inv, cover)?,
+        images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
         deadline: cfg.timeout.map(|t| start + t),
     };
@@ -409,13 +484,14 @@ pub fn check_inductive(
             .iter()
             .map(|b| {
                 seq += 1;
-                Item { region: b.clone(), depth: 0, priority: f64::INFINITY, seq }
+                Item { region: b.clone(), depth: 0, halvings: 0, exact_retry: 0, priority: f64::INFINITY, seq }
             })
             .collect(),
     );
     let mut run = InductiveRun {
         outcome: Inductiveness::Proven,
         clauses: Vec::new(),
+        exact_clauses: Vec::new(),
         undecided: Vec::new(),
         falsified: Vec::new(),
         stats: RunStats::default(),
@@ -454,10 +530,17 @@ pub fn check_inductive(
             s.bounds_seconds += w.bounds_time.as_secs_f64();
             s.smt_seconds += w.smt_time.as_secs_f64();
             s.search_seconds += w.search_time.as_secs_f64();
+            s.exact_queries += w.exact_query as usize;
+            s.exact_seconds += w.exact_time.as_secs_f64();
             match w.result {
                 BoxResult::Proven(post) => {
                     proven_volume += item.region.widths().iter().product::<f64>();
                     run.clauses.push(Clause { region: item.region, post });
+                }
+                BoxResult::ProvenExactly => {
+                    s.exact_proven += 1;
+                    proven_volume += item.region.widths().iter().product::<f64>();
+                    run.exact_clauses.push(item.region);
                 }
                 BoxResult::Falsified(r) => {
                     run.falsified.push(item.region);
@@ -470,11 +553,18 @@ pub fn check_inductive(
                 }
                 BoxResult::Split(children, priority) if !children.is_empty() && s.splits < cfg.max_splits => {
                     s.splits += 1;
+                    // 2^k children: k dimensions were halved.
+                    let halvings = item.halvings + children.len().trailing_zeros() as usize;
+                    let exact_retry = if w.exact_undecided {
+                        item.halvings.saturating_add(EXACT_RETRY_HALVINGS)
+                    } else {
+                        item.exact_retry
+                    };
                     let items = children
                         .into_iter()
                         .map(|region| {
                             seq += 1;
-                            Item { region, depth: item.depth + 1, priority, seq }
+                            Item { region, depth: item.depth + 1, halvings, exact_retry, priority, seq }
                         })
                         .collect();
                     queue.push_children(items);

@@ -6,10 +6,12 @@
 //! the postcondition psi, a box or linear bounds in the state), and only the environment step is
 //! given to the checker (`trestle-smt`: `(p /\ psi /\ Next_ENV) => Inv'`). A box that fails is
 //! tested for "every state leaves" (a falsifying box), searched for a concrete counterexample, and
-//! otherwise split.
+//! otherwise split. A box still undecided deep down is decided exactly ([`exact`]: Z3 with the
+//! networks encoded on the box), which settles zero-margin candidates and counterexamples smaller
+//! than floating-point rounding.
 //!
 //! Soundness: a clause is only kept when its query is `Valid` (Z3 on exact rationals, or the
-//! outward-rounded fast path); `Unknown` answers lead to splitting or to an `Unknown` verdict,
+//! outward-rounded fast path; for an exact clause, Z3 with the networks themselves); `Unknown` answers lead to splitting or to an `Unknown` verdict,
 //! never to a proof. A refutation is always a concrete step replayed in exact arithmetic through
 //! the IR's definition of a step. A proof comes with a certificate ([`certificate`]) that
 //! [`certificate::certify`] re-checks without trusting the run.
@@ -19,10 +21,13 @@ mod check;
 pub mod config;
 pub mod engine;
 mod error;
+pub mod exact;
 pub mod post;
 pub mod witness;
 
-pub use check::{Condition, Report, Verdict, check, check_milp, check_monolithic, invariant_cover};
+pub use check::{
+    Condition, Confirmation, MilpSummary, Report, Verdict, check, check_milp, check_monolithic, invariant_cover,
+};
 pub use config::{Config, Queue, Split};
 pub use engine::{Clause, InductiveRun, Inductiveness, Progress, Refutation, RunStats};
 pub use error::BridgeError;

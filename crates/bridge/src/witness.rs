@@ -1,63 +1,76 @@
 //! Concrete counterexamples to inductiveness: a state in the invariant, the controller's real
 //! action there, an environment choice, and a successor outside the invariant, all replayed in
-//! exact rational arithmetic through the IR's one definition of a step before they are reported.
+//! exact rational arithmetic through the IR's one definition of a step ([`sim::successors`],
+//! which checks that the state is a state: ints integral, bools 0 or 1, inside the domains).
 //!
-//! Candidates come from cheap floating-point search (sampling the box, then a few ascent steps on
-//! the distance by which the successor leaves the invariant); floating point only proposes, the
-//! exact replay decides.
+//! Candidates are exact legal states of a box: the hint (a solver's abstract witness), the centre,
+//! the corners, a few random points, and the points where a guard, `if` condition or kink of the
+//! step switches (exact thresholds such as `x = 2/5` for `x < 0.4`, and midpoints of narrow
+//! windows), then ascent steps. Floating point only ranks them by how far their successors
+//! leave; it never discards one. A candidate is dropped without an exact replay only when
+//! outward-rounded interval arithmetic proves that every successor stays in the invariant
+//! ([`Searcher::surely_stays`]); every other candidate is replayed exactly, with the vertices of
+//! the inputs and, where the step is not multilinear in an input, its interior critical points.
 
-use trestle_ir::num::{Rational, rational_from_f64, to_f64_nearest};
+use crate::error::BridgeError;
+use crate::post::PostEngine;
+use std::collections::HashSet;
+use trestle_bounds::Method;
+use trestle_ir::interval::Interval;
+use trestle_ir::nondet::{self, Choices};
+use trestle_ir::num::{Rational, rational_from_f64, rational_from_i64, to_f64_nearest};
 use trestle_ir::sim;
-use trestle_ir::system::{NondetDomain, System};
-use trestle_ir::{Env, FBox, Pred};
+use trestle_ir::system::System;
+use trestle_ir::{Env, Expr, FBox, Pred, space};
 use trestle_smt::Witness;
 
-/// Every combination of the extreme values of the non-deterministic inputs (interval ends, set
-/// members), exactly; capped so a system with many inputs stays cheap (then a sample of them).
-pub fn nondet_vertices(sys: &System) -> Vec<Vec<Rational>> {
-    let mut out: Vec<Vec<Rational>> = vec![Vec::new()];
-    for v in &sys.nondet {
-        let values: Vec<Rational> = match &v.domain {
-            NondetDomain::Interval(l, h) if l == h => vec![l.clone()],
-            NondetDomain::Interval(l, h) => vec![l.clone(), h.clone()],
-            NondetDomain::Set(s) => s.clone(),
-        };
-        let mut next = Vec::new();
-        for prefix in &out {
-            for x in &values {
-                let mut p = prefix.clone();
-                p.push(x.clone());
-                next.push(p);
-            }
+/// Most fixed environment choices a search tries per state.
+const MAX_CHOICES: usize = 256;
+
+/// The first transition under `choices` whose successor leaves `inv`, and the actions the
+/// controllers set (`None` when no step succeeded, e.g. a lookup outside its table, or when
+/// `state` is not a state).
+fn first_leaving<'a>(
+    sys: &System,
+    inv: &Pred,
+    state: &[Rational],
+    choices: impl IntoIterator<Item = &'a Vec<Rational>>,
+) -> (Option<Vec<Rational>>, Option<Witness>) {
+    let memory = sim::initial_memory::<Rational>(sys);
+    let Ok(mut steps) = sim::StepsFrom::new(sys, state, &memory) else { return (None, None) };
+    let mut actions = None;
+    for nondet in choices {
+        let Ok((s, _)) = steps.under(nondet) else { continue };
+        // A successor the invariant cannot be evaluated on is no counterexample.
+        let outside = |n: &[Rational]| !inv.eval_exact(&Env::new(n, &[], &[])).unwrap_or(true);
+        let out = s
+            .next
+            .iter()
+            .map(|(b, n)| (*b, n))
+            .chain(s.exits.iter().map(|(b, n, _)| (*b, n)))
+            .find(|(_, n)| outside(n));
+        if let Some((branch, next)) = out {
+            let witness = Witness {
+                state: state.to_vec(),
+                actions: s.actions.clone(),
+                nondet: nondet.clone(),
+                branch,
+                next: next.clone(),
+            };
+            return (Some(s.actions), Some(witness));
         }
-        next.truncate(256);
-        out = next;
+        actions.get_or_insert(s.actions);
     }
-    out
+    (actions, None)
 }
 
-/// Replays `state` exactly: returns a witness if it lies in `inv` and some choice of the given
-/// non-deterministic vertices and enabled branches leads outside `inv`.
-pub fn replay_exact(sys: &System, inv: &Pred, state: &[Rational], vertices: &[Vec<Rational>]) -> Option<Witness> {
-    let env = Env::new(state, &[], &[]);
-    if !inv.eval_exact(&env).unwrap_or(false) {
+/// Replays `state` exactly: a witness if it is a state of the system ([`sim::check_state`]) in
+/// `inv` and some of the given choices and enabled branches leads outside `inv`.
+pub fn replay_exact(sys: &System, inv: &Pred, state: &[Rational], choices: &[Vec<Rational>]) -> Option<Witness> {
+    if sim::check_state(sys, state).is_err() || !inv.eval_exact(&Env::new(state, &[], &[])).unwrap_or(false) {
         return None;
     }
-    for nondet in vertices {
-        let mut memory = sim::initial_memory::<Rational>(sys);
-        let Ok(actions) = sim::controller_actions(sys, state, nondet, &mut memory) else { continue };
-        let Ok(branches) = sim::enabled_branches(sys, state, &actions, nondet) else { continue };
-        for b in branches {
-            let Ok(next) = sim::successor(sys, b, state, &actions, nondet) else { continue };
-            if sys.domain_exit == trestle_ir::system::DomainExit::Drop && sim::domain_violation(sys, &next).is_some() {
-                continue;
-            }
-            if !inv.eval_exact(&Env::new(&next, &[], &[])).unwrap_or(true) {
-                return Some(Witness { state: state.to_vec(), actions, nondet: nondet.clone(), branch: b, next });
-            }
-        }
-    }
-    None
+    first_leaving(sys, inv, state, choices).1
 }
 
 /// How far (in the max norm) `x` lies outside the union of boxes: > 0 outside, <= 0 inside.
@@ -66,35 +79,6 @@ fn distance_outside(x: &[f64], cover: &[FBox]) -> f64 {
         .iter()
         .map(|b| (0..x.len()).map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i])).fold(f64::NEG_INFINITY, f64::max))
         .fold(f64::INFINITY, f64::min)
-}
-
-/// Largest distance outside the invariant over the environment's choices at `state` (f64).
-/// The networks run once per state when no observation reads a non-deterministic input.
-fn violation(sys: &System, cover: &[FBox], state: &[f64], vertices: &[Vec<f64>]) -> f64 {
-    let observes_nondet = sys
-        .controllers
-        .iter()
-        .any(|c| c.inputs.iter().any(|e| e.mentions(|v| matches!(v, trestle_ir::VarRef::Nondet(_)))));
-    let mut shared: Option<Vec<f64>> = None;
-    let mut worst = f64::NEG_INFINITY;
-    for nondet in vertices {
-        let actions = match &shared {
-            Some(a) if !observes_nondet => a.clone(),
-            _ => {
-                let mut memory = sim::initial_memory::<f64>(sys);
-                let Ok(a) = sim::controller_actions(sys, state, nondet, &mut memory) else { continue };
-                shared = Some(a.clone());
-                a
-            }
-        };
-        let Ok(branches) = sim::enabled_branches(sys, state, &actions, nondet) else { continue };
-        for b in branches {
-            if let Ok(next) = sim::successor(sys, b, state, &actions, nondet) {
-                worst = worst.max(distance_outside(&next, cover));
-            }
-        }
-    }
-    worst
 }
 
 /// A deterministic pseudo-random stream seeded by the box (so results never depend on threads).
@@ -118,93 +102,201 @@ impl Stream {
     }
 }
 
-/// Searches `p` for a concrete counterexample: the hint (e.g. a solver's abstract witness), the
-/// centre, the corners and a few random points, then ascent steps from the most violating one.
-/// Candidates whose float successor leaves the invariant are replayed exactly.
-pub fn search(
-    sys: &System,
-    inv: &Pred,
-    cover: &[FBox],
-    p: &FBox,
-    hint: Option<&[Rational]>,
-    vertices: &[Vec<Rational>],
-) -> Option<Witness> {
-    let d = p.dims();
-    let fverts: Vec<Vec<f64>> = vertices.iter().map(|v| v.iter().map(to_f64_nearest).collect()).collect();
-    let clamp = |x: Vec<f64>| -> Vec<f64> { x.iter().enumerate().map(|(i, v)| v.clamp(p.lo[i], p.hi[i])).collect() };
-    let mut candidates: Vec<Vec<f64>> = Vec::new();
-    if let Some(h) = hint {
-        candidates.push(clamp(h.iter().map(to_f64_nearest).collect()));
+/// The counterexample search of one engine run (one system, one invariant).
+pub struct Searcher<'s> {
+    sys: &'s System,
+    inv: &'s Pred,
+    cover: &'s [FBox],
+    choices: Choices,
+    fchoices: Vec<Vec<f64>>,
+    switches: Vec<Expr>,
+    /// Interval bounds of the controllers at a point, for [`Searcher::surely_stays`].
+    ibp: PostEngine<'s>,
+    nondet_hull: Vec<Interval>,
+}
+
+impl<'s> Searcher<'s> {
+    pub fn new(sys: &'s System, inv: &'s Pred, cover: &'s [FBox]) -> Result<Searcher<'s>, BridgeError> {
+        let choices = Choices::new(sys, MAX_CHOICES);
+        let fchoices = choices.fixed().iter().map(|v| v.iter().map(to_f64_nearest).collect()).collect();
+        let nondet_hull = sys.nondet.iter().map(nondet::hull).collect();
+        Ok(Searcher {
+            sys,
+            inv,
+            cover,
+            choices,
+            fchoices,
+            switches: space::state_switches(sys),
+            ibp: PostEngine::new(sys, Method::Ibp, false)?,
+            nondet_hull,
+        })
     }
-    candidates.push(p.center());
-    if d <= 6 {
-        for mask in 0..(1usize << d) {
-            candidates.push((0..d).map(|i| if mask >> i & 1 == 1 { p.hi[i] } else { p.lo[i] }).collect());
-        }
-    }
-    let mut rng = Stream::for_box(p);
-    for _ in 0..4 {
-        candidates.push((0..d).map(|i| p.lo[i] + (p.hi[i] - p.lo[i]) * rng.unit()).collect());
-    }
-    let try_exact =
-        |x: &[f64]| replay_exact(sys, inv, &x.iter().map(|&v| rational_from_f64(v)).collect::<Vec<_>>(), vertices);
-    let mut best: Option<(f64, Vec<f64>)> = None;
-    for c in candidates {
-        let v = violation(sys, cover, &c, &fverts);
-        if v > 0.0
-            && let Some(w) = try_exact(&c)
+
+    /// Replays a legal state exactly under the fixed choices, `extra` ones (a solver's), and the
+    /// critical points of the inputs at this state.
+    pub fn replay(&self, state: &[Rational], extra: &[Vec<Rational>]) -> Option<Witness> {
+        if sim::check_state(self.sys, state).is_err()
+            || !self.inv.eval_exact(&Env::new(state, &[], &[])).unwrap_or(false)
         {
-            return Some(w);
+            return None;
         }
-        if best.as_ref().is_none_or(|(bv, _)| v > *bv) {
-            best = Some((v, c));
+        let (actions, found) = first_leaving(self.sys, self.inv, state, extra.iter().chain(self.choices.fixed()));
+        if found.is_some() || !self.choices.has_curved() {
+            return found;
         }
+        first_leaving(self.sys, self.inv, state, &self.choices.critical(self.sys, state, &actions?)).1
     }
-    // Coordinate ascent on the violation from the best sample, unless it is far inside.
-    let (mut value, mut x) = best?;
-    if value < -2.0 * p.max_width() {
-        return None;
+
+    /// Largest distance outside the invariant over the fixed choices at `state` (f64, for ranking
+    /// only). The controllers do not read the inputs (the bridge engine refuses such systems), so
+    /// they run once.
+    fn violation(&self, state: &[f64], extra: &[Vec<f64>]) -> f64 {
+        let memory = sim::initial_memory::<f64>(self.sys);
+        let Ok(mut steps) = sim::StepsFrom::new(self.sys, state, &memory) else { return f64::NEG_INFINITY };
+        let mut worst = f64::NEG_INFINITY;
+        for nondet in extra.iter().chain(&self.fchoices) {
+            let Ok((s, _)) = steps.under(nondet) else { continue };
+            for next in s.next.iter().map(|(_, n)| n).chain(s.exits.iter().map(|(_, n, _)| n)) {
+                worst = worst.max(distance_outside(next, self.cover));
+            }
+        }
+        worst
     }
-    let mut step: Vec<f64> = p.widths().iter().map(|w| w * 0.25).collect();
-    for _ in 0..4 {
-        let mut improved = false;
-        for i in 0..d {
-            for dir in [1.0, -1.0] {
-                let mut y = x.clone();
-                y[i] = (y[i] + dir * step[i]).clamp(p.lo[i], p.hi[i]);
-                let v = violation(sys, cover, &y, &fverts);
-                if v > value {
-                    value = v;
-                    x = y;
-                    improved = true;
+
+    /// Whether outward-rounded interval arithmetic proves that every successor of `state`, under
+    /// every input in the domains' hulls, lies in the invariant (controllers bounded by IBP on the
+    /// point). Only then may a candidate skip the exact replay.
+    fn surely_stays(&self, state: &[Rational]) -> bool {
+        let point: Vec<Interval> = state.iter().map(Interval::of_rational).collect();
+        let Ok(post) = self.ibp.compute(&FBox::from_intervals(&point)) else { return false };
+        let actions = post.action_box().intervals();
+        let env = Env::new(&point, &actions, &self.nondet_hull);
+        self.sys.step.branches.iter().all(|b| {
+            if let Some((a, value)) = b.label
+                && !actions[a].contains(value as f64)
+            {
+                return true;
+            }
+            if b.guard.as_ref().is_some_and(|g| g.eval_interval(&env) == Some(false)) {
+                return true;
+            }
+            let next: Vec<Interval> = b.updates.iter().map(|u| u.eval_interval(&env)).collect();
+            next.iter().all(Interval::is_valid) && self.inv.eval_interval(&Env::new(&next, &[], &[])) == Some(true)
+        })
+    }
+
+    /// Exact legal candidate states of `p`: the hint, the centre, the corners (up to 6 dimensions),
+    /// four seeded random points, and the switch points of every coordinate through the centre
+    /// and the hint.
+    fn candidates(&self, p: &FBox, ranges: &[(Rational, Rational)], hint: Option<&[Rational]>) -> Vec<Vec<Rational>> {
+        let d = p.dims();
+        let near = |x: &[Rational]| space::nearest(self.sys, ranges, x);
+        let mut out: Vec<Vec<Rational>> = Vec::new();
+        if let Some(h) = hint.filter(|h| h.len() == d) {
+            out.push(near(h));
+        }
+        out.extend(self.centre_and_corners(ranges));
+        let mut rng = Stream::for_box(p);
+        for _ in 0..4 {
+            let x: Vec<Rational> =
+                (0..d).map(|i| rational_from_f64(p.lo[i] + (p.hi[i] - p.lo[i]) * rng.unit())).collect();
+            out.push(near(&x));
+        }
+        let bases: Vec<Vec<Rational>> = out.iter().take(if hint.is_some() { 2 } else { 1 }).cloned().collect();
+        for base in &bases {
+            for (i, (lo, hi)) in ranges.iter().enumerate() {
+                for t in space::switch_points(self.sys, &self.switches, base, i, (lo, hi)) {
+                    let mut x = base.clone();
+                    x[i] = t;
+                    out.push(near(&x));
                 }
             }
         }
-        if value > 0.0
-            && let Some(w) = try_exact(&x)
-        {
-            return Some(w);
-        }
-        if !improved {
-            step.iter_mut().for_each(|s| *s *= 0.5);
-        }
+        out
     }
-    None
-}
 
-/// A state of `p` inside `inv` exactly (centre, then corners), for reporting a falsifying box.
-pub fn state_in(inv: &Pred, p: &FBox) -> Vec<Vec<Rational>> {
-    let d = p.dims();
-    let mut pts = vec![p.center()];
-    if d <= 6 {
-        for mask in 0..(1usize << d) {
-            pts.push((0..d).map(|i| if mask >> i & 1 == 1 { p.hi[i] } else { p.lo[i] }).collect());
+    /// Searches `p` for a concrete counterexample (see the module documentation). `hint` is a
+    /// solver's abstract witness: its state is a candidate and its inputs an extra choice.
+    pub fn search(&self, p: &FBox, hint: Option<&Witness>) -> Option<Witness> {
+        let ranges = space::legal_box(self.sys, p)?;
+        let extra: Vec<Vec<Rational>> =
+            hint.map(|h| h.nondet.clone()).filter(|n| sim::check_nondet(self.sys, n).is_ok()).into_iter().collect();
+        let fextra: Vec<Vec<f64>> = extra.iter().map(|n| n.iter().map(to_f64_nearest).collect()).collect();
+        let mut tried: HashSet<Vec<Rational>> = HashSet::new();
+        let mut decide = |x: &[Rational], v: f64| -> Option<Witness> {
+            if !tried.insert(x.to_vec()) || (v <= 0.0 && self.surely_stays(x)) {
+                return None;
+            }
+            self.replay(x, &extra)
+        };
+        let approx = |x: &[Rational]| x.iter().map(to_f64_nearest).collect::<Vec<f64>>();
+        let mut ranked: Vec<(f64, Vec<Rational>)> = self
+            .candidates(p, &ranges, hint.map(|h| h.state.as_slice()))
+            .into_iter()
+            .map(|x| (self.violation(&approx(&x), &fextra), x))
+            .collect();
+        // Farthest out first; the sort is stable, so ties keep the candidates' order.
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (v, x) in &ranked {
+            if let Some(w) = decide(x, *v) {
+                return Some(w);
+            }
         }
+        // Coordinate ascent on the violation from the best candidate, unless it is far inside.
+        let (mut value, best) = ranked.into_iter().next()?;
+        if value < -2.0 * p.max_width() {
+            return None;
+        }
+        let mut x = approx(&best);
+        let mut step: Vec<f64> = p.widths().iter().map(|w| w * 0.25).collect();
+        for _ in 0..4 {
+            let mut improved = false;
+            for i in 0..p.dims() {
+                for dir in [1.0, -1.0] {
+                    let mut y = x.clone();
+                    y[i] = (y[i] + dir * step[i]).clamp(p.lo[i], p.hi[i]);
+                    let exact =
+                        space::nearest(self.sys, &ranges, &y.iter().map(|&v| rational_from_f64(v)).collect::<Vec<_>>());
+                    let y = approx(&exact);
+                    let v = self.violation(&y, &fextra);
+                    if let Some(w) = decide(&exact, v) {
+                        return Some(w);
+                    }
+                    if v > value {
+                        value = v;
+                        x = y;
+                        improved = true;
+                    }
+                }
+            }
+            if !improved {
+                step.iter_mut().for_each(|s| *s *= 0.5);
+            }
+        }
+        None
     }
-    pts.into_iter()
-        .map(|x| x.iter().map(|&v| rational_from_f64(v)).collect::<Vec<Rational>>())
-        .filter(|s| inv.eval_exact(&Env::new(s, &[], &[])).unwrap_or(false))
-        .collect()
+
+    /// A counterexample at some legal state of `p` (centre, then corners), for a box every state
+    /// of which leaves: `None` when `p` holds no legal state in the invariant.
+    pub fn at_some_state(&self, p: &FBox) -> Option<Witness> {
+        let ranges = space::legal_box(self.sys, p)?;
+        self.centre_and_corners(&ranges).iter().find_map(|s| self.replay(s, &[]))
+    }
+
+    /// The legal state nearest the centre of `ranges` (from [`space::legal_box`]) and, up to 6
+    /// dimensions, its corners.
+    fn centre_and_corners(&self, ranges: &[(Rational, Rational)]) -> Vec<Vec<Rational>> {
+        let d = ranges.len();
+        let two = rational_from_i64(2);
+        let centre: Vec<Rational> = ranges.iter().map(|(l, h)| (l + h) / &two).collect();
+        let mut out = vec![space::nearest(self.sys, ranges, &centre)];
+        if d <= 6 {
+            let corner =
+                |mask: usize| (0..d).map(move |i| if mask >> i & 1 == 1 { &ranges[i].1 } else { &ranges[i].0 });
+            out.extend((0..(1usize << d)).map(|mask| corner(mask).cloned().collect()));
+        }
+        out
+    }
 }
 
 /// A witness's exact values as the nearest floats, for printing and JSON.

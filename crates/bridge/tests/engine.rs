@@ -62,7 +62,8 @@ fn a_wrong_init_or_safe_is_an_unsafe_candidate() {
 }
 
 /// Undecided solver answers never become proofs: with Z3 limited to nothing and no fast path,
-/// the verdict is unknown, with the undecided boxes listed.
+/// the verdict is unknown, with the undecided boxes listed. (The exact leaf's queries get a
+/// resource limit of 1 too: a 1 ns watchdog may come after Z3 has already answered.)
 #[test]
 fn solver_failures_end_in_unknown_not_safe() {
     let sys = example("maze-nondet.toml");
@@ -71,6 +72,7 @@ fn solver_failures_end_in_unknown_not_safe() {
         // Zero, not 1 ns: a query limited to 1 ns raced with its watchdog and was sometimes
         // answered; a zero limit runs no query at all (`CheckerConfig::query_limit`).
         smt_timeout: Duration::ZERO,
+        exact_rlimit: Some(1),
         min_width: 0.3,
         search: false,
         ..Config::default()
@@ -86,7 +88,9 @@ fn solver_failures_end_in_unknown_not_safe() {
 #[test]
 fn tampered_certificates_are_rejected() {
     let sys = example("maze-det.toml");
-    let cfg = Config::default();
+    // Bridge clauses only (by default the example's boxes are decided exactly: no margin in y at
+    // the level of psi); tampered exact clauses are in exact_leaf.rs.
+    let cfg = Config { exact_after: None, ..Config::default() };
     let r = check(&sys, &cfg, &quiet).unwrap();
     let CertificateJson::Proof(good) = from_report(&sys, &r, &cfg) else { panic!() };
     assert!(certify(&CertificateJson::Proof(good.clone()), &sys).unwrap().valid);

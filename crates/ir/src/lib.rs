@@ -12,12 +12,14 @@ pub mod expr;
 pub mod formula;
 pub mod interval;
 pub mod network;
+pub mod nondet;
 pub mod num;
 pub mod parse;
 pub mod pred;
 pub mod print;
 pub mod round;
 pub mod sim;
+pub mod space;
 pub mod system;
 
 pub use expr::{Env, Expr, LinearExpr, VarRef};

@@ -5,16 +5,18 @@
 //! its observation (state and those inputs), runs its network (the one its selector picks) and sets
 //! its actions (argmax ties go to the lowest index); the environment then takes one enabled branch
 //! (guard true, label matching) and computes the successor; the successor is checked against the
-//! variable kinds and domains (see [`DomainExit`]).
+//! variable kinds and domains (see [`DomainExit`]). The state a step starts from is checked too
+//! ([`check_state`]): a value of an `int` variable that is not an integer is no state at all, so
+//! no run, witness or trace can start there.
 //!
 //! The logic is generic over [`Scalar`], instantiated with f64 (fast simulation) and exact
 //! rationals (replay), so the two cannot drift apart.
 
-use crate::expr::{Env, EvalError, Expr};
+use crate::expr::{Env, EvalError, Expr, VarRef};
 use crate::network::{Network, NetworkError};
 use crate::num::{Rational, display_rational, is_integer, rational_from_f64, rational_from_i64, to_f64_nearest};
 use crate::pred::Pred;
-use crate::system::{ActionKind, ControllerOutput, DomainExit, NondetDomain, Policy, System, VarKind};
+use crate::system::{ActionKind, ControllerOutput, DomainExit, NondetDomain, Policy, StateVar, System, VarKind};
 use num_traits::{Signed, ToPrimitive};
 use std::fmt::Debug;
 
@@ -90,6 +92,10 @@ pub enum SimError {
     NondetOutOfDomain { var: String, value: String },
     #[error("state has {found} values, the system has {expected} state variables")]
     StateDim { found: usize, expected: usize },
+    #[error("{found} non-deterministic input values for {expected} inputs")]
+    NondetDim { found: usize, expected: usize },
+    #[error("{var} = {value} is not a state: {var} is {domain}")]
+    NotAState { var: String, value: String, domain: String },
 }
 
 /// Hidden states of the recurrent controllers: `[controller][recurrent layer][neuron]`.
@@ -206,25 +212,57 @@ pub fn successor<T: Scalar>(
     Ok(sys.step.branches[branch].updates.iter().map(|e| T::eval(e, &env)).collect::<Result<Vec<_>, _>>()?)
 }
 
+/// Whether `q` is a value of the variable's kind (ints integral, bools 0 or 1).
+pub fn fits_kind(v: &StateVar, q: &Rational) -> bool {
+    match v.kind {
+        VarKind::Real => true,
+        VarKind::Int => is_integer(q),
+        VarKind::Bool => *q == rational_from_i64(0) || *q == rational_from_i64(1),
+    }
+}
+
+fn describe(v: &StateVar) -> String {
+    format!("{} {}", v.kind.name(), v.domain.describe())
+}
+
 /// First violation of a variable's kind or domain in a successor.
 pub fn domain_violation<T: Scalar>(sys: &System, next: &[T]) -> Option<SimError> {
     for (v, x) in sys.state.iter().zip(next) {
         let q = x.to_rational();
-        let kind_ok = match v.kind {
-            VarKind::Real => true,
-            VarKind::Int => is_integer(&q),
-            VarKind::Bool => q == rational_from_i64(0) || q == rational_from_i64(1),
-        };
-        if !kind_ok || !v.domain.contains(&q) {
-            let domain = format!("{} {}", v.kind.name(), v.domain.describe());
-            return Some(SimError::DomainExit { var: v.name.clone(), value: display_rational(&q), domain });
+        if !fits_kind(v, &q) || !v.domain.contains(&q) {
+            return Some(SimError::DomainExit {
+                var: v.name.clone(),
+                value: display_rational(&q),
+                domain: describe(v),
+            });
         }
     }
     None
 }
 
+/// Whether `state` is a state of the system: one value per variable, each of its variable's kind
+/// (ints integral, bools 0 or 1) and, unless the system ignores domains
+/// ([`DomainExit::Ignore`]: domains are then hints, and runs may leave them), inside its domain.
+/// Every step starts by checking this, so every run, witness and trace satisfies it.
+pub fn check_state<T: Scalar>(sys: &System, state: &[T]) -> Result<(), SimError> {
+    if state.len() != sys.state.len() {
+        return Err(SimError::StateDim { found: state.len(), expected: sys.state.len() });
+    }
+    for (v, x) in sys.state.iter().zip(state) {
+        let q = x.to_rational();
+        let in_domain = sys.domain_exit == DomainExit::Ignore || v.domain.contains(&q);
+        if !fits_kind(v, &q) || !in_domain {
+            return Err(SimError::NotAState { var: v.name.clone(), value: display_rational(&q), domain: describe(v) });
+        }
+    }
+    Ok(())
+}
+
 /// Whether a non-deterministic choice lies in the declared domains (exactly).
 pub fn check_nondet<T: Scalar>(sys: &System, nondet: &[T]) -> Result<(), SimError> {
+    if nondet.len() != sys.nondet.len() {
+        return Err(SimError::NondetDim { found: nondet.len(), expected: sys.nondet.len() });
+    }
     for (v, x) in sys.nondet.iter().zip(nondet) {
         let q = x.to_rational();
         let ok = match &v.domain {
@@ -256,8 +294,94 @@ pub fn step<T: Scalar>(
     })
 }
 
+/// Every transition from one state under fixed non-deterministic inputs: the controllers run once,
+/// then each enabled branch gives a successor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Successors<T> {
+    pub actions: Vec<T>,
+    /// Enabled branches (declaration order) and their successors; with [`DomainExit::Drop`] the
+    /// successors outside the domains are not here (those branches count as disabled).
+    pub next: Vec<(usize, Vec<T>)>,
+    /// With [`DomainExit::Error`]: enabled branches whose successor leaves the kinds or domains (a
+    /// run taking one ends in that error). Empty otherwise.
+    pub exits: Vec<(usize, Vec<T>, SimError)>,
+}
+
+/// All transitions from `state` (checked to be a state, [`check_state`]) under the inputs
+/// `nondet` (checked against their domains). `memory` is advanced by the controllers.
+pub fn successors<T: Scalar>(
+    sys: &System,
+    state: &[T],
+    memory: &mut Memory<T>,
+    nondet: &[T],
+) -> Result<Successors<T>, SimError> {
+    check_state(sys, state)?;
+    check_nondet(sys, nondet)?;
+    let actions = controller_actions(sys, state, nondet, memory)?;
+    branch_successors(sys, state, actions, nondet)
+}
+
+/// Whether some controller's observation reads a non-deterministic input.
+pub fn observes_nondet(sys: &System) -> bool {
+    sys.controllers.iter().any(|c| c.inputs.iter().any(|e| e.mentions(|v| matches!(v, VarRef::Nondet(_)))))
+}
+
+/// [`successors`] at one state under many choices of the inputs, each from the same memory. The
+/// state is checked once; the controllers run once when no observation reads an input (their
+/// actions and memory are then the same under every choice).
+pub struct StepsFrom<'a, T> {
+    sys: &'a System,
+    state: &'a [T],
+    memory: &'a Memory<T>,
+    observed: bool,
+    shared: Option<(Vec<T>, Memory<T>)>,
+}
+
+impl<'a, T: Scalar> StepsFrom<'a, T> {
+    pub fn new(sys: &'a System, state: &'a [T], memory: &'a Memory<T>) -> Result<StepsFrom<'a, T>, SimError> {
+        check_state(sys, state)?;
+        Ok(StepsFrom { sys, state, memory, observed: observes_nondet(sys), shared: None })
+    }
+
+    /// The transitions under `nondet` (checked against the domains) and the memory after them.
+    pub fn under(&mut self, nondet: &[T]) -> Result<(Successors<T>, Memory<T>), SimError> {
+        check_nondet(self.sys, nondet)?;
+        let (actions, after) = match &self.shared {
+            Some(s) if !self.observed => s.clone(),
+            _ => {
+                let mut after = self.memory.clone();
+                let actions = controller_actions(self.sys, self.state, nondet, &mut after)?;
+                self.shared = Some((actions.clone(), after.clone()));
+                (actions, after)
+            }
+        };
+        Ok((branch_successors(self.sys, self.state, actions, nondet)?, after))
+    }
+}
+
+/// The transitions from `state` once the controllers have set `actions`: each enabled branch and
+/// its successor, sorted by what the system does with successors outside the domains.
+fn branch_successors<T: Scalar>(
+    sys: &System,
+    state: &[T],
+    actions: Vec<T>,
+    nondet: &[T],
+) -> Result<Successors<T>, SimError> {
+    let mut out = Successors { actions, next: Vec::new(), exits: Vec::new() };
+    for b in enabled_branches(sys, state, &out.actions, nondet)? {
+        let next = successor(sys, b, state, &out.actions, nondet)?;
+        match (sys.domain_exit, domain_violation(sys, &next)) {
+            (DomainExit::Drop, Some(_)) => {}
+            (DomainExit::Error, Some(e)) => out.exits.push((b, next, e)),
+            _ => out.next.push((b, next)),
+        }
+    }
+    Ok(out)
+}
+
 /// One full step where the branch is picked by `choose` among the enabled ones (in declaration
-/// order; successors dropped by `DomainExit::Drop` are not offered).
+/// order; successors dropped by `DomainExit::Drop` are not offered). A successor of any enabled
+/// branch outside the domains is an error under `DomainExit::Error`.
 pub fn step_choosing<T: Scalar>(
     sys: &System,
     state: &[T],
@@ -265,32 +389,20 @@ pub fn step_choosing<T: Scalar>(
     nondet: &[T],
     choose: impl FnOnce(&[usize]) -> Result<usize, SimError>,
 ) -> Result<Transition<T>, SimError> {
-    if state.len() != sys.state.len() {
-        return Err(SimError::StateDim { found: state.len(), expected: sys.state.len() });
+    let Successors { actions, mut next, exits } = successors(sys, state, memory, nondet)?;
+    if let Some((_, _, e)) = exits.into_iter().next() {
+        return Err(e);
     }
-    check_nondet(sys, nondet)?;
-    let actions = controller_actions(sys, state, nondet, memory)?;
-    let mut enabled = Vec::new();
-    let mut successors = Vec::new();
-    for b in enabled_branches(sys, state, &actions, nondet)? {
-        let next = successor(sys, b, state, &actions, nondet)?;
-        match (sys.domain_exit, domain_violation(sys, &next)) {
-            (DomainExit::Drop, Some(_)) => continue,
-            (DomainExit::Error, Some(e)) => return Err(e),
-            _ => {}
-        }
-        enabled.push(b);
-        successors.push(next);
-    }
-    if enabled.is_empty() {
+    if next.is_empty() {
         return Err(SimError::Deadlock);
     }
+    let enabled: Vec<usize> = next.iter().map(|(b, _)| *b).collect();
     let branch = choose(&enabled)?;
     let k = enabled
         .iter()
         .position(|&b| b == branch)
         .ok_or(SimError::BranchDisabled { name: sys.step.branches[branch].name.clone() })?;
-    let next = successors.swap_remove(k);
+    let (_, next) = next.swap_remove(k);
     Ok(Transition { state: state.to_vec(), nondet: nondet.to_vec(), actions, branch, next })
 }
 

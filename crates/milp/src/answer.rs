@@ -4,26 +4,60 @@ use crate::model::HighsValue;
 use crate::network::BoundOptions;
 use std::fmt;
 use std::time::Duration;
-use trestle_smt::{Answer, UnknownReason, Witness};
+use trestle_smt::Witness;
 
-/// The outcome of [`crate::check_inductive_milp`]: the shape of [`trestle_smt::Answer`], with the
-/// floating-point margin of a proof.
+/// The outcome of [`crate::check_inductive_milp`]. Deliberately not [`trestle_smt::Answer`]: a MILP
+/// never proves anything exactly, so there is no conversion to `Answer::Valid`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MilpAnswer {
     /// Every MILP's maximal violation of `Inv'` is below `-threshold` (HiGHS's dual bounds, in
     /// floating point): `margin` is the smallest `-bound` over all of them (`inf` when no MILP had a
-    /// feasible point). Floating-point evidence, not a certificate: see the crate documentation.
-    Valid { margin: f64 },
+    /// feasible point). Floating-point **evidence, not a proof**: a caller that reports a verdict
+    /// must confirm it exactly or report it as evidence (see the crate documentation).
+    Evidence { margin: f64 },
     /// A counterexample transition, replayed in exact rational arithmetic.
     Invalid(Witness),
-    /// Nothing is known (timeout, a violation within the tolerance, or a solver point that did not
-    /// replay exactly). Never a proof.
-    Unknown(UnknownReason),
+    /// Nothing is known. Never a proof.
+    Unknown(MilpUnknown),
+}
+
+/// Why a check ended without evidence or counterexample.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MilpUnknown {
+    /// The time limit of one MILP or of the whole check was reached.
+    Timeout,
+    /// The largest violation (HiGHS's bound) is not below `-threshold`, and no solution replayed
+    /// as an exact counterexample (e.g. a successor exactly on a face).
+    NoMargin { bound: f64, threshold: f64 },
+    /// HiGHS's solution violates the invariant in floating point but not exactly (or not under
+    /// the lowest-index argmax rule): what failed.
+    ReplayFailed(String),
+    /// The model's values are too large for HiGHS's absolute tolerances
+    /// ([`crate::numerics::Prepared::out_of_range`]): no evidence either way.
+    OutOfRange(String),
+    /// Any other HiGHS status, or no bound at all.
+    Solver(String),
+}
+
+impl fmt::Display for MilpUnknown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MilpUnknown::Timeout => write!(f, "time limit reached"),
+            MilpUnknown::NoMargin { bound, threshold } => write!(
+                f,
+                "the largest violation of the invariant is {bound:.3e}, not below -{threshold:.1e}, and no solution \
+                 replayed as an exact counterexample"
+            ),
+            MilpUnknown::ReplayFailed(e) => write!(f, "the solver's violation did not replay exactly: {e}"),
+            MilpUnknown::OutOfRange(e) => write!(f, "numerically out of range for HiGHS: {e}"),
+            MilpUnknown::Solver(e) => write!(f, "HiGHS: {e}"),
+        }
+    }
 }
 
 impl MilpAnswer {
-    pub fn is_valid(&self) -> bool {
-        matches!(self, MilpAnswer::Valid { .. })
+    pub fn is_evidence(&self) -> bool {
+        matches!(self, MilpAnswer::Evidence { .. })
     }
 
     pub fn is_invalid(&self) -> bool {
@@ -40,21 +74,14 @@ impl MilpAnswer {
             _ => None,
         }
     }
-
-    /// The answer in the Z3 backend's type (the margin is dropped).
-    pub fn to_answer(&self) -> Answer {
-        match self {
-            MilpAnswer::Valid { .. } => Answer::Valid,
-            MilpAnswer::Invalid(w) => Answer::Invalid(w.clone()),
-            MilpAnswer::Unknown(r) => Answer::Unknown(r.clone()),
-        }
-    }
 }
 
 impl fmt::Display for MilpAnswer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MilpAnswer::Valid { margin } => write!(f, "valid (floating-point MILP evidence, margin {margin:.3e})"),
+            MilpAnswer::Evidence { margin } => {
+                write!(f, "no violation found (floating-point MILP evidence, not a proof; margin {margin:.3e})")
+            }
             MilpAnswer::Invalid(w) => write!(f, "invalid: {w}"),
             MilpAnswer::Unknown(r) => write!(f, "unknown: {r}"),
         }
@@ -69,10 +96,14 @@ pub struct MilpOptions {
     /// Time limit of the whole check; MILPs not started by then make the answer `Unknown(Timeout)`.
     pub total_time_limit: Option<Duration>,
     /// Margin required on top of the feasibility tolerance before a maximal violation counts as a
-    /// proof: `Valid` needs every bound `< -(tolerance + feasibility_tolerance)`.
+    /// proof: `Evidence` needs every bound `< -(tolerance + feasibility_tolerance)`.
     pub tolerance: f64,
     /// HiGHS's primal and MIP feasibility tolerance.
     pub feasibility_tolerance: f64,
+    /// The margin by which a choice of argmax must beat a lower index when a maximum that sat on
+    /// a tie did not replay and counterexamples are searched past the ties
+    /// ([`crate::network::Strictness::Gap`]); never used for evidence.
+    pub tie_gap: f64,
     /// How the pre-activation bounds (big-M constants) are computed.
     pub bounds: BoundOptions,
     /// Largest number of boxes accepted in the invariant's box union.
@@ -93,6 +124,7 @@ impl Default for MilpOptions {
             total_time_limit: None,
             tolerance: 1e-6,
             feasibility_tolerance: 1e-6,
+            tie_gap: 1e-5,
             bounds: BoundOptions::default(),
             max_boxes: 64,
             max_milps: 10_000,
@@ -149,6 +181,8 @@ pub struct MilpRecord {
     /// Violation at HiGHS's solution.
     pub primal: Option<f64>,
     pub time: Duration,
+    /// Coefficients moved into interval slacks for this solve.
+    pub moved_coefficients: usize,
 }
 
 /// What a check measured.
@@ -169,6 +203,12 @@ pub struct MilpStats {
     /// Candidate counterexamples replayed exactly, and how many replayed successfully.
     pub replays: usize,
     pub replayed: usize,
+    /// MILPs re-solved with argmax ties excluded by [`MilpOptions::tie_gap`] to find a
+    /// counterexample past a tie.
+    pub tie_searches: usize,
+    /// Coefficients below [`crate::numerics::MIN_COEFFICIENT`] moved into interval slacks (summed
+    /// over the solves).
+    pub moved_coefficients: usize,
     pub records: Vec<MilpRecord>,
 }
 
@@ -181,6 +221,7 @@ impl MilpStats {
             self.max_binaries = self.max_binaries.max(r.binaries);
             self.max_constraints = self.max_constraints.max(r.constraints);
             self.solve_time += r.time;
+            self.moved_coefficients += r.moved_coefficients;
         } else {
             self.decided_by_bounds += 1;
         }

@@ -3,7 +3,8 @@
 //!
 //! The invariant must be a bounded union of closed boxes ([`Pred::to_box_union`]). The check is split
 //! into one MILP per
-//! * box of the invariant (the premise: the state ranges over that box),
+//! * box of the invariant (the premise: the state ranges over that box, intersected with the
+//!   declared domains),
 //! * value of each network selector (integer state variable) inside that box,
 //! * vertex of the non-deterministic inputs' domain ([`crate::nondet`]: exact when multilinear),
 //! * branch of the step (its guard and label as constraints),
@@ -16,22 +17,24 @@
 //! A successor that is integer-valued in the model (integer variables and coefficients: modes,
 //! selectors, argmax indices, `min`/`max`/`ite`/`lookup` of such) is outside `x <= hi` exactly when
 //! `x >= floor(hi) + 1`; its face is maximised as `x' - (floor(hi) + 1)`, so a mode that keeps its
-//! value on the boundary (`m' = m`, `m = hi`) has violation `-1`, a proof. A real successor exactly on
+//! value on the boundary (`m' = m`, `m = hi`) has violation `-1`. A real successor exactly on
 //! a face has violation 0 and gives `Unknown`: floating-point evidence needs a margin.
 //!
-//! Each MILP's maximum is the worst violation of `Inv'`; a proof needs every maximum (HiGHS's dual
-//! bound) below `-threshold`. Objectives whose interval bound already is are decided without
-//! HiGHS. HiGHS stops early at a solution whose violation exceeds `threshold` (`objective_target`),
+//! Each MILP's maximum is the worst violation of `Inv'`; evidence needs every maximum (HiGHS's dual
+//! bound, from a model inside its numeric range) below `-threshold`. Objectives whose interval bound
+//! already is are decided without HiGHS. HiGHS stops early at a solution whose violation exceeds `threshold` (`objective_target`),
 //! and that solution is replayed at once; a maximum that is not below `-threshold` yields HiGHS's
-//! optimal solution, which is replayed too ([`crate::replay`]). The objectives of one model are
+//! optimal solution, which is replayed too ([`crate::replay`]). When that fails and an argmax of
+//! the model admits ties, the model is rebuilt with strict choices (by [`MilpOptions::tie_gap`])
+//! and its first positive violation replayed: a counterexample search, never evidence. The objectives of one model are
 //! solved likeliest-violated first, judged by f64 simulation of a grid of states: this orders the
 //! MILPs and never decides anything.
 
-use crate::answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats};
+use crate::answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats, MilpUnknown};
 use crate::error::MilpError;
 use crate::expr::{Bounded, VarMap, assert_pred, encode_expr};
 use crate::model::{MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus, constant};
-use crate::network::{encode_argmax, encode_network_with};
+use crate::network::{Strictness, encode_argmax, encode_network_with, score_gaps};
 use crate::nondet::{check_multilinear, vertices};
 use crate::replay::replay_candidate;
 use good_lp::{Expression, Variable};
@@ -42,13 +45,24 @@ use trestle_ir::expr::VarRef;
 use trestle_ir::num::{display_rational, down, to_f64_nearest, up};
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
 use trestle_ir::{Interval, Pred, RBox, Rational};
-use trestle_smt::{UnknownReason, Witness};
+use trestle_smt::Witness;
+
+/// Where one model lives: a region of the state (a box of the invariant, selectors fixed), the
+/// values of the non-deterministic inputs, a branch.
+struct At {
+    region: RBox,
+    point: Vec<Rational>,
+    branch: usize,
+}
 
 /// One MILP's model, before an objective is chosen.
 struct Job {
     model: MilpModel,
     state_vars: Vec<Variable>,
     next: Vec<Bounded>,
+    /// An argmax of the model may choose an index tied with a lower one (see
+    /// [`crate::network::EncodedArgmax::ties_possible`]).
+    ties_possible: bool,
 }
 
 /// A violation to maximise, with its interval bound.
@@ -67,7 +81,7 @@ fn invalid_inv(detail: impl Into<String>, opts: &MilpOptions) -> MilpError {
 }
 
 /// Checks `Inv /\ Next => Inv'` with every controller network encoded exactly; see the module and
-/// crate documentation for what `Valid` means.
+/// crate documentation for what `Evidence` means.
 pub fn check_inductive_milp(sys: &System, inv: &Pred, opts: &MilpOptions) -> Result<MilpCheck, MilpError> {
     sys.validate()?;
     let n = sys.state.len();
@@ -93,7 +107,7 @@ pub fn check_inductive_milp(sys: &System, inv: &Pred, opts: &MilpOptions) -> Res
     }
     if boxes.is_empty() {
         let stats = MilpStats::default();
-        return Ok(MilpCheck { answer: MilpAnswer::Valid { margin: f64::INFINITY }, stats });
+        return Ok(MilpCheck { answer: MilpAnswer::Evidence { margin: f64::INFINITY }, stats });
     }
     check_multilinear(sys, boxes.len() == 1)?;
     let points = vertices(sys, opts.max_milps)?;
@@ -123,17 +137,18 @@ pub fn check_inductive_milp(sys: &System, inv: &Pred, opts: &MilpOptions) -> Res
             for branch in 0..sys.step.branches.len() {
                 let label =
                     format!("box {k}{sel_label}{} branch '{}'", vertex_label(point), sys.step.branches[branch].name);
-                match run.job(&boxes, region, point, branch, &label)? {
+                let at = At { region: region.clone(), point: point.clone(), branch };
+                match run.job(&boxes, &at, &label)? {
                     Flow::Continue => {}
                     Flow::Found(w) => return Ok(run.finish(MilpAnswer::Invalid(w))),
-                    Flow::OutOfTime => return Ok(run.finish(MilpAnswer::Unknown(UnknownReason::Timeout))),
+                    Flow::OutOfTime => return Ok(run.finish(MilpAnswer::Unknown(MilpUnknown::Timeout))),
                 }
             }
         }
     }
     let answer = match run.unknown.take() {
         Some(r) => MilpAnswer::Unknown(r),
-        None => MilpAnswer::Valid { margin: run.margin },
+        None => MilpAnswer::Evidence { margin: run.margin },
     };
     Ok(run.finish(answer))
 }
@@ -162,7 +177,7 @@ struct Run<'a> {
     deadline: Option<Instant>,
     stats: MilpStats,
     margin: f64,
-    unknown: Option<UnknownReason>,
+    unknown: Option<MilpUnknown>,
 }
 
 impl Run<'_> {
@@ -170,74 +185,13 @@ impl Run<'_> {
         MilpCheck { answer, stats: self.stats }
     }
 
-    /// Builds the model of one (region, inputs, branch) and solves each of its objectives, the
-    /// likeliest to be violated first.
-    fn job(
-        &mut self,
-        boxes: &[RBox],
-        region: &RBox,
-        point: &[Rational],
-        branch: usize,
-        label: &str,
-    ) -> Result<Flow, MilpError> {
-        let build_start = Instant::now();
-        let Some(job) = build_job(self.sys, region, point, branch, self.opts)? else { return Ok(Flow::Continue) };
-        let mut objectives = match boxes {
-            [target] => face_objectives(self.sys, &job.model, target, &job.next),
-            _ => vec![union_objective(&job.model, boxes, &job.next)?],
-        };
-        self.stats.build_time += build_start.elapsed();
-        // Order only: sampled f64 successors say which faces are likeliest to be crossed.
-        let successors = sampled_successors(self.sys, region, point, branch);
-        let sampled = |o: &Objective| match o.face {
-            Some((j, upper, v)) => successors
-                .iter()
-                .map(|next| if upper { next[j] - v } else { v - next[j] })
-                .fold(f64::NEG_INFINITY, f64::max),
-            None => f64::NEG_INFINITY,
-        };
-        objectives.sort_by(|a, b| sampled(b).total_cmp(&sampled(a)).then(b.bound.total_cmp(&a.bound)));
-        for obj in &objectives {
-            match self.objective(&job, obj, region, point, branch, &format!("{label} {}", obj.label))? {
-                Flow::Continue => {}
-                flow => return Ok(flow),
-            }
-        }
-        Ok(Flow::Continue)
-    }
-
-    /// Maximises one violation: a proof (bound below `-threshold`), a replayed counterexample, or a
-    /// reason for `Unknown`.
-    fn objective(
-        &mut self,
-        job: &Job,
-        obj: &Objective,
-        region: &RBox,
-        point: &[Rational],
-        branch: usize,
-        label: &str,
-    ) -> Result<Flow, MilpError> {
-        let model = obj.model.as_ref().unwrap_or(&job.model);
-        let mut record = MilpRecord {
-            label: label.to_string(),
-            variables: model.num_variables(),
-            binaries: model.num_binaries(),
-            constraints: model.num_constraints(),
-            status: "bounds".into(),
-            bound: Some(obj.bound),
-            primal: None,
-            time: Duration::ZERO,
-        };
-        if obj.bound < -self.threshold {
-            self.margin = self.margin.min(-obj.bound);
-            self.stats.record(record, false);
-            return Ok(Flow::Continue);
-        }
+    /// HiGHS settings for the next solve; `None` when the check is out of time.
+    fn solve_options(&self) -> Option<SolveOptions> {
         let remaining = self.deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if remaining.is_some_and(|r| r.is_zero()) {
-            return Ok(Flow::OutOfTime);
+            return None;
         }
-        let solve_opts = SolveOptions {
+        Some(SolveOptions {
             time_limit: match (self.opts.time_limit, remaining) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -248,16 +202,78 @@ impl Run<'_> {
             // Stop at the first clear violation: it is replayed at once.
             objective_target: Some(self.threshold),
             highs_options: self.opts.highs_options.clone(),
+        })
+    }
+
+    /// Builds the model of one (region, inputs, branch) and solves each of its objectives, the
+    /// likeliest to be violated first.
+    fn job(&mut self, boxes: &[RBox], at: &At, label: &str) -> Result<Flow, MilpError> {
+        let build_start = Instant::now();
+        let Some(job) = build_job(self.sys, at, self.opts, Strictness::Closure)? else { return Ok(Flow::Continue) };
+        let mut objectives = objectives_of(self.sys, boxes, &job)?;
+        self.stats.build_time += build_start.elapsed();
+        // Order only: sampled f64 successors say which faces are likeliest to be crossed.
+        let successors = sampled_successors(self.sys, at);
+        let sampled = |o: &Objective| match o.face {
+            Some((j, upper, v)) => successors
+                .iter()
+                .map(|next| if upper { next[j] - v } else { v - next[j] })
+                .fold(f64::NEG_INFINITY, f64::max),
+            None => f64::NEG_INFINITY,
         };
+        objectives.sort_by(|a, b| sampled(b).total_cmp(&sampled(a)).then(b.bound.total_cmp(&a.bound)));
+        for obj in &objectives {
+            match self.objective(&job, obj, boxes, at, &format!("{label} {}", obj.label))? {
+                Flow::Continue => {}
+                flow => return Ok(flow),
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Replays a solver point; counts it.
+    fn replay(&mut self, at: &At, state: &[f64]) -> Result<Witness, String> {
+        self.stats.replays += 1;
+        let w = replay_candidate(self.sys, self.inv, &at.region, state, &at.point, at.branch)?;
+        self.stats.replayed += 1;
+        Ok(w)
+    }
+
+    /// Maximises one violation: evidence (bound below `-threshold`), a replayed counterexample, or
+    /// a reason for `Unknown`.
+    fn objective(
+        &mut self,
+        job: &Job,
+        obj: &Objective,
+        boxes: &[RBox],
+        at: &At,
+        label: &str,
+    ) -> Result<Flow, MilpError> {
+        let model = obj.model.as_ref().unwrap_or(&job.model);
+        let record = MilpRecord {
+            label: label.to_string(),
+            variables: model.num_variables(),
+            binaries: model.num_binaries(),
+            constraints: model.num_constraints(),
+            status: "bounds".into(),
+            bound: Some(obj.bound),
+            primal: None,
+            time: Duration::ZERO,
+            moved_coefficients: 0,
+        };
+        if obj.bound < -self.threshold {
+            self.margin = self.margin.min(-obj.bound);
+            self.stats.record(record, false);
+            return Ok(Flow::Continue);
+        }
+        let Some(solve_opts) = self.solve_options() else { return Ok(Flow::OutOfTime) };
         let state_at = |values: &[f64]| job.state_vars.iter().map(|&v| model.value(v, values)).collect::<Vec<f64>>();
         let mut out = model.solve(Sense::Maximise, &obj.expr, &solve_opts)?;
         let mut replay_error = None;
         if out.status == SolveStatus::Target {
             if let Some(values) = &out.values {
-                self.stats.replays += 1;
-                match replay_candidate(self.sys, self.inv, region, &state_at(values), point, branch) {
+                match self.replay(at, &state_at(values)) {
                     Ok(w) => {
-                        self.stats.replayed += 1;
                         self.stats.record(record_of(record, &out), true);
                         return Ok(Flow::Found(w));
                     }
@@ -269,40 +285,75 @@ impl Run<'_> {
             out = model.solve(Sense::Maximise, &obj.expr, &SolveOptions { objective_target: None, ..solve_opts })?;
             out.time += first;
         }
-        record = record_of(record, &out);
-        self.stats.record(record, true);
-        if out.status == SolveStatus::Infeasible {
-            return Ok(Flow::Continue);
+        self.stats.record(record_of(record, &out), true);
+        // Infeasibility and bounds count only from a model inside HiGHS's numeric range.
+        if out.out_of_range.is_none() {
+            if out.status == SolveStatus::Infeasible {
+                return Ok(Flow::Continue);
+            }
+            if let Some(b) = out.bound.filter(|b| *b < -self.threshold) {
+                self.margin = self.margin.min(-b);
+                return Ok(Flow::Continue);
+            }
         }
-        if let Some(b) = out.bound.filter(|b| *b < -self.threshold) {
-            self.margin = self.margin.min(-b);
-            return Ok(Flow::Continue);
-        }
-        // No proof for this MILP: replay its solution, if any.
+        // No evidence for this MILP: replay its solution, if any.
         if let Some(values) = &out.values {
-            self.stats.replays += 1;
-            match replay_candidate(self.sys, self.inv, region, &state_at(values), point, branch) {
-                Ok(w) => {
-                    self.stats.replayed += 1;
-                    return Ok(Flow::Found(w));
-                }
+            match self.replay(at, &state_at(values)) {
+                Ok(w) => return Ok(Flow::Found(w)),
                 Err(e) => replay_error = Some(e),
             }
         }
+        // A maximum on an argmax tie does not replay under the lowest-index rule: look for a
+        // violation whose choice wins by `tie_gap`.
+        if job.ties_possible
+            && !matches!(out.status, SolveStatus::Limit(_))
+            && let Some(w) = self.search_past_ties(boxes, at, &obj.label)?
+        {
+            return Ok(Flow::Found(w));
+        }
         let reason = match (&out.status, out.bound, replay_error) {
-            (SolveStatus::Limit(_), _, _) => UnknownReason::Timeout,
-            (_, _, Some(e)) if out.primal.is_some_and(|p| p > 0.0) => {
-                UnknownReason::ReplayFailed(format!("solver witness did not replay: {e}"))
-            }
-            (SolveStatus::Other(s), _, _) => UnknownReason::Solver(format!("HiGHS status {s}")),
-            (_, Some(b), _) => UnknownReason::Solver(format!(
-                "maximal violation of the invariant is {b:.3e}, not below -{:.1e}",
-                self.threshold
-            )),
-            (_, None, _) => UnknownReason::Solver("HiGHS gave no bound".into()),
+            (SolveStatus::Limit(_), _, _) => MilpUnknown::Timeout,
+            (_, _, Some(e)) if out.primal.is_some_and(|p| p > 0.0) => MilpUnknown::ReplayFailed(e),
+            _ if out.out_of_range.is_some() => MilpUnknown::OutOfRange(out.out_of_range.clone().unwrap_or_default()),
+            (SolveStatus::Other(s), _, _) => MilpUnknown::Solver(format!("status {s}")),
+            (_, Some(bound), _) => MilpUnknown::NoMargin { bound, threshold: self.threshold },
+            (_, None, _) => MilpUnknown::Solver("no bound".into()),
         };
         self.unknown.get_or_insert(reason);
         Ok(Flow::Continue)
+    }
+
+    /// Re-solves one objective with every argmax choice required to beat the lower indices by
+    /// [`MilpOptions::tie_gap`] (a subset of the real behaviours: only for counterexamples) and
+    /// replays the first positive violation.
+    fn search_past_ties(&mut self, boxes: &[RBox], at: &At, objective: &str) -> Result<Option<Witness>, MilpError> {
+        let Some(job) = build_job(self.sys, at, self.opts, Strictness::Gap(self.opts.tie_gap))? else {
+            return Ok(None);
+        };
+        let objectives = objectives_of(self.sys, boxes, &job)?;
+        let (Some(obj), Some(solve_opts)) = (objectives.iter().find(|o| o.label == objective), self.solve_options())
+        else {
+            return Ok(None);
+        };
+        let model = obj.model.as_ref().unwrap_or(&job.model);
+        self.stats.tie_searches += 1;
+        let out =
+            model.solve(Sense::Maximise, &obj.expr, &SolveOptions { objective_target: Some(0.0), ..solve_opts })?;
+        let record = MilpRecord {
+            label: format!("{objective} (choices beating lower indices by {:e})", self.opts.tie_gap),
+            variables: model.num_variables(),
+            binaries: model.num_binaries(),
+            constraints: model.num_constraints(),
+            status: String::new(),
+            bound: None,
+            primal: None,
+            time: Duration::ZERO,
+            moved_coefficients: 0,
+        };
+        self.stats.record(record_of(record, &out), true);
+        let (Some(values), true) = (&out.values, out.primal.is_some_and(|p| p > 0.0)) else { return Ok(None) };
+        let state: Vec<f64> = job.state_vars.iter().map(|&v| model.value(v, values)).collect();
+        Ok(self.replay(at, &state).ok())
     }
 }
 
@@ -314,6 +365,7 @@ fn record_of(mut record: MilpRecord, out: &SolveOutcome) -> MilpRecord {
         SolveStatus::Limit(s) | SolveStatus::Other(s) => s.clone(),
     };
     (record.bound, record.primal, record.time) = (out.bound, out.primal, out.time);
+    record.moved_coefficients = out.moved_coefficients;
     record
 }
 
@@ -356,7 +408,8 @@ fn split_selectors(sys: &System, b: &RBox, limit: usize) -> Result<Vec<(RBox, St
 
 /// Successors (f64 simulation) of up to 256 grid states of `region` under this branch and these
 /// inputs; used to order the objectives, never for a verdict.
-fn sampled_successors(sys: &System, region: &RBox, nondet: &[Rational], branch: usize) -> Vec<Vec<f64>> {
+fn sampled_successors(sys: &System, at: &At) -> Vec<Vec<f64>> {
+    let (region, branch) = (&at.region, at.branch);
     let n = sys.state.len();
     let per_dim = ((256f64).powf(1.0 / n as f64).floor() as usize).clamp(1, 16);
     let axes: Vec<Vec<f64>> = (0..n)
@@ -375,7 +428,7 @@ fn sampled_successors(sys: &System, region: &RBox, nondet: &[Rational], branch: 
             xs
         })
         .collect();
-    let nondet: Vec<f64> = nondet.iter().map(to_f64_nearest).collect();
+    let nondet: Vec<f64> = at.point.iter().map(to_f64_nearest).collect();
     let mut states: Vec<Vec<f64>> = vec![Vec::new()];
     for axis in &axes {
         states = states.iter().flat_map(|s| axis.iter().map(move |x| [s.clone(), vec![*x]].concat())).collect();
@@ -394,14 +447,10 @@ fn sampled_successors(sys: &System, region: &RBox, nondet: &[Rational], branch: 
 }
 
 /// The model of one (region, input vertex, branch): state, controllers, guard, label, successor.
-/// `None` when the branch is impossible there (its label's index is never an argmax).
-fn build_job(
-    sys: &System,
-    region: &RBox,
-    nondet: &[Rational],
-    branch: usize,
-    opts: &MilpOptions,
-) -> Result<Option<Job>, MilpError> {
+/// `None` when the branch is impossible there (its label's index is never an argmax) or the region
+/// holds no state of the declared kinds and domains.
+fn build_job(sys: &System, at: &At, opts: &MilpOptions, strictness: Strictness) -> Result<Option<Job>, MilpError> {
+    let (region, nondet, branch) = (&at.region, &at.point, at.branch);
     let mut model = MilpModel::new();
     let mut vars = VarMap::default();
     let mut state_vars = Vec::with_capacity(sys.state.len());
@@ -410,6 +459,12 @@ fn build_job(
             (Some(l), Some(h)) => (l, h),
             _ => return Err(MilpError::Unbounded { what: format!("state variable {}", v.name), lo: 0.0, hi: 0.0 }),
         };
+        // A state lies inside its variable's declared domain.
+        let lo = v.domain.lo.as_ref().filter(|d| *d > lo).unwrap_or(lo);
+        let hi = v.domain.hi.as_ref().filter(|d| *d < hi).unwrap_or(hi);
+        if lo > hi {
+            return Ok(None);
+        }
         let var = match v.kind {
             VarKind::Real => model.continuous(down(lo), up(hi), &v.name)?,
             VarKind::Int | VarKind::Bool => {
@@ -430,6 +485,7 @@ fn build_job(
     vars.nondet = nondet.iter().map(Bounded::rational).collect();
     // Actions are set by the controllers; inputs never read actions (validated).
     vars.action = vec![Bounded::float(0.0); sys.actions.len()];
+    let mut ties_possible = false;
     let mut onehots: Vec<Option<Vec<Expression>>> = vec![None; sys.actions.len()];
     for c in &sys.controllers {
         let net_index = match &c.policy {
@@ -456,7 +512,9 @@ fn build_job(
                 }
             }
             ControllerOutput::Argmax(a) => {
-                let am = encode_argmax(&mut model, &enc.outputs, &enc.output_bounds)?;
+                let gaps = score_gaps(net, &input_box, &opts.bounds, &enc.output_bounds)?;
+                let am = encode_argmax(&mut model, &enc.outputs, &gaps, strictness)?;
+                ties_possible |= am.ties_possible;
                 vars.action[*a] = Bounded::new(am.index, am.index_bounds);
                 onehots[*a] = Some(am.onehot);
             }
@@ -498,7 +556,7 @@ fn build_job(
             }
         }
     }
-    Ok(Some(Job { model, state_vars, next }))
+    Ok(Some(Job { model, state_vars, next, ties_possible }))
 }
 
 /// A face of a target box as a violation to maximise.
@@ -553,6 +611,14 @@ fn faces(model: &MilpModel, b: &RBox, next: &[Bounded]) -> Vec<Face> {
         }
     }
     out
+}
+
+/// The objectives of a job: one per face of a single target box, or the union's violation.
+fn objectives_of(sys: &System, boxes: &[RBox], job: &Job) -> Result<Vec<Objective>, MilpError> {
+    Ok(match boxes {
+        [target] => face_objectives(sys, &job.model, target, &job.next),
+        _ => vec![union_objective(&job.model, boxes, &job.next)?],
+    })
 }
 
 /// One objective per bounded face of the target box.

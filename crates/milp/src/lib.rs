@@ -1,14 +1,17 @@
-//! MILP (HiGHS, through good_lp) encodings of ReLU networks, argmax and piecewise-linear steps, and the
+//! MILP (HiGHS) encodings of ReLU networks, argmax and piecewise-linear steps, and the
 //! monolithic inductiveness check built on them: the baseline `--method milp` of the bridge checker,
 //! and the encoding layer later bounded-CTL and LTL engines build on.
 //!
 //! # Shape
 //!
-//! * [`MilpModel`] ([`model`]): good_lp problem variables and constraints; solved by HiGHS with the
-//!   MIP dual bound read back (good_lp alone does not expose it).
+//! * [`MilpModel`] ([`model`]): variables and constraints built with good_lp's affine expressions;
+//!   passed to HiGHS directly (options before rows) and solved with the MIP dual bound read back.
+//! * [`numerics`]: how a model reaches HiGHS (no coefficient dropped, tiny ones as interval
+//!   slacks, small rows scaled up by powers of two) and when its answer counts as evidence.
 //! * [`network`]: [`encode_network`] (exact big-M ReLU encoding with sound pre-activation bounds:
 //!   CROWN on prefix networks, over a grid of sub-boxes of the input box, worst case kept; stable
-//!   neurons without binaries) and [`encode_argmax`] (one-hot, non-strict, pruned by bounds).
+//!   neurons without binaries) and [`encode_argmax`] (the simulator's lowest-index rule, strict
+//!   comparisons as their closure, pruned and fixed by sound bounds on score differences).
 //! * [`expr`]: the IR's piecewise-linear expressions ([`encode_expr`]: affine, constant products,
 //!   `min`, `max`, `relu`, `abs`, `ite` on linear conditions, `lookup`) and predicates
 //!   ([`assert_pred`], [`reify_pred`]: conjunctions, disjunctions with binaries), big-M constants from
@@ -19,37 +22,58 @@
 //! * [`replay`]: the gate every counterexample passes (exact rational replay with
 //!   [`trestle_ir::sim::step`]).
 //!
-//! # Soundness stance
+//! # Contract (the numerical soundness rules engines built on this crate rely on)
 //!
-//! **`Invalid` is exact.** HiGHS's solution is a floating-point point; its state (or a nearby point:
-//! clamped, rounded, nudged inward) is replayed in exact rational arithmetic by the IR's own step
-//! semantics, networks run by [`trestle_ir::Network::forward_exact`], and reported only when the
-//! exact successor violates the invariant exactly. A point that does not replay gives
-//! `Unknown(ReplayFailed)`, never `Invalid`.
+//! 1. **A counterexample is exact.** HiGHS's solution is a floating-point point of a
+//!    floating-point model. Its state (or a nearby point: clamped, rounded, nudged inward) is
+//!    replayed in exact rational arithmetic by the IR's own semantics ([`replay_exact`]): the state
+//!    has its declared kinds (integers, 0/1) and lies in its declared domains and in the invariant;
+//!    the non-deterministic inputs are values of their domains; networks run by
+//!    [`trestle_ir::Network::forward_exact`], argmax by the lowest index; successors are checked
+//!    against the domains by [`trestle_ir::sim::step`]; the exact successor violates the invariant
+//!    exactly. Only then is it [`MilpAnswer::Invalid`]. A point that does not replay gives
+//!    [`MilpAnswer::Unknown`], never a counterexample and never a proof.
+//! 2. **"No violation" is floating-point evidence, never a proof** ([`MilpAnswer::Evidence`];
+//!    there is deliberately no conversion to [`trestle_smt::Answer::Valid`]). HiGHS works in f64
+//!    with absolute tolerances (rows and bounds may be violated by the feasibility tolerance, a
+//!    binary may sit that far from 0 or 1, LP duals are optimal only within
+//!    `dual_feasibility_tolerance`, presolve reduces with tolerances), and its MIP dual bound is not
+//!    computed rigorously. Evidence requires, for every MILP:
+//!    * HiGHS's **dual bound** on the maximal violation (not its primal objective) below
+//!      `-(tolerance + feasibility_tolerance)` (defaults `1e-6 + 1e-6`), or `Infeasible`; the
+//!      smallest `-bound` is reported as the `margin`;
+//!    * a model inside HiGHS's numeric range: the f64 rounding of every row,
+//!      `gamma(n + 1) * sum |coefficient| * max |bound|`, at most 1/16 of the feasibility tolerance
+//!      ([`numerics::Prepared::out_of_range`]); huge big-M constants or integer domains give
+//!      `Unknown(OutOfRange)` (counterexamples are still searched and replayed).
 //!
-//! **`Valid` is floating-point evidence, not a certificate.** It is what the paper's MILP baseline
-//! proves, and no more: HiGHS works in floating point with feasibility tolerances (a big-M binary may
-//! sit `1e-6` away from 0 or 1, constraints may be violated by the feasibility tolerance), network
-//! weights and rational constants enter as (nearest) f64. What keeps it honest:
-//! * the encodings are exact over the reals: the big-M constants come from *sound* bounds (CROWN
-//!   pre-activation bounds of `trestle_bounds`, the worst over sub-boxes covering the input box;
-//!   outward-rounded interval arithmetic for the step), so no real behaviour is cut off by a
-//!   constant;
-//! * the answer is `Valid { margin }` only when, for every MILP, HiGHS's **dual bound** on the maximal
-//!   violation (not its primal objective) is below `-(tolerance + feasibility_tolerance)` (defaults
-//!   `1e-6 + 1e-6`); `margin` is the smallest such `-bound` and is reported;
-//! * non-determinism is handled exactly (input vertices; refused with [`MilpError::NotMultilinear`]
-//!   when the step is not multilinear in an interval input), strict comparisons are relaxed to their
-//!   closures (an over-approximation), and ties in argmax may pick any maximal index (a superset of
-//!   the simulator's lowest-index rule);
-//! * a timeout, a maximum within the tolerance, or any HiGHS status other than optimal/infeasible is
-//!   `Unknown`, never `Valid`; HiGHS errors (a refused option, a failed solve) are [`MilpError`]s.
+//!    A caller that prints a verdict must confirm evidence exactly (the bridge checker confirms it
+//!    with the bridge engine) or print it as evidence with its margin (`safe-by-milp-evidence`,
+//!    exit code 3), never as a proof.
+//! 3. **The model over-approximates the real step, with sound constants.** Big-M constants come
+//!    from *sound* bounds (CROWN pre-activation bounds of `trestle_bounds`, the worst over
+//!    sub-boxes; outward-rounded interval arithmetic for the step and for score differences), so
+//!    no real behaviour is cut off by a constant. Strict comparisons are encoded as their closures
+//!    (a superset), except where both sides are integer-valued (`d < 0` as `d <= -1`, exact). The
+//!    argmax's strict "beats every lower index" is its closure too: at a tie the encoding may pick
+//!    the higher index, a superset of the lowest-index rule, so ties can only cost a proof. Only
+//!    when a maximum on a tie fails to replay is the model rebuilt with choices beating lower
+//!    indices by [`MilpOptions::tie_gap`] (1e-5, a *subset*), to look for a counterexample past
+//!    the tie; that model never yields evidence.
+//! 4. **No coefficient is lost on the way into HiGHS** ([`numerics`]): `small_matrix_value` is set
+//!    to 1e-12 before any row is passed, coefficients below 1e-9 become interval slacks with
+//!    outward-rounded bounds (a relaxation), rows of small coefficients are scaled up by powers of
+//!    two, and no value at or above 1e15 (`large_matrix_value`; below `infinite_bound`) is passed.
+//!    Rational constants enter as their nearest f64: the rounding budget of rule 2 covers that.
+//! 5. **Non-determinism is exact or refused.** Finite sets are enumerated; intervals are replaced
+//!    by their ends only when the step is multilinear in them ([`nondet`]), otherwise
+//!    [`MilpError::NotMultilinear`] (an input error, never an answer).
+//! 6. **Limits are never answers.** A timeout, a maximum within the threshold, or any HiGHS status
+//!    other than optimal/infeasible is `Unknown`; HiGHS errors (a refused option or row, a failed
+//!    solve) are [`MilpError`]s.
 //!
 //! States whose network selector picks no network, and lookups whose index is not a valid integer,
 //! have no successor (the simulator stops with an error there) and are left out of the MILPs.
-//!
-//! Engines that need a certificate must re-check a MILP `Valid` with the exact (Z3) backend or the
-//! sound bridge checker.
 //!
 //! Input problems (an invariant that is not a bounded union of boxes, products of two variables,
 //! recurrent controllers, non-multilinear non-determinism) are [`MilpError`]s, never answers.
@@ -61,15 +85,16 @@ pub mod inductive;
 pub mod model;
 pub mod network;
 pub mod nondet;
+pub mod numerics;
 pub mod replay;
 
-pub use answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats};
+pub use answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats, MilpUnknown};
 pub use error::MilpError;
 pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, reify_pred};
 pub use inductive::check_inductive_milp;
 pub use model::{HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{
-    BoundOptions, EncodedArgmax, EncodedNetwork, LayerBounds, encode_argmax, encode_network, encode_network_with,
-    layer_bounds, split_box,
+    BoundOptions, EncodedArgmax, EncodedNetwork, LayerBounds, Strictness, encode_argmax, encode_network,
+    encode_network_with, interval_gaps, layer_bounds, score_gaps, split_box,
 };
 pub use replay::{replay_candidate, replay_exact};

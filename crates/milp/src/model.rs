@@ -1,13 +1,14 @@
 //! [`MilpModel`]: good_lp problem variables and constraints, built once and solved (possibly several
 //! times, with different objectives) by HiGHS.
 //!
-//! good_lp's own `solve` hides what a proof needs: the MIP dual bound. So a model is handed to HiGHS
-//! through good_lp (`highs(..).into_inner()`) and solved here, reading the model status, the primal
-//! solution, the primal objective and the dual bound (`mip_dual_bound`) from HiGHS directly.
+//! good_lp builds the affine expressions and constraints; the model goes to HiGHS directly (the
+//! `highs` crate), because good_lp passes the matrix before any option can be set (so HiGHS drops
+//! entries below its default `small_matrix_value` of 1e-9 on the way in) and hides the MIP dual
+//! bound. See [`crate::numerics`] for how rows are prepared and which HiGHS thresholds matter.
 
 use crate::error::MilpError;
-use good_lp::solvers::highs::highs;
-use good_lp::{Constraint, Expression, IntoAffineExpression, ProblemVariables, SolverModel, Variable, variable};
+use crate::numerics::{HIGHS_LIMIT, Prepared, SMALL_MATRIX_VALUE};
+use good_lp::{Constraint, Expression, IntoAffineExpression, ProblemVariables, Variable, variable};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,11 @@ pub struct SolveOutcome {
     /// Values of the variables (in creation order), when HiGHS has a feasible solution.
     pub values: Option<Vec<f64>>,
     pub time: Duration,
+    /// Coefficients below [`crate::numerics::MIN_COEFFICIENT`] moved into interval slacks.
+    pub moved_coefficients: usize,
+    /// Why this outcome is no evidence at all (values too large for HiGHS's tolerances); a
+    /// solution may still be replayed.
+    pub out_of_range: Option<String>,
 }
 
 /// A MILP under construction: variables with their bounds, linear constraints.
@@ -208,66 +214,39 @@ impl MilpModel {
         values[self.index[&v]]
     }
 
-    /// Optimises `objective` subject to the constraints.
+    /// Optimises `objective` subject to the constraints. The model reaches HiGHS through
+    /// [`crate::numerics`]: no coefficient is dropped (tiny ones become interval slacks), HiGHS's
+    /// `small_matrix_value` is lowered before any row is passed, and a model whose values are too
+    /// large for HiGHS's absolute tolerances is marked ([`SolveOutcome::out_of_range`]) or not
+    /// passed at all. The objective's coefficients are HiGHS costs (HiGHS drops no cost; only
+    /// costs `>= infinite_cost` = 1e20 would be infinite, and no value reaches 1e15).
     pub fn solve(&self, sense: Sense, objective: &Expression, opts: &SolveOptions) -> Result<SolveOutcome, MilpError> {
         let start = Instant::now();
+        let nothing = |status: SolveStatus, out_of_range: Option<String>| SolveOutcome {
+            status,
+            primal: None,
+            bound: None,
+            values: None,
+            time: start.elapsed(),
+            moved_coefficients: 0,
+            out_of_range,
+        };
         if self.infeasible.is_some() {
-            return Ok(SolveOutcome {
-                status: SolveStatus::Infeasible,
-                primal: None,
-                bound: None,
-                values: None,
-                time: start.elapsed(),
-            });
+            return Ok(nothing(SolveStatus::Infeasible, None));
         }
-        let offset = objective.constant();
-        let problem = match sense {
-            Sense::Maximise => self.vars.clone().maximise(objective.clone()),
-            Sense::Minimise => self.vars.clone().minimise(objective.clone()),
-        };
-        let mut hp = problem.using(highs);
-        for c in &self.constraints {
-            hp.add_constraint(c.clone());
+        let prepared = self.prepare(objective)?;
+        let out_of_range = prepared.out_of_range(opts.feasibility_tolerance);
+        if prepared.largest >= HIGHS_LIMIT {
+            let why = out_of_range.unwrap_or_default();
+            return Ok(nothing(SolveStatus::Other(format!("not solved: {why}")), Some(why)));
         }
-        let mut model = hp.try_into_inner().map_err(|e| MilpError::Solver(e.to_string()))?;
-        let set = |ok: bool, name: &str| {
-            if ok { Ok(()) } else { Err(MilpError::Solver(format!("cannot set option {name}"))) }
-        };
-        if let Some(t) = opts.time_limit {
-            set(model.try_set_option("time_limit", t.as_secs_f64()).is_ok(), "time_limit")?;
-        }
-        set(
-            model.try_set_option("mip_feasibility_tolerance", opts.feasibility_tolerance).is_ok(),
-            "mip_feasibility_tolerance",
-        )?;
-        set(
-            model.try_set_option("primal_feasibility_tolerance", opts.feasibility_tolerance).is_ok(),
-            "primal_feasibility_tolerance",
-        )?;
-        set(model.try_set_option("mip_rel_gap", 0.0).is_ok(), "mip_rel_gap")?;
-        set(model.try_set_option("mip_abs_gap", opts.mip_abs_gap).is_ok(), "mip_abs_gap")?;
-        if let Some(t) = opts.objective_target {
-            // HiGHS compares the target with its objective, which lacks good_lp's constant.
-            set(model.try_set_option("objective_target", t - offset).is_ok(), "objective_target")?;
-        }
-        if let Some(t) = opts.threads {
-            set(model.try_set_option("threads", t).is_ok(), "threads")?;
-        }
-        for (name, value) in &opts.highs_options {
-            let ok = match value {
-                HighsValue::Bool(v) => model.try_set_option(name.as_str(), *v).is_ok(),
-                HighsValue::Int(v) => model.try_set_option(name.as_str(), *v).is_ok(),
-                HighsValue::Float(v) => model.try_set_option(name.as_str(), *v).is_ok(),
-                HighsValue::Text(v) => model.try_set_option(name.as_str(), v.as_str()).is_ok(),
-            };
-            set(ok, name)?;
-        }
-        let solved = model.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))?;
-        // The status enum belongs to the `highs` crate (not a direct dependency): read its name.
+        let solved = run_highs(&prepared, sense, opts)?;
+        // The status enum belongs to the `highs` crate: read its name.
         let status_name = format!("{:?}", solved.status());
         let has_solution = format!("{:?}", solved.primal_solution_status()) == "Feasible";
-        let values = has_solution.then(|| solved.get_solution().columns().to_vec());
+        let offset = objective.constant();
         let primal = has_solution.then(|| solved.objective_value() + offset);
+        let values = has_solution.then(|| prepared.unscale(solved.get_solution().columns(), self.num_variables()));
         let has_integers = self.integer.iter().any(|&b| b);
         let dual = if has_integers {
             solved.double_info_value(c"mip_dual_bound").ok().filter(|b| b.is_finite()).map(|b| b + offset)
@@ -288,10 +267,91 @@ impl MilpModel {
             | "ReachedMemoryLimit" => (SolveStatus::Limit(status_name.clone()), dual),
             _ => (SolveStatus::Other(status_name.clone()), None),
         };
-        let values = if status == SolveStatus::Infeasible { None } else { values };
-        let primal = if status == SolveStatus::Infeasible { None } else { primal };
-        Ok(SolveOutcome { status, primal, bound, values, time: start.elapsed() })
+        let infeasible = status == SolveStatus::Infeasible;
+        Ok(SolveOutcome {
+            status,
+            primal: if infeasible { None } else { primal },
+            bound,
+            values: if infeasible { None } else { values },
+            time: start.elapsed(),
+            moved_coefficients: prepared.moved,
+            out_of_range,
+        })
     }
+
+    /// The columns and rows HiGHS gets: the variables, the constraints as prepared rows (with their
+    /// slacks), and the objective's costs.
+    fn prepare(&self, objective: &Expression) -> Result<Prepared, MilpError> {
+        let mut p = Prepared::new(self.bounds.clone(), self.integer.clone());
+        let terms = |e: &Expression| -> Vec<(usize, f64)> {
+            let mut t: Vec<(usize, f64)> = e.linear_coefficients().map(|(v, k)| (self.index[&v], k)).collect();
+            // Deterministic row order (the expression's map has none).
+            t.sort_by_key(|&(j, _)| j);
+            t
+        };
+        for c in &self.constraints {
+            // good_lp normalises every constraint to `e <= 0` or `e == 0`.
+            let e = c.expression();
+            let rhs = -e.constant();
+            let lo = if c.is_equality() { rhs } else { f64::NEG_INFINITY };
+            p.add_row(&terms(e), lo, rhs)?;
+        }
+        p.set_objective(&terms(objective), objective.constant());
+        Ok(p)
+    }
+}
+
+/// Passes the prepared model to HiGHS (options first, then the rows) and solves it.
+fn run_highs(p: &Prepared, sense: Sense, opts: &SolveOptions) -> Result<highs::SolvedModel, MilpError> {
+    let mut problem = highs::RowProblem::default();
+    let cols: Vec<highs::Col> = p
+        .columns
+        .iter()
+        .zip(&p.integer)
+        .zip(&p.costs)
+        .map(|((&(lo, hi), &int), &cost)| problem.add_column_with_integrality(cost, lo..=hi, int))
+        .collect();
+    let sense = match sense {
+        Sense::Maximise => highs::Sense::Maximise,
+        Sense::Minimise => highs::Sense::Minimise,
+    };
+    let mut model =
+        problem.try_optimise(sense).map_err(|e| MilpError::Solver(format!("passing the columns: {e:?}")))?;
+    let mut set = |name: &str, value: HighsValue| {
+        let ok = match &value {
+            HighsValue::Bool(v) => model.try_set_option(name, *v).is_ok(),
+            HighsValue::Int(v) => model.try_set_option(name, *v).is_ok(),
+            HighsValue::Float(v) => model.try_set_option(name, *v).is_ok(),
+            HighsValue::Text(v) => model.try_set_option(name, v.as_str()).is_ok(),
+        };
+        if ok { Ok(()) } else { Err(MilpError::Solver(format!("cannot set option {name} to {value:?}"))) }
+    };
+    // Before any row: HiGHS assesses (and drops from) each row when it is added.
+    set("small_matrix_value", HighsValue::Float(SMALL_MATRIX_VALUE))?;
+    set("mip_feasibility_tolerance", HighsValue::Float(opts.feasibility_tolerance))?;
+    set("primal_feasibility_tolerance", HighsValue::Float(opts.feasibility_tolerance))?;
+    set("mip_rel_gap", HighsValue::Float(0.0))?;
+    set("mip_abs_gap", HighsValue::Float(opts.mip_abs_gap))?;
+    if let Some(t) = opts.time_limit {
+        set("time_limit", HighsValue::Float(t.as_secs_f64()))?;
+    }
+    if let Some(t) = opts.objective_target {
+        // HiGHS compares the target with its objective, which lacks the constant.
+        set("objective_target", HighsValue::Float(t - p.offset))?;
+    }
+    if let Some(t) = opts.threads {
+        set("threads", HighsValue::Int(t))?;
+    }
+    for (name, value) in &opts.highs_options {
+        set(name, value.clone())?;
+    }
+    for (i, r) in p.rows.iter().enumerate() {
+        let factors = r.terms.iter().map(|&(j, k)| (cols[j], k));
+        model
+            .try_add_row(r.lo..=r.hi, factors)
+            .map_err(|e| MilpError::Solver(format!("HiGHS refused row {i}: {e:?}")))?;
+    }
+    model.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))
 }
 
 /// The affine expression `k` (no variables).

@@ -14,12 +14,17 @@ use trestle_ir::system::{DomainExit, System, VarKind};
 use trestle_ir::{Pred, RBox, Rational};
 use trestle_smt::Witness;
 
+const OUTSIDE: &str = "the state violates the invariant";
+
 fn holds(p: &Pred, state: &[Rational]) -> Result<bool, String> {
     p.eval_exact(&Env::new(state, &[], &[])).map_err(|e| format!("evaluating the invariant: {e}"))
 }
 
-/// Replays one exact state: the state satisfies `inv` and has the right kinds, the step taken with
-/// these inputs and this branch exists, and its successor violates `inv`.
+/// Replays one exact state: the state has the declared kinds and lies in the declared domains, it
+/// satisfies `inv`, the step taken with these inputs (values of their declared domains, by
+/// construction of the callers) and this branch exists under the simulator's semantics (networks
+/// exact, argmax by the lowest index, successors checked against the domains), and its successor
+/// violates `inv` exactly.
 pub fn replay_exact(
     sys: &System,
     inv: &Pred,
@@ -39,9 +44,12 @@ pub fn replay_exact(
         if !ok {
             return Err(format!("{} = {} is not a {}", v.name, display_rational(x), v.kind.name()));
         }
+        if !v.domain.contains(x) {
+            return Err(format!("{} = {} is outside its declared domain", v.name, display_rational(x)));
+        }
     }
     if !holds(inv, state)? {
-        return Err("the state violates the invariant".into());
+        return Err(OUTSIDE.into());
     }
     let mut memory = sim::initial_memory::<Rational>(sys);
     let (actions, next) = match sim::step(sys, state, &mut memory, nondet, branch) {
@@ -130,7 +138,7 @@ pub fn candidates(sys: &System, region: &RBox, state: &[f64]) -> Vec<Vec<Rationa
 
 /// The gate: replays the solver's state and nearby points ([`candidates`]) with these input values,
 /// the solver's branch first and then every other branch. Returns the first exact counterexample, or
-/// why the solver's own point failed.
+/// why the first candidate inside the invariant failed.
 pub fn replay_candidate(
     sys: &System,
     inv: &Pred,
@@ -146,6 +154,9 @@ pub fn replay_candidate(
         for &b in &order {
             match replay_exact(sys, inv, &point, nondet, b) {
                 Ok(w) => return Ok(w),
+                // The raw solver point may sit outside the invariant by the feasibility tolerance:
+                // the first error of a point inside it says more.
+                Err(e) if first_error.as_deref() == Some(OUTSIDE) && e != OUTSIDE => first_error = Some(e),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }

@@ -12,8 +12,8 @@ use trestle_ir::num::{rational_from_f64, to_f64_nearest};
 use trestle_ir::parse::{SimpleScope, parse_expr, parse_pred};
 use trestle_ir::{Interval, Pred};
 use trestle_milp::{
-    Bounded, MilpModel, Sense, SolveOptions, SolveStatus, VarMap, assert_pred, encode_argmax, encode_expr,
-    encode_network,
+    BoundOptions, Bounded, MilpModel, Sense, SolveOptions, SolveStatus, Strictness, VarMap, assert_pred, encode_argmax,
+    encode_expr, encode_network, interval_gaps, score_gaps,
 };
 
 fn dense(rows: Vec<Vec<f64>>, bias: Vec<f64>, activation: Activation) -> Layer {
@@ -125,8 +125,9 @@ fn stable_neurons_need_no_binary() {
 }
 
 #[test]
-fn argmax_is_non_strict_and_pruned_by_bounds() {
-    // Scores over x in [0, 1]: x, 1 - x, 0.5 (maximal only at the tie x = 0.5), -10 + 0.1 x (never).
+fn argmax_is_the_closure_of_the_lowest_index_rule_pruned_by_bounds() {
+    // Scores over x in [0, 1]: x, 1 - x, 0.5 (maximal only at the tie x = 0.5, where the lowest
+    // index 0 wins: the closure still admits it there), -10 + 0.1 x (never).
     let net = Network::new(
         "inline:scores",
         vec![dense(
@@ -142,7 +143,8 @@ fn argmax_is_non_strict_and_pruned_by_bounds() {
         let x = model.continuous(0.0, 1.0, "x").unwrap();
         let enc =
             encode_network(&mut model, &net, &[Expression::from(x)], &InputBox::new(vec![0.0], vec![1.0])).unwrap();
-        let am = encode_argmax(&mut model, &enc.outputs, &enc.output_bounds).unwrap();
+        let am =
+            encode_argmax(&mut model, &enc.outputs, &interval_gaps(&enc.output_bounds), Strictness::Closure).unwrap();
         assert_eq!(am.candidates, vec![0, 1, 2], "index 3 is pruned");
         assert_eq!(model.num_binaries(), 3);
         model.add(am.onehot[k].clone().eq(1.0));
@@ -158,8 +160,38 @@ fn argmax_is_non_strict_and_pruned_by_bounds() {
     let mut model = MilpModel::new();
     let x = model.continuous(0.0, 1.0, "x").unwrap();
     let enc = encode_network(&mut model, &net, &[Expression::from(x)], &InputBox::new(vec![0.0], vec![1.0])).unwrap();
-    let am = encode_argmax(&mut model, &enc.outputs, &enc.output_bounds).unwrap();
+    let am = encode_argmax(&mut model, &enc.outputs, &interval_gaps(&enc.output_bounds), Strictness::Closure).unwrap();
     assert!(trestle_milp::model::is_constant(&am.onehot[3]));
+}
+
+#[test]
+fn argmax_score_gaps_prune_ties_and_strict_gaps_cut_them() {
+    // Scores x, x (identical), 1 - x over [0, 1]: index 1 never beats index 0 strictly.
+    let net = Network::new(
+        "inline:ties",
+        vec![dense(vec![vec![1.0], vec![1.0], vec![-1.0]], vec![0.0, 0.0, 1.0], Activation::Identity)],
+    )
+    .unwrap();
+    let input = InputBox::new(vec![0.0], vec![1.0]);
+    let setup = |strictness: Strictness| {
+        let mut model = MilpModel::new();
+        let x = model.continuous(0.0, 1.0, "x").unwrap();
+        let enc = encode_network(&mut model, &net, &[Expression::from(x)], &input).unwrap();
+        let gaps = score_gaps(&net, &input, &BoundOptions::default(), &enc.output_bounds).unwrap();
+        assert_eq!((gaps[1][0].lo, gaps[1][0].hi), (0.0, 0.0), "identical outputs differ by exactly 0");
+        let am = encode_argmax(&mut model, &enc.outputs, &gaps, strictness).unwrap();
+        (model, x, am)
+    };
+    let (_, _, am) = setup(Strictness::Closure);
+    assert_eq!(am.candidates, vec![0, 2]);
+    assert!(am.ties_possible, "index 2 may tie with index 0 at x = 0.5");
+    // Index 2 (1 - x > x): the closure reaches the tie x = 0.5; a strict gap of 0.1 stops at 0.45.
+    for (strictness, hi) in [(Strictness::Closure, 0.5), (Strictness::Gap(0.1), 0.45)] {
+        let (mut model, x, am) = setup(strictness);
+        model.add(am.onehot[2].clone().eq(1.0));
+        let max = model.solve(Sense::Maximise, &Expression::from(x), &opts()).unwrap();
+        assert!((max.bound.unwrap() - hi).abs() < 1e-6, "{strictness:?}: {max:?}");
+    }
 }
 
 #[test]
@@ -171,7 +203,8 @@ fn argmax_regions_agree_with_sampling() {
         let mut model = MilpModel::new();
         let (vars, exprs) = inputs_2d(&mut model, -1.0, 1.0);
         let enc = encode_network(&mut model, &net, &exprs, &InputBox::new(vec![-1.0; 2], vec![1.0; 2])).unwrap();
-        let am = encode_argmax(&mut model, &enc.outputs, &enc.output_bounds).unwrap();
+        let am =
+            encode_argmax(&mut model, &enc.outputs, &interval_gaps(&enc.output_bounds), Strictness::Closure).unwrap();
         model.add(am.onehot[k].clone().eq(1.0));
         // Largest x0 among the inputs where k is a maximal score.
         let out = model.solve(Sense::Maximise, &Expression::from(vars[0]), &opts()).unwrap();

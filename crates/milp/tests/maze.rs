@@ -31,7 +31,7 @@ fn example_maze_with_the_hand_set_controller_is_inductive() {
     for file in ["examples/maze-det.toml", "examples/maze-nondet.toml"] {
         let sys = load_system(&repo().join(file), &Overrides::default()).unwrap();
         let result = run(&sys, Duration::from_secs(20));
-        assert!(result.answer.is_valid(), "{file}: {}", result.answer);
+        assert!(result.answer.is_evidence(), "{file}: {}", result.answer);
     }
 }
 
@@ -41,7 +41,7 @@ fn peer_det_32_is_inductive() {
         return;
     }
     let result = run(&peer("det", 32), Duration::from_secs(20));
-    assert!(matches!(result.answer, MilpAnswer::Valid { margin } if margin > 0.0), "{}", result.answer);
+    assert!(matches!(result.answer, MilpAnswer::Evidence { margin } if margin > 0.0), "{}", result.answer);
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn peer_nondet_32_is_inductive() {
         return;
     }
     let result = run(&peer("nondet", 32), Duration::from_secs(20));
-    assert!(result.answer.is_valid(), "{}", result.answer);
+    assert!(result.answer.is_evidence(), "{}", result.answer);
     // Both ends of c in [0.5, 1] were checked.
     assert!(result.stats.records.iter().any(|r| r.label.contains("inputs [0.5]")));
     assert!(result.stats.records.iter().any(|r| r.label.contains("inputs [1]")));
@@ -92,7 +92,7 @@ fn maze_baseline_times() {
             let start = Instant::now();
             let r = check_inductive_milp(&sys, &inv, &opts).unwrap();
             let verdict = match &r.answer {
-                MilpAnswer::Valid { margin } => format!("valid (margin {margin:.3e})"),
+                MilpAnswer::Evidence { margin } => format!("evidence (margin {margin:.3e})"),
                 MilpAnswer::Invalid(w) => format!("invalid: {w}"),
                 MilpAnswer::Unknown(reason) => format!("unknown: {reason}"),
             };
@@ -131,7 +131,11 @@ fn frozenlake_grid_is_inductive() {
     .unwrap();
     let result =
         check_inductive_milp(&sys, &inv, &MilpOptions::default().with_time_limit(Duration::from_secs(20))).unwrap();
-    assert!(matches!(result.answer, MilpAnswer::Valid { margin } if (margin - 1.0).abs() < 1e-6), "{}", result.answer);
+    assert!(
+        matches!(result.answer, MilpAnswer::Evidence { margin } if (margin - 1.0).abs() < 1e-6),
+        "{}",
+        result.answer
+    );
     // Leaving a column out is not inductive (the agent or a slip moves into it), and the
     // counterexample replays.
     let inv = trestle_ir::parse::parse_pred(

@@ -5,7 +5,7 @@
 //! multiply-add residual for products, two-sum error term for sums). Two full matrices are never
 //! multiplied. When a merge would round, the first map is emitted as its own `Identity` layer.
 
-use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix};
+use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, RecurrentLayer};
 
 /// Widest identity or diagonal map materialised as a dense matrix (`n * n` weights, 512 MiB at
 /// this width). Wider maps only arise from absurd or hostile inputs; they are an error rather than
@@ -206,6 +206,23 @@ impl ChainBuilder {
             None => self.identity()?,
         };
         self.layers.push(map.into_layer(Activation::Relu));
+        Ok(())
+    }
+
+    /// Appends an Elman layer. A pending affine map stays a layer of its own before it (folding
+    /// it into the input weights would multiply matrices, which rounds).
+    pub fn recurrent(&mut self, layer: RecurrentLayer) -> Result<(), String> {
+        if layer.input_weights.cols != self.width {
+            return Err(format!(
+                "the layer takes {} features but the value has {}",
+                layer.input_weights.cols, self.width
+            ));
+        }
+        if let Some(map) = self.pending.take() {
+            self.layers.push(map.into_layer(Activation::Identity));
+        }
+        self.width = layer.input_weights.rows;
+        self.layers.push(Layer::Recurrent(layer));
         Ok(())
     }
 

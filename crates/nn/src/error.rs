@@ -28,7 +28,8 @@ pub enum LoadError {
     /// An operator this loader does not translate.
     #[error(
         "{file}: node {node} ({op}): unsupported operator {op}{domain} (supported: Gemm, MatMul, Add, Sub, Mul, \
-         Div, Relu, Flatten, Reshape, Identity, Constant)"
+         Div, Relu, RNN (ReLU), Flatten, Reshape, Squeeze, Unsqueeze, Identity, Constant; Slice and Concat of \
+         hidden states)"
     )]
     UnsupportedOp { file: String, node: String, op: String, domain: String },
 
@@ -71,4 +72,19 @@ pub enum LoadError {
     /// [`crate::cross_check_with_tract`]: our network and tract's disagree on the output size.
     #[error("{file}: tract returns {tract} outputs, the loaded network {ours}")]
     OutputMismatch { file: String, tract: usize, ours: usize },
+}
+
+/// Why a network could not be written as ONNX ([`crate::write_onnx`]).
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A layer ONNX (as this writer uses it) cannot express.
+    #[error("{network}: layer {layer}: {problem}")]
+    Unsupported { network: String, layer: usize, problem: String },
+
+    /// The network failed [`trestle_ir::network::Network::validate`].
+    #[error(transparent)]
+    Network(#[from] NetworkError),
+
+    #[error("{file}: cannot write the file: {reason}")]
+    Io { file: String, reason: String },
 }

@@ -1,6 +1,7 @@
 //! Loads neural networks from ONNX and NNet files into Trestle's IR
 //! ([`trestle_ir::network::Network`]): a chain of `Dense` layers, each an affine map followed by
-//! ReLU or the identity.
+//! ReLU or the identity, and Elman `Recurrent` layers (ONNX `RNN` with ReLU). Writes networks as
+//! ONNX ([`write_onnx`], see [`onnx_write`] for the layout) that this loader reads back exactly.
 //!
 //! # Why it is shaped this way
 //!
@@ -9,17 +10,18 @@
 //! NNet decimals are parsed with a correctly rounded f64 parser, never through f32 or a decimal
 //! round trip), matrices are never multiplied together, and anything the loader does not
 //! understand (an operator, an attribute, a value) is an error naming the file and the node or
-//! line, never skipped. One file per format (`onnx.rs`, `nnet.rs`), one error type (`error.rs`),
-//! and one small shared builder (`affine.rs`) that turns a sequence of affine maps and ReLUs into
-//! layers, merging two consecutive affine maps only when the merged entries are exactly the
+//! line, never skipped. One file per format (`onnx.rs`, its RNN part `onnx/recurrent.rs`,
+//! `nnet.rs`), the tract cross-check (`onnx/tract_check.rs`), the writer (`onnx_write.rs`), one
+//! error type per direction (`error.rs`: `LoadError`, `WriteError`), and one small shared builder
+//! (`affine.rs`) that turns a sequence of affine maps, ReLUs and Elman layers into layers, merging two consecutive affine maps only when the merged entries are exactly the
 //! composition (each product and sum is checked to be exact in f64). When a merge would round, the
 //! maps stay separate `Identity` layers: one more layer costs the engines little, a rounded weight
 //! would make them prove something about a different network.
 //!
 //! After assembly every network is checked by [`Network::validate`] (shapes chain, all weights
 //! finite). [`load_onnx`] does not run inference (it is on the hot path of every run);
-//! [`cross_check_with_tract`] compares our f64 forward pass with tract's own inference and is what
-//! the tests use.
+//! [`cross_check_with_tract`] compares our f64 forward pass with tract's own inference (step by
+//! step, carrying hidden states, for recurrent models) and is what the tests use.
 //!
 //! # ONNX
 //!
@@ -38,10 +40,20 @@
 //! | `Mul` by a constant, either order (scalar or elementwise) | diagonal map |
 //! | `Div` by a constant | diagonal map of `1/c` |
 //! | `Relu` | the activation of the pending affine map (an identity-matrix layer if there is none) |
-//! | `Flatten`, `Reshape`, `Identity` | no-ops, allowed only while the value stays a feature vector |
+//! | `RNN` (`activations = ["Relu"]`, forward, layout 0, no clip) | an Elman layer: `W`, `R`, bias `Wb + Rb` (exact in f64 or an error) |
+//! | `Flatten`, `Reshape`, `Squeeze`, `Unsqueeze`, `Identity` | no-ops, allowed only while the value stays a feature vector |
 //! | `Constant` | a constant operand for the above |
+//! | `Slice`, `Concat` | only to split and join the hidden states of `RNN` nodes (below) |
 //!
 //! Anything else, including unknown attributes (e.g. opset < 7 `broadcast`), is an error.
+//!
+//! A recurrent model is one step of the controller: `X` is `[1, 1, n]` (one step, one sequence),
+//! and each RNN node's hidden state comes in as a graph input (`initial_h`) and leaves as a graph
+//! output (`Y_h`), the caller feeding it back; a stacked state (torch's `num_layers > 1`: one input
+//! sliced per layer, the layers' `Y_h` concatenated into one output) is accepted too. These state
+//! values are the IR layer's carried state, not part of the network's interface; an RNN node whose
+//! state is not carried so is an error, since its state would reset at every call (see
+//! `onnx/recurrent.rs`). Pending affine maps before an RNN stay layers of their own.
 //! Consecutive affine ops merge into one layer when exact: `MatMul` then `Add` is one layer with
 //! the MatMul's weights and the Add's bias. A product of two f32 values always fits in an f64, so
 //! `Gemm` with f32 weights then `Mul` by an f32 0.3 also folds exactly; a second such factor (or
@@ -77,12 +89,14 @@
 pub mod error;
 pub mod nnet;
 pub mod onnx;
+pub mod onnx_write;
 
 mod affine;
 
-pub use error::LoadError;
+pub use error::{LoadError, WriteError};
 pub use nnet::{NnetHeader, parse_nnet, parse_nnet_header};
 pub use onnx::{convert_onnx, cross_check_with_tract, load_onnx};
+pub use onnx_write::{encode_onnx, network_to_onnx, write_onnx};
 
 use std::path::Path;
 use trestle_ir::network::Network;

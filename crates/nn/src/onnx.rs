@@ -16,8 +16,31 @@ use tract_onnx::pb::{
 use tract_onnx::prelude::*;
 use trestle_ir::network::{Matrix, Network};
 
-const SUPPORTED: [&str; 11] =
-    ["Gemm", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Flatten", "Reshape", "Identity", "Constant"];
+mod recurrent;
+mod tract_check;
+
+use recurrent::StateWiring;
+pub use tract_check::cross_check_with_tract;
+
+/// Operators allowed in a graph (`Slice` and `Concat` only to split and join hidden states).
+const SUPPORTED: [&str; 16] = [
+    "Gemm",
+    "MatMul",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Relu",
+    "RNN",
+    "Flatten",
+    "Reshape",
+    "Squeeze",
+    "Unsqueeze",
+    "Identity",
+    "Constant",
+    "Slice",
+    "Concat",
+];
 
 /// Loads an ONNX file (see the crate docs for what is supported). Runs no inference.
 pub fn load_onnx(path: &Path) -> Result<Network, LoadError> {
@@ -38,11 +61,14 @@ pub fn convert_onnx(model: &ModelProto, source: &str) -> Result<Network, LoadErr
     let graph = model.graph.as_ref().ok_or_else(|| bad_onnx(source, "the model has no graph"))?;
     check_operators(graph, source)?;
     let consts = constants(graph);
-    let input = graph_input(graph, &consts, source)?;
-    let output = graph_output(graph, source)?;
-    let order = chain_order(graph, &input.name, &output.name, source)?;
+    let wiring = recurrent::state_wiring(graph, &consts, source)?;
+    let input = graph_input(graph, &consts, &wiring, source)?;
+    let output = graph_output(graph, &wiring, source)?;
+    let order = chain_order(graph, &input.name, &output.name, &wiring.plumbing, source)?;
     let mut conv = Converter {
         file: source,
+        graph,
+        wiring: &wiring,
         consts,
         cur: input.name.clone(),
         chain: ChainBuilder::new(input.shape.iter().product()),
@@ -114,9 +140,16 @@ struct GraphInput {
     elem_type: i32,
 }
 
-fn graph_input(graph: &GraphProto, consts: &HashMap<String, ConstSource>, file: &str) -> Result<GraphInput, LoadError> {
+/// The graph input that is neither a constant nor a hidden state.
+fn graph_input(
+    graph: &GraphProto,
+    consts: &HashMap<String, ConstSource>,
+    wiring: &StateWiring,
+    file: &str,
+) -> Result<GraphInput, LoadError> {
     let iface = |problem: String| LoadError::Interface { file: file.to_string(), problem };
-    let inputs: Vec<&pb::ValueInfoProto> = graph.input.iter().filter(|v| !consts.contains_key(&v.name)).collect();
+    let inputs: Vec<&pb::ValueInfoProto> =
+        graph.input.iter().filter(|v| !consts.contains_key(&v.name) && !wiring.is_state_input(&v.name)).collect();
     let [input] = inputs[..] else {
         let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
         return Err(iface(format!("expected exactly one graph input, found {}: {names:?}", inputs.len())));
@@ -160,9 +193,11 @@ struct GraphOutput {
     count: Option<usize>,
 }
 
-fn graph_output(graph: &GraphProto, file: &str) -> Result<GraphOutput, LoadError> {
-    let [output] = &graph.output[..] else {
-        let problem = format!("expected exactly one graph output, found {}", graph.output.len());
+/// The graph output that is not a hidden state.
+fn graph_output(graph: &GraphProto, wiring: &StateWiring, file: &str) -> Result<GraphOutput, LoadError> {
+    let outputs: Vec<&pb::ValueInfoProto> = graph.output.iter().filter(|v| !wiring.is_state_output(&v.name)).collect();
+    let [output] = outputs[..] else {
+        let problem = format!("expected exactly one graph output, found {}", outputs.len());
         return Err(LoadError::Interface { file: file.to_string(), problem });
     };
     let dims = match output.r#type.as_ref().and_then(|t| t.value.as_ref()) {
@@ -179,11 +214,19 @@ fn graph_output(graph: &GraphProto, file: &str) -> Result<GraphOutput, LoadError
 }
 
 /// The non-`Constant` nodes from the input to the output, in order; errors if that is not a
-/// simple chain covering every such node.
-fn chain_order(graph: &GraphProto, input: &str, output: &str, file: &str) -> Result<Vec<usize>, LoadError> {
+/// simple chain covering every such node but the hidden-state `plumbing`. An RNN node continues
+/// the chain through its output `Y` (its `Y_h` is a hidden state).
+fn chain_order(
+    graph: &GraphProto,
+    input: &str,
+    output: &str,
+    plumbing: &HashSet<usize>,
+    file: &str,
+) -> Result<Vec<usize>, LoadError> {
     let not_chain = |problem: String| LoadError::NotAChain { file: file.to_string(), problem };
+    let on_chain = |(i, n): &(usize, &NodeProto)| !is_constant_node(n) && !plumbing.contains(i);
     let mut users: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, n) in graph.node.iter().enumerate().filter(|(_, n)| !is_constant_node(n)) {
+    for (i, n) in graph.node.iter().enumerate().filter(on_chain) {
         for value in n.input.iter().filter(|v| !v.is_empty()) {
             let list = users.entry(value.as_str()).or_default();
             if list.last() != Some(&i) {
@@ -198,9 +241,10 @@ fn chain_order(graph: &GraphProto, input: &str, output: &str, file: &str) -> Res
             return Err(not_chain(format!("value {cur:?} is used by several nodes: {}", names.join(", "))));
         };
         let n = &graph.node[i];
-        if !seen.insert(i) || n.output.len() != 1 {
+        let outputs_ok = n.output.len() == 1 || (recurrent::is_rnn(n) && n.output.len() == 2);
+        if !seen.insert(i) || !outputs_ok || n.output[0].is_empty() {
             return Err(not_chain(format!(
-                "node {} ({}) must have one output and appear once",
+                "node {} ({}) must have one output (RNN: Y, then Y_h) and appear once",
                 node_label(i, n),
                 n.op_type
             )));
@@ -213,7 +257,7 @@ fn chain_order(graph: &GraphProto, input: &str, output: &str, file: &str) -> Res
             "the chain from input {input:?} ends at value {cur:?}, not at the graph output {output:?}"
         )));
     }
-    if let Some((i, n)) = graph.node.iter().enumerate().find(|(i, n)| !is_constant_node(n) && !seen.contains(i)) {
+    if let Some((i, n)) = graph.node.iter().enumerate().filter(on_chain).find(|(i, _)| !seen.contains(i)) {
         return Err(not_chain(format!(
             "node {} ({}) is not on the path from the input to the output",
             node_label(i, n),
@@ -363,6 +407,17 @@ fn broadcast_values(c: &Const, shape: &[usize]) -> Vec<f64> {
         .collect()
 }
 
+/// The integer constant `name`, an operand of the node of `c`.
+fn int_constant(consts: &HashMap<String, ConstSource>, c: &Ctx, name: &str) -> Result<Vec<i64>, LoadError> {
+    match consts.get(name) {
+        Some(ConstSource::Initializer(t)) => decode_ints(t, c.file, name),
+        Some(ConstSource::Node(i, n)) => {
+            constant_node_ints(&Ctx { file: c.file, node: n, label: node_label(*i, n) }, name)
+        }
+        None => Err(c.err(format!("operand {name:?} is not a constant (initializer or Constant node)"))),
+    }
+}
+
 /// Node identity for messages.
 struct Ctx<'a> {
     file: &'a str,
@@ -456,6 +511,8 @@ fn describe_attribute(a: &AttributeProto) -> String {
 /// Walks the chain, feeding affine maps and ReLUs to the builder.
 struct Converter<'a> {
     file: &'a str,
+    graph: &'a GraphProto,
+    wiring: &'a StateWiring,
     consts: HashMap<String, ConstSource<'a>>,
     /// Name of the value flowing along the chain, and its shape.
     cur: String,
@@ -481,6 +538,12 @@ impl<'a> Converter<'a> {
             }
             "Flatten" => self.flatten(&c)?,
             "Reshape" => self.reshape(&c)?,
+            "Squeeze" => self.squeeze(&c)?,
+            "Unsqueeze" => self.unsqueeze(&c)?,
+            "RNN" => self.rnn(&c, index)?,
+            "Slice" | "Concat" => {
+                return Err(c.err("supported only to split and join the hidden states of RNN nodes"));
+            }
             _ => return Err(c.err("unsupported operator")), // excluded by check_operators
         }
         self.cur.clone_from(&node.output[0]);
@@ -501,13 +564,7 @@ impl<'a> Converter<'a> {
     }
 
     fn int_const(&self, c: &Ctx, name: &str) -> Result<Vec<i64>, LoadError> {
-        match self.consts.get(name) {
-            Some(ConstSource::Initializer(t)) => decode_ints(t, self.file, name),
-            Some(ConstSource::Node(i, n)) => {
-                constant_node_ints(&Ctx { file: self.file, node: n, label: node_label(*i, n) }, name)
-            }
-            None => Err(c.err(format!("operand {name:?} is not a constant (initializer or Constant node)"))),
-        }
+        int_constant(&self.consts, c, name)
     }
 
     /// For a binary node: the other operand's name, and whether the network value is the second.
@@ -683,6 +740,60 @@ impl<'a> Converter<'a> {
     }
 }
 
+impl Converter<'_> {
+    /// The `axes` of Squeeze / Unsqueeze: an input from opset 13, an attribute before.
+    fn axes(&self, c: &Ctx) -> Result<Option<Vec<i64>>, LoadError> {
+        c.only_attributes(&["axes"])?;
+        let inputs = c.inputs(1, 2)?;
+        if inputs[0] != self.cur {
+            return Err(c.err(format!("the data input must be the network value {:?}", self.cur)));
+        }
+        match (inputs.get(1), c.attribute("axes", AttributeType::Ints)?) {
+            (Some(name), None) => Ok(Some(self.int_const(c, name)?)),
+            (None, Some(a)) => Ok(Some(a.ints.clone())),
+            (None, None) => Ok(None),
+            (Some(_), Some(_)) => Err(c.err("axes are given both as an attribute and as an input")),
+        }
+    }
+
+    /// Removes dimensions of size 1 (the given axes, or all of them).
+    fn squeeze(&mut self, c: &Ctx) -> Result<(), LoadError> {
+        let axes = self.axes(c)?;
+        let rank = self.shape.len();
+        let Some(axes) = axes else {
+            self.shape.retain(|&d| d != 1);
+            return Ok(());
+        };
+        let axes = normalise_axes(&axes, rank)
+            .filter(|a| a.iter().all(|&k| self.shape[k] == 1))
+            .ok_or_else(|| c.err(format!("cannot squeeze axes {axes:?} of shape {:?}", self.shape)))?;
+        self.shape = self.shape.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, &d)| d).collect();
+        Ok(())
+    }
+
+    /// Inserts dimensions of size 1 at the given axes (of the result).
+    fn unsqueeze(&mut self, c: &Ctx) -> Result<(), LoadError> {
+        let axes = self.axes(c)?.ok_or_else(|| c.err("has no axes"))?;
+        let rank = self.shape.len() + axes.len();
+        let axes = normalise_axes(&axes, rank)
+            .ok_or_else(|| c.err(format!("cannot unsqueeze shape {:?} at axes {axes:?}", self.shape)))?;
+        let mut rest = self.shape.iter();
+        self.shape = (0..rank).map(|k| if axes.contains(&k) { 1 } else { *rest.next().unwrap_or(&1) }).collect();
+        Ok(())
+    }
+}
+
+/// Axes in `0..rank` (negative ones count from the end), distinct; `None` if out of range or repeated.
+fn normalise_axes(axes: &[i64], rank: usize) -> Option<Vec<usize>> {
+    let mut out = Vec::with_capacity(axes.len());
+    for &a in axes {
+        let k = if a < 0 { a + rank as i64 } else { a };
+        let k = usize::try_from(k).ok().filter(|&k| k < rank && !out.contains(&k))?;
+        out.push(k);
+    }
+    Some(out)
+}
+
 /// ONNX Reshape's target shape: `0` copies the input dimension (unless `allow_zero`), one `-1`
 /// is inferred. `None` if invalid or if the element count would change.
 fn reshape_target(input: &[usize], target: &[i64], allow_zero: bool) -> Option<Vec<usize>> {
@@ -742,44 +853,6 @@ fn constant_value<'n>(c: &Ctx<'n>) -> Result<&'n AttributeProto, LoadError> {
         [a] => Ok(a),
         _ => Err(c.err("a Constant node needs exactly one value attribute")),
     }
-}
-
-/// Runs tract's own f32 (or f64) inference on `path` and compares it with `net.eval`; returns the
-/// largest absolute difference over all outputs of all `inputs`.
-///
-/// Each input is converted to the model's declared element type (f32 rounds) and the *same*
-/// converted values are given to `net`, so the difference measures the networks, not the inputs.
-pub fn cross_check_with_tract(path: &Path, net: &Network, inputs: &[Vec<f64>]) -> Result<f64, LoadError> {
-    let file = path.display().to_string();
-    let proto = read_proto(path, &file)?;
-    let graph = proto.graph.as_ref().ok_or_else(|| bad_onnx(&file, "the model has no graph"))?;
-    let input = graph_input(graph, &constants(graph), &file)?;
-    let tract_err = |e: TractError| LoadError::Tract { file: file.clone(), reason: format!("{e:#}") };
-    let dt = if input.elem_type == 11 { f64::datum_type() } else { f32::datum_type() };
-    let model = tract_onnx::onnx()
-        .model_for_path(path)
-        .and_then(|m| m.with_input_fact(0, InferenceFact::dt_shape(dt, input.shape.clone())))
-        .and_then(|m| m.into_optimized())
-        .and_then(|m| m.into_runnable())
-        .map_err(tract_err)?;
-    let mut max_diff = 0.0f64;
-    for x in inputs {
-        let x: Vec<f64> =
-            if dt == f32::datum_type() { x.iter().map(|&v| f64::from(v as f32)).collect() } else { x.clone() };
-        let ours = net.eval(&x)?;
-        let tensor = Tensor::from_shape(&input.shape, &x).and_then(|t| t.cast_to_dt(dt).map(|t| t.into_owned()));
-        let out = tensor.and_then(|t| model.run(tvec!(t.into_tvalue()))).map_err(tract_err)?;
-        let first = out.first().ok_or_else(|| LoadError::Tract { file: file.clone(), reason: "no output".into() })?;
-        let theirs = first
-            .cast_to::<f64>()
-            .and_then(|t| Ok(t.to_plain_array_view::<f64>()?.iter().copied().collect::<Vec<f64>>()))
-            .map_err(tract_err)?;
-        if theirs.len() != ours.len() {
-            return Err(LoadError::OutputMismatch { file, tract: theirs.len(), ours: ours.len() });
-        }
-        max_diff = ours.iter().zip(&theirs).fold(max_diff, |m, (a, b)| m.max((a - b).abs()));
-    }
-    Ok(max_diff)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub(crate) fn check_bridge(
     preds.extend(q.extra);
     let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &preds));
     let (state, action) = (Vars::reals(&vars.state), Vars::reals(&vars.action));
-    vars.assert_state_kinds(sys, &solver);
+    vars.assert_state_space(sys, &solver);
     solver.assert(in_box(&state, q.region));
     if let Some(extra) = q.extra {
         solver.assert(Scope { state: &state, action: &[], nondet: &[] }.pred(extra)?);

@@ -10,6 +10,7 @@ use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::error::CheckError;
 use crate::fastpath::{Forms, boxes_imply};
+use crate::inductive::InductiveQuery;
 use crate::query::{BridgeQuery, state_only, validate_system};
 use crate::stats::Stats;
 use crate::{bridge, implication, monolithic, sample};
@@ -42,7 +43,13 @@ pub trait EnvChecker {
 
 /// The optional capability of checking `Inv /\ Next => Inv'` with the networks inside the query.
 pub trait InductivenessChecker {
-    fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError>;
+    /// `(p /\ Inv /\ a = f(s) /\ Next) => Inv'` for the query's box (or all of `Inv`).
+    fn check_inductive_on(&mut self, q: &InductiveQuery<'_>) -> Result<Answer, CheckError>;
+
+    /// `Inv /\ Next => Inv'`, every ReLU encoded exactly.
+    fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
+        self.check_inductive_on(&InductiveQuery::whole(inv))
+    }
 }
 
 fn check_implication_input(sys: &System, premise: &Pred, conclusion: &Pred) -> Result<(), CheckError> {
@@ -111,13 +118,11 @@ impl EnvChecker for Z3Backend<'_> {
 }
 
 impl InductivenessChecker for Z3Backend<'_> {
-    fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
-        state_only(inv, "invariant", self.sys.state.len())?;
+    fn check_inductive_on(&mut self, q: &InductiveQuery<'_>) -> Result<Answer, CheckError> {
+        q.validate(self.sys)?;
         let stats = self.cfg.stats.clone();
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
-        timed(&stats, || {
-            Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, inv, cfg, dumper))?, false))
-        })
+        timed(&stats, || Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, q, cfg, dumper))?, false)))
     }
 }
 
@@ -241,7 +246,7 @@ impl EnvChecker for Checker<'_> {
 }
 
 impl InductivenessChecker for Checker<'_> {
-    fn check_inductive(&mut self, inv: &Pred) -> Result<Answer, CheckError> {
-        self.z3.check_inductive(inv)
+    fn check_inductive_on(&mut self, q: &InductiveQuery<'_>) -> Result<Answer, CheckError> {
+        self.z3.check_inductive_on(q)
     }
 }

@@ -121,6 +121,27 @@ impl Vars {
         }
     }
 
+    /// The state a step starts from is a state of the system, as [`trestle_ir::sim::check_state`]
+    /// defines it: of the variables' kinds and, unless the system ignores domains, inside them.
+    /// Only transition queries assume the domains: a successor outside them (an error run, or a
+    /// dropped one) must still satisfy the target, and implications between state predicates
+    /// (`Inv => Safe`) are proven for every state of the right kinds, so even the state where a
+    /// run stops with a domain error is covered.
+    pub(crate) fn assert_state_space(&self, sys: &System, solver: &Solver) {
+        self.assert_state_kinds(sys, solver);
+        if sys.domain_exit == trestle_ir::system::DomainExit::Ignore {
+            return;
+        }
+        for (v, t) in sys.state.iter().zip(&self.state) {
+            if let Some(l) = &v.domain.lo {
+                solver.assert(t.real.ge(num(l)));
+            }
+            if let Some(h) = &v.domain.hi {
+                solver.assert(t.real.le(num(h)));
+            }
+        }
+    }
+
     /// Each non-deterministic input lies in its domain.
     pub(crate) fn assert_nondet_domains(&self, sys: &System, solver: &Solver) {
         for (v, t) in sys.nondet.iter().zip(&self.nondet) {

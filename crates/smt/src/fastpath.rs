@@ -29,7 +29,7 @@ use crate::query::{BridgeQuery, Postcondition, Target};
 use std::sync::{Arc, Mutex};
 use trestle_ir::expr::{Env, Expr, LinearExpr, VarRef};
 use trestle_ir::pred::{CmpOp, FBox, Pred, RBox};
-use trestle_ir::system::{ActionKind, Branch, NondetDomain, System, VarKind};
+use trestle_ir::system::{ActionKind, Branch, System, VarKind};
 use trestle_ir::{Interval, Rational};
 
 /// Most input vertices enumerated per branch before falling back to intervals.
@@ -107,16 +107,7 @@ impl Boxes {
                 *a = a.intersect(&Interval { lo, hi })?;
             }
         }
-        let nondet = sys
-            .nondet
-            .iter()
-            .map(|v| match &v.domain {
-                NondetDomain::Interval(l, h) => Interval::of_rational(l).hull(&Interval::of_rational(h)),
-                NondetDomain::Set(s) => {
-                    s.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).unwrap_or(Interval::ENTIRE)
-                }
-            })
-            .collect();
+        let nondet = sys.nondet.iter().map(trestle_ir::nondet::hull).collect();
         Some(Boxes { state, action, nondet })
     }
 
@@ -477,33 +468,11 @@ fn visit_lookups_pred(p: &Pred, f: &mut dyn FnMut(&Expr, usize)) {
 }
 
 /// The vertices of the input domain restricted to the inputs in `mask` (others set to 0): ends of
-/// intervals, every element of finite sets. `None` when there are too many.
+/// intervals, every element of finite sets. `None` when there are too many. Only multi-affine
+/// forms are evaluated at vertices ([`MultiAffine`] refuses an input squared); every other update
+/// is bounded by interval arithmetic over the whole domains.
 fn vertices(sys: &System, mask: u64) -> Option<Vec<Vec<Rational>>> {
-    let mut out = vec![vec![Rational::zero(); sys.nondet.len()]];
-    for (k, v) in sys.nondet.iter().enumerate() {
-        if k >= 64 || mask & (1u64 << k) == 0 {
-            continue;
-        }
-        let values: Vec<&Rational> = match &v.domain {
-            NondetDomain::Interval(l, h) if l == h => vec![l],
-            NondetDomain::Interval(l, h) => vec![l, h],
-            NondetDomain::Set(s) => s.iter().collect(),
-        };
-        if out.len() * values.len() > MAX_VERTICES {
-            return None;
-        }
-        out = out
-            .iter()
-            .flat_map(|p| {
-                values.iter().map(move |x| {
-                    let mut p = p.clone();
-                    p[k] = (*x).clone();
-                    p
-                })
-            })
-            .collect();
-    }
-    Some(out)
+    trestle_ir::nondet::vertices(sys, mask, MAX_VERTICES)
 }
 
 /// Whether every premise box lies in the conclusion, both unions of boxes (`Init => Inv`,

@@ -13,7 +13,9 @@
 //!   falsification check) — see [`BridgeQuery`];
 //! * **implications** between state predicates (`Init => Inv`, `Inv => Safe`);
 //! * the **monolithic inductiveness check** `Inv /\ Next => Inv'` with the whole ReLU network(s)
-//!   in the query: the paper's baseline, slow by nature, always run with a timeout.
+//!   in the query: the paper's baseline, slow by nature, always run with a timeout; restricted to
+//!   a box `p` with the ReLUs of fixed sign encoded linearly ([`InductiveQuery`]), it is the bridge
+//!   engine's exact decision of boxes its postconditions leave open.
 //!
 //! Backends sit behind the small [`EnvChecker`] trait (the monolithic check is the optional
 //! capability [`InductivenessChecker`]): [`Z3Backend`] is the reference; [`FastPath`] decides what
@@ -28,9 +30,12 @@
 //! A lookup whose index is not an integer inside its table has no value (the simulator fails):
 //! Z3 and the fast path both leave it unconstrained, so a counterexample that needs it fails the
 //! replay and the answer is `Unknown`, never `Valid`.
-//! Int and bool state variables and argmax actions are Int-sorted (bools in {0, 1}). With
-//! [`DomainExit::Drop`](trestle_ir::system::DomainExit) successors outside a domain do not exist;
-//! otherwise nothing is assumed about them.
+//! Int and bool state variables and argmax actions are Int-sorted (bools in {0, 1}). The state a
+//! transition starts from is a state of the system: in the variables' domains, unless the system
+//! ignores domains ([`DomainExit::Ignore`](trestle_ir::system::DomainExit)). With `Drop`
+//! successors outside a domain do not exist; otherwise nothing is assumed about them.
+//! Implications between state predicates assume the kinds only, so `Inv => Safe` also covers a
+//! successor outside the domains that lies in the invariant (where a run stops with an error).
 //!
 //! # Why `Valid` can be trusted
 //!
@@ -70,6 +75,7 @@ mod encode;
 pub mod error;
 mod fastpath;
 mod implication;
+pub mod inductive;
 mod monolithic;
 pub mod query;
 pub mod replay;
@@ -82,6 +88,7 @@ pub use checker::{Checker, EnvChecker, FastPath, InductivenessChecker, Z3Backend
 pub use config::CheckerConfig;
 pub use error::CheckError;
 pub use fastpath::SuccessorBounds;
+pub use inductive::{InductiveQuery, NetworkPhases, Phase};
 pub use query::{BridgeQuery, LinearPost, Postcondition, Target};
 pub use replay::{ReplayError, replay_bridge, replay_implication, replay_inductive};
 pub use stats::{Stats, StatsSnapshot};

@@ -1,6 +1,8 @@
 //! The paper's baseline: `Inv /\ Next => Inv'` with every controller network encoded exactly
 //! (ReLU as `ite`), observation expressions as the network inputs. Expected to be slow beyond
-//! small networks; always run it with a timeout.
+//! small networks; always run it with a timeout. The same query restricted to a box `p`, with the
+//! ReLUs whose sign is fixed on `p` encoded linearly ([`InductiveQuery`]), is the bridge engine's
+//! exact leaf decision.
 //!
 //! Argmax outputs: the chosen index `k` is any maximal output (`out_k >= out_j` for all `j`), a
 //! superset of the simulator's lowest-index tie-breaking, so `Valid` covers every tie-breaking rule.
@@ -11,19 +13,27 @@ use crate::answer::Answer;
 use crate::bridge::transition_witness;
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
-use crate::encode::{Scope, Vars, and, assert_step, int_num, num, num_f64};
+use crate::encode::{Scope, Vars, and, assert_step, in_box, int_num, num, num_f64};
 use crate::error::CheckError;
+use crate::inductive::{InductiveQuery, NetworkPhases, Phase};
 use crate::replay::replay_inductive;
 use crate::solve::{Outcome, check};
 use trestle_ir::network::{Activation, Layer, Network};
 use trestle_ir::system::{ControllerOutput, Policy};
-use trestle_ir::{Pred, Rational, System};
+use trestle_ir::{Rational, System};
 use z3::Solver;
 use z3::ast::{Bool, Real};
 
 /// Asserts the layers of `net` on `input`, one variable per neuron (`nn.NAME.L.K`); returns the
-/// output terms.
-fn encode_network(net: &Network, name: &str, input: Vec<Real>, solver: &Solver) -> Result<Vec<Real>, CheckError> {
+/// output terms. A ReLU whose phase is known (sound on the whole query) is encoded as what it is
+/// there, the identity or zero; the others as `ite`.
+fn encode_network(
+    net: &Network,
+    name: &str,
+    input: Vec<Real>,
+    phases: Option<&NetworkPhases>,
+    solver: &Solver,
+) -> Result<Vec<Real>, CheckError> {
     let zero = num(&Rational::from_integer(0.into()));
     let mut x = input;
     for (l, layer) in net.layers.iter().enumerate() {
@@ -40,9 +50,11 @@ fn encode_network(net: &Network, name: &str, input: Vec<Real>, solver: &Solver) 
             }
             let z = Real::add(&terms);
             let v = Real::new_const(format!("nn.{name}.{l}.{k}"));
-            let value = match d.activation {
-                Activation::Identity => z,
-                Activation::Relu => z.ge(&zero).ite(&z, &zero),
+            let phase = phases.and_then(|p| p.0.get(l)).and_then(|p| p.get(k)).copied();
+            let value = match (d.activation, phase) {
+                (Activation::Identity, _) | (Activation::Relu, Some(Phase::Active)) => z,
+                (Activation::Relu, Some(Phase::Inactive)) => zero.clone(),
+                (Activation::Relu, _) => z.ge(&zero).ite(&z, &zero),
             };
             solver.assert(v.eq(value));
             out.push(v);
@@ -71,22 +83,27 @@ fn outputs_to_actions(output: &ControllerOutput, out: &[Real], action: &[Real]) 
 
 pub(crate) fn check_inductive(
     sys: &System,
-    inv: &Pred,
+    q: &InductiveQuery<'_>,
     cfg: &CheckerConfig,
     dumper: Option<&mut Dumper>,
 ) -> Result<Answer, CheckError> {
+    let inv = q.inv;
     let vars = Vars::declare(sys, true);
     let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &[inv]));
     let (state, action, nondet) = (Vars::reals(&vars.state), Vars::reals(&vars.action), Vars::reals(&vars.nondet));
-    vars.assert_state_kinds(sys, &solver);
+    vars.assert_state_space(sys, &solver);
     solver.assert(Scope { state: &state, action: &[], nondet: &[] }.pred(inv)?);
+    if let Some(region) = q.region {
+        solver.assert(in_box(&state, region));
+    }
     vars.assert_nondet_domains(sys, &solver);
     let obs_scope = Scope { state: &state, action: &[], nondet: &nondet };
     for (ci, c) in sys.controllers.iter().enumerate() {
         let input: Vec<Real> = c.inputs.iter().map(|e| obs_scope.expr(e)).collect::<Result<_, _>>()?;
         match &c.policy {
             Policy::Network(n) => {
-                let out = encode_network(&sys.networks[*n].network, &format!("c{ci}"), input, &solver)?;
+                let phases = q.phases_of(ci, 0);
+                let out = encode_network(&sys.networks[*n].network, &format!("c{ci}"), input, phases, &solver)?;
                 solver.assert(outputs_to_actions(&c.output, &out, &action));
             }
             Policy::Select { by, networks } => {
@@ -95,7 +112,8 @@ pub(crate) fn check_inductive(
                 })?;
                 for (k, n) in networks.iter().enumerate() {
                     let name = format!("c{ci}.n{k}");
-                    let out = encode_network(&sys.networks[*n].network, &name, input.clone(), &solver)?;
+                    let phases = q.phases_of(ci, k);
+                    let out = encode_network(&sys.networks[*n].network, &name, input.clone(), phases, &solver)?;
                     solver.assert(selector.eq(int_num(k)).implies(outputs_to_actions(&c.output, &out, &action)));
                 }
             }
@@ -104,8 +122,9 @@ pub(crate) fn check_inductive(
     let step = assert_step(sys, &vars, &solver)?;
     solver.assert(Scope { state: &step.next, action: &[], nondet: &[] }.pred(inv)?.not());
     let sizes: Vec<String> = sys.networks.iter().map(|n| format!("{}: {:?}", n.name, n.network.sizes())).collect();
+    let on = q.region.map(|r| format!(" on p = {:?} x {:?}", r.lo, r.hi)).unwrap_or_default();
     let comment = format!(
-        "trestle-smt monolithic inductiveness query on system '{}': Inv /\\ Next => Inv'\nnetworks {}\nunsat = valid",
+        "trestle-smt monolithic inductiveness query on system '{}'{on}: Inv /\\ Next => Inv'\nnetworks {}\nunsat = valid",
         sys.name,
         sizes.join(", ")
     );

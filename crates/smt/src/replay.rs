@@ -9,7 +9,7 @@ use trestle_ir::expr::Env;
 use trestle_ir::network::Layer;
 use trestle_ir::num::{display_rational, is_integer, rational_from_f64, rational_from_i64};
 use trestle_ir::sim;
-use trestle_ir::system::{ActionKind, ControllerOutput, DomainExit, Policy, System, VarKind};
+use trestle_ir::system::{ActionKind, ControllerOutput, DomainExit, Policy, System};
 use trestle_ir::{FBox, Pred, Rational};
 
 /// Why a witness was rejected.
@@ -25,22 +25,10 @@ fn holds(p: &Pred, state: &[Rational], what: &str) -> Result<bool, ReplayError> 
     p.eval_exact(&Env::new(state, &[], &[])).map_err(|e| ReplayError(format!("{what}: {e}")))
 }
 
-/// The witness state has the system's dimensions and kinds (ints integral, bools 0/1).
+/// The witness state is a state of the system: its dimensions, kinds (ints integral, bools 0/1)
+/// and domains, by the IR's one definition ([`sim::check_state`]).
 fn check_state(sys: &System, state: &[Rational]) -> Result<(), ReplayError> {
-    if state.len() != sys.state.len() {
-        return fail(format!("state has {} values for {} variables", state.len(), sys.state.len()));
-    }
-    for (v, x) in sys.state.iter().zip(state) {
-        let ok = match v.kind {
-            VarKind::Real => true,
-            VarKind::Int => is_integer(x),
-            VarKind::Bool => x.is_zero() || *x == rational_from_i64(1),
-        };
-        if !ok {
-            return fail(format!("state {} = {} is not a {}", v.name, display_rational(x), v.kind.name()));
-        }
-    }
-    Ok(())
+    sim::check_state(sys, state).map_err(|e| ReplayError(e.to_string()))
 }
 
 fn check_in_box(b: &FBox, xs: &[Rational], what: &str) -> Result<(), ReplayError> {

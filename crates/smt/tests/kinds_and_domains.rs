@@ -82,18 +82,26 @@ fn dropped_successors_do_not_exist() {
 
 #[test]
 fn a_lookup_outside_its_table_is_unknown_not_a_verdict() {
-    // mode may be 3 in p, and lookup(3, [..3 entries..]) has no value (the simulator fails). The
-    // real successors all keep x in [0.3, 0.7]; only the undefined lookup could leave. Z3 leaves
-    // it unconstrained and finds a "counterexample" that the exact replay rejects: Unknown. The
-    // fast path must not call it Valid either.
-    let sys = counter(DomainExit::Error);
+    // mode may be 3 in p (the system ignores domains, so mode = 3 is a state), and
+    // lookup(3, [..3 entries..]) has no value (the simulator fails). The real successors all keep
+    // x in [0.3, 0.7]; only the undefined lookup could leave. Z3 leaves it unconstrained and finds
+    // a "counterexample" that the exact replay rejects: Unknown. The fast path must not call it
+    // Valid either.
+    let sys = counter(DomainExit::Ignore);
     let region = fbox(&[0.4, 0.0, 0.0], &[0.6, 3.0, 0.0]);
     let psi = Postcondition::Box(fbox(&[-1.0], &[1.0]));
     let target = p("0.2 <= x <= 0.8");
     for a in answers(&sys, &BridgeQuery::new(&region, &psi, Target::StaysIn(&target))) {
         assert!(matches!(&a, Answer::Unknown(UnknownReason::ReplayFailed(m)) if m.contains("lookup")), "{a:?}");
     }
-    // With mode within the table the same query is Valid.
+    // Where domains hold, mode = 3 is no state and the query is Valid; so it is with mode within
+    // the table.
+    let sys_in_domains = counter(DomainExit::Error);
+    let region3 = fbox(&[0.4, 0.0, 0.0], &[0.6, 3.0, 0.0]);
+    assert_eq!(
+        answers(&sys_in_domains, &BridgeQuery::new(&region3, &psi, Target::StaysIn(&target))),
+        [Answer::Valid, Answer::Valid]
+    );
     let region = fbox(&[0.4, 0.0, 0.0], &[0.6, 2.0, 0.0]);
     assert_eq!(
         answers(&sys, &BridgeQuery::new(&region, &psi, Target::StaysIn(&target))),

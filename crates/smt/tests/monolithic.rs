@@ -183,3 +183,54 @@ fn select_policy_picks_the_network_by_mode() {
     replay_inductive(&sys, &both, w).unwrap();
     assert_eq!(w.actions, steering_by_hand([5.0, -5.0], &w.state[0], &w.state[1]).to_vec());
 }
+
+/// The query on one box of the invariant (the bridge engine's exact leaf), with the ReLUs whose
+/// sign is fixed there encoded as the identity or zero, answers as the encoding with every ReLU an
+/// `ite`; its counterexamples lie in the box and replay exactly.
+#[test]
+fn box_queries_with_fixed_relu_phases_agree_with_the_full_encoding() {
+    use trestle_ir::FBox;
+    use trestle_smt::{InductiveQuery, NetworkPhases, Phase};
+    // a0 = 5 (x - 0.5): x' = 1.5x - 0.25 (det) leaves [0.25, 0.95] exactly for x < 1/3 and x > 0.8;
+    // with c in [0.5, 1], x' lies between x and that, so the same boxes fail.
+    let k = [5.0, -5.0];
+    let cases = [([0.25, 0.3], false), ([0.36, 0.45], true), ([0.55, 0.75], true), ([0.81, 0.95], false)];
+    for nondet in [false, true] {
+        let sys = maze(nondet, steering_net(k));
+        let inv = pred(INV);
+        let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+        for (xs, inductive) in cases {
+            let b = FBox::new(vec![xs[0], 0.55], vec![xs[1], 0.95]);
+            // Pre-activations x - 0.5, 0.5 - x (fixed sign on these boxes), y - 0.75, 0.75 - y (not).
+            let first = (vec![xs[0] - 0.5, 0.5 - xs[1], -0.2, -0.2], vec![xs[1] - 0.5, 0.5 - xs[0], 0.2, 0.2]);
+            let phases = NetworkPhases::of_bounds(&[first, (vec![0.0; 2], vec![0.0; 2])]);
+            assert_eq!(phases.unstable(), 2);
+            assert_eq!(phases.0[0][0], if xs[0] > 0.5 { Phase::Active } else { Phase::Inactive });
+            let plain = z3.check_inductive_on(&InductiveQuery::on_box(&inv, &b)).unwrap();
+            let phased = z3.check_inductive_on(&InductiveQuery::on_box(&inv, &b).with_phases(vec![vec![Some(phases)]]));
+            let phased = phased.unwrap();
+            for a in [&plain, &phased] {
+                assert_eq!(a.is_valid(), inductive, "{} x in {xs:?}: {a:?}", sys.name);
+                if let Some(w) = a.witness() {
+                    replay_inductive(&sys, &inv, w).unwrap();
+                    assert!(w.state[0] >= f(xs[0]) && w.state[0] <= f(xs[1]), "{w}");
+                    assert!(w.next[0] < q("0.25") || w.next[0] > q("0.95"), "{w}");
+                }
+            }
+        }
+    }
+}
+
+/// Phases that do not match the networks' layers are an input error, never an answer.
+#[test]
+fn mismatched_relu_phases_are_refused() {
+    use trestle_ir::FBox;
+    use trestle_smt::{InductiveQuery, NetworkPhases, Phase};
+    let sys = maze(false, centring_net());
+    let inv = pred(INV);
+    let b = FBox::new(vec![0.25, 0.55], vec![0.95, 0.95]);
+    let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+    let short = NetworkPhases(vec![vec![Phase::Active; 3]]);
+    assert!(z3.check_inductive_on(&InductiveQuery::on_box(&inv, &b).with_phases(vec![vec![Some(short)]])).is_err());
+    assert!(z3.check_inductive_on(&InductiveQuery::on_box(&inv, &b).with_phases(vec![vec![], vec![]])).is_err());
+}

@@ -8,7 +8,9 @@ use common::*;
 use trestle_ir::parse::{SimpleScope, Symbol, parse_expr, parse_pred};
 use trestle_ir::system::{Branch, Domain, DomainExit, NondetDomain, NondetVar, StateVar, Step, System, VarKind};
 use trestle_ir::{Pred, expr::VarRef};
-use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, Postcondition, Target, UnknownReason, Z3Backend};
+use trestle_smt::{
+    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, FastPath, Postcondition, Target, UnknownReason, Z3Backend,
+};
 
 /// x' = c * c with c in [0, 2]; no controller.
 fn square() -> (System, SimpleScope) {
@@ -100,4 +102,30 @@ fn algebraic_values_are_fixed_to_rationals_and_resolved() {
         trestle_smt::replay_bridge(&sys, &q1, w).unwrap();
         eprintln!("{update}: c = {}, x = {}, {} z3 checks", w.nondet[0], w.state[0], z3.stats().snapshot().z3_checks);
     }
+}
+
+/// x' = x + c - c^2 with c in [0, 2] peaks at the interval's inside (c = 1/2: x + 1/4), while
+/// both ends give less (x and x - 2). The fast path evaluates updates at the ends of an input's
+/// interval only when they are affine in it; here it must not prove "x' <= 0.2" from x = 0 (false:
+/// 1/4 > 0.2), and neither must the layered checker. The true "x' <= 1/4" is proven by Z3.
+#[test]
+fn a_quadratic_input_is_never_proven_from_the_ends_of_its_interval() {
+    let (sys, scope) = with_update("x + c - c*c");
+    let p = fbox(&[0.0], &[0.0]);
+    let psi = Postcondition::Box(fbox(&[], &[]));
+    let low = parse_pred("x <= 0.2", &scope).unwrap();
+    let q_low = BridgeQuery::new(&p, &psi, Target::StaysIn(&low));
+    let mut fast = FastPath::new(&sys, CheckerConfig::default()).unwrap();
+    assert!(!fast.check_bridge(&q_low).unwrap().is_valid());
+    let mut layered = Checker::new(&sys, CheckerConfig::default()).unwrap();
+    let a = layered.check_bridge(&q_low).unwrap();
+    let w = a.witness().unwrap_or_else(|| panic!("expected Invalid, got {a:?}"));
+    assert!(w.nondet[0] > q("0") && w.nondet[0] < q("2") && w.next[0] > q("0.2"), "{w}");
+    trestle_smt::replay_bridge(&sys, &q_low, w).unwrap();
+    let quarter = parse_pred("x <= 0.25", &scope).unwrap();
+    let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
+    assert_eq!(z3.check_bridge(&BridgeQuery::new(&p, &psi, Target::StaysIn(&quarter))).unwrap(), Answer::Valid);
+    // The successor box synthesis uses encloses the peak too.
+    let images = trestle_smt::SuccessorBounds::new(&sys).unwrap().images(&p, &psi).unwrap();
+    assert!(images.iter().all(|(_, b)| b.hi[0] >= 0.25 && b.lo[0] <= -2.0), "{images:?}");
 }

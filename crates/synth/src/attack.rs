@@ -1,27 +1,45 @@
 //! The search for a run from Init that leaves Safe, when no invariant was proven.
 //!
-//! Floating point proposes, exact arithmetic decides. Runs are simulated in f64 from many start
-//! states of Init (centres, corners, seeded random points, the cells of Init that had to be
-//! dropped), with the environment's choices at their extremes (every vertex, greedily the one
-//! whose successor gets farthest out, or each vertex held fixed) or random; the start state is
-//! then improved by projected gradient ascent on the largest distance outside Safe along the run
-//! (forward-mode derivatives through the step, [`crate::dual`]), then by coordinate ascent where
-//! the gradient vanishes. A run
-//! that leaves Safe in f64 is replayed through `sim::step::<Rational>` from the exact value of its
-//! start state with the exact recorded choices; only if that replay starts in Init and reaches a
-//! state outside Safe is it reported as a refutation.
+//! Floating point proposes, exact arithmetic decides. Runs are simulated in f64 from many legal
+//! start states of Init (centres, corners, seeded random points, the cells of Init that had to be
+//! dropped; integers for `int` variables), with the environment's choices at their extremes
+//! (every vertex and the interior points of [`Choices`], greedily the one whose successor gets
+//! farthest out, or each held fixed) or random; the start state is then improved by projected
+//! gradient ascent on the largest distance outside Safe along the run (forward-mode derivatives
+//! through the step, [`crate::dual`]), then by coordinate ascent where the gradient vanishes.
+//!
+//! "Farthest out" is the max-norm distance outside Safe, ties broken by the sum of the gaps to
+//! every face of the nearest box, so a slow drift toward one face counts even while another face
+//! is nearer. A run goes on, up to the configured number of steps, as long as it reaches a new
+//! extreme toward some face within [`PATIENCE`] steps (a drift of hundreds of steps is followed to
+//! the end), and a few steps past leaving Safe, so that an exact replay lagging the floats by a
+//! rounding error still leaves. A run that leaves Safe in f64 (or ends within rounding noise of
+//! it) is replayed through `sim::step::<Rational>` from the exact value of its start state with
+//! the exact recorded choices; only if that replay starts in Init and reaches a state outside Safe
+//! is it reported as a refutation.
 
 use crate::dual::Dual;
 use crate::report::{ExactRun, Trajectory};
 use rayon::prelude::*;
 use std::time::Instant;
+use trestle_ir::nondet::Choices;
 use trestle_ir::num::{down, rational_from_f64, to_f64_nearest, up};
 use trestle_ir::sim::{self, Scalar};
-use trestle_ir::system::{DomainExit, NondetDomain, System};
-use trestle_ir::{Env, FBox, Pred, Rational, VarRef};
+use trestle_ir::system::{NondetDomain, System};
+use trestle_ir::{Env, FBox, Pred, Rational, space};
 
-/// Steps a simulated run may go on without getting closer to leaving Safe.
+/// Steps a simulated run may go on without getting closer to any face of Safe.
 const PATIENCE: usize = 40;
+
+/// Steps simulated past the first one outside Safe (the exact replay may leave a step later).
+const PAST_LEAVING: usize = 4;
+
+/// Relative progress toward a face that counts (of Safe's extent), and the distance within which
+/// a run ending inside is still replayed exactly (rounding noise).
+const NOISE: f64 = 1e-9;
+
+/// Most environment choices tried per step.
+const MAX_CHOICES: usize = 256;
 
 /// Most gradient steps per start state.
 const GRADIENT_STEPS: usize = 32;
@@ -39,7 +57,9 @@ enum Policy {
 
 /// The environment's choice at one step: the successor farthest out so far.
 struct Choice {
-    dist: f64,
+    /// Distance outside Safe and the sum of the gaps to the faces of the nearest box.
+    key: (f64, f64),
+    gaps: Vec<f64>,
     next: Vec<f64>,
     nondet: Vec<Rational>,
     branch: usize,
@@ -63,8 +83,11 @@ pub(crate) struct Attack<'a> {
     safe_boxes: Vec<FBox>,
     init: &'a Pred,
     init_boxes: Vec<FBox>,
+    /// The legal exact values of each Init box (`None`: it holds no state).
+    init_ranges: Vec<Option<Vec<(Rational, Rational)>>>,
     vertices: Vec<(Vec<f64>, Vec<Rational>)>,
-    observes_nondet: bool,
+    /// Per coordinate: the progress toward a face that counts.
+    tolerance: Vec<f64>,
     steps: usize,
     deadline: Option<Instant>,
     pub simulations: std::sync::atomic::AtomicUsize,
@@ -73,6 +96,24 @@ pub(crate) struct Attack<'a> {
 /// Distance of `x` outside the union of `boxes` in the max norm (> 0 outside, <= 0 inside).
 pub(crate) fn distance_outside(boxes: &[FBox], x: &[f64]) -> f64 {
     distance_term(boxes, x).0
+}
+
+/// The distance outside the union and, per coordinate, the signed gap to the nearer face of the
+/// box that attains it (> 0 beyond the face).
+fn gaps(boxes: &[FBox], x: &[f64]) -> (f64, Vec<f64>) {
+    let mut best = (f64::INFINITY, Vec::new());
+    for b in boxes {
+        let g: Vec<f64> = x.iter().enumerate().map(|(i, &xi)| (b.lo[i] - xi).max(xi - b.hi[i])).collect();
+        let d = g.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if d < best.0 {
+            best = (d, g);
+        }
+    }
+    best
+}
+
+fn farther(a: (f64, f64), b: (f64, f64)) -> bool {
+    a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).is_gt()
 }
 
 /// The distance with the term that attains it: the coordinate and its sign (`+1` when the
@@ -121,20 +162,29 @@ impl<'a> Attack<'a> {
         steps: usize,
         deadline: Option<Instant>,
     ) -> Attack<'a> {
-        let vertices = trestle_bridge::witness::nondet_vertices(sys)
-            .into_iter()
-            .map(|v| (v.iter().map(to_f64_nearest).collect(), v))
+        let vertices = Choices::new(sys, MAX_CHOICES)
+            .fixed()
+            .iter()
+            .map(|v| (v.iter().map(to_f64_nearest).collect(), v.clone()))
             .collect();
-        let observes_nondet =
-            sys.controllers.iter().any(|c| c.inputs.iter().any(|e| e.mentions(|v| matches!(v, VarRef::Nondet(_)))));
+        let d = sys.state.len();
+        let tolerance = (0..d)
+            .map(|i| {
+                let lo = safe_boxes.iter().map(|b| b.lo[i]).fold(f64::INFINITY, f64::min);
+                let hi = safe_boxes.iter().map(|b| b.hi[i]).fold(f64::NEG_INFINITY, f64::max);
+                NOISE * (hi - lo).max(f64::MIN_POSITIVE)
+            })
+            .collect();
+        let init_ranges = init_boxes.iter().map(|b| space::legal_box(sys, b)).collect();
         Attack {
             sys,
             safe,
             safe_boxes,
             init: &sys.init,
             init_boxes,
+            init_ranges,
             vertices,
-            observes_nondet,
+            tolerance,
             steps,
             deadline,
             simulations: Default::default(),
@@ -171,10 +221,36 @@ impl<'a> Attack<'a> {
             .unzip()
     }
 
-    /// Simulates from `start` in f64, stopping when the run leaves Safe, deadlocks or stalls.
+    /// The farthest-out successor over the choices of one step (none: every step fails, e.g. a
+    /// deadlock, or a successor outside the domains that the system calls an error).
+    fn choose(&self, state: &[f64], memory: &sim::Memory<f64>, policy: Policy, rng: &mut Stream) -> Option<Choice> {
+        let choices: Vec<(Vec<f64>, Vec<Rational>)> = match policy {
+            Policy::Greedy => self.vertices.clone(),
+            Policy::Vertex(i) => vec![self.vertices[i % self.vertices.len()].clone()],
+            Policy::Random(_) => vec![self.random_choice(rng)],
+        };
+        let mut steps = sim::StepsFrom::new(self.sys, state, memory).ok()?;
+        let mut best: Option<Choice> = None;
+        for (nf, nq) in choices {
+            let Ok((s, mem)) = steps.under(&nf) else { continue };
+            if !s.exits.is_empty() {
+                continue;
+            }
+            for (b, next) in s.next {
+                let (dist, g) = gaps(&self.safe_boxes, &next);
+                let key = (dist, g.iter().sum());
+                if best.as_ref().is_none_or(|c| farther(key, c.key)) {
+                    best = Some(Choice { key, gaps: g, next, nondet: nq.clone(), branch: b, memory: mem.clone() });
+                }
+            }
+        }
+        best
+    }
+
+    /// Simulates from `start` in f64 (see the module documentation for when it stops).
     fn simulate(&self, start: &[f64], policy: Policy) -> Sim {
         self.simulations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let d0 = self.distance(start);
+        let (d0, mut frontier) = gaps(&self.safe_boxes, start);
         let mut run =
             Sim { states: vec![start.to_vec()], nondet: Vec::new(), branches: Vec::new(), best: d0, best_at: 0 };
         let mut rng = Stream::new(match policy {
@@ -183,57 +259,41 @@ impl<'a> Attack<'a> {
         });
         let mut state = start.to_vec();
         let mut memory = sim::initial_memory::<f64>(self.sys);
+        let (mut progress_at, mut left_at) = (0, None);
         for k in 0..self.steps {
-            let choices: Vec<(Vec<f64>, Vec<Rational>)> = match policy {
-                Policy::Greedy => self.vertices.clone(),
-                Policy::Vertex(i) => vec![self.vertices[i % self.vertices.len()].clone()],
-                Policy::Random(_) => vec![self.random_choice(&mut rng)],
-            };
-            let mut best: Option<Choice> = None;
-            let mut shared: Option<(Vec<f64>, sim::Memory<f64>)> = None;
-            for (nf, nq) in choices {
-                let (actions, mem) = match &shared {
-                    Some(s) if !self.observes_nondet => s.clone(),
-                    _ => {
-                        let mut mem = memory.clone();
-                        let Ok(a) = sim::controller_actions(self.sys, &state, &nf, &mut mem) else { continue };
-                        shared = Some((a.clone(), mem.clone()));
-                        (a, mem)
-                    }
-                };
-                let Ok(enabled) = sim::enabled_branches(self.sys, &state, &actions, &nf) else { continue };
-                for b in enabled {
-                    let Ok(next) = sim::successor(self.sys, b, &state, &actions, &nf) else { continue };
-                    if self.sys.domain_exit == DomainExit::Drop && sim::domain_violation(self.sys, &next).is_some() {
-                        continue;
-                    }
-                    let dist = self.distance(&next);
-                    if best.as_ref().is_none_or(|c| dist > c.dist) {
-                        best = Some(Choice { dist, next, nondet: nq.clone(), branch: b, memory: mem.clone() });
-                    }
-                }
-            }
-            let Some(Choice { dist, next, nondet: nq, branch: b, memory: mem }) = best else { break };
-            let stalled = next == state && !matches!(policy, Policy::Random(_));
-            run.nondet.push(nq);
-            run.branches.push(b);
-            run.states.push(next.clone());
-            if dist > run.best {
-                run.best = dist;
+            let Some(c) = self.choose(&state, &memory, policy, &mut rng) else { break };
+            let stalled = c.next == state && !matches!(policy, Policy::Random(_));
+            run.nondet.push(c.nondet);
+            run.branches.push(c.branch);
+            run.states.push(c.next.clone());
+            if c.key.0 > run.best {
+                run.best = c.key.0;
                 run.best_at = k + 1;
             }
-            state = next;
-            memory = mem;
-            // Stop when out, at a fixed point, or after many steps that got no closer.
-            if dist > 0.0 || stalled || k + 1 >= run.best_at + PATIENCE {
+            for (i, g) in c.gaps.iter().enumerate() {
+                if *g > frontier[i] + self.tolerance[i] {
+                    progress_at = k + 1;
+                }
+                frontier[i] = frontier[i].max(*g);
+            }
+            if c.key.0 > 0.0 && left_at.is_none() {
+                left_at = Some(k + 1);
+            }
+            state = c.next;
+            memory = c.memory;
+            let done = match left_at {
+                Some(at) => k + 1 >= at + PAST_LEAVING,
+                None => k + 1 >= progress_at + PATIENCE,
+            };
+            if stalled || done {
                 break;
             }
         }
         run
     }
 
-    /// Replays the first `run.best_at` steps exactly; `Some` when the exact start is in Init and
-    /// an exact state leaves Safe (the run is cut there).
+    /// Replays the recorded steps exactly; `Some` (cut at the first exact state outside Safe) when
+    /// the exact start is in Init and some exact state leaves Safe.
     fn replay(&self, run: &Sim) -> Option<ExactRun> {
         let start: Vec<Rational> = run.states[0].iter().map(|&x| rational_from_f64(x)).collect();
         if !self.init.eval_exact(&Env::new(&start, &[], &[])).unwrap_or(false) {
@@ -241,7 +301,10 @@ impl<'a> Attack<'a> {
         }
         let mut out = ExactRun { states: vec![start], actions: Vec::new(), nondet: Vec::new(), branches: Vec::new() };
         let mut memory = sim::initial_memory::<Rational>(self.sys);
-        for k in 0..run.best_at {
+        for k in 0..run.branches.len() {
+            if self.late() {
+                return None;
+            }
             let state = out.states.last().expect("non-empty").clone();
             let t = sim::step::<Rational>(self.sys, &state, &mut memory, &run.nondet[k], run.branches[k]).ok()?;
             let outside = !self.safe.eval_exact(&Env::new(&t.next, &[], &[])).unwrap_or(true);
@@ -256,26 +319,39 @@ impl<'a> Attack<'a> {
         None
     }
 
+    /// `y` moved to the nearest legal f64 state of Init box `k` (integers for `int`, ...).
+    fn legal(&self, k: usize, y: &[f64]) -> Option<Vec<f64>> {
+        space::nearest_f64(self.sys, self.init_ranges[k].as_ref()?, y)
+    }
+
     /// Start states: centre, corners and seeded random points of each Init box, plus `extra`
     /// (e.g. centres of dropped cells), each with the index of the Init box it lies in.
     fn starts(&self, extra: &[Vec<f64>]) -> Vec<(Vec<f64>, usize)> {
-        let mut out = Vec::new();
+        let mut raw = Vec::new();
         let mut rng = Stream::new(7);
         for (k, b) in self.init_boxes.iter().enumerate() {
             let d = b.dims();
-            out.push((b.center(), k));
+            raw.push((b.center(), k));
             if d <= 8 {
                 for mask in 0..(1usize << d) {
-                    out.push(((0..d).map(|i| if mask >> i & 1 == 1 { b.hi[i] } else { b.lo[i] }).collect(), k));
+                    raw.push(((0..d).map(|i| if mask >> i & 1 == 1 { b.hi[i] } else { b.lo[i] }).collect(), k));
                 }
             }
             for _ in 0..16 {
-                out.push(((0..d).map(|i| b.lo[i] + (b.hi[i] - b.lo[i]) * rng.unit()).collect(), k));
+                raw.push(((0..d).map(|i| b.lo[i] + (b.hi[i] - b.lo[i]) * rng.unit()).collect(), k));
             }
         }
         for x in extra {
             if let Some(k) = self.init_boxes.iter().position(|b| b.contains(x)) {
-                out.push((x.clone(), k));
+                raw.push((x.clone(), k));
+            }
+        }
+        let mut out: Vec<(Vec<f64>, usize)> = Vec::new();
+        for (x, k) in raw {
+            if let Some(y) = self.legal(k, &x)
+                && !out.iter().any(|(z, _)| *z == y)
+            {
+                out.push((y, k));
             }
         }
         out
@@ -299,7 +375,8 @@ impl<'a> Attack<'a> {
     /// Init box `b`, from the run `first`: each step moves every coordinate by its step size in
     /// the gradient's direction, is kept when the re-simulated run (greedy choices) gets farther
     /// out, and halves the step sizes otherwise.
-    fn ascend_gradient(&self, first: &Sim, b: &FBox) -> Sim {
+    fn ascend_gradient(&self, first: &Sim, k: usize) -> Sim {
+        let b = &self.init_boxes[k];
         let mut best = first.clone();
         let mut step: Vec<f64> = b.widths().iter().map(|w| w * 0.125).collect();
         for _ in 0..GRADIENT_STEPS {
@@ -323,6 +400,7 @@ impl<'a> Attack<'a> {
             };
             let y: Vec<f64> =
                 (0..x.len()).map(|i| (x[i] + step[i] * direction(g[i])).clamp(b.lo[i], b.hi[i])).collect();
+            let Some(y) = self.legal(k, &y) else { break };
             let run = self.simulate(&y, Policy::Greedy);
             if run.best > best.best {
                 best = run;
@@ -376,9 +454,8 @@ impl<'a> Attack<'a> {
             return Some(t);
         }
         // Gradient ascent on the start state (greedy choices), from the best few starts.
-        let ascended: Vec<Sim> = pool.install(|| {
-            top.par_iter().map(|&s| self.ascend_gradient(&greedy[s], &self.init_boxes[starts[s].1])).collect()
-        });
+        let ascended: Vec<Sim> =
+            pool.install(|| top.par_iter().map(|&s| self.ascend_gradient(&greedy[s], starts[s].1)).collect());
         for run in ascended {
             if run.best > best.best {
                 best = run;
@@ -402,10 +479,10 @@ impl<'a> Attack<'a> {
                 }
                 let moves: Vec<Vec<f64>> = (0..x.len())
                     .flat_map(|i| [1.0, -1.0].map(|dir| (i, dir)))
-                    .map(|(i, dir)| {
+                    .filter_map(|(i, dir)| {
                         let mut y = x.clone();
                         y[i] = (y[i] + dir * step[i]).clamp(b.lo[i], b.hi[i]);
-                        y
+                        self.legal(k, &y)
                     })
                     .collect();
                 let runs: Vec<Sim> =
@@ -432,9 +509,11 @@ impl<'a> Attack<'a> {
         Some(self.trajectory(&best, None))
     }
 
-    /// The trajectory with its exact replay when the f64 run leaves Safe and the replay agrees.
+    /// The trajectory with its exact replay when the f64 run leaves Safe (or comes within
+    /// rounding noise of leaving) and the exact replay leaves.
     fn confirm(&self, run: &Sim) -> Option<Trajectory> {
-        if run.best <= 0.0 {
+        let noise = self.tolerance.iter().copied().fold(0.0, f64::max);
+        if run.best <= -noise {
             return None;
         }
         let exact = self.replay(run)?;
@@ -520,7 +599,7 @@ y = "max(y + a1 + 0.1*c, -4)"
         let sys = system();
         let a = attack(&sys);
         let first = a.simulate(&[0.2, 0.5], Policy::Greedy);
-        let best = a.ascend_gradient(&first, &a.init_boxes[0]);
+        let best = a.ascend_gradient(&first, 0);
         assert!(best.best > first.best, "{} vs {}", best.best, first.best);
         assert_eq!(best.states[0][0], 0.5, "x at the top of Init: {:?}", best.states[0]);
         assert!(best.best <= 0.0, "no run leaves Safe within 5 steps");

@@ -99,7 +99,7 @@ fn eager(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         if let Some(reason) = s.over_time() {
             return Ok(End::Limit(reason));
         }
-        s.images += s.imager.fill(&mut s.part, &dirty)?;
+        s.images += s.imager.fill(&mut s.part, &dirty, s.tolerant)?;
         s.rounds += 1;
         let (mut drops, mut partial) = (Vec::new(), Vec::new());
         for &id in &dirty {

@@ -3,45 +3,139 @@
 //! outward rounding for multi-affine updates, interval evaluation otherwise). These are exactly
 //! the postcondition and the ranges the bridge engine and the checker's fast path compute later
 //! for the same box, so a cell found to map into the kept union is proven to by the fast path.
+//!
+//! A tolerant search shrinks each image box by a hair ([`IMAGE_TOLERANCE`] of Safe's extent per
+//! dimension) before comparing it with the kept cells. Images are outward-rounded and psi is
+//! widened (see `trestle_bridge::post`), so an invariant with no margin (`x' = -x` on `[-1, 1]`:
+//! the image of the outermost cell is exactly the opposite one) would otherwise always seem to
+//! escape by a rounding error, and the search would eat the whole candidate from its boundary.
+//! Images only propose: the bridge engine proves such cells exactly (its exact leaf) or refutes
+//! the union, by a successor within the tolerance of it.
+//!
+//! A branch whose guard is a union of boxes over the state is imaged on the parts of the cell
+//! inside the guard: where a guard touches the invariant's boundary (`x <= 0.5` enabling
+//! `x' = x + 0.5` into `[0, 1]`), the image of the cell on the other side is then the one point
+//! the guard allows, not the branch's image over the whole cell.
 
 use crate::SynthError;
 use crate::partition::Partition;
 use rayon::prelude::*;
 use std::sync::Arc;
 use trestle_bridge::post::PostEngine;
-use trestle_ir::{FBox, System};
+use trestle_ir::{FBox, System, VarRef, space};
 use trestle_smt::SuccessorBounds;
 
+/// How much of Safe's extent (per dimension) an image box may overshoot the kept cells and still
+/// count as inside them.
+pub(crate) const IMAGE_TOLERANCE: f64 = 1e-9;
+
 pub(crate) struct Imager<'s> {
+    sys: &'s System,
     post: PostEngine<'s>,
     succ: SuccessorBounds<'s>,
     pool: rayon::ThreadPool,
+    /// Per dimension: how much every image box is shrunk.
+    tolerance: Vec<f64>,
+    /// Per branch: its guard as outward f64 boxes, when it is a union of boxes over the state.
+    guards: Vec<Option<Vec<FBox>>>,
+}
+
+/// Guards expanding to more boxes are not used to restrict images.
+const MAX_GUARD_BOXES: usize = 64;
+
+fn guard_boxes(sys: &System, guard: Option<&trestle_ir::Pred>) -> Option<Vec<FBox>> {
+    let g = guard?;
+    if g.mentions(|v| !matches!(v, VarRef::State(_))) {
+        return None;
+    }
+    let boxes = g.to_box_union(sys.state.len(), MAX_GUARD_BOXES)?;
+    Some(boxes.iter().map(trestle_ir::RBox::outer_fbox).collect())
 }
 
 impl<'s> Imager<'s> {
-    pub fn new(sys: &'s System, cfg: &trestle_bridge::Config, threads: usize) -> Result<Imager<'s>, SynthError> {
+    /// `extent`: the widths of Safe's hull, per dimension.
+    pub fn new(
+        sys: &'s System,
+        cfg: &trestle_bridge::Config,
+        threads: usize,
+        extent: &[f64],
+    ) -> Result<Imager<'s>, SynthError> {
         let post = PostEngine::new(sys, cfg.post, cfg.linear_bridge)?;
         let succ = SuccessorBounds::new(sys)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .build()
             .map_err(|e| SynthError::Internal(format!("cannot start worker threads: {e}")))?;
-        Ok(Imager { post, succ, pool })
+        let tolerance = extent.iter().map(|e| e * IMAGE_TOLERANCE).collect();
+        let guards = sys.step.branches.iter().map(|b| guard_boxes(sys, b.guard.as_ref())).collect();
+        Ok(Imager { sys, post, succ, pool, tolerance, guards })
     }
 
-    /// The successor boxes of one cell (empty: no successor).
-    pub fn image(&self, cell: &FBox) -> Result<Vec<FBox>, SynthError> {
+    /// The successor boxes of one cell (empty: no successor), shrunk by the tolerance when
+    /// `tolerant`. The states of a cell are its points of the right kinds, so the image is that of
+    /// their hull (integer ends for `int` variables); a cell with no such point has no successor.
+    pub fn image(&self, cell: &FBox, tolerant: bool) -> Result<Vec<FBox>, SynthError> {
+        let shrink = |b: FBox| if tolerant { self.shrink(b) } else { b };
+        let Some(cell) = space::kind_hull(self.sys, cell) else { return Ok(Vec::new()) };
+        let cell = &cell;
         let psi = self.post.compute(cell)?;
-        Ok(self.succ.images(cell, &psi)?.into_iter().map(|(_, b)| b).collect())
+        let mut out = Vec::new();
+        for (branch, b) in self.succ.images(cell, &psi)? {
+            let parts = match &self.guards[branch] {
+                Some(g) => g.iter().filter_map(|gb| gb.intersect(cell)).collect(),
+                None => vec![cell.clone()],
+            };
+            if parts.iter().any(|part| part == cell) {
+                out.push(shrink(b));
+                continue;
+            }
+            // psi holds on the whole cell, so on every part of it.
+            for part in parts {
+                let images = self.succ.images(&part, &psi)?;
+                out.extend(images.into_iter().filter(|(bi, _)| *bi == branch).map(|(_, b)| shrink(b)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `b` with every side moved inward by the tolerance (a side narrower than twice the
+    /// tolerance becomes its centre).
+    fn shrink(&self, mut b: FBox) -> FBox {
+        for (i, &t) in self.tolerance.iter().enumerate() {
+            let (lo, hi) = (b.lo[i] + t, b.hi[i] - t);
+            if lo <= hi {
+                (b.lo[i], b.hi[i]) = (lo, hi);
+            } else {
+                let mid = b.interval(i).mid();
+                (b.lo[i], b.hi[i]) = (mid, mid);
+            }
+        }
+        b
+    }
+
+    /// Whether `x` lies within the tolerance of one of `boxes` (in every dimension): where a
+    /// successor of a cell accepted by the search may land.
+    pub fn within_tolerance(&self, boxes: &[FBox], x: &[f64]) -> bool {
+        boxes.iter().any(|b| {
+            x.iter().enumerate().all(|(i, &v)| {
+                let t = 2.0 * self.tolerance[i];
+                b.lo[i] - t <= v && v <= b.hi[i] + t
+            })
+        })
     }
 
     /// Computes the images of the given cells that lack one, in parallel; returns how many were
     /// computed. Each image is a function of its cell alone, so the thread count changes nothing.
-    pub fn fill(&self, part: &mut Partition, ids: &[usize]) -> Result<usize, SynthError> {
+    pub fn fill(&self, part: &mut Partition, ids: &[usize], tolerant: bool) -> Result<usize, SynthError> {
         let todo: Vec<usize> = ids.iter().copied().filter(|&id| part.cells[id].image.is_none()).collect();
         let cells = &part.cells;
-        let results: Vec<Result<Vec<FBox>, SynthError>> =
-            self.pool.install(|| todo.par_iter().map(|&id| self.image(&cells[id].bx)).collect());
+        // A closure that creeps one cell per layer asks for one or two images thousands of times:
+        // waking the pool for each costs more than the images, so small batches run here.
+        let results: Vec<Result<Vec<FBox>, SynthError>> = if todo.len() < 2 * self.pool.current_num_threads() {
+            todo.iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect()
+        } else {
+            self.pool.install(|| todo.par_iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect())
+        };
         for (&id, r) in todo.iter().zip(results) {
             part.cells[id].image = Some(Arc::new(r?));
         }

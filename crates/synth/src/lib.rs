@@ -28,14 +28,19 @@
 //!      bisected and the closure recomputed. For systems whose Safe is much larger than what
 //!      Init reaches.
 //!
-//!    `max_boxes`, `min_width` and `timeout` bound the work; hitting one is reported.
+//!    `max_boxes`, `min_width` and `timeout` bound the work; hitting one is reported. A search
+//!    that loses Init (or cannot refine an escape) is run once more with *tolerant* images,
+//!    shrunk by 1e-9 of Safe's extent: an invariant with no margin (`x' = -x` on `[-1, 1]`) has
+//!    images that touch its boundary exactly, which outward rounding turns into escapes.
 //! 4. **Merge** cells sharing a full face, repeatedly; the union is unchanged.
 //! 5. **Proof.** The bridge engine ([`trestle_bridge::engine::check_inductive`]) proves the
 //!    union, as an exact predicate over the merged boxes, covered by the cells: Algorithm 1 with
 //!    fresh bounds on each cell and an environment check per cell, decided by the checker's fast
 //!    path (the image box covered by the union, by exact box subtraction) or by Z3. `Init => I`
 //!    and `I => Safe` are checked by the checker (fast path, then Z3). A certificate in the
-//!    bridge format lists the merged boxes as the invariant and one clause per cell. The proof
+//!    bridge format lists the merged boxes as the invariant and one clause per cell (a cell whose
+//!    postcondition cannot prove it, one with no margin, is decided at once by the engine's exact
+//!    leaf, Z3 with the networks on the cell, and is an exact clause). The proof
 //!    is cheap by construction: psi on a cell is the same deterministic computation as during the
 //!    search, and the fast path bounds successors with the same `SuccessorBounds`, so every
 //!    clause whose cell was found to map into the union is decided without Z3 and without

@@ -98,6 +98,8 @@ pub struct SynthStats {
     pub bound_queries: usize,
     /// Splits the bridge engine needed (0 when the cells are proven as they are).
     pub proof_splits: usize,
+    /// Cells (or parts) the proof decided exactly (Z3 with the networks on the cell).
+    pub exact_queries: usize,
     /// Simulated runs of the counterexample search.
     pub simulations: usize,
     pub seconds: f64,
@@ -120,7 +122,7 @@ pub struct SynthReport {
     /// `Init => I` and `I => Safe`, when checked.
     pub init_condition: Option<Condition>,
     pub safe_condition: Option<Condition>,
-    /// The proof certificate (`trestle-bridge-certificate/1`), when safe.
+    /// The proof certificate (`trestle-bridge-certificate/1`, or `/2` with exact clauses), when safe.
     pub certificate: Option<ProofJson>,
     /// Cells dropped from the candidate set (or, forward, those whose images leave Safe).
     pub dropped: Vec<FBox>,

@@ -7,7 +7,7 @@ use crate::report::SynthProgress;
 use crate::{SynthConfig, SynthError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
-use trestle_ir::{FBox, sim};
+use trestle_ir::{FBox, sim, space};
 
 /// How a search ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -84,6 +84,11 @@ pub(crate) struct Search<'a, 's> {
     pub invariant: Vec<usize>,
     /// Cells images escape from (forward search) at the end.
     pub escaping: Vec<usize>,
+    /// Images count as inside the kept cells within the imager's tolerance (a second search, for
+    /// invariants with no margin).
+    pub tolerant: bool,
+    /// Cells of the initial grid.
+    pub initial_cells: usize,
 }
 
 impl<'a, 's> Search<'a, 's> {
@@ -96,10 +101,12 @@ impl<'a, 's> Search<'a, 's> {
         start: Instant,
         progress: &'a (dyn Fn(SynthProgress) + Sync),
     ) -> Search<'a, 's> {
-        let vertices = trestle_bridge::witness::nondet_vertices(sys)
+        let vertices = trestle_ir::nondet::Choices::new(sys, 256)
+            .fixed()
             .iter()
             .map(|v| v.iter().map(trestle_ir::num::to_f64_nearest).collect())
             .collect();
+        let initial_cells = part.cells.len();
         Search {
             sys,
             vertices,
@@ -116,6 +123,8 @@ impl<'a, 's> Search<'a, 's> {
             budget_hit: None,
             invariant: Vec::new(),
             escaping: Vec::new(),
+            tolerant: false,
+            initial_cells,
         }
     }
 
@@ -166,21 +175,24 @@ impl<'a, 's> Search<'a, 's> {
         (fate, touched)
     }
 
-    /// Whether some sample point of the cell (centre, corners or face centres) has all its f64
-    /// successors (input vertices, enabled branches) in leaves `allowed` accepts: evidence that
-    /// refining the cell may keep part of it. Without such a point, the cell is dropped rather
-    /// than refined down to the minimum width (a heuristic: soundness never rests on it).
+    /// Whether some sample point of the cell's states (centre, corners or face centres of their
+    /// hull, [`space::kind_hull`]) has all its f64 successors (input choices, enabled branches)
+    /// in leaves `allowed` accepts: evidence that refining the cell may keep part of it. Without
+    /// such a point, the cell is dropped rather than refined down to the minimum width (a
+    /// heuristic: soundness never rests on it).
     pub fn has_good_point(&self, id: usize, allowed: impl Fn(&Cell) -> bool + Copy) -> bool {
-        let b = &self.part.cells[id].bx;
-        sample_points(b).iter().any(|p| {
-            self.vertices.iter().all(|nondet| {
-                let mut memory = sim::initial_memory::<f64>(self.sys);
-                let Ok(actions) = sim::controller_actions(self.sys, p, nondet, &mut memory) else { return false };
-                let Ok(enabled) = sim::enabled_branches(self.sys, p, &actions, nondet) else { return false };
-                enabled.into_iter().all(|br| match sim::successor(self.sys, br, p, &actions, nondet) {
-                    Ok(next) => !self.part.touching(&FBox::new(next.clone(), next), allowed).is_empty(),
-                    Err(_) => false,
-                })
+        let Some(b) = space::kind_hull(self.sys, &self.part.cells[id].bx) else { return true };
+        let memory = sim::initial_memory::<f64>(self.sys);
+        sample_points(&b).iter().any(|p| {
+            let Ok(mut steps) = sim::StepsFrom::new(self.sys, p, &memory) else { return false };
+            self.vertices.iter().all(|nondet| match steps.under(nondet) {
+                Ok((s, _)) => {
+                    s.exits.is_empty()
+                        && s.next.iter().all(|(_, next)| {
+                            !self.part.touching(&FBox::new(next.clone(), next.clone()), allowed).is_empty()
+                        })
+                }
+                Err(_) => false,
             })
         })
     }
@@ -209,7 +221,7 @@ impl<'a, 's> Search<'a, 's> {
         let mut parent = BTreeMap::new();
         let mut escaping = Vec::new();
         while !frontier.is_empty() {
-            self.images += self.imager.fill(&mut self.part, &frontier)?;
+            self.images += self.imager.fill(&mut self.part, &frontier, self.tolerant)?;
             let mut next = BTreeSet::new();
             for &id in &frontier {
                 let image = self.part.cells[id].image.clone().expect("filled");

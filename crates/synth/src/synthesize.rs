@@ -7,7 +7,7 @@ use crate::partition::{Cell, Partition, Status, overlaps};
 use crate::report::{ExactRun, SynthProgress, SynthReport, SynthStats, SynthVerdict, Trajectory};
 use crate::search::{End, Search};
 use crate::{SynthConfig, SynthError, forward, gfp};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use trestle_bridge::certificate::{boxes_pred, proof};
 use trestle_bridge::engine::check_inductive;
 use trestle_bridge::{Condition, Inductiveness};
@@ -52,6 +52,18 @@ impl<'s> Regions<'s> {
         Ok(Regions { safe, exact, inner, outer, init })
     }
 
+    /// The widths of Safe's hull, per dimension.
+    fn extent(&self) -> Vec<f64> {
+        let d = self.outer[0].dims();
+        (0..d)
+            .map(|i| {
+                let lo = self.outer.iter().map(|b| b.lo[i]).fold(f64::INFINITY, f64::min);
+                let hi = self.outer.iter().map(|b| b.hi[i]).fold(f64::NEG_INFINITY, f64::max);
+                hi - lo
+            })
+            .collect()
+    }
+
     /// Init's boxes rounded inward (their points satisfy Init exactly), cut to Safe's hull where
     /// Init is unbounded: where runs are started.
     fn init_starts(&self, sys: &System) -> Vec<FBox> {
@@ -83,24 +95,61 @@ pub fn synthesize(
         unsafe_at_init(&mut report, w, &regions);
         return Ok(finish(report, &side_stats, start));
     }
-    let imager = Imager::new(sys, &cfg.bridge, cfg.threads)?;
-    let d = sys.state.len();
-    let part = Partition::new(&regions.inner, cfg.grid_resolution(d), cfg.max_boxes, cfg.min_width)
-        .map_err(SynthError::Config)?;
-    report.stats.initial_cells = part.cells.len();
-    let mut search = Search::new(sys, cfg, &imager, part, regions.init.clone(), start, progress);
-    let end = run_search(&mut search)?;
+    let imager = Imager::new(sys, &cfg.bridge, cfg.threads, &regions.extent())?;
+    // A short run search first: a replayed run that leaves Safe ends the question at once, and the
+    // invariant search of an unsafe system can take its whole time limit before failing.
+    let quick = start + cfg.timeout.map_or(QUICK_ATTACK, |limit| (limit / 10).min(QUICK_ATTACK));
+    attack(sys, cfg, &regions, &imager, &mut report, Some(quick), progress);
+    if report.verdict == SynthVerdict::Unsafe {
+        return Ok(finish(report, &side_stats, start));
+    }
+    // The closest run that stayed inside is reported only by the final run search.
+    report.trajectory = None;
+    let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, progress, false)?;
+    // Init lost to images that escape by a rounding error, maybe (an invariant with no margin):
+    // again with images accepted within the tolerance; the proof then decides those cells exactly.
+    if matches!(end, End::InitLost | End::Escapes) {
+        let (tolerant, tolerant_end) = search_once(sys, cfg, &imager, &regions, start, progress, true)?;
+        let images = search.images;
+        if tolerant_end == End::Closed {
+            (search, end) = (tolerant, tolerant_end);
+        }
+        search.images += images;
+    }
+    report.stats.initial_cells = search.initial_cells;
     record_search(&mut report, &search, &regions);
     if end == End::Closed {
-        prove(sys, cfg, &search, &mut side, &mut report, start)?;
+        prove(sys, cfg, &search, &mut side, &mut report, start, &imager)?;
         if report.verdict == SynthVerdict::Safe {
             return Ok(finish(report, &side_stats, start));
         }
     } else {
         report.reason = failure(&end, &report, search.budget_hit.as_deref());
     }
-    attack(sys, cfg, &regions, &imager, &mut report, start, progress);
+    attack(sys, cfg, &regions, &imager, &mut report, cfg.timeout.map(|limit| start + limit), progress);
     Ok(finish(report, &side_stats, start))
+}
+
+/// The most time the run search gets before the invariant search starts.
+const QUICK_ATTACK: Duration = Duration::from_secs(1);
+
+/// One search over a fresh partition of Safe.
+fn search_once<'a, 's>(
+    sys: &'s System,
+    cfg: &'a SynthConfig,
+    imager: &'a Imager<'s>,
+    regions: &Regions<'_>,
+    start: Instant,
+    progress: &'a (dyn Fn(SynthProgress) + Sync),
+    tolerant: bool,
+) -> Result<(Search<'a, 's>, End), SynthError> {
+    let d = sys.state.len();
+    let part = Partition::new(&regions.inner, cfg.grid_resolution(d), cfg.max_boxes, cfg.min_width)
+        .map_err(SynthError::Config)?;
+    let mut search = Search::new(sys, cfg, imager, part, regions.init.clone(), start, progress);
+    search.tolerant = tolerant;
+    let end = run_search(&mut search)?;
+    Ok((search, end))
 }
 
 fn empty_report() -> SynthReport {
@@ -203,6 +252,7 @@ fn prove(
     side: &mut Checker<'_>,
     report: &mut SynthReport,
     start: Instant,
+    imager: &Imager<'_>,
 ) -> Result<(), SynthError> {
     let cells: Vec<FBox> = search.invariant.iter().map(|&id| search.part.cells[id].bx.clone()).collect();
     let merged = merge(cells.clone());
@@ -212,15 +262,28 @@ fn prove(
     let t = Instant::now();
     let mut bridge = cfg.bridge.clone();
     bridge.threads = cfg.threads;
+    // Every cell was found to map into the union: one its postcondition cannot prove has no margin
+    // (or the union is wrong by less than the images' tolerance), and is decided exactly at once.
+    if bridge.exact_after.is_some() {
+        bridge.exact_after = Some(0);
+    }
     if let Some(limit) = cfg.timeout {
         bridge.timeout = Some(limit.saturating_sub(start.elapsed()));
     }
     let run = check_inductive(sys, &inv, &cells, &bridge, &|p| (search.progress)(SynthProgress::Proof(p)))?;
     if let Inductiveness::Refuted(r) = &run.outcome {
-        return Err(SynthError::Internal(format!(
-            "the bridge engine refuted a union of boxes whose images were computed inside it: {}",
-            r.witness
-        )));
+        let next: Vec<f64> = r.witness.next.iter().map(to_f64_nearest).collect();
+        if !imager.within_tolerance(&merged, &next) {
+            return Err(SynthError::Internal(format!(
+                "the bridge engine refuted a union of boxes whose images were computed inside it: {}",
+                r.witness
+            )));
+        }
+        report.reason =
+            format!("the union of boxes found is not inductive, by less than the images' tolerance: {}", r.witness);
+        report.stats.exact_queries += run.stats.exact_queries;
+        report.proof = Some(run);
+        return Ok(());
     }
     let init = Condition::from_answer(side.check_init(&inv)?);
     let safe = Condition::from_answer(side.check_safe(&inv)?);
@@ -231,10 +294,11 @@ fn prove(
     s.fast_path_decided += run.stats.fast_path_decided;
     s.bound_queries = run.stats.bound_queries;
     s.proof_splits = run.stats.splits;
+    s.exact_queries += run.stats.exact_queries;
     report.reason = match (&run.outcome, &init, &safe) {
         (Inductiveness::Proven, Condition::Proven, Condition::Proven) => {
             report.verdict = SynthVerdict::Safe;
-            report.certificate = Some(proof(sys, &merged, &run.clauses));
+            report.certificate = Some(proof(sys, &merged, &run.clauses, &run.exact_clauses));
             format!("inductive invariant of {} boxes proven", merged.len())
         }
         (Inductiveness::Unknown { reason }, ..) => format!("the proof of the found invariant stopped: {reason}"),
@@ -257,18 +321,17 @@ fn attack(
     regions: &Regions<'_>,
     imager: &Imager<'_>,
     report: &mut SynthReport,
-    start: Instant,
+    deadline: Option<Instant>,
     progress: &(dyn Fn(SynthProgress) + Sync),
 ) {
     let t = Instant::now();
     let extra: Vec<Vec<f64>> = report.dropped_init.iter().take(64).map(FBox::center).collect();
-    let deadline = cfg.timeout.map(|limit| start + limit);
     let attack =
         Attack::new(sys, regions.safe, regions.outer.clone(), regions.init_starts(sys), cfg.attack_steps, deadline);
     progress(SynthProgress::Attack { simulations: 0 });
     report.trajectory = attack.run(imager.pool(), &extra);
-    report.stats.simulations = attack.simulations.load(std::sync::atomic::Ordering::Relaxed);
-    report.stats.attack_seconds = t.elapsed().as_secs_f64();
+    report.stats.simulations += attack.simulations.load(std::sync::atomic::Ordering::Relaxed);
+    report.stats.attack_seconds += t.elapsed().as_secs_f64();
     if let Some(run) = report.trajectory.as_ref().and_then(|t| t.exact.as_ref()) {
         report.verdict = SynthVerdict::Unsafe;
         report.reason = format!("a run from Init leaves Safe after {} step(s) (replayed exactly)", run.actions.len());

@@ -1,14 +1,21 @@
-//! Systems where a run from Init leaves Safe: the verdict is unsafe, with a run replayed exactly.
+//! Systems where a run from Init leaves Safe: the verdict is unsafe, with a run replayed exactly
+//! (every state a state of the system). And issue 9's regressions: no run starts from a
+//! non-integer value of an `int` variable, and a run that needs hundreds of steps to leave Safe
+//! is followed to the end when the step budget allows.
 
 mod common;
 use common::*;
 use trestle_config::{Overrides, load_system_from_str};
-use trestle_ir::num::parse_rational;
+use trestle_ir::num::{is_integer, parse_rational};
 use trestle_ir::{Env, Rational, System, sim};
 use trestle_synth::{SynthConfig, SynthReport, SynthVerdict, synthesize};
 
 fn load(text: &str) -> System {
     load_system_from_str(text, &repo().join("inline.toml"), &Overrides::default()).unwrap()
+}
+
+fn q(text: &str) -> Rational {
+    parse_rational(text).unwrap()
 }
 
 /// The maze with a ReLU controller that pushes right: `a0 = relu(x) + 0.2`, `a1 = 0`.
@@ -85,6 +92,7 @@ fn assert_replayed_refutation(sys: &System, r: &SynthReport) {
     assert!(holds(&sys.init, &e.states[0]));
     let mut memory = sim::initial_memory::<Rational>(sys);
     for k in 0..e.actions.len() {
+        sim::check_state(sys, &e.states[k]).unwrap();
         assert!(holds(safe, &e.states[k]), "step {k} is still inside Safe");
         let step = sim::step::<Rational>(sys, &e.states[k], &mut memory, &e.nondet[k], e.branches[k]).unwrap();
         assert_eq!(step.actions, e.actions[k]);
@@ -101,7 +109,6 @@ fn a_controller_that_pushes_right_is_unsafe_with_a_replayed_run() {
     // x grows by 10% + 0.02 per step from at most 0.4: about nine steps.
     let steps = r.trajectory.as_ref().unwrap().exact.as_ref().unwrap().actions.len();
     assert!((6..=12).contains(&steps), "{steps} steps");
-    assert!(!r.dropped_init.is_empty(), "Init had to be dropped");
     assert!(r.certificate.is_none() && r.invariant.is_empty());
 }
 
@@ -186,4 +193,73 @@ z = "z + 0.5*c*a2"
         assert_eq!(r.verdict, SynthVerdict::Safe, "forward {forward}: {}", r.reason);
         assert_eq!(r.stats.z3_queries, 0, "{:?}", r.stats);
     }
+}
+
+#[test]
+fn int_bug_synthesis_reports_no_run_from_a_non_integer_state() {
+    let sys = system_from_text(INT_BUG);
+    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
+    assert_ne!(r.verdict, SynthVerdict::Unsafe, "{}: {:?}", r.reason, r.trajectory);
+    if let Some(t) = &r.trajectory {
+        assert!(t.states.iter().all(|s| s.iter().all(|x| x.fract() == 0.0)), "{:?}", t.states);
+    }
+}
+
+/// Truth: the reproducer with `else x`: x in {0, 1} is a fixed point, so [0, 1] is an inductive
+/// invariant; the cells between the integers hold no state and are kept vacuously.
+#[test]
+fn int_bug_without_the_controller_is_proven_safe_by_synthesis() {
+    let sys = system_from_text(&INT_BUG.replace("then 100 else a", "then 100 else x"));
+    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
+    assert_eq!(r.verdict, SynthVerdict::Safe, "{}", r.reason);
+}
+
+/// The network's output is the constant 1; c in [-1, 1] is chosen every step. Truth: x stays
+/// >= 0 (the max), y never moves and stays 0.05 inside its band, and x grows by at most 1/1000 per
+/// step, so leaving Safe (x > 1) from x <= 0.07 takes at least 931 steps; with c = 1 every step,
+/// x = 0.07 reaches 1 + 1/1000 at step 931. While x drifts, y's face is the nearer one, so the
+/// distance outside Safe does not change for 880 steps.
+const SLOW_DRIFT: &str = r#"
+init = "0.06 <= x <= 0.07 and 0 <= y <= 0.1"
+safe = "-1 <= x <= 1 and -0.05 <= y <= 0.15"
+[system]
+name = "slow-drift"
+[state]
+x = { type = "real" }
+y = { type = "real" }
+[nondet]
+c = { interval = [-1, 1] }
+[networks.push]
+layers = [{ weights = [[0.0, 0.0]], bias = [1.0], activation = "identity" }]
+[controller]
+network = "push"
+inputs = ["x", "y"]
+actions = ["a"]
+[step]
+x = "max(x + c*a/1000, 0)"
+y = "y"
+"#;
+
+fn drift_config(steps: usize) -> SynthConfig {
+    // Few boxes: the fixed point fails fast (every cell's image eventually leaves), then the runs.
+    SynthConfig { attack_steps: steps, max_boxes: 400, ..SynthConfig::default() }
+}
+
+#[test]
+fn a_run_needing_931_steps_is_found_when_the_budget_allows() {
+    let sys = system_from_text(SLOW_DRIFT);
+    let r = synthesize(&sys, &drift_config(10_000), &quiet).unwrap();
+    assert_replayed_refutation(&sys, &r);
+    let steps = r.trajectory.as_ref().unwrap().exact.as_ref().unwrap().actions.len();
+    assert!(steps >= 931, "{steps} steps");
+    let e = r.trajectory.as_ref().unwrap().exact.as_ref().unwrap();
+    assert!(e.nondet.iter().all(|c| c[0] == q("1")), "the drift needs c = 1 every step");
+    assert!(e.states.iter().all(|s| is_integer(&(&s[0] * q("1000") - &e.states[0][0] * q("1000")))));
+}
+
+#[test]
+fn no_run_leaves_within_930_steps_of_the_slow_drift() {
+    let sys = system_from_text(SLOW_DRIFT);
+    let r = synthesize(&sys, &drift_config(930), &quiet).unwrap();
+    assert_eq!(r.verdict, SynthVerdict::Unknown, "{}", r.reason);
 }

@@ -1,5 +1,6 @@
 //! Helpers for the tests and benches of every crate: where the repository and the shared
-//! third-party models are, and the shipped systems loaded from their TOML files.
+//! third-party models are, the shipped systems loaded from their TOML files, and regression systems
+//! (`systems/`).
 //!
 //! The models in `../shared/models` are not part of the repository. A test that needs them calls
 //! [`shared_models`] and returns early on `None`; under `CI=true` their absence is a failure.
@@ -33,6 +34,12 @@ pub fn shared_models() -> Option<PathBuf> {
 /// A shipped example system (`examples/NAME`).
 pub fn example(name: &str) -> System {
     load(&repo().join("examples").join(name), &[])
+}
+
+/// A regression system of the test kit (`crates/testkit/systems/NAME`): small systems whose truth
+/// is stated in the file, each once answered wrongly.
+pub fn regression_path(name: &str) -> PathBuf {
+    repo().join("crates/testkit/systems").join(name)
 }
 
 /// A peer maze system (`det` or `nondet`) with the 2xH controller of `../shared/models/maze`.
@@ -72,6 +79,38 @@ x = "{step}"
 "#
     )
 }
+
+/// A system from its TOML text, written to a [`scratch`] directory first (so `net.nnet` is
+/// beside it).
+pub fn system_from_text(text: &str) -> System {
+    let (_dir, path) = scratch("system.toml", text);
+    load(&path, &[])
+}
+
+/// The first reproducer of issue 9 (verbatim), once answered "not-inductive" and "unsafe" from
+/// x = 0.5. Truth: x is an int in [0, 1], so x is 0 or 1; the guard `0 < x < 1` holds for
+/// neither, so x' = a = relu(x) - relu(-x) = x: both are fixed points, [0, 1] is an inductive
+/// invariant and the system is safe.
+pub const INT_BUG: &str = r#"
+init = "0 <= x <= 1"
+safe = "0 <= x <= 1"
+invariant = "0 <= x <= 1"
+[system]
+name = "int-bug"
+[state]
+x = { type = "int" }
+[networks.id]
+layers = [
+  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
+  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[step]
+x = "if x > 0 and x < 1 then 100 else a"
+"#;
 
 /// A system file with `--set` overrides.
 pub fn load(path: &Path, set: &[String]) -> System {

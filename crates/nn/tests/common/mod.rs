@@ -57,6 +57,58 @@ pub mod build {
         pb::AttributeProto { name: name.into(), r#type: 2, i, ..Default::default() }
     }
 
+    pub fn attr_ints(name: &str, ints: &[i64]) -> pb::AttributeProto {
+        pb::AttributeProto { name: name.into(), r#type: 7, ints: ints.to_vec(), ..Default::default() }
+    }
+
+    pub fn attr_s(name: &str, s: &str) -> pb::AttributeProto {
+        pb::AttributeProto { name: name.into(), r#type: 3, s: s.as_bytes().to_vec(), ..Default::default() }
+    }
+
+    pub fn attr_strings(name: &str, strings: &[&str]) -> pb::AttributeProto {
+        let strings = strings.iter().map(|s| s.as_bytes().to_vec()).collect();
+        pb::AttributeProto { name: name.into(), r#type: 8, strings, ..Default::default() }
+    }
+
+    /// A node with several outputs (an empty name is an absent optional output).
+    pub fn node_multi(
+        name: &str,
+        op: &str,
+        inputs: &[&str],
+        outputs: &[&str],
+        attrs: Vec<pb::AttributeProto>,
+    ) -> pb::NodeProto {
+        pb::NodeProto {
+            output: outputs.iter().map(|s| s.to_string()).collect(),
+            ..node(name, op, inputs, outputs[0], attrs)
+        }
+    }
+
+    /// A model with the given graph inputs and outputs (value infos), opset `opset`.
+    pub fn graph_model(
+        opset: i64,
+        inputs: Vec<pb::ValueInfoProto>,
+        outputs: Vec<pb::ValueInfoProto>,
+        nodes: Vec<pb::NodeProto>,
+        inits: Vec<pb::TensorProto>,
+    ) -> pb::ModelProto {
+        let graph = pb::GraphProto {
+            name: "g".into(),
+            node: nodes,
+            initializer: inits,
+            input: inputs,
+            output: outputs,
+            ..Default::default()
+        };
+        pb::ModelProto {
+            ir_version: 7,
+            opset_import: vec![pb::OperatorSetIdProto { domain: String::new(), version: opset }],
+            producer_name: "trestle-nn tests".into(),
+            graph: Some(graph),
+            ..Default::default()
+        }
+    }
+
     pub fn attr_t(name: &str, t: pb::TensorProto) -> pb::AttributeProto {
         pb::AttributeProto { name: name.into(), r#type: 4, t: Some(t), ..Default::default() }
     }
@@ -80,7 +132,7 @@ pub mod build {
         pb::ValueInfoProto { name: name.into(), r#type: Some(ty), ..Default::default() }
     }
 
-    /// A model with input `x` and output `y` (float32 unless `elem_type` says otherwise).
+    /// A model with input `x` and output `y` (float32 unless `elem_type` says otherwise), opset 13.
     pub fn model(
         elem_type: i32,
         in_dims: &[i64],
@@ -88,21 +140,8 @@ pub mod build {
         nodes: Vec<pb::NodeProto>,
         inits: Vec<pb::TensorProto>,
     ) -> pb::ModelProto {
-        let graph = pb::GraphProto {
-            name: "g".into(),
-            node: nodes,
-            initializer: inits,
-            input: vec![value_info("x", elem_type, in_dims)],
-            output: vec![value_info("y", elem_type, out_dims)],
-            ..Default::default()
-        };
-        pb::ModelProto {
-            ir_version: 7,
-            opset_import: vec![pb::OperatorSetIdProto { domain: String::new(), version: 13 }],
-            producer_name: "trestle-nn tests".into(),
-            graph: Some(graph),
-            ..Default::default()
-        }
+        let (input, output) = (value_info("x", elem_type, in_dims), value_info("y", elem_type, out_dims));
+        graph_model(13, vec![input], vec![output], nodes, inits)
     }
 
     pub fn write(dir: &Path, file: &str, model: &pb::ModelProto) -> PathBuf {

@@ -1,0 +1,100 @@
+//! What one query returns: `Valid`, `Invalid` with a witness that was replayed exactly, or
+//! `Unknown` with the reason. Answers are data, never strings or panics; `Unknown` is never a proof.
+
+use std::fmt;
+
+/// The outcome of one query, generic in its witness (a [`crate::Trace`] for a step, a state for an
+/// implication between state predicates).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer<W> {
+    /// The implication holds for everything the query ranges over.
+    Valid,
+    /// It does not: a concrete counterexample, re-checked in exact rational arithmetic.
+    Invalid(W),
+    /// Nothing is known. Never treat it as `Valid`.
+    Unknown(Unknown),
+}
+
+/// The three kinds of [`Answer`], for statistics and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AnswerKind {
+    Valid,
+    Invalid,
+    Unknown,
+}
+
+impl<W> Answer<W> {
+    pub fn kind(&self) -> AnswerKind {
+        match self {
+            Answer::Valid => AnswerKind::Valid,
+            Answer::Invalid(_) => AnswerKind::Invalid,
+            Answer::Unknown(_) => AnswerKind::Unknown,
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        matches!(self, Answer::Valid)
+    }
+
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Answer::Invalid(_))
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Answer::Unknown(_))
+    }
+
+    pub fn witness(&self) -> Option<&W> {
+        match self {
+            Answer::Invalid(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// The same answer with its witness transformed.
+    pub fn map<V>(self, f: impl FnOnce(W) -> V) -> Answer<V> {
+        match self {
+            Answer::Valid => Answer::Valid,
+            Answer::Invalid(w) => Answer::Invalid(f(w)),
+            Answer::Unknown(r) => Answer::Unknown(r),
+        }
+    }
+}
+
+/// Why a query or a run ended without a verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unknown {
+    /// A time limit was reached.
+    Timeout,
+    /// A solver's resource limit (`rlimit`, node limit) was reached.
+    ResourceLimit,
+    /// The run was interrupted (SIGINT, SIGTERM).
+    Interrupted,
+    /// A solver answered `unknown` for another reason (incomplete theory, ...): its reason.
+    Solver(String),
+    /// A solver's counterexample has irrational values (possible with nonlinear arithmetic) and no
+    /// rational counterexample was found near it.
+    IrrationalModel(String),
+    /// A solver's counterexample failed the exact replay (an encoding disagreement): what failed.
+    ReplayFailed(String),
+    /// A decision procedure that is incomplete on its own (the fast path, bound propagation) could
+    /// not decide.
+    Undecided,
+    /// A configured limit other than time (splits, boxes, depth, MILP count) was reached: which.
+    Limit(String),
+}
+
+impl fmt::Display for Unknown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unknown::Timeout => write!(f, "timeout"),
+            Unknown::ResourceLimit => write!(f, "resource limit reached"),
+            Unknown::Interrupted => write!(f, "interrupted"),
+            Unknown::Solver(r) => write!(f, "solver answered unknown: {r}"),
+            Unknown::IrrationalModel(r) => write!(f, "counterexample with irrational values: {r}"),
+            Unknown::ReplayFailed(r) => write!(f, "counterexample failed exact replay: {r}"),
+            Unknown::Undecided => write!(f, "undecided"),
+            Unknown::Limit(what) => write!(f, "limit reached: {what}"),
+        }
+    }
+}

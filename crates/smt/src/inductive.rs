@@ -1,0 +1,123 @@
+//! The inductiveness query with the networks inside: `(p /\ Inv /\ a = f(s) /\ Next) => Inv'`,
+//! over the whole invariant (the paper's monolithic baseline) or over one box `p` of it (the bridge
+//! engine's exact leaf decision, for boxes its postconditions cannot decide).
+//!
+//! On a small box most ReLUs have a fixed sign. When the caller knows it from sound (outward
+//! rounded) pre-activation bounds on `p`, a [`Phase`] per neuron lets the encoding use `y = z` or
+//! `y = 0` instead of `ite(z >= 0, z, 0)`: the same relation on every state of `p`, so the query
+//! means the same, with fewer case splits for Z3.
+
+use crate::error::CheckError;
+use crate::query::{check_dim, state_only, validate_box};
+use trestle_ir::network::Layer;
+use trestle_ir::system::{Policy, System};
+use trestle_ir::{FBox, Pred};
+
+/// The sign of one ReLU's pre-activation on every state of the query's box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// `z >= 0` everywhere: the ReLU is the identity.
+    Active,
+    /// `z <= 0` everywhere: the ReLU is zero.
+    Inactive,
+    /// Either sign (or unknown): encoded exactly as `ite(z >= 0, z, 0)`.
+    Unstable,
+}
+
+/// The phases of one network's neurons, per layer (`[layer][neuron]`; entries of non-ReLU layers
+/// are ignored).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkPhases(pub Vec<Vec<Phase>>);
+
+impl NetworkPhases {
+    /// The phase a sound enclosure `[lo, hi]` of a pre-activation implies.
+    pub fn of_bounds(layers: &[(Vec<f64>, Vec<f64>)]) -> NetworkPhases {
+        let phase = |(&l, &h): (&f64, &f64)| {
+            if l >= 0.0 {
+                Phase::Active
+            } else if h <= 0.0 {
+                Phase::Inactive
+            } else {
+                Phase::Unstable
+            }
+        };
+        NetworkPhases(layers.iter().map(|(lo, hi)| lo.iter().zip(hi).map(phase).collect()).collect())
+    }
+
+    /// How many neurons keep the `ite` encoding.
+    pub fn unstable(&self) -> usize {
+        self.0.iter().flatten().filter(|&&p| p == Phase::Unstable).count()
+    }
+}
+
+/// `(region /\ inv /\ a = f(s) /\ Next) => inv'`, valid for every state, input and branch.
+#[derive(Clone, Debug)]
+pub struct InductiveQuery<'a> {
+    pub inv: &'a Pred,
+    /// The state box `p` (exact f64 ends); `None`: all of `inv`.
+    pub region: Option<&'a FBox>,
+    /// `phases[c][k]`: the phases of the `k`-th network of controller `c`'s policy (its only
+    /// network, or the `k`-th of a selector) on every state of `region`; `None` (or an empty
+    /// `phases`) encodes every ReLU with `ite`. The caller vouches for them: they must come from
+    /// sound bounds over the whole region.
+    pub phases: Vec<Vec<Option<NetworkPhases>>>,
+}
+
+impl<'a> InductiveQuery<'a> {
+    /// The whole invariant, every ReLU encoded exactly.
+    pub fn whole(inv: &'a Pred) -> InductiveQuery<'a> {
+        InductiveQuery { inv, region: None, phases: Vec::new() }
+    }
+
+    /// One box of the invariant.
+    pub fn on_box(inv: &'a Pred, region: &'a FBox) -> InductiveQuery<'a> {
+        InductiveQuery { inv, region: Some(region), phases: Vec::new() }
+    }
+
+    pub fn with_phases(mut self, phases: Vec<Vec<Option<NetworkPhases>>>) -> InductiveQuery<'a> {
+        self.phases = phases;
+        self
+    }
+
+    /// The phases of network `k` of controller `c`, if given.
+    pub(crate) fn phases_of(&self, c: usize, k: usize) -> Option<&NetworkPhases> {
+        self.phases.get(c).and_then(|ps| ps.get(k)).and_then(Option::as_ref)
+    }
+
+    /// Dimensions of the box and of the phases against the system; the invariant reads the state.
+    pub fn validate(&self, sys: &System) -> Result<(), CheckError> {
+        state_only(self.inv, "invariant", sys.state.len())?;
+        if let Some(r) = self.region {
+            validate_box("state box p", r, sys.state.len())?;
+        }
+        if self.phases.is_empty() {
+            return Ok(());
+        }
+        check_dim("ReLU phases (controllers)", self.phases.len(), sys.controllers.len())?;
+        for (c, ctrl) in sys.controllers.iter().enumerate() {
+            let nets: Vec<usize> = match &ctrl.policy {
+                Policy::Network(n) => vec![*n],
+                Policy::Select { networks, .. } => networks.clone(),
+            };
+            check_dim(
+                &format!("ReLU phases of controller '{}' (networks)", ctrl.name),
+                self.phases[c].len(),
+                nets.len(),
+            )?;
+            for (k, &n) in nets.iter().enumerate() {
+                let Some(ph) = self.phases_of(c, k) else { continue };
+                let net = &sys.networks[n];
+                let layers = &net.network.layers;
+                check_dim(&format!("ReLU phases of network '{}' (layers)", net.name), ph.0.len(), layers.len())?;
+                for (l, (p, layer)) in ph.0.iter().zip(layers).enumerate() {
+                    let rows = match layer {
+                        Layer::Dense(d) => d.weights.rows,
+                        Layer::Recurrent(r) => r.input_weights.rows,
+                    };
+                    check_dim(&format!("ReLU phases of network '{}' layer {l}", net.name), p.len(), rows)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! Invariants with no margin (issue 9, item 5): their images touch the boundary exactly, so
+//! outward-rounded images seem to escape by a rounding error; the search accepts them within a
+//! tolerance and the bridge engine proves the touching cells exactly.
+
+mod common;
+use common::*;
+use trestle_bridge::certificate::{CertificateJson, certify};
+use trestle_ir::System;
+use trestle_synth::{SynthConfig, SynthVerdict, synthesize};
+
+fn system(name: &str, text: &str) -> (tempfile::TempDir, System) {
+    let (dir, path) = scratch(&format!("{name}.toml"), text);
+    let sys = load(&path, &[]);
+    (dir, sys)
+}
+
+const LINE_NET: &str = r#"[networks.net]
+layers = [
+  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
+  { weights = [[SIGN, MINUS]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "net"
+inputs = ["x"]
+actions = ["a"]
+"#;
+
+fn line_net(sign: f64) -> String {
+    LINE_NET.replace("SIGN", &sign.to_string()).replace("MINUS", &(-sign).to_string())
+}
+
+/// Safe with a certificate `certify` accepts, and an invariant containing `must_contain`.
+fn assert_synthesised(sys: &System, must_contain: &[f64]) -> trestle_synth::SynthReport {
+    let r = synthesize(sys, &SynthConfig::default(), &quiet).unwrap();
+    assert_eq!(r.verdict, SynthVerdict::Safe, "{}: {}", sys.name, r.reason);
+    assert!(r.invariant.iter().any(|b| b.contains(must_contain)), "{:?}", r.invariant);
+    let c = certify(&CertificateJson::Proof(r.certificate.clone().unwrap()), sys).unwrap();
+    assert!(c.valid, "{}: {:?}", sys.name, c.checks);
+    r
+}
+
+/// x' = -x, Safe = [-1, 1], Init = [-1/2, 1/2]: Init itself (and [-1, 1]) is inductive, each end
+/// mapping exactly onto the other.
+#[test]
+fn negation_is_synthesised() {
+    let text = format!(
+        "init = \"-0.5 <= x <= 0.5\"\nsafe = \"-1 <= x <= 1\"\n[system]\nname = \"negate\"\n\
+         [state]\nx = {{ type = \"real\" }}\n{}[step]\nx = \"a\"\n",
+        line_net(-1.0)
+    );
+    let (_dir, sys) = system("negate", &text);
+    let r = assert_synthesised(&sys, &[-0.5]);
+    assert!(r.stats.exact_queries > 0, "the cells at the ends are proven exactly: {:?}", r.stats);
+    // The whole of Safe is inductive too: the full fixed point keeps it.
+    let full = synthesize(&sys, &SynthConfig { full: true, ..SynthConfig::default() }, &quiet).unwrap();
+    assert_eq!(full.verdict, SynthVerdict::Safe, "{}", full.reason);
+}
+
+/// Safe = [0, 1]; x <= 0.5 moves to x + 0.5 (reaching 1 exactly at the guard's end), x > 0.5
+/// resets to 0: [0, 1] is inductive, and Init = [0, 1/2] reaches all of it.
+#[test]
+fn a_guard_touching_the_boundary_is_synthesised() {
+    let text = format!(
+        "init = \"0 <= x <= 0.5\"\nsafe = \"0 <= x <= 1\"\n[system]\nname = \"guard\"\n\
+         [state]\nx = {{ type = \"real\" }}\n{}\
+         [[branch]]\nname = \"move\"\nguard = \"x <= 0.5\"\nupdate = {{ x = \"a + 0.5\" }}\n\
+         [[branch]]\nname = \"reset\"\nguard = \"x > 0.5\"\nupdate = {{ x = \"0\" }}\n",
+        line_net(1.0)
+    );
+    let (_dir, sys) = system("guard", &text);
+    assert_synthesised(&sys, &[1.0]);
+}
+
+/// x' = a + 1e-20 with a = x, Init = [0, 1/2], Safe = [0, 1]: every run creeps up by 1e-20 per
+/// step and leaves Safe after about 5e19 steps, so no invariant exists; images accept the creep
+/// within their tolerance, the proof refutes the union exactly, and the verdict is unknown, never
+/// safe.
+#[test]
+fn a_creep_below_the_tolerance_is_not_proven() {
+    let text = format!(
+        "init = \"0 <= x <= 0.5\"\nsafe = \"0 <= x <= 1\"\n[system]\nname = \"creep\"\n\
+         [state]\nx = {{ type = \"real\" }}\n{}[step]\nx = \"a + 1e-20\"\n",
+        line_net(1.0)
+    );
+    let (_dir, sys) = system("creep", &text);
+    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
+    assert_eq!(r.verdict, SynthVerdict::Unknown, "{}", r.reason);
+    assert!(r.certificate.is_none());
+}

@@ -1,0 +1,206 @@
+//! `trestle campaign ...`: glue between the flags and `trestle-campaign`.
+
+use crate::args::{CampaignCommand, CampaignExplainArgs, CampaignExportArgs, CampaignMergeArgs, CampaignReportArgs};
+use crate::args::{CampaignRunArgs, CampaignSlurmArgs, Cli, ExportFormatArg};
+use crate::{CliError, CliResult, Outcome};
+use anyhow::anyhow;
+use clap::Parser;
+use std::path::{Path, PathBuf};
+use trestle_campaign::{CampaignError, ExportFormat, RunOptions, RunSummary, Shard, SlurmOptions, Store};
+
+/// The version every job id includes.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub fn run(c: CampaignCommand) -> CliResult {
+    match c {
+        CampaignCommand::Explain(a) => explain(&a),
+        CampaignCommand::Run(a) => run_campaign(&a),
+        CampaignCommand::Report(a) => report(&a),
+        CampaignCommand::Export(a) => export(&a),
+        CampaignCommand::Merge(a) => merge(&a),
+        CampaignCommand::Slurm(a) => slurm(&a),
+    }
+}
+
+/// A runner error with its exit code: the user's files and flags 2, the runner's own failures 4.
+pub fn cli_error(e: CampaignError) -> CliError {
+    if e.is_input() { CliError::Input(anyhow!(e)) } else { CliError::Internal(anyhow!(e)) }
+}
+
+/// Checks a job's command line as this binary will parse it (unknown flags, bad values).
+pub fn validate(argv: &[String]) -> Result<(), String> {
+    let words = std::iter::once("trestle".to_string()).chain(argv.iter().cloned());
+    Cli::try_parse_from(words).map(|_| ()).map_err(|e| {
+        let text = e.to_string();
+        text.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string()
+    })
+}
+
+/// This binary, which every job runs.
+pub fn program() -> Result<PathBuf, CliError> {
+    std::env::current_exe().map_err(|e| CliError::Internal(anyhow!("cannot locate the trestle binary: {e}")))
+}
+
+/// `results/KIND/NAME` under the working directory.
+pub fn default_out(kind: &str, name: &str) -> PathBuf {
+    Path::new("results").join(kind).join(name)
+}
+
+pub fn jobs_flag(jobs: usize) -> Result<usize, CliError> {
+    if jobs == 0 { Err(CliError::input("--jobs must be at least 1")) } else { Ok(jobs) }
+}
+
+fn load(file: &Path) -> Result<trestle_campaign::Plan, CliError> {
+    trestle_campaign::load_campaign(file, &validate, VERSION).map_err(cli_error)
+}
+
+fn shard(text: Option<&str>) -> Result<Option<Shard>, CliError> {
+    text.map(Shard::parse).transpose().map_err(cli_error)
+}
+
+fn explain(a: &CampaignExplainArgs) -> CliResult {
+    let plan = load(&a.file)?;
+    let shard = shard(a.shard.as_deref())?;
+    let jobs: Vec<_> = plan.jobs.iter().filter(|j| shard.is_none_or(|s| s.contains(j))).collect();
+    println!(
+        "campaign {}: {} jobs{} (plan {}, trestle {})",
+        plan.name,
+        plan.jobs.len(),
+        shard.map(|s| format!(", shard {s}: {} of them", jobs.len())).unwrap_or_default(),
+        plan.hash(),
+        plan.version
+    );
+    for j in jobs {
+        let memory = j.limits.memory.map(|m| format!(", {}", trestle_campaign::memory_text(m))).unwrap_or_default();
+        println!(
+            "{:>4}  {}  {} · {} (repetition {}; limit {} s{memory})",
+            j.ordinal,
+            j.id,
+            j.instance,
+            j.run,
+            j.repetition + 1,
+            j.limits.timeout.as_secs_f64()
+        );
+        println!("      in {}: {}", j.cwd.display(), j.command_line());
+    }
+    Ok(Outcome::Done)
+}
+
+fn run_campaign(a: &CampaignRunArgs) -> CliResult {
+    let plan = load(&a.file)?;
+    let opts = RunOptions {
+        program: program()?,
+        jobs: jobs_flag(a.jobs)?,
+        resume: a.resume,
+        shard: shard(a.shard.as_deref())?,
+        progress: !a.quiet,
+    };
+    let out = a.out.clone().unwrap_or_else(|| default_out("campaigns", &plan.name));
+    let mut store = Store::create(&out).map_err(cli_error)?;
+    let summary = trestle_campaign::run_plan(&plan, &mut store, &opts).map_err(cli_error)?;
+    print_summary(&format!("campaign {}", plan.name), &summary);
+    println!("report: trestle campaign report {}", out.display());
+    Ok(Outcome::Done)
+}
+
+/// The run's counts on stdout.
+pub fn print_summary(what: &str, s: &RunSummary) {
+    let counts = s.counts.iter().map(|(st, n)| format!("{n} {}", st.as_str())).collect::<Vec<_>>().join(", ");
+    println!(
+        "{what}: run {}, {} jobs ({} run now, {} done before): {counts}; {:.1} s{}",
+        s.run_id,
+        s.planned,
+        s.ran,
+        s.skipped,
+        s.seconds,
+        if s.complete { "" } else { " (incomplete)" }
+    );
+    println!("store: {}", s.store.display());
+}
+
+fn report(a: &CampaignReportArgs) -> CliResult {
+    let store = Store::open(&a.dir).map_err(cli_error)?;
+    let run = match a.run {
+        Some(id) => store.run(id).map_err(cli_error)?,
+        None => store.latest_run(None, None, false).map_err(cli_error)?,
+    }
+    .ok_or_else(|| CliError::input(format!("{} holds no such run", a.dir.display())))?;
+    let out = a.out.clone().unwrap_or_else(|| a.dir.join("report"));
+    let written = trestle_campaign::write_report(&store, &run, &out).map_err(cli_error)?;
+    if let Some(md) = written.iter().find(|p| p.extension().is_some_and(|e| e == "md")) {
+        print!("{}", std::fs::read_to_string(md).unwrap_or_default());
+    }
+    println!();
+    for p in &written {
+        println!("wrote {}", p.display());
+    }
+    Ok(Outcome::Done)
+}
+
+fn export(a: &CampaignExportArgs) -> CliResult {
+    let store = Store::open(&a.dir).map_err(cli_error)?;
+    let format = match a.format {
+        ExportFormatArg::Csv => ExportFormat::Csv,
+        ExportFormatArg::Jsonl => ExportFormat::Jsonl,
+    };
+    let mut buf = Vec::new();
+    let n = trestle_campaign::export(&store, a.run, format, &mut buf).map_err(cli_error)?;
+    match &a.output {
+        Some(path) => {
+            trestle_campaign::write_file(path, &buf).map_err(cli_error)?;
+            eprintln!("wrote {n} jobs to {}", path.display());
+        }
+        None => {
+            use std::io::Write;
+            std::io::stdout().lock().write_all(&buf).map_err(|e| CliError::Internal(anyhow!("stdout: {e}")))?;
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+fn merge(a: &CampaignMergeArgs) -> CliResult {
+    let merged = trestle_campaign::merge(&a.out, &a.dirs).map_err(cli_error)?;
+    for m in &merged {
+        println!(
+            "run {} ({}, plan {}): {} of {} jobs ({} added now, {} found twice with the same outcome)",
+            m.run_id, m.name, m.plan_hash, m.jobs, m.expected, m.added, m.duplicates
+        );
+        if m.jobs < m.expected {
+            eprintln!("warning: {} jobs of {} are missing (a shard did not finish?)", m.expected - m.jobs, m.name);
+        }
+    }
+    println!("store: {}", a.out.join(trestle_campaign::STORE_FILE).display());
+    Ok(Outcome::Done)
+}
+
+fn slurm(a: &CampaignSlurmArgs) -> CliResult {
+    let plan = load(&a.file)?;
+    let abs = |p: &Path| std::path::absolute(p).map_err(|e| CliError::input(format!("{}: {e}", p.display())));
+    let out = a.out.clone().unwrap_or_else(|| default_out("campaigns", &plan.name));
+    let opts = SlurmOptions {
+        partition: a.partition.clone(),
+        time: a.time.clone(),
+        mem: a.mem.clone(),
+        shards: a.shards,
+        cpus: a.cpus,
+        program: program()?,
+        campaign: abs(&a.file)?,
+        out: abs(&out)?,
+        workdir: std::env::current_dir().map_err(|e| CliError::input(format!("working directory: {e}")))?,
+    };
+    let scripts = trestle_campaign::write_scripts(&plan, &opts).map_err(cli_error)?;
+    println!(
+        "wrote {}\nwrote {}\nwrote {}",
+        scripts.array.display(),
+        scripts.merge.display(),
+        scripts.submit.display()
+    );
+    println!(
+        "submit: {}   ({} shards of {} jobs; results merged into {})",
+        scripts.submit.display(),
+        a.shards,
+        plan.jobs.len(),
+        opts.out.display()
+    );
+    Ok(Outcome::Done)
+}

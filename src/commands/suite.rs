@@ -1,0 +1,61 @@
+//! `trestle suite run`: a suite's instances through the campaign runner, judged against their
+//! expected verdicts and, optionally, a baseline run.
+
+use super::campaign::{VERSION, cli_error, default_out, jobs_flag, print_summary, program, validate};
+use crate::args::{SuiteCommand, SuiteRunArgs};
+use crate::{CliError, CliResult, Outcome};
+use std::path::Path;
+use trestle_campaign::{JobRow, Plan, RunOptions, Store};
+
+pub fn run(c: SuiteCommand) -> CliResult {
+    match c {
+        SuiteCommand::Run(a) => run_suite(&a),
+    }
+}
+
+fn run_suite(a: &SuiteRunArgs) -> CliResult {
+    let suite = trestle_campaign::load_suite(&a.suite, &validate).map_err(cli_error)?;
+    let mut plan = suite.plan(VERSION).map_err(cli_error)?;
+    if let Some(f) = a.slowdown {
+        if !(f >= 1.0 && f.is_finite()) {
+            return Err(CliError::input("--slowdown must be a factor of at least 1"));
+        }
+        plan.tolerance.slowdown = f;
+    }
+    let opts =
+        RunOptions { program: program()?, jobs: jobs_flag(a.jobs)?, resume: false, shard: None, progress: !a.quiet };
+    let out = a.out.clone().unwrap_or_else(|| default_out("suites", &plan.name));
+    let mut store = Store::create(&out).map_err(cli_error)?;
+    // Read before this run is stored: "the latest run" of the output directory is the previous one.
+    let baseline = a.baseline.as_deref().map(|b| baseline(&store, b, &plan)).transpose()?;
+    let summary = trestle_campaign::run_plan(&plan, &mut store, &opts).map_err(cli_error)?;
+    let rows = store.jobs(summary.run_id).map_err(cli_error)?;
+    let judged =
+        trestle_campaign::judge(&rows, baseline.as_ref().map(|(n, r)| (n.as_str(), r.as_slice())), plan.tolerance);
+    let md = judged.markdown(&plan.name);
+    for name in [format!("suite-report-run-{}.md", summary.run_id), "suite-report.md".to_string()] {
+        trestle_campaign::write_file(&out.join(name), md.as_bytes()).map_err(cli_error)?;
+    }
+    print!("{md}");
+    println!();
+    print_summary(&format!("suite {}", plan.name), &summary);
+    println!("report: {}", out.join("suite-report.md").display());
+    Ok(if judged.passed() { Outcome::Done } else { Outcome::Refuted })
+}
+
+/// The baseline's name and jobs: a run id of the output store, or a results directory's latest
+/// finished run of this suite (its latest run when none finished).
+fn baseline(store: &Store, which: &str, plan: &Plan) -> Result<(String, Vec<JobRow>), CliError> {
+    let missing = || CliError::input(format!("--baseline {which}: no run of suite {} there", plan.name));
+    if let Some(id) = which.parse::<i64>().ok().filter(|_| !Path::new(which).exists()) {
+        let run = store.run(id).map_err(cli_error)?.filter(|r| r.kind == "suite").ok_or_else(missing)?;
+        return Ok((format!("run {id} of {}", store.path().display()), store.jobs(run.run_id).map_err(cli_error)?));
+    }
+    let other = Store::open(Path::new(which)).map_err(cli_error)?;
+    let latest = |finished| other.latest_run(Some("suite"), Some(&plan.name), finished).map_err(cli_error);
+    let run = match latest(true)? {
+        Some(r) => r,
+        None => latest(false)?.ok_or_else(missing)?,
+    };
+    Ok((format!("run {} of {which}", run.run_id), other.jobs(run.run_id).map_err(cli_error)?))
+}
