@@ -10,13 +10,17 @@
 //! - 3: unknown (a limit was reached before a verdict, or only floating-point MILP evidence:
 //!   `safe-by-milp-evidence`; nothing is claimed)
 //! - 4: internal error (a bug: never turned into a verdict)
+//! - 128 + signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing is
+//!   claimed, and no result file is left half-written (see `interrupt`)
 
 mod args;
 mod commands;
+mod interrupt;
 mod output;
 mod picture;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 use std::process::ExitCode;
 
 /// How a command ended; mapped to the exit codes above.
@@ -64,8 +68,12 @@ fn main() -> ExitCode {
             *slot = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
         }
     }));
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(e),
+    };
     let json = cli.command.json();
+    interrupt::install(json);
     let result = std::panic::catch_unwind(|| commands::run(cli.command));
     let result = match result {
         Ok(r) => r,
@@ -92,4 +100,22 @@ fn main() -> ExitCode {
             ExitCode::from(4)
         }
     }
+}
+
+/// A command line clap refuses: help and version go to stdout (exit 0); any other problem is an
+/// input error (exit 2), printed as the one JSON error object when `--json` is among the
+/// arguments (clap has not parsed them, so the raw words are searched; `--` ends the options).
+fn argument_error(e: clap::Error) -> ExitCode {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::from(0);
+    }
+    let json = std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json");
+    if json {
+        let text = e.render().to_string();
+        let message = text.trim().strip_prefix("error: ").unwrap_or(text.trim()).to_string();
+        output::print_error_json("input", &message);
+    }
+    let _ = e.print();
+    ExitCode::from(2)
 }

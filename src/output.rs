@@ -8,27 +8,45 @@ use std::path::Path;
 pub fn report_error(json: bool, kind: &str, e: &anyhow::Error) {
     let text = format!("{e:#}");
     if json {
-        println!("{}", json!({ "error": { "kind": kind, "message": text } }));
+        let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
+        print_error_json(kind, &text);
+        *printed = true;
     }
     eprintln!("error: {text}");
 }
 
-pub fn print_json(v: &Value) {
+/// The one JSON object of a run that ended in an error. (Also called by the interrupt, which
+/// holds the output lock itself.)
+pub fn print_error_json(kind: &str, message: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", serde_json::to_string_pretty(v).expect("JSON values always serialise"));
+    let _ = writeln!(out, "{}", json!({ "error": { "kind": kind, "message": message } }));
+    let _ = out.flush();
 }
 
-/// Writes a file atomically: to a temporary sibling, then renamed over the target, so an
-/// interrupted run never leaves a half-written result.
+/// The run's one JSON object, printed whole under the output lock (an interrupt waits for it and
+/// then prints nothing more).
+pub fn print_json(v: &Value) {
+    let text = serde_json::to_string_pretty(v).expect("JSON values always serialise");
+    let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+    *printed = true;
+}
+
+/// Writes a result file atomically (see the `atomic-output` crate: symlinks written through,
+/// special files refused, no temporary file left behind).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
-    let tmp =
-        dir.join(format!(".{}.tmp{}", path.file_name().and_then(|s| s.to_str()).unwrap_or("out"), std::process::id()));
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    atomic_output::write(path, contents).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// Refuses an output path that [`write_atomic`] would refuse (a directory, FIFO, device), before
+/// the run that produces the file.
+pub fn check_output(flag: &str, path: Option<&Path>) -> Result<(), crate::CliError> {
+    match path.map(atomic_output::check_target) {
+        Some(Err(e)) => Err(crate::CliError::input(format!("{flag} {}: {e}", path.expect("some").display()))),
+        _ => Ok(()),
+    }
 }
 
 /// Formats an f64 for tables: short but never misleading.

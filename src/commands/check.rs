@@ -32,10 +32,7 @@ pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
         c.queue = q.parse().map_err(|e: String| CliError::input(format!("--queue: {e}")))?;
     }
     if let Some(t) = a.threads {
-        if t == 0 {
-            return Err(CliError::input("--threads must be at least 1"));
-        }
-        c.threads = t;
+        c.threads = super::threads(t)?;
     }
     if let Some(m) = a.max_splits {
         c.max_splits = m;
@@ -68,11 +65,16 @@ pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
     Ok(c)
 }
 
+/// `--timeout` bounds the whole run: loading, the check, and the synthesis after a failure get
+/// what the earlier stages left (the engines cap every Z3 query by it).
 pub fn run(a: &CheckArgs) -> CliResult {
-    let sys = super::load(&a.system)?;
     let cfg = config(a)?;
+    crate::output::check_output("--certificate", a.certificate.as_deref())?;
+    crate::output::check_output("--plot", a.plot.as_deref())?;
+    let deadline = cfg.deadline();
+    let sys = super::load(&a.system)?;
     if a.method != "bridge" {
-        return run_baseline(a, &sys, &cfg);
+        return run_baseline(a, &sys, &cfg, &cfg.until(deadline));
     }
     let bar = (!a.system.json).then(|| {
         let b = ProgressBar::new(1000);
@@ -89,7 +91,7 @@ pub fn run(a: &CheckArgs) -> CliResult {
             b.set_message(format!("{} boxes done, {} queued", p.processed, p.queued));
         }
     };
-    let report = trestle_bridge::check(&sys, &cfg, &progress).map_err(|e| match e {
+    let report = trestle_bridge::check(&sys, &cfg.until(deadline), &progress).map_err(|e| match e {
         trestle_bridge::BridgeError::Internal(m) => CliError::Internal(anyhow!(m)),
         other => CliError::Input(other.into()),
     })?;
@@ -121,7 +123,8 @@ pub fn run(a: &CheckArgs) -> CliResult {
     let mut outcome = verdict_outcome(report.verdict);
     let mut synthesis = None;
     if a.synthesize_on_failure && report.verdict != Verdict::Safe {
-        let (o, json) = super::synth::synthesize_after_failure(&sys, &cfg, a.system.json, a.certificate.as_deref())?;
+        let rest = cfg.until(deadline);
+        let (o, json) = super::synth::synthesize_after_failure(&sys, &rest, a.system.json, a.certificate.as_deref())?;
         outcome = o;
         synthesis = json;
     }
@@ -144,14 +147,15 @@ fn verdict_outcome(v: Verdict) -> Outcome {
     }
 }
 
-/// The monolithic (Z3) and MILP baselines: one query over the whole network.
-fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config) -> CliResult {
+/// The monolithic (Z3) and MILP baselines: one query over the whole network. `run` is `cfg` with
+/// the time left.
+fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config, run: &Config) -> CliResult {
     if a.synthesize_on_failure {
         return Err(CliError::input("--synthesize-on-failure works with --method bridge only"));
     }
     let report = match a.method.as_str() {
-        "monolithic" => trestle_bridge::check_monolithic(sys, cfg),
-        "milp" => trestle_bridge::check_milp(sys, cfg),
+        "monolithic" => trestle_bridge::check_monolithic(sys, run),
+        "milp" => trestle_bridge::check_milp(sys, run),
         other => return Err(CliError::input(format!("--method {other}: expected bridge, monolithic or milp"))),
     }
     .map_err(|e| CliError::Input(e.into()))?;

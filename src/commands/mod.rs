@@ -35,6 +35,23 @@ pub fn seconds(v: f64, flag: &str) -> Result<std::time::Duration, CliError> {
         .map_err(|_| CliError::input(format!("{flag} must be a non-negative number of seconds")))
 }
 
+/// Most worker threads a run may ask for. Results never depend on the thread count and threads
+/// beyond the cores only contend; the cap turns a typo (`--threads 20000`, which spent minutes
+/// starting threads whatever the time limit) into an error.
+pub const MAX_THREADS: usize = 1024;
+
+/// A `--threads` value: 1 to [`MAX_THREADS`].
+pub fn threads(t: usize) -> Result<usize, CliError> {
+    match t {
+        0 => Err(CliError::input("--threads must be at least 1")),
+        t if t > MAX_THREADS => Err(CliError::input(format!(
+            "--threads {t} is too many: at most {MAX_THREADS} (this machine has {} cores)",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        ))),
+        t => Ok(t),
+    }
+}
+
 /// Loads the system file with its `--set` overrides.
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;

@@ -85,9 +85,7 @@ pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
         c.bridge.smt_timeout = super::seconds(t, "--smt-timeout")?;
     }
     if let Some(t) = a.threads {
-        if t == 0 {
-            return Err(CliError::input("--threads must be at least 1"));
-        }
+        let t = super::threads(t)?;
         c.threads = t;
         c.bridge.threads = t;
     }
@@ -145,6 +143,8 @@ fn synthesize(sys: &System, cfg: &SynthConfig, quiet: bool) -> Result<SynthRepor
 pub fn run(a: &SynthArgs) -> CliResult {
     let sys = super::load(&a.system)?;
     let cfg = config(a)?;
+    crate::output::check_output("--certificate", a.certificate.as_deref())?;
+    crate::output::check_output("--plot", a.plot.as_deref())?;
     let report = synthesize(&sys, &cfg, a.system.json)?;
     if let Some(path) = &a.certificate {
         write_certificate(&sys, &report, path)?;
@@ -177,14 +177,20 @@ pub fn run(a: &SynthArgs) -> CliResult {
 /// one (with the check's bridge configuration). With `json` nothing is printed and the object to
 /// put under `"synthesis"` is returned; otherwise the result is printed as text. A proven
 /// invariant's certificate replaces the check's at `certificate`. The outcome is the synthesis
-/// verdict's: safe (proven after all), unsafe (a replayed run leaves Safe) or unknown.
+/// verdict's: safe (proven after all), unsafe (a replayed run leaves Safe) or unknown. The
+/// synthesis gets the time the check left (`bridge.timeout`, already reduced by the caller).
 pub fn synthesize_after_failure(
     sys: &System,
     bridge: &trestle_bridge::Config,
     json: bool,
     certificate: Option<&Path>,
 ) -> Result<(Outcome, Option<Value>), CliError> {
-    let cfg = SynthConfig { threads: bridge.threads, bridge: bridge.clone(), ..SynthConfig::default() };
+    let cfg = SynthConfig {
+        threads: bridge.threads,
+        timeout: bridge.timeout,
+        bridge: bridge.clone(),
+        ..SynthConfig::default()
+    };
     let report = synthesize(sys, &cfg, json)?;
     if let (Some(path), SynthVerdict::Safe) = (certificate, report.verdict) {
         write_certificate(sys, &report, path)?;

@@ -1,8 +1,10 @@
 //! Helpers shared by the planted-truth and metamorphic suites: running the `trestle` binary with
-//! a watchdog, and checking what it prints against the IR's exact semantics.
+//! a watchdog, and checking what it prints against the IR's exact semantics; `cli` for the
+//! command-line regression and fuzz tests.
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod cli;
 pub mod exact;
 pub mod onnx;
 pub mod sampling;

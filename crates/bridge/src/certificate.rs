@@ -117,7 +117,11 @@ pub struct OutcomeJson {
 
 /// Either kind of certificate file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a proof (format, system, state_vars, action_vars, nondet_vars, invariant, clauses) \
+                 or a refutation (format, system, verdict, witness, ..) as written by `trestle check --certificate`"
+)]
 pub enum CertificateJson {
     Proof(ProofJson),
     Outcome(OutcomeJson),

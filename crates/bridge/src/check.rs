@@ -3,6 +3,7 @@
 use crate::config::Config;
 use crate::engine::{self, InductiveRun, Inductiveness, Progress};
 use crate::error::BridgeError;
+use std::time::Instant;
 use trestle_ir::{FBox, Pred, System};
 use trestle_smt::{Answer, Checker, CheckerConfig, EnvChecker, Witness};
 
@@ -129,16 +130,24 @@ pub fn invariant_cover(sys: &System) -> Result<(Pred, Vec<FBox>), BridgeError> {
     let cover = boxes
         .iter()
         .map(|b| {
-            b.enclosing_fbox().ok_or_else(|| BridgeError::InvariantShape("a box is unbounded in some variable".into()))
+            let unbounded = |i: usize| b.lo[i].is_none() || b.hi[i].is_none();
+            let name = |i: usize| sys.state[i].name.as_str();
+            b.enclosing_fbox().ok_or_else(|| {
+                let v = (0..b.dims()).find(|&i| unbounded(i)).map_or("?", name);
+                BridgeError::InvariantShape(format!("a box is unbounded in {v}"))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((inv, cover))
 }
 
 /// Checks the system's candidate invariant: the three conditions and the verdict.
+/// `cfg.timeout` bounds the whole: the side conditions' queries are capped by it, and the engine
+/// gets what they leave.
 pub fn check(sys: &System, cfg: &Config, progress: &(dyn Fn(Progress) + Sync)) -> Result<Report, BridgeError> {
-    let side = side_conditions(sys, cfg)?;
-    let inductive = engine::check_inductive(sys, &side.inv, &side.cover, cfg, progress)?;
+    let deadline = cfg.deadline();
+    let side = side_conditions(sys, cfg, deadline)?;
+    let inductive = engine::check_inductive(sys, &side.inv, &side.cover, &cfg.until(deadline), progress)?;
     Ok(side.report(inductive, None))
 }
 
@@ -150,12 +159,12 @@ struct SideConditions {
     safe: Condition,
 }
 
-fn side_conditions(sys: &System, cfg: &Config) -> Result<SideConditions, BridgeError> {
+fn side_conditions(sys: &System, cfg: &Config, deadline: Option<Instant>) -> Result<SideConditions, BridgeError> {
     let (inv, cover) = invariant_cover(sys)?;
     if sys.safe.is_none() {
         return Err(BridgeError::NoSafe);
     }
-    let mut checker = Checker::new(sys, side_config(cfg))?;
+    let mut checker = Checker::new(sys, side_config(cfg).with_deadline(deadline))?;
     let init = Condition::from_answer(checker.check_init(&inv)?);
     let safe = Condition::from_answer(checker.check_safe(&inv)?);
     Ok(SideConditions { inv, cover, init, safe })
@@ -185,10 +194,11 @@ impl SideConditions {
 /// query (limited by `cfg.timeout`, default one hour), plus the two side conditions.
 pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
     use trestle_smt::InductivenessChecker;
-    let start = std::time::Instant::now();
-    let side = side_conditions(sys, cfg)?;
-    let mut whole = side_config(cfg);
-    whole.timeout = Some(cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600)));
+    let start = Instant::now();
+    let deadline = cfg.deadline();
+    let side = side_conditions(sys, cfg, deadline)?;
+    let mut whole = side_config(cfg).with_deadline(deadline);
+    whole.timeout = Some(cfg.until(deadline).timeout.unwrap_or(std::time::Duration::from_secs(3600)));
     let mut z3 = trestle_smt::Z3Backend::new(sys, whole)?;
     let outcome = match z3.check_inductive(&side.inv)? {
         Answer::Valid => Inductiveness::Proven,
@@ -213,11 +223,14 @@ pub fn check_monolithic(sys: &System, cfg: &Config) -> Result<Report, BridgeErro
 /// `safe-by-milp-evidence` (exit code 3, never 0). Limited by `cfg.timeout` (total, default one
 /// hour) and `cfg.smt_timeout` (per MILP).
 pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
-    let start = std::time::Instant::now();
-    let side = side_conditions(sys, cfg)?;
+    let start = Instant::now();
+    let deadline = cfg.deadline();
+    let side = side_conditions(sys, cfg, deadline)?;
+    // The whole run's budget: the MILPs get what the side conditions left, the exact
+    // confirmation what the MILPs left.
     let total = cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600));
     let mut opts = trestle_milp::MilpOptions::default().with_time_limit(cfg.smt_timeout);
-    opts.total_time_limit = Some(total);
+    opts.total_time_limit = Some(total.saturating_sub(start.elapsed()));
     let run = trestle_milp::check_inductive_milp(sys, &side.inv, &opts)
         .map_err(|e| BridgeError::Unsupported(format!("MILP baseline: {e}")))?;
     let mut summary = MilpSummary {

@@ -220,6 +220,8 @@ struct Ctx<'s> {
     cfg: &'s Config,
     search: witness::Searcher<'s>,
     checkers_made: std::sync::atomic::AtomicUsize,
+    /// End of the run's time budget: caps every Z3 query, skips searches after it.
+    deadline: Option<Instant>,
     /// The successor boxes of a box under psi (for near misses).
     images: SuccessorBounds<'s>,
 }
@@ -243,9 +245,9 @@ impl<'s> Ctx<'s> {
     fn checkers(&self, worker: usize) -> Result<Checkers<'s>, BridgeError> {
         // Each checker numbers its dumps from 1: the prefix keeps every checker's files apart.
         let id = self.checkers_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let cc = checker_config(self.cfg, format!("w{worker}-c{id}-"));
+        let cc = checker_config(self.cfg, format!("w{worker}-c{id}-")).with_deadline(self.deadline);
         let fast = if self.cfg.fast_path { Some(FastPath::new(self.sys, cc.clone())?) } else { None };
-        let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-"));
+        let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-")).with_deadline(self.deadline);
         exact.rlimit = self.cfg.exact_rlimit;
         Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)?, exact: Z3Backend::new(self.sys, exact)? })
     }
@@ -311,7 +313,7 @@ impl<'s> Ctx<'s> {
                 return Ok(w);
             }
         }
-        if self.cfg.search {
+        if self.cfg.search && self.deadline.is_none_or(|d| Instant::now() < d) {
             let t = Instant::now();
             w.searched = true;
             let found = self.search.search(p, hint.as_ref());
@@ -469,6 +471,7 @@ pub fn check_inductive(
         search: witness::Searcher::new(sys, inv, cover)?,
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
+        deadline: cfg.timeout.map(|t| start + t),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))
@@ -495,11 +498,8 @@ pub fn check_inductive(
     };
     let mut proven_volume = 0.0;
     while queue.len() > 0 {
-        if let Some(limit) = cfg.timeout
-            && start.elapsed() > limit
-        {
-            run.outcome =
-                Inductiveness::Unknown { reason: format!("time limit of {:.1} s reached", limit.as_secs_f64()) };
+        if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
+            run.outcome = Inductiveness::Unknown { reason: "time limit reached".into() };
             run.undecided.extend(queue.drain());
             break;
         }

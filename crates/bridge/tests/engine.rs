@@ -69,7 +69,9 @@ fn solver_failures_end_in_unknown_not_safe() {
     let sys = example("maze-nondet.toml");
     let cfg = Config {
         fast_path: false,
-        smt_timeout: Duration::from_nanos(1),
+        // Zero, not 1 ns: a query limited to 1 ns raced with its watchdog and was sometimes
+        // answered; a zero limit runs no query at all (`CheckerConfig::query_limit`).
+        smt_timeout: Duration::ZERO,
         exact_rlimit: Some(1),
         min_width: 0.3,
         search: false,

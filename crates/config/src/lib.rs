@@ -8,10 +8,13 @@
 //! Paths in a file are relative to that file; paths given with `--set` are relative to the working
 //! directory, like any other command-line path.
 //!
-//! Numbers are exact: TOML floats are read as the shortest decimal that denotes the same double
-//! (`0.1` means 1/10); strings such as `"1/3"` give any other rational. Inline network weights are
-//! the f64 values themselves.
+//! Numbers are exact: a TOML float is read from its literal's text, digit for digit (`0.1` means
+//! 1/10, `1.00000000000000000001` is not 1, `1e-400` is not 0; see [`document`]); strings such as
+//! `"1/3"` give any other rational (`"1e400"` too, beyond the f64 range TOML floats are limited
+//! to). `inf` and `nan` are errors. Inline network weights are f64 by definition: each literal is
+//! read as the nearest f64, as a framework would.
 
+mod document;
 mod error;
 mod overrides;
 mod raw;
@@ -32,12 +35,13 @@ pub fn load_system(path: &Path, overrides: &Overrides) -> Result<System, ConfigE
 
 /// Like [`load_system`] with the file's text given (`path` locates relative model paths).
 pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
-    let mut doc: toml::Table =
-        toml::from_str(text).map_err(|e| ConfigError::new(path, None, format!("malformed TOML: {e}")))?;
+    let mut doc =
+        document::parse_table(text).map_err(|e| ConfigError::new(path, None, format!("malformed TOML: {e}")))?;
     overrides.apply(&mut doc).map_err(|e| ConfigError::new(path, None, e))?;
     let raw: raw::RawFile = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let key = e.path().to_string();
-        ConfigError::new(path, (key != ".").then_some(key), e.into_inner().to_string())
+        // The message alone: the key is ours (toml's Display would repeat it as "in `key`").
+        ConfigError::new(path, (key != ".").then_some(key), e.into_inner().message())
     })?;
     let keys = overrides.keys();
     let mut r = resolve::Resolver::new(path, &keys);

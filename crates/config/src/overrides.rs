@@ -10,7 +10,8 @@ pub struct Overrides {
 
 impl Overrides {
     /// Parses `KEY=VALUE`. VALUE is read as a TOML value when it is one (`-22.5`, `[0, 1]`, `true`,
-    /// `"text"`), otherwise as a plain string (`../models/net.onnx`).
+    /// `"text"`; floats keep their text, as in a file), otherwise as a plain string
+    /// (`../models/net.onnx`).
     pub fn parse(args: &[String]) -> Result<Overrides, String> {
         let mut items = Vec::new();
         for a in args {
@@ -20,10 +21,10 @@ impl Overrides {
             if key.is_empty() || key.split('.').any(str::is_empty) {
                 return Err(format!("--set {a}: malformed key '{key}'"));
             }
-            let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
-                .ok()
-                .and_then(|mut t| t.remove("v"))
-                .unwrap_or_else(|| toml::Value::String(value.to_string()));
+            let parsed = match crate::document::parse_value(value) {
+                Some(v) => v.map_err(|e| format!("--set {a}: {e}"))?,
+                None => toml::Value::String(value.to_string()),
+            };
             items.push((key.to_string(), parsed));
         }
         Ok(Overrides { items })
@@ -101,7 +102,7 @@ mod tests {
         )
         .unwrap();
         o.apply(&mut doc).unwrap();
-        assert_eq!(doc["init"]["hdot0"].as_float(), Some(-22.5));
+        assert_eq!(doc["init"]["hdot0"].as_str(), Some("-22.5"));
         assert_eq!(doc["controller"]["model"].as_str(), Some("../m/net.onnx"));
         assert_eq!(doc["branch"][1]["name"].as_str(), Some("b"));
         assert!(Overrides::parse(&["novalue".into()]).is_err());

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, RecurrentLayer};
-use trestle_ir::num::{Rational, parse_rational, rational_from_i64};
+use trestle_ir::num::{MAX_DECIMAL_EXPONENT, Rational, exponent_out_of_range, parse_rational, rational_from_i64};
 use trestle_ir::parse::{ParseError, SimpleScope, Symbol, parse_ctl, parse_expr, parse_ltl, parse_pred};
 use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::system::*;
@@ -49,16 +49,16 @@ impl<'a> Resolver<'a> {
         self.err(key, format!("cannot parse: {e}"))
     }
 
+    /// A number, exactly: TOML floats arrive as their literal's text (see [`crate::document`]).
     fn num(&self, key: &str, n: &RawNum) -> R<Rational> {
         match n {
             RawNum::Int(i) => Ok(rational_from_i64(*i)),
-            RawNum::Float(f) if f.is_finite() => {
-                // Display prints the shortest decimal that round-trips: the literal the user wrote.
-                Ok(parse_rational(&f.to_string()).expect("Display of a finite f64 is a decimal"))
-            }
-            RawNum::Float(f) => self.err(key, format!("{f} is not a finite number")),
             RawNum::Text(t) => match parse_rational(t) {
                 Some(q) => Ok(q),
+                None if exponent_out_of_range(t) => self.err(
+                    key,
+                    format!("'{t}' is out of range: decimal exponents are limited to ±{MAX_DECIMAL_EXPONENT}"),
+                ),
                 None => {
                     self.err(key, format!("'{t}' is not a number (write a decimal like 0.1 or a fraction like 1/3)"))
                 }
@@ -236,15 +236,16 @@ impl<'a> Resolver<'a> {
         let mut out = Vec::new();
         for (i, l) in layers.iter().enumerate() {
             let lk = format!("{key}.layers[{i}]");
-            let matrix = |rows: &Vec<Vec<f64>>, what: &str| -> R<Matrix> {
+            let matrix = |rows: &Vec<Vec<Weight>>, what: &str| -> R<Matrix> {
                 let cols = rows.first().map_or(0, Vec::len);
                 if rows.is_empty() || cols == 0 || rows.iter().any(|r| r.len() != cols) {
                     return self.err(format!("{lk}.{what}"), "must be a non-empty rectangular array of rows");
                 }
-                Ok(Matrix::from_rows(rows))
+                let rows: Vec<Vec<f64>> = rows.iter().map(|r| r.iter().map(|w| w.0).collect()).collect();
+                Ok(Matrix::from_rows(&rows))
             };
             let w = matrix(&l.weights, "weights")?;
-            let bias = l.bias.clone().unwrap_or_else(|| vec![0.0; w.rows]);
+            let bias = l.bias.as_ref().map_or_else(|| vec![0.0; w.rows], |b| b.iter().map(|w| w.0).collect());
             let activation = match l.activation.as_str() {
                 "relu" => Activation::Relu,
                 "identity" | "linear" | "none" => Activation::Identity,

@@ -29,7 +29,26 @@ pub fn rational_from_i64(x: i64) -> Rational {
     BigRational::from_integer(BigInt::from(x))
 }
 
+/// Largest decimal exponent magnitude [`parse_rational`] accepts (`1e10000`; the f64 range ends
+/// near 1e308 and its smallest subnormal near 1e-324). Larger ones would expand into numbers of
+/// millions of digits from a few characters of text.
+pub const MAX_DECIMAL_EXPONENT: u64 = 10_000;
+
+/// Whether `text` is a decimal literal whose exponent (after `e`/`E`) exceeds
+/// [`MAX_DECIMAL_EXPONENT`] in magnitude: why [`parse_rational`] refuses it.
+pub fn exponent_out_of_range(text: &str) -> bool {
+    let Some(i) = text.find(['e', 'E']) else { return false };
+    let digits = text[i + 1..].trim();
+    let digits = digits.strip_prefix(['+', '-']).unwrap_or(digits);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let significant = digits.trim_start_matches('0');
+    significant.len() > 20 || significant.parse::<u64>().is_ok_and(|e| e > MAX_DECIMAL_EXPONENT)
+}
+
 /// Parses a decimal literal (`-0.125`, `3`, `1e-3`, `2.5E+2`) or a fraction (`19/20`) exactly.
+/// Exponents beyond ±[`MAX_DECIMAL_EXPONENT`] are refused (`None`).
 pub fn parse_rational(text: &str) -> Option<Rational> {
     let t = text.trim();
     if let Some((n, d)) = t.split_once('/') {
@@ -41,9 +60,12 @@ pub fn parse_rational(text: &str) -> Option<Rational> {
         return Some(n / d);
     }
     let (mantissa, exponent) = match t.find(['e', 'E']) {
-        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
+        Some(i) => (&t[..i], t[i + 1..].parse::<i64>().ok()?),
         None => (t, 0),
     };
+    if exponent.unsigned_abs() > MAX_DECIMAL_EXPONENT {
+        return None;
+    }
     let (negative, digits) = match mantissa.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, mantissa.strip_prefix('+').unwrap_or(mantissa)),
@@ -57,12 +79,14 @@ pub fn parse_rational(text: &str) -> Option<Rational> {
     }
     let all_digits = format!("{int_part}{frac_part}");
     let mut value = BigRational::from_integer(all_digits.parse::<BigInt>().ok()?);
-    let scale = exponent - frac_part.len() as i32;
+    // Both terms are bounded (the exponent above, the fraction by the text's length).
+    let scale = exponent - i64::try_from(frac_part.len()).ok()?;
     let ten = BigInt::from(10);
+    let power = BigRational::from_integer(num_traits::pow(ten, usize::try_from(scale.unsigned_abs()).ok()?));
     if scale >= 0 {
-        value *= BigRational::from_integer(num_traits::pow(ten, scale as usize));
+        value *= power;
     } else {
-        value /= BigRational::from_integer(num_traits::pow(ten, (-scale) as usize));
+        value /= power;
     }
     Some(if negative { -value } else { value })
 }

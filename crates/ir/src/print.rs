@@ -44,9 +44,8 @@ impl<'a> Names<'a> {
             }
             Expr::Var(v) => (self.var(*v).to_string(), 2),
             Expr::Neg(a) => (format!("-{}", self.expr_prec(a, 2)), 1),
-            Expr::Add(a, b) => (format!("{} + {}", self.expr_prec(a, 0), self.expr_prec(b, 1)), 0),
-            Expr::Sub(a, b) => (format!("{} - {}", self.expr_prec(a, 0), self.expr_prec(b, 1)), 0),
-            Expr::Mul(a, b) => (format!("{}*{}", self.expr_prec(a, 1), self.expr_prec(b, 2)), 1),
+            Expr::Add(..) | Expr::Sub(..) => (self.sum(e), 0),
+            Expr::Mul(..) => (self.product(e), 1),
             Expr::Div(a, k) => (format!("{}/{}", self.expr_prec(a, 1), self.expr_prec(&Expr::Const(k.clone()), 2)), 1),
             Expr::Min(a, b) => (format!("min({}, {})", self.expr(a), self.expr(b)), 2),
             Expr::Max(a, b) => (format!("max({}, {})", self.expr(a), self.expr(b)), 2),
@@ -61,6 +60,67 @@ impl<'a> Names<'a> {
         if prec < ctx { format!("({s})") } else { s }
     }
 
+    /// A side of a comparison: an if-then-else in parentheses (its `else` branch would swallow
+    /// the comparison), anything else as is.
+    fn cmp_side(&self, e: &Expr) -> String {
+        let s = self.expr(e);
+        if matches!(e, Expr::Ite(..)) { format!("({s})") } else { s }
+    }
+
+    /// A sum as a flat list of signed terms (`a + b - c - d`, however the tree is grouped), which
+    /// the parser reads back as the same tree: it builds sums balanced from the flat list.
+    fn sum(&self, e: &Expr) -> String {
+        fn terms<'e>(e: &'e Expr, minus: bool, out: &mut Vec<(bool, &'e Expr)>) {
+            match e {
+                Expr::Add(a, b) => {
+                    terms(a, minus, out);
+                    terms(b, minus, out);
+                }
+                Expr::Sub(a, b) => {
+                    terms(a, minus, out);
+                    terms(b, !minus, out);
+                }
+                e => out.push((minus, e)),
+            }
+        }
+        let mut list = Vec::new();
+        terms(e, false, &mut list);
+        let mut s = String::new();
+        for (i, (minus, t)) in list.into_iter().enumerate() {
+            match (i, minus) {
+                (0, false) => {}
+                (0, true) => s.push('-'),
+                (_, false) => s.push_str(" + "),
+                (_, true) => s.push_str(" - "),
+            }
+            // A leading constant may be negative or a fraction (`-1 + x`); other terms that are
+            // not products or atoms (if-then-else) need parentheses.
+            let lead_const = i == 0 && !minus && matches!(t, Expr::Const(_));
+            s.push_str(&self.expr_prec(t, if lead_const { 0 } else { 1 }));
+        }
+        s
+    }
+
+    /// A product as a flat list of factors (`a*b*c`), read back as the same balanced tree.
+    fn product(&self, e: &Expr) -> String {
+        fn factors<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+            match e {
+                Expr::Mul(a, b) => {
+                    factors(a, out);
+                    factors(b, out);
+                }
+                e => out.push(e),
+            }
+        }
+        let mut list = Vec::new();
+        factors(e, &mut list);
+        list.iter()
+            .enumerate()
+            .map(|(i, f)| self.expr_prec(f, if i == 0 { 1 } else { 2 }))
+            .collect::<Vec<_>>()
+            .join("*")
+    }
+
     pub fn pred(&self, p: &Pred) -> String {
         self.pred_prec(p, 0)
     }
@@ -70,7 +130,7 @@ impl<'a> Names<'a> {
         let (s, prec) = match p {
             Pred::True => ("true".to_string(), 2),
             Pred::False => ("false".to_string(), 2),
-            Pred::Cmp(a, op, b) => (format!("{} {} {}", self.expr(a), op.symbol(), self.expr(b)), 2),
+            Pred::Cmp(a, op, b) => (format!("{} {} {}", self.cmp_side(a), op.symbol(), self.cmp_side(b)), 2),
             Pred::Not(a) => (format!("not {}", self.pred_prec(a, 2)), 2),
             Pred::And(ps) => (ps.iter().map(|q| self.pred_prec(q, 2)).collect::<Vec<_>>().join(" and "), 1),
             Pred::Or(ps) => (ps.iter().map(|q| self.pred_prec(q, 1)).collect::<Vec<_>>().join(" or "), 0),
@@ -115,6 +175,7 @@ impl<'a> Names<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::num::rational_from_i64;
     use crate::parse::{SimpleScope, Symbol, parse_ctl, parse_expr, parse_pred};
 
     #[test]
@@ -122,12 +183,35 @@ mod tests {
         let mut scope = SimpleScope::with_state(&["x", "y"]);
         scope.add("a", Symbol::Var(VarRef::Action(0)));
         let names = Names { state: vec!["x", "y"], action: vec!["a"], nondet: vec![] };
-        for text in ["x + 0.1*a - (y - 2)/3", "min(x, -y) * 2", "if x <= 1 then lookup(y, [1, 2]) else relu(x - y)"] {
+        let long_sum: String = (0..50).map(|i| format!("{} x*{i}", if i % 3 == 0 { "-" } else { "+" })).collect();
+        let long_product = vec!["x"; 40].join("*");
+        for text in [
+            "x + 0.1*a - (y - 2)/3",
+            "min(x, -y) * 2",
+            "if x <= 1 then lookup(y, [1, 2]) else relu(x - y)",
+            "max(x, y, a, 1, 2, x - y)",
+            "x*y/2*a/3",
+            "(if x <= 1 then 1 else 2) + y",
+            "-1 + x - 1/3",
+            &long_sum,
+            &long_product,
+        ] {
             let e = parse_expr(text, &scope).unwrap();
             assert_eq!(parse_expr(&names.expr(&e), &scope).unwrap(), e, "{text}");
         }
-        let p = parse_pred("not (x <= 1 or y > 2) and x == 0", &scope).unwrap();
-        assert_eq!(parse_pred(&names.pred(&p), &scope).unwrap(), p);
+        // Sums print flat, whatever the grouping: the same value, and printing is a fixpoint.
+        let e = parse_expr("x - (y - a) - (x + y) + -a", &scope).unwrap();
+        let text = names.expr(&e);
+        assert_eq!(text, "x - y + a - x - y + -a");
+        let again = parse_expr(&text, &scope).unwrap();
+        assert_eq!(names.expr(&again), text);
+        let (s, a) = ([rational_from_i64(3), rational_from_i64(-5)], [rational_from_i64(7)]);
+        let env = crate::expr::Env::new(&s, &a, &[]);
+        assert_eq!(e.eval_exact(&env).unwrap(), again.eval_exact(&env).unwrap());
+        for text in ["not (x <= 1 or y > 2) and x == 0", "(if x <= 1 then 1 else 2) <= y"] {
+            let p = parse_pred(text, &scope).unwrap();
+            assert_eq!(parse_pred(&names.pred(&p), &scope).unwrap(), p, "{text}");
+        }
         let c = parse_ctl("AX^2 (x > 1 or EF^3 y < 0)", &scope).unwrap();
         assert_eq!(parse_ctl(&names.ctl(&c), &scope).unwrap(), c);
     }

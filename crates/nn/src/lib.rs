@@ -71,8 +71,11 @@
 //! as explicit layers:
 //!
 //! 1. clip each input to `[min, max]`, exactly, as
-//!    `clamp(x, lo, hi) = lo + relu(x - lo) - relu(x - hi)`: a ReLU layer of `2n` neurons and the
-//!    affine recombination (always kept, even where it never binds on the intended domain);
+//!    `clamp(x, lo, hi) = hi - relu(hi - (lo + relu(x - lo)))`: two ReLU layers of `n` neurons
+//!    (always kept, even where they never bind on the intended domain). The constants are the
+//!    header's values, so the layers denote the exact clamp, and the f64 evaluation has no
+//!    cancellation: huge inputs give `hi` or `lo` (up to an ulp), not `lo + x - x` (see
+//!    `nnet::clamp`);
 //! 2. normalise, `(x - mean) / range`: a diagonal layer with weights `1/range` and bias
 //!    `-mean/range`, each correctly rounded to f64 (exact when `range` is a power of two; e.g.
 //!    VCAS's ranges 16000, 200 and 40 are not, so those weights carry a relative error of at most

@@ -189,22 +189,7 @@ fn input_normalisation(chain: &mut ChainBuilder, h: &NnetHeader) -> Result<(), S
     if n > MAX_DIAGONAL_WIDTH {
         return Err(format!("{n} inputs: header normalisation is supported up to {MAX_DIAGONAL_WIDTH} inputs"));
     }
-    // u[2i] = relu(x_i - min_i), u[2i+1] = relu(x_i - max_i).
-    let mut split = vec![0.0; 2 * n * n];
-    let mut split_bias = vec![0.0; 2 * n];
-    // clamp(x_i) = min_i + u[2i] - u[2i+1].
-    let mut join = vec![0.0; n * 2 * n];
-    for i in 0..n {
-        split[2 * i * n + i] = 1.0;
-        split[(2 * i + 1) * n + i] = 1.0;
-        split_bias[2 * i] = -h.mins[i];
-        split_bias[2 * i + 1] = -h.maxes[i];
-        join[i * 2 * n + 2 * i] = 1.0;
-        join[i * 2 * n + 2 * i + 1] = -1.0;
-    }
-    chain.affine(Affine::new(Linear::Full(Matrix::new(2 * n, n, split)), split_bias))?;
-    chain.relu()?;
-    chain.affine(Affine::new(Linear::Full(Matrix::new(n, 2 * n, join)), h.mins.clone()))?;
+    clamp(chain, &h.mins, &h.maxes)?;
     let (means, ranges) = (&h.means[..n], &h.ranges[..n]);
     if means.iter().all(|&m| m == 0.0) && ranges.iter().all(|&r| r == 1.0) {
         return Ok(());
@@ -213,6 +198,27 @@ fn input_normalisation(chain: &mut ChainBuilder, h: &NnetHeader) -> Result<(), S
     let scale = ranges.iter().map(|&r| 1.0 / r).collect();
     let shift = means.iter().zip(ranges).map(|(&m, &r)| -m / r).collect();
     chain.affine(Affine::new(Linear::Diagonal(scale), shift))
+}
+
+/// `clamp(x, lo, hi) = hi - relu(hi - (lo + relu(x - lo)))`: `max(x, lo)` then `min(.., hi)`, each
+/// by one ReLU, as four affine maps whose constants are the header's own values (so the layers
+/// mean the exact clamp; two maps merge only where that is exact).
+///
+/// Why not one ReLU layer (`lo + relu(x - lo) - relu(x - hi)`): its two ReLUs cancel for every
+/// `x` above `hi`, and in f64 that cancellation is catastrophic for huge inputs (`x = 1e20`
+/// gave `lo` instead of `hi`), so the f64 evaluation disagreed with the exact one. Here, above
+/// `hi` the outer ReLU's input is negative and the output is `hi` exactly; below `lo` the inner
+/// ReLU is exactly 0; in between every intermediate value is bounded by the header's magnitudes,
+/// so f64 rounding errors are a few ulps of `max(|lo|, |hi|)` whatever the input.
+fn clamp(chain: &mut ChainBuilder, lo: &[f64], hi: &[f64]) -> Result<(), String> {
+    let n = lo.len();
+    let neg = |v: &[f64]| v.iter().map(|x| -x).collect::<Vec<f64>>();
+    chain.affine(Affine::new(Linear::Identity(n), neg(lo)))?;
+    chain.relu()?;
+    chain.affine(Affine::new(Linear::Identity(n), lo.to_vec()))?;
+    chain.affine(Affine::new(Linear::Diagonal(vec![-1.0; n]), hi.to_vec()))?;
+    chain.relu()?;
+    chain.affine(Affine::new(Linear::Diagonal(vec![-1.0; n]), hi.to_vec()))
 }
 
 /// `y * range_out + mean_out`, exact (both constants come from the file), unless it is the identity.
@@ -260,9 +266,10 @@ mod tests {
             let got = header.eval(&x).unwrap()[0];
             assert!((got - sisl(&x)).abs() < 1e-12, "{x:?}: {got} vs {}", sisl(&x));
         }
-        // Ranges 2 and 8 are powers of two, so the normalisation folds exactly into the clip
-        // recombination; the de-normalisation (x3 + 1) folds exactly into the last raw layer.
-        assert_eq!(header.sizes(), vec![2, 4, 2, 3, 1]);
+        // The clip is two ReLU layers (max with lo, then min with hi). Ranges 2 and 8 are powers
+        // of two, so the normalisation folds exactly into the clip's last map; the
+        // de-normalisation (x3 + 1) folds exactly into the last raw layer.
+        assert_eq!(header.sizes(), vec![2, 2, 2, 2, 3, 1]);
     }
 
     #[test]
@@ -283,7 +290,7 @@ mod tests {
     fn identity_normalisation_is_skipped() {
         let text = "1,1,1,1,\n1,1,\n0,\n-3.0,\n3.0,\n0.0,0.0,\n1.0,1.0,\n2.0,\n0.5,\n";
         let net = parse_nnet(text, "id.nnet", NnetNormalization::Header).unwrap();
-        assert_eq!(net.sizes(), vec![1, 2, 1, 1]);
+        assert_eq!(net.sizes(), vec![1, 1, 1, 1, 1]);
         assert_eq!(net.eval(&[10.0]).unwrap(), vec![6.5]);
         assert_eq!(net.eval(&[1.0]).unwrap(), vec![2.5]);
     }

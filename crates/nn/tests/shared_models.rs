@@ -107,7 +107,7 @@ fn load_network_picks_the_format_by_extension() {
     let nnet = load_network(&dir.join("frozenlake/agent.nnet"), &opts).unwrap();
     assert_eq!(onnx.sizes(), vec![9, 32, 32, 4]);
     // Header mode: the clip layers come first (normalisation and output mapping are identities).
-    assert_eq!(nnet.sizes(), vec![9, 18, 9, 32, 32, 4]);
+    assert_eq!(nnet.sizes(), vec![9, 9, 9, 9, 32, 32, 4]);
     assert_eq!(nnet.source, dir.join("frozenlake/agent.nnet").display().to_string());
 }
 

@@ -57,7 +57,9 @@ impl Window {
             }
         }
         let at = |(t, edge): (f64, Option<Edge>), end: Point| {
-            let Some(edge) = edge else { return end };
+            // An end no edge cut is inside up to rounding (a segment from -4e275 to -6e219 "touches"
+            // the window [0, 0.001] at t = 1 once rounded): clamped, it is inside exactly.
+            let Some(edge) = edge else { return self.clamp(end) };
             let p = self.clamp((2.0 * (ha.0 + t * dx), 2.0 * (ha.1 + t * dy)));
             match edge {
                 Edge::X(x) => (x, p.1),
@@ -122,6 +124,12 @@ mod tests {
         assert_eq!(W.clip_segment((-f64::MAX, 5.0), (f64::MAX, 5.0)), Some(((0.0, 5.0), (10.0, 5.0))));
         let diagonal = W.clip_segment((-f64::MAX, -f64::MAX), (f64::MAX, f64::MAX)).unwrap();
         assert!(W.contains(diagonal.0) && W.contains(diagonal.1));
+        // Outside, but rounding makes it touch the edge at t = 1: whatever is returned is inside
+        // (the uncut end was returned as is, and drawing it overflowed pixel arithmetic).
+        let tiny = Window { x: (0.0, 0.001), y: (0.0, 0.001) };
+        if let Some((p, q)) = tiny.clip_segment((-4.442700507102447e275, 0.0), (-6.462231252380151e219, 0.0)) {
+            assert!(tiny.contains(p) && tiny.contains(q), "{p:?} {q:?}");
+        }
     }
 
     #[test]

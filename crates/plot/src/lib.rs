@@ -20,8 +20,9 @@
 //!   before drawing ([`PlotError`]).
 //! - **Everything is clipped to the view window** before it reaches plotters, so a zoomed view of a
 //!   large invariant draws only what is visible, and no shape spills into the margins.
-//! - **Files appear atomically**: the image is rendered in memory, written to a temporary file in
-//!   the target directory and renamed over the target.
+//! - **Files appear atomically**: the image is rendered in memory, then written by the small
+//!   `atomic-output` crate (a temporary file in the target directory, flushed and renamed over the
+//!   target; symbolic links written through, special files such as FIFOs and devices refused).
 //!
 //! ```no_run
 //! use trestle_plot::{Arrow, Region, RegionStyle, StatePlot, render};

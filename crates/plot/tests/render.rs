@@ -81,7 +81,8 @@ fn close(a: (u8, u8, u8), b: (u8, u8, u8)) -> bool {
 
 fn leftovers(dir: &Path) -> Vec<String> {
     let names = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap());
-    names.filter(|n| n.starts_with(".trestle-plot-")).collect()
+    // Temporary files are hidden siblings of the target (`.NAME.PID-N.tmp`).
+    names.filter(|n| n.starts_with('.')).collect()
 }
 
 #[test]
@@ -158,7 +159,10 @@ fn unknown_extensions_are_errors_and_write_nothing() {
 #[test]
 fn unwritable_paths_are_io_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let err = render(&small_plot(), &dir.path().join("missing").join("plot.svg")).unwrap_err();
+    // A missing directory is created; a regular file where a directory should be is an error.
+    render(&small_plot(), &dir.path().join("missing").join("plot.svg")).unwrap();
+    std::fs::write(dir.path().join("file"), b"").unwrap();
+    let err = render(&small_plot(), &dir.path().join("file").join("plot.svg")).unwrap_err();
     assert!(matches!(err, PlotError::Io { .. }), "{err}");
     // A directory in the way of the rename.
     std::fs::create_dir(dir.path().join("taken.png")).unwrap();

@@ -2,13 +2,16 @@
 
 use crate::stats::Stats;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How a checker runs its queries.
 #[derive(Clone, Debug)]
 pub struct CheckerConfig {
     /// Per-query wall-clock limit for Z3 (`None`: no limit). Hitting it gives `Unknown(Timeout)`.
     pub timeout: Option<Duration>,
+    /// The end of the whole run's time budget: each query's limit is capped by the time left, and
+    /// a query after it answers `Unknown(Timeout)` without running.
+    pub deadline: Option<Instant>,
     /// Per-query Z3 resource limit (`rlimit`), a deterministic alternative to the timeout.
     pub rlimit: Option<u32>,
     /// Write every Z3 query as an SMT-LIB 2 file into this directory.
@@ -32,6 +35,7 @@ impl Default for CheckerConfig {
     fn default() -> Self {
         CheckerConfig {
             timeout: Some(Duration::from_secs(60)),
+            deadline: None,
             rlimit: None,
             dump_dir: None,
             dump_prefix: None,
@@ -56,6 +60,21 @@ impl CheckerConfig {
     pub fn without_timeout(mut self) -> Self {
         self.timeout = None;
         self
+    }
+
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The limit of a query starting now: the per-query timeout capped by the time left before
+    /// the deadline (`Some(ZERO)` once it has passed).
+    pub fn query_limit(&self) -> Option<Duration> {
+        let left = self.deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        match (self.timeout, left) {
+            (Some(t), Some(l)) => Some(t.min(l)),
+            (t, l) => t.or(l),
+        }
     }
 
     pub fn with_rlimit(mut self, rlimit: u32) -> Self {

@@ -1,7 +1,7 @@
-//! SMT-LIB 2 dumps of the queries, one file per Z3 query, written atomically (temp + rename).
+//! SMT-LIB 2 dumps of the queries, one file per Z3 query, written by the project's atomic writer
+//! (`atomic-output`: temp file, fsync, rename; no temporary file left behind).
 
 use crate::error::CheckError;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -30,7 +30,6 @@ impl Dumper {
         let name = format!("{}query-{:06}.smt2", self.prefix, self.next);
         self.next += 1;
         let path = self.dir.join(&name);
-        let tmp = self.dir.join(format!(".{name}.tmp"));
         let mut text = String::with_capacity(assertions.len() + 256);
         for line in comment.lines() {
             text.push_str("; ");
@@ -42,13 +41,8 @@ impl Dumper {
             text.push('\n');
         }
         text.push_str("(check-sat)\n");
-        let io = |e: std::io::Error| CheckError::Dump { path: path.clone(), message: e.to_string() };
-        std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let mut f = std::fs::File::create(&tmp).map_err(io)?;
-        f.write_all(text.as_bytes()).map_err(io)?;
-        f.sync_all().map_err(io)?;
-        drop(f);
-        std::fs::rename(&tmp, &path).map_err(io)?;
+        atomic_output::write(&path, text.as_bytes())
+            .map_err(|e| CheckError::Dump { path: path.clone(), message: e.to_string() })?;
         Ok(path)
     }
 }

@@ -25,9 +25,15 @@ pub(crate) enum Outcome {
 /// The time limit is not Z3's `timeout` parameter: Z3 4.8.12's timer threads deadlock when
 /// several threads time queries at once. [`check_again`] runs a watchdog that interrupts the
 /// query's own context instead (each query has a fresh context, see [`isolated`]).
+///
+/// `ctrl_c` is off: during `check-sat` Z3 would install a SIGINT handler of its own, through one
+/// process-wide pointer that concurrent queries overwrite and restore out of order, so Ctrl-C
+/// either cancelled one query and was otherwise ignored, or jumped through a dangling pointer
+/// (exit 139). Signals are the program's business (the CLI stops cleanly on SIGINT/SIGTERM).
 pub(crate) fn new_solver(cfg: &CheckerConfig, logic: Option<&'static str>) -> Solver {
     let solver = logic.and_then(Solver::new_for_logic).unwrap_or_default();
     let mut params = Params::new();
+    params.set_bool("ctrl_c", false);
     if let Some(r) = cfg.rlimit {
         params.set_u32("rlimit", r);
     }
@@ -52,7 +58,12 @@ pub(crate) fn check(
 pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
     let start = Instant::now();
     let fired = std::sync::atomic::AtomicBool::new(false);
-    let result = match cfg.timeout {
+    let result = match cfg.query_limit() {
+        Some(limit) if limit.is_zero() => {
+            // The run's deadline has passed: no query is started.
+            fired.store(true, std::sync::atomic::Ordering::SeqCst);
+            SatResult::Unknown
+        }
         None => solver.check(),
         Some(limit) => {
             let ctx = z3::Context::thread_local();

@@ -62,6 +62,24 @@ pub fn scratch(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// The text of a one-variable system: `head` (top-level regions, then any tables), the state
+/// variable `x = STATE`, an inline identity network giving the action `a = x`, and `x' = STEP`.
+pub fn one_var_system(head: &str, state: &str, step: &str) -> String {
+    format!(
+        r#"{head}
+[state]
+x = {state}
+[networks.id]
+layers = [{{ weights = [[1.0]], bias = [0.0], activation = "identity" }}]
+[controller]
+network = "id"
+actions = ["a"]
+[step]
+x = "{step}"
+"#
+    )
+}
+
 /// A system from its TOML text, written to a [`scratch`] directory first (so `net.nnet` is
 /// beside it).
 pub fn system_from_text(text: &str) -> System {

@@ -12,12 +12,29 @@
 //! ```
 //! Numbers are exact: `0.1` is the rational 1/10. Comparison chains (`0 <= x <= 1`) are conjunctions.
 //! Division is only by constants, so expressions stay piecewise linear except explicit products.
+//!
+//! Limits (see [`shape`]): nesting deeper than [`MAX_NESTING`] levels, trees deeper than
+//! [`MAX_TREE_DEPTH`] or larger than [`MAX_TREE_NODES`] after `let` definitions are inlined, and
+//! temporal bounds above [`MAX_TEMPORAL_BOUND`] are parse errors; long flat chains are fine (they
+//! are built balanced). Parsing time is polynomial in the text's length: the one place the grammar
+//! backtracks (a parenthesis opening either an arithmetic group or a predicate) is memoised.
+
+mod lex;
+mod shape;
+
+pub use shape::{MAX_NESTING, MAX_TREE_DEPTH, MAX_TREE_NODES};
 
 use crate::expr::{Expr, VarRef};
 use crate::formula::{Ctl, Ltl};
-use crate::num::{Rational, parse_rational};
+use crate::num::Rational;
 use crate::pred::{CmpOp, Pred};
-use num_traits::Zero;
+use lex::{Tok, lex};
+use num_traits::{One, Zero};
+use shape::Size;
+use std::collections::HashMap;
+
+/// Largest bound of a temporal operator (`EX^k`, `F<=k`, ...): a million steps of unrolling.
+pub const MAX_TEMPORAL_BOUND: u32 = 1_000_000;
 
 /// What a name means where the text is parsed.
 #[derive(Clone, Debug)]
@@ -45,70 +62,6 @@ pub struct ParseError {
     pub offset: usize,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Num(Rational),
-    Ident(String),
-    Sym(&'static str),
-}
-
-const SYMBOLS: [&str; 22] = [
-    "->", "<=", ">=", "==", "!=", "&&", "||", "<", ">", "=", "!", "+", "-", "*", "/", "(", ")", "[", "]", ",", "^", "~",
-];
-
-fn lex(text: &str) -> Result<Vec<(Tok, usize)>, (String, usize)> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i] as char;
-        if c.is_whitespace() {
-            i += 1;
-            continue;
-        }
-        if c.is_ascii_digit() || (c == '.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit())) {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
-                i += 1;
-            }
-            if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
-                let save = i;
-                i += 1;
-                if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
-                    i += 1;
-                }
-                if i < bytes.len() && bytes[i].is_ascii_digit() {
-                    while i < bytes.len() && bytes[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                } else {
-                    i = save;
-                }
-            }
-            let lit = &text[start..i];
-            let q = parse_rational(lit).ok_or_else(|| (format!("malformed number '{lit}'"), start))?;
-            out.push((Tok::Num(q), start));
-            continue;
-        }
-        if c.is_ascii_alphabetic() || c == '_' {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                i += 1;
-            }
-            out.push((Tok::Ident(text[start..i].to_string()), start));
-            continue;
-        }
-        match SYMBOLS.iter().find(|s| text[i..].starts_with(**s)) {
-            Some(s) => {
-                out.push((Tok::Sym(s), i));
-                i += s.len();
-            }
-            None => return Err((format!("unexpected character '{c}'"), i)),
-        }
-    }
-    Ok(out)
-}
-
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Pred,
@@ -125,19 +78,47 @@ struct Parser<'a> {
     pos: usize,
     scope: &'a dyn Scope,
     mode: Mode,
+    /// Current nesting (see [`MAX_NESTING`]).
+    depth: usize,
+    /// Nodes brought in by inlined `let` definitions so far (see [`MAX_TREE_NODES`]).
+    inlined: usize,
+    /// `comparison()` by start position: its result and where it ended.
+    comparisons: HashMap<usize, (PResult<Pred>, usize)>,
 }
 
-type PResult<T> = Result<T, ParseError>;
+/// A parse failure inside the parser: the message and the byte offset it points at. Cheap to
+/// clone (memoised failures are replayed); turned into a [`ParseError`] once, at the end.
+#[derive(Clone, Debug)]
+struct Failure {
+    message: String,
+    offset: usize,
+}
+
+type PResult<T> = Result<T, Failure>;
 
 impl<'a> Parser<'a> {
-    fn new(text: &'a str, scope: &'a dyn Scope, mode: Mode) -> PResult<Self> {
+    fn new(text: &'a str, scope: &'a dyn Scope, mode: Mode) -> Result<Self, ParseError> {
         let toks = lex(text).map_err(|(m, off)| make_error(text, m, off))?;
-        Ok(Parser { text, toks, pos: 0, scope, mode })
+        Ok(Parser { text, toks, pos: 0, scope, mode, depth: 0, inlined: 0, comparisons: HashMap::new() })
     }
 
     fn error<T>(&self, message: impl Into<String>) -> PResult<T> {
-        let off = self.toks.get(self.pos).map_or(self.text.len(), |t| t.1);
-        Err(make_error(self.text, message.into(), off))
+        let offset = self.toks.get(self.pos).map_or(self.text.len(), |t| t.1);
+        Err(Failure { message: message.into(), offset })
+    }
+
+    /// Runs `f` one nesting level deeper, refusing to go beyond [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.depth >= MAX_NESTING {
+            return self.error(format!(
+                "nested too deeply: more than {MAX_NESTING} levels of parentheses, unary operators, \
+                 if-then-else or function calls"
+            ));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
     }
 
     fn peek(&self) -> Option<&Tok> {
@@ -190,28 +171,28 @@ impl<'a> Parser<'a> {
 
     // ---------- arithmetic ----------
 
+    /// A sum of terms, built balanced (see [`shape::sum`]).
     fn expr(&mut self) -> PResult<Expr> {
-        let mut acc = self.term()?;
+        let mut terms = vec![(false, self.term()?)];
         loop {
             if self.eat_sym("+") {
-                acc = fold_add(acc, self.term()?, false);
+                terms.push((false, self.term()?));
             } else if self.eat_sym("-") {
-                acc = fold_add(acc, self.term()?, true);
+                terms.push((true, self.term()?));
             } else {
-                return Ok(acc);
+                return Ok(shape::sum(terms));
             }
         }
     }
 
+    /// A product of factors divided by constants: `(f1 * f2 * ..) / (k1 * k2 * ..)`, built
+    /// balanced (see [`shape::product`]).
     fn term(&mut self) -> PResult<Expr> {
-        let mut acc = self.unary()?;
+        let mut factors = vec![self.unary()?];
+        let mut divisor = Rational::one();
         loop {
             if self.eat_sym("*") {
-                let rhs = self.unary()?;
-                acc = match (acc.as_const(), rhs.as_const()) {
-                    (Some(a), Some(b)) => Expr::Const(a * b),
-                    _ => Expr::Mul(Box::new(acc), Box::new(rhs)),
-                };
+                factors.push(self.unary()?);
             } else if self.is_sym("/") {
                 self.pos += 1;
                 let rhs = self.unary()?;
@@ -219,17 +200,18 @@ impl<'a> Parser<'a> {
                 if k.is_zero() {
                     return self.error("division by zero");
                 }
-                acc = match acc.as_const() {
-                    Some(a) => Expr::Const(a / k),
-                    None => Expr::Div(Box::new(acc), k.clone()),
-                };
+                divisor *= k;
             } else {
-                return Ok(acc);
+                return Ok(shape::product(factors, divisor));
             }
         }
     }
 
     fn unary(&mut self) -> PResult<Expr> {
+        self.nested(Self::unary_inner)
+    }
+
+    fn unary_inner(&mut self) -> PResult<Expr> {
         if self.eat_sym("-") {
             let e = self.unary()?;
             return Ok(match e {
@@ -278,7 +260,16 @@ impl<'a> Parser<'a> {
                 match self.scope.lookup(&name) {
                     Some(Symbol::Var(v)) | Some(Symbol::BoolVar(v)) => Ok(Expr::Var(v)),
                     Some(Symbol::Const(c)) => Ok(Expr::Const(c)),
-                    Some(Symbol::Macro(e)) => Ok(e),
+                    Some(Symbol::Macro(e)) => {
+                        self.inlined = self.inlined.saturating_add(shape::expr_size(&e).nodes);
+                        if self.inlined > MAX_TREE_NODES {
+                            self.pos -= 1;
+                            return self.error(format!(
+                                "the `let` definitions used here expand to more than {MAX_TREE_NODES} nodes"
+                            ));
+                        }
+                        Ok(e)
+                    }
                     None => {
                         self.pos -= 1;
                         let known = self.scope.known_names();
@@ -310,19 +301,7 @@ impl<'a> Parser<'a> {
             Ok(())
         };
         match name {
-            "min" | "max" => {
-                let args = self.args()?;
-                let is_min = name == "min";
-                let folded = args
-                    .into_iter()
-                    .reduce(|a, b| match (a.as_const(), b.as_const()) {
-                        (Some(x), Some(y)) => Expr::Const(if is_min { x.min(y).clone() } else { x.max(y).clone() }),
-                        _ if is_min => Expr::Min(Box::new(a), Box::new(b)),
-                        _ => Expr::Max(Box::new(a), Box::new(b)),
-                    })
-                    .unwrap();
-                Ok(folded)
-            }
+            "min" | "max" => Ok(shape::extremum(self.args()?, name == "min")),
             "relu" | "abs" => {
                 let args = self.args()?;
                 arity(self, &args, 1)?;
@@ -371,8 +350,21 @@ impl<'a> Parser<'a> {
         Some(op)
     }
 
-    /// A comparison chain, or a boolean variable, starting at the current token.
+    /// A comparison chain, or a boolean variable, starting at the current token. Memoised: a
+    /// parenthesis is first tried as an arithmetic group and re-read as a predicate when that
+    /// fails, so without the memo nested groups would be read exponentially often.
     fn comparison(&mut self) -> PResult<Pred> {
+        let start = self.pos;
+        if let Some((result, end)) = self.comparisons.get(&start) {
+            self.pos = *end;
+            return result.clone();
+        }
+        let result = self.comparison_uncached();
+        self.comparisons.insert(start, (result.clone(), self.pos));
+        result
+    }
+
+    fn comparison_uncached(&mut self) -> PResult<Pred> {
         if let Some(Tok::Ident(name)) = self.peek().cloned()
             && let Some(Symbol::BoolVar(v)) = self.scope.lookup(&name)
         {
@@ -404,7 +396,7 @@ impl<'a> Parser<'a> {
         }
         let lhs = Pred::or(items);
         if self.mode == Mode::Pred && self.eat_sym("->") {
-            let rhs = self.pred_or()?;
+            let rhs = self.nested(Self::pred_or)?;
             return Ok(Pred::Or(vec![Pred::Not(Box::new(lhs)), rhs]));
         }
         Ok(lhs)
@@ -419,6 +411,10 @@ impl<'a> Parser<'a> {
     }
 
     fn pred_not(&mut self) -> PResult<Pred> {
+        self.nested(Self::pred_not_inner)
+    }
+
+    fn pred_not_inner(&mut self) -> PResult<Pred> {
         if self.eat_word("not") || self.eat_sym("!") {
             return Ok(Pred::Not(Box::new(self.pred_not()?)));
         }
@@ -449,9 +445,13 @@ impl<'a> Parser<'a> {
         if self.eat_sym("^") || self.eat_sym("<=") {
             match self.peek().cloned() {
                 Some(Tok::Num(q)) if crate::num::is_integer(&q) && q >= Rational::zero() => {
-                    self.pos += 1;
-                    let k: u32 = q.numer().try_into().map_err(|_| ()).or_else(|_| self.error("bound too large"))?;
-                    Ok(Some(k))
+                    match u32::try_from(q.numer()).ok().filter(|k| *k <= MAX_TEMPORAL_BOUND) {
+                        Some(k) => {
+                            self.pos += 1;
+                            Ok(Some(k))
+                        }
+                        None => self.error(format!("bound too large (at most {MAX_TEMPORAL_BOUND})")),
+                    }
                 }
                 _ => self.error("expected a non-negative integer bound"),
             }
@@ -467,7 +467,7 @@ impl<'a> Parser<'a> {
         }
         let lhs = if items.len() == 1 { items.pop().unwrap() } else { Ctl::Or(items) };
         if self.eat_sym("->") {
-            let rhs = self.ctl_or()?;
+            let rhs = self.nested(Self::ctl_or)?;
             return Ok(Ctl::Or(vec![Ctl::Not(Box::new(lhs)), rhs]));
         }
         Ok(lhs)
@@ -482,6 +482,10 @@ impl<'a> Parser<'a> {
     }
 
     fn ctl_unary(&mut self) -> PResult<Ctl> {
+        self.nested(Self::ctl_unary_inner)
+    }
+
+    fn ctl_unary_inner(&mut self) -> PResult<Ctl> {
         if self.eat_word("not") || self.eat_sym("!") {
             return Ok(Ctl::Not(Box::new(self.ctl_unary()?)));
         }
@@ -545,7 +549,7 @@ impl<'a> Parser<'a> {
         }
         let lhs = if items.len() == 1 { items.pop().unwrap() } else { Ltl::Or(items) };
         if self.eat_sym("->") {
-            let rhs = self.ltl_or()?;
+            let rhs = self.nested(Self::ltl_or)?;
             return Ok(Ltl::Or(vec![Ltl::Not(Box::new(lhs)), rhs]));
         }
         Ok(lhs)
@@ -564,7 +568,7 @@ impl<'a> Parser<'a> {
         for (w, until) in [("U", true), ("R", false)] {
             if self.eat_word(w) {
                 let k = self.bound()?;
-                let rhs = Box::new(self.ltl_binary()?);
+                let rhs = Box::new(self.nested(Self::ltl_binary)?);
                 return Ok(if until { Ltl::U(k, Box::new(lhs), rhs) } else { Ltl::R(k, Box::new(lhs), rhs) });
             }
         }
@@ -572,6 +576,10 @@ impl<'a> Parser<'a> {
     }
 
     fn ltl_unary(&mut self) -> PResult<Ltl> {
+        self.nested(Self::ltl_unary_inner)
+    }
+
+    fn ltl_unary_inner(&mut self) -> PResult<Ltl> {
         if self.eat_word("not") || self.eat_sym("!") {
             return Ok(Ltl::Not(Box::new(self.ltl_unary()?)));
         }
@@ -611,46 +619,53 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn fold_add(a: Expr, b: Expr, minus: bool) -> Expr {
-    match (a.as_const(), b.as_const()) {
-        (Some(x), Some(y)) => Expr::Const(if minus { x - y } else { x + y }),
-        _ if minus => Expr::Sub(Box::new(a), Box::new(b)),
-        _ => Expr::Add(Box::new(a), Box::new(b)),
-    }
-}
-
 fn make_error(text: &str, message: String, offset: usize) -> ParseError {
     let offset = offset.min(text.len());
     let caret = format!("{}^", " ".repeat(text[..offset].chars().count()));
     ParseError { message, text: text.to_string(), caret, offset }
 }
 
+/// Runs one parse of the whole text: `rule`, then the end of the text, then the size limits.
+fn parse_all<T>(
+    text: &str,
+    scope: &dyn Scope,
+    mode: Mode,
+    rule: impl FnOnce(&mut Parser<'_>) -> PResult<T>,
+    size: fn(&T) -> Size,
+) -> Result<T, ParseError> {
+    let mut p = Parser::new(text, scope, mode)?;
+    let result = rule(&mut p).and_then(|t| p.finish().map(|()| t));
+    let t = result.map_err(|f| make_error(text, f.message, f.offset))?;
+    let s = size(&t);
+    if s.depth > MAX_TREE_DEPTH {
+        let message = format!(
+            "nested too deeply: {} levels after `let` definitions are inlined (at most {MAX_TREE_DEPTH})",
+            s.depth
+        );
+        return Err(make_error(text, message, 0));
+    }
+    if s.nodes > MAX_TREE_NODES {
+        let message =
+            format!("too large: {} nodes after `let` definitions are inlined (at most {MAX_TREE_NODES})", s.nodes);
+        return Err(make_error(text, message, 0));
+    }
+    Ok(t)
+}
+
 pub fn parse_expr(text: &str, scope: &dyn Scope) -> Result<Expr, ParseError> {
-    let mut p = Parser::new(text, scope, Mode::Pred)?;
-    let e = p.expr()?;
-    p.finish()?;
-    Ok(e)
+    parse_all(text, scope, Mode::Pred, |p| p.expr(), shape::expr_size)
 }
 
 pub fn parse_pred(text: &str, scope: &dyn Scope) -> Result<Pred, ParseError> {
-    let mut p = Parser::new(text, scope, Mode::Pred)?;
-    let e = p.pred_or()?;
-    p.finish()?;
-    Ok(e)
+    parse_all(text, scope, Mode::Pred, |p| p.pred_or(), shape::pred_size)
 }
 
 pub fn parse_ctl(text: &str, scope: &dyn Scope) -> Result<Ctl, ParseError> {
-    let mut p = Parser::new(text, scope, Mode::Ctl)?;
-    let e = p.ctl_or()?;
-    p.finish()?;
-    Ok(e)
+    parse_all(text, scope, Mode::Ctl, |p| p.ctl_or(), shape::ctl_size)
 }
 
 pub fn parse_ltl(text: &str, scope: &dyn Scope) -> Result<Ltl, ParseError> {
-    let mut p = Parser::new(text, scope, Mode::Ltl)?;
-    let e = p.ltl_or()?;
-    p.finish()?;
-    Ok(e)
+    parse_all(text, scope, Mode::Ltl, |p| p.ltl_or(), shape::ltl_size)
 }
 
 /// A scope from plain lists, handy in tests and small tools.
@@ -758,5 +773,117 @@ mod tests {
         assert!(parse_expr("x $ 1", &scope()).unwrap_err().message.contains("unexpected character"));
         assert!(parse_expr("foo(1)", &scope()).unwrap_err().message.contains("unknown function"));
         assert!(parse_pred("x <= 1 y", &scope()).is_err());
+        let e = parse_pred("x ≤ 1", &scope()).unwrap_err();
+        assert_eq!(e.message, "unexpected character '≤' (write '<=')");
+        assert_eq!(e.caret, "  ^");
+    }
+
+    /// Issue 9, item 12: 10000 nested parentheses, unary minus or `not` overflowed the stack.
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let n = 10_000;
+        let texts = [
+            format!("{}x{}", "(".repeat(n), ")".repeat(n)),
+            format!("{}x", "-".repeat(n)),
+            format!("{}x <= 1", "not ".repeat(n)),
+            format!("{}x <= 1{}", "(".repeat(n), ")".repeat(n)),
+            format!("{}x{}", "relu(".repeat(n), ")".repeat(n)),
+            format!("{}1{}", "if x <= 1 then 1 else (".repeat(n), ")".repeat(n)),
+            vec!["x <= 1"; n].join(" -> "),
+        ];
+        for t in &texts {
+            let msg = match parse_pred(t, &scope()) {
+                Err(e) => e.message,
+                Ok(_) => match parse_expr(t, &scope()) {
+                    Err(e) => e.message,
+                    Ok(_) => panic!("accepted {} levels", n),
+                },
+            };
+            assert!(msg.contains("nested too deeply"), "{msg}");
+        }
+        let formulas = [format!("{}x <= 1", "AX ".repeat(n)), format!("{}x <= 1", "not ".repeat(n))];
+        for t in &formulas {
+            assert!(parse_ctl(t, &scope()).unwrap_err().message.contains("nested too deeply"));
+        }
+        let ltl = [format!("{}x <= 1", "X ".repeat(n)), vec!["x <= 1"; n].join(" U ")];
+        for t in &ltl {
+            assert!(parse_ltl(t, &scope()).unwrap_err().message.contains("nested too deeply"));
+        }
+        // Legitimate nesting is fine.
+        let ok = format!("{}x{}", "(".repeat(150), ")".repeat(150));
+        assert_eq!(parse_expr(&ok, &scope()).unwrap(), Expr::Var(VarRef::State(0)));
+    }
+
+    /// Issue 9, item 12: a flat sum of 2500 terms built a tree 2500 deep.
+    #[test]
+    fn long_flat_chains_parse_into_shallow_trees_with_the_same_value() {
+        let n = 2500;
+        let sum: String = (0..n).map(|i| format!(" {} {i}*x", if i % 2 == 0 { "+" } else { "-" })).collect();
+        let e = parse_expr(&sum, &scope()).unwrap();
+        assert!(shape::expr_size(&e).depth <= 20);
+        // Σ (-1)^i i x at x = 1: -(n/2).
+        assert_eq!(eval(&e, &["1", "0", "0", "0"], &["0"], &["0"]), rational_from_i64(-(n as i64) / 2));
+        let product = vec!["x"; n].join(" * ");
+        let p = parse_expr(&format!("{product} / 3 / 5"), &scope()).unwrap();
+        assert_eq!(eval(&p, &["1", "0", "0", "0"], &["0"], &["0"]), q("1/15").unwrap());
+        let conj = vec!["x <= 1"; n].join(" and ");
+        assert!(shape::pred_size(&parse_pred(&conj, &scope()).unwrap()).depth <= 4);
+        let max = format!("max({})", (0..n).map(|i| format!("x - {i}")).collect::<Vec<_>>().join(", "));
+        let m = parse_expr(&max, &scope()).unwrap();
+        assert!(shape::expr_size(&m).depth <= 20);
+        assert_eq!(eval(&m, &["3", "0", "0", "0"], &["0"], &["0"]), rational_from_i64(3));
+    }
+
+    /// The parenthesis backtracking is memoised: nested groups that are first read as arithmetic
+    /// and then as predicates took 2^depth time.
+    #[test]
+    fn nested_groups_parse_in_polynomial_time() {
+        // 40 levels: 2^40 re-reads without the memo; within the nesting limit.
+        let mut p = "x <= 1".to_string();
+        for _ in 0..40 {
+            p = format!("((if {p} then 1 else 0) <= 1 and true)");
+        }
+        assert!(parse_pred(&p, &scope()).is_ok());
+    }
+
+    #[test]
+    fn let_definitions_cannot_blow_up() {
+        let mut s = scope();
+        let mut e = parse_expr("x + y", &s).unwrap();
+        for _ in 0..40 {
+            s.add("m", Symbol::Macro(e));
+            e = match parse_expr("m * m + m", &s) {
+                Ok(e) => e,
+                Err(err) => {
+                    assert!(err.message.contains("expand to more than"), "{err}");
+                    return;
+                }
+            };
+        }
+        panic!("the definitions grew without bound");
+    }
+
+    #[test]
+    fn let_definitions_cannot_nest_without_bound() {
+        let mut s = scope();
+        let mut e = parse_expr("x", &s).unwrap();
+        for _ in 0..1000 {
+            s.add("m", Symbol::Macro(e));
+            e = match parse_expr("-relu(m)", &s) {
+                Ok(e) => e,
+                Err(err) => {
+                    assert!(err.message.contains("nested too deeply"), "{err}");
+                    return;
+                }
+            };
+        }
+        panic!("the definitions nested without bound");
+    }
+
+    #[test]
+    fn temporal_bounds_are_limited() {
+        let e = parse_ctl("EX^4294967295 EX^4294967295 x <= 1", &scope()).unwrap_err();
+        assert!(e.message.contains("bound too large"), "{e}");
+        assert!(parse_ltl("F<=1000000 x <= 1", &scope()).is_ok());
     }
 }

@@ -1,0 +1,97 @@
+//! Stopping cleanly on SIGINT (Ctrl-C), SIGTERM and SIGHUP.
+//!
+//! No signal handler runs any code of ours: the signals are blocked in the main thread before any
+//! other thread exists (every thread inherits the mask, Z3's and rayon's included), and one
+//! thread takes them synchronously with `sigwait`. It is an ordinary thread, so it may lock and
+//! print: it waits until no result file is being written (`atomic_output::stop_writes`, which
+//! also blocks every later write), reports the interruption (one JSON error object with `--json`,
+//! unless the run's own object is already out), and ends the process with `_exit(128 + signal)`,
+//! without running exit handlers that could race with threads still inside Z3 or the thread
+//! pool. Z3 queries need no interrupt: the process ends, and Z3's own SIGINT handling is off
+//! (`trestle-smt` sets `ctrl_c=false`; it raced between threads and could jump through a stale
+//! pointer).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Held while stdout gets the run's result; `true` once the one JSON object has been printed.
+pub static OUTPUT: Mutex<bool> = Mutex::new(false);
+
+/// How long the interrupt waits for a result being printed to finish before it gives up on its
+/// own message (the printer may be blocked on a full pipe).
+const PRINT_WAIT: Duration = Duration::from_secs(2);
+
+/// Blocks the stop signals in this thread (call it before any other thread is started) and starts
+/// the thread that handles them. `json`: report as one JSON error object on stdout.
+pub fn install(json: bool) {
+    let set = stop_signals();
+    // SAFETY: `set` is an initialised signal set; the call changes this thread's mask only.
+    let blocked = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) } == 0;
+    if !blocked {
+        return; // The default actions stay in place: the process still stops.
+    }
+    let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
+        loop {
+            let mut signal = 0;
+            // SAFETY: `set` and `signal` are valid for the call.
+            if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+                stop(signal, json);
+            }
+        }
+    });
+    if spawned.is_err() {
+        // Without the thread the signals must not stay blocked.
+        // SAFETY: as above.
+        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+    }
+}
+
+fn stop_signals() -> libc::sigset_t {
+    // SAFETY: sigemptyset initialises the set before sigaddset reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+fn stop(signal: i32, json: bool) -> ! {
+    atomic_output::stop_writes();
+    let name = match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => "SIGHUP",
+    };
+    let message = format!("interrupted by {name}: stopped without a verdict");
+    if json && let Some(mut printed) = wait_for_output() {
+        if !*printed {
+            crate::output::print_error_json("interrupted", &message);
+            *printed = true;
+        }
+        eprintln!("\nerror: {message}");
+        // SAFETY: ends the process at once; the output lock stays held, so nothing else prints.
+        unsafe { libc::_exit(128 + signal) }
+    }
+    // Text output is not waited for: an interrupted report may stop mid-way.
+    eprintln!("\nerror: {message}");
+    // SAFETY: as above.
+    unsafe { libc::_exit(128 + signal) }
+}
+
+/// The output lock, unless it stays taken for [`PRINT_WAIT`].
+fn wait_for_output() -> Option<std::sync::MutexGuard<'static, bool>> {
+    let start = std::time::Instant::now();
+    loop {
+        match OUTPUT.try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if start.elapsed() < PRINT_WAIT => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    }
+}
