@@ -3,8 +3,10 @@
 //!
 //! Exit codes:
 //! - 0: proven / done (the property holds, the command succeeded)
-//! - 1: refuted (a replayed counterexample is printed)
-//! - 2: input error (bad arguments, malformed system file, missing or unsupported model)
+//! - 1: refuted (a replayed counterexample is printed); for `certify`: the certificate is rejected
+//!   (a check failed or could not be confirmed; it proves nothing, about the system either way)
+//! - 2: input error (bad arguments, malformed system file, missing or unsupported model; for
+//!   `certify`, a file that is not a well-formed certificate of this system)
 //! - 3: unknown (a limit was reached before a verdict, or only floating-point MILP evidence:
 //!   `safe-by-milp-evidence`; nothing is claimed)
 //! - 4: internal error (a bug: never turned into a verdict)

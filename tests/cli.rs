@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 use std::process::Command;
-use trestle_testkit::{INT_BUG, regression_path, repo, scratch, shared_models};
+use trestle_testkit::{
+    AFFINE_OBSERVATION, FORGE_BUG, FORGE_BUG_FORGED as FORGED, INT_BUG, regression_path, repo, scratch, shared_models,
+};
 
 struct Run {
     code: i32,
@@ -422,6 +424,48 @@ fn simulate_uses_init_and_the_seed() {
     assert_eq!(j["runs"][0]["start_in_init"], true);
     let t = trestle(&["simulate", "examples/maze-det.toml", "--steps", "2"]);
     assert!(t.stdout.lines().next().unwrap().contains("a0"), "{}", t.stdout);
+}
+
+/// A rejected certificate exits 1 with the failing checks named; a file that is not a certificate
+/// of the system exits 2 with the problem named.
+#[test]
+fn certify_rejects_the_forged_certificate_of_issue_9() {
+    let (dir, sys) = scratch("forge.toml", FORGE_BUG);
+    let sys = sys.to_str().unwrap();
+    let check = trestle(&["check", sys, "--json"]);
+    assert_eq!((check.code, check.json()["verdict"].clone()), (1, Value::from("not-inductive")), "{}", check.stdout);
+    let cert = dir.path().join("forged.json");
+    std::fs::write(&cert, FORGED).unwrap();
+    let r = trestle(&["certify", cert.to_str().unwrap(), sys]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("REJECTED") && r.stdout.contains("FAIL"), "{}", r.stdout);
+    let j = trestle(&["certify", cert.to_str().unwrap(), sys, "--json"]).json();
+    assert_eq!(j["valid"], false);
+    for (text, fragment) in [
+        (FORGED.replace("1000.0", "NaN"), "not a trestle certificate"),
+        (FORGED.replace("\"forge-bug\"", "\"other\""), "for system 'other'"),
+        (FORGED.replace("[[0.0]]", "[[0.0],[0.0]]"), "1 x 1 matrix"),
+        (FORGED.replace("\"state_vars\":[\"x\"]", "\"state_vars\":[\"y\"]"), "variables differ"),
+    ] {
+        std::fs::write(&cert, text).unwrap();
+        expect_input_error(&trestle(&["certify", cert.to_str().unwrap(), sys]), &["forged.json", fragment]);
+    }
+}
+
+/// The tool's own certificate for an observation `x / 3 + 1/7` (not a state variable) is
+/// re-checked and accepted. Postconditions alone (`--no-exact-leaf`), so that its clauses carry
+/// linear rows over the observation.
+#[test]
+fn certify_accepts_certificates_of_affine_observations() {
+    let (dir, sys) = scratch("affine.toml", AFFINE_OBSERVATION);
+    let cert = dir.path().join("cert.json");
+    let r = trestle(&["check", sys.to_str().unwrap(), "--no-exact-leaf", "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    assert!(written["clauses"][0]["linear"].is_object(), "{written}");
+    let v = trestle(&["certify", cert.to_str().unwrap(), sys.to_str().unwrap()]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(v.stdout.contains("certificate VALID"), "{}", v.stdout);
 }
 
 /// An int variable holds integers, so x = 0.5 is no state: the check never refutes the

@@ -1,19 +1,28 @@
 //! `trestle certify CERT SYSTEM`: re-check a certificate independently of the run that wrote it.
+//!
+//! Exit codes: 0 the certificate is valid (a proof: the system is safe; a refutation: its witness
+//! replays exactly); 1 the certificate is rejected (some check failed or could not be confirmed:
+//! it proves nothing, which says nothing about the system either way); 2 the file is not a
+//! well-formed certificate of this system (unreadable, bad JSON, non-finite numbers, another
+//! system's name or variables, wrong shapes, a box written twice); 4 internal error.
 
 use crate::args::CertifyArgs;
 use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::{Context, anyhow};
 use serde_json::json;
-use trestle_bridge::certificate::{CertificateJson, certify};
+use trestle_bridge::BridgeError;
+use trestle_bridge::certificate::{certify, parse};
 
 pub fn run(a: &CertifyArgs) -> CliResult {
     let text =
         std::fs::read_to_string(&a.certificate).with_context(|| format!("cannot read {}", a.certificate.display()))?;
-    let cert: CertificateJson = serde_json::from_str(&text)
-        .map_err(|e| CliError::Input(anyhow!("{}: not a trestle certificate: {e}", a.certificate.display())))?;
+    let cert = parse(&text).map_err(|e| CliError::Input(anyhow!("{}: {e}", a.certificate.display())))?;
     let sys = super::load(&a.system)?;
-    let result = certify(&cert, &sys).map_err(|e| CliError::Input(anyhow!("{}: {e}", a.certificate.display())))?;
+    let result = certify(&cert, &sys).map_err(|e| match e {
+        BridgeError::Internal(m) => CliError::Internal(anyhow!(m)),
+        other => CliError::Input(anyhow!("{}: {other}", a.certificate.display())),
+    })?;
     if a.system.json {
         print_json(&json!({
             "certificate": a.certificate.display().to_string(),
@@ -30,7 +39,7 @@ pub fn run(a: &CertifyArgs) -> CliResult {
             match (result.valid, result.kind) {
                 (true, "proof") => "certificate VALID: the system is safe",
                 (true, _) => "refutation VALID: the counterexample replays exactly",
-                (false, _) => "certificate REJECTED",
+                (false, _) => "certificate REJECTED: it proves nothing (the system itself may be safe or not)",
             }
         );
     }

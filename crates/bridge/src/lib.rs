@@ -16,6 +16,7 @@
 //! the IR's definition of a step. A proof comes with a certificate ([`certificate`]) that
 //! [`certificate::certify`] re-checks without trusting the run.
 
+pub mod argmax;
 pub mod certificate;
 mod check;
 pub mod config;
@@ -23,6 +24,9 @@ pub mod engine;
 mod error;
 pub mod exact;
 pub mod post;
+mod post_check;
+mod proof_check;
+mod rows;
 pub mod witness;
 
 pub use check::{

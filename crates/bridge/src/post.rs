@@ -5,11 +5,13 @@
 //! otherwise the observations must be affine in the state, `u = M s + m` with exact rational `M`,
 //! and the bounds are composed with outward rounding: the coefficient of `s_j` is known only as an
 //! interval `[b_lo, b_hi]`, so the midpoint is used and the half-width times `max |s_j|` over the box
-//! moves into the constant. Controllers whose observations read non-deterministic inputs, or whose
-//! networks are recurrent, are outside what the bridge engine handles (an error says so).
+//! moves into the constant. An argmax action gets the hull of the indices that may win on the box
+//! under the lowest-index rule ([`crate::argmax`]). Controllers whose observations read
+//! non-deterministic inputs, or whose networks are recurrent, are outside what the bridge engine
+//! handles (an error says so).
 
 use crate::error::BridgeError;
-use trestle_bounds::{InputBox, Method, OutputBounds};
+use trestle_bounds::{InputBox, Method};
 use trestle_ir::interval::Interval;
 use trestle_ir::round::{add_down, add_up, mul_up, sub_up};
 use trestle_ir::system::{ControllerOutput, Policy, System};
@@ -107,7 +109,8 @@ impl<'s> PostEngine<'s> {
                     }
                 }
                 ControllerOutput::Argmax(a) => {
-                    let (first, last) = possible_argmax(&bounds);
+                    let networks: Vec<_> = nets.iter().map(|&n| &self.sys.networks[n].network).collect();
+                    let (first, last) = crate::argmax::winner_hull(&networks, &input, &bounds, &self.method)?;
                     lo[*a] = first as f64;
                     hi[*a] = last as f64;
                     lower_off[*a] = lo[*a];
@@ -174,64 +177,55 @@ impl<'s> PostEngine<'s> {
         upper: (&mut Matrix, &mut Vec<f64>),
     ) {
         let n_state = self.sys.state.len();
+        for (k, &a) in ids.iter().enumerate() {
+            let (coeffs, c) = self.state_row(ci, p, lin.lower.a.row(k), lin.lower.c[k], false);
+            lower.0.data[a * n_state..(a + 1) * n_state].copy_from_slice(&coeffs);
+            lower.1[a] = c;
+            let (coeffs, c) = self.state_row(ci, p, lin.upper.a.row(k), lin.upper.c[k], true);
+            upper.0.data[a * n_state..(a + 1) * n_state].copy_from_slice(&coeffs);
+            upper.1[a] = c;
+        }
+    }
+
+    /// A linear bound `w . u + c` of one output of controller `ci` over its network inputs `u`,
+    /// valid on the input box of `p`, as a bound `coeffs . s + offset` over the states of `p`
+    /// (a lower bound when `!is_upper`). Distinct state variables as inputs: the same numbers,
+    /// columns permuted. Affine observations `u = M s + m`: the coefficient of `s_j`, `w . M_j`,
+    /// is known only as an interval `[b_lo, b_hi]`; its midpoint is used and the half-width times
+    /// `max |s_j|` over `p` moves into the offset, all rounded outward.
+    pub fn state_row(&self, ci: usize, p: &FBox, w: &[f64], c: f64, is_upper: bool) -> (Vec<f64>, f64) {
+        let n_state = self.sys.state.len();
         match &self.observations[ci] {
             Observation::Vars(vars) => {
-                for (k, &a) in ids.iter().enumerate() {
-                    for (col, &j) in vars.iter().enumerate() {
-                        lower.0.data[a * n_state + j] = lin.lower.a.get(k, col);
-                        upper.0.data[a * n_state + j] = lin.upper.a.get(k, col);
-                    }
-                    lower.1[a] = lin.lower.c[k];
-                    upper.1[a] = lin.upper.c[k];
+                let mut coeffs = vec![0.0; n_state];
+                for (&wk, &j) in w.iter().zip(vars) {
+                    coeffs[j] = wk;
                 }
+                (coeffs, c)
             }
             Observation::Affine { m, offset } => {
-                let magnitude: Vec<f64> = (0..n_state).map(|j| p.lo[j].abs().max(p.hi[j].abs())).collect();
-                for (k, &a) in ids.iter().enumerate() {
-                    for (is_upper, map) in [(false, &lin.lower), (true, &lin.upper)] {
-                        let row = map.a.row(k);
-                        let mut constant = Interval::point(map.c[k]);
-                        let mut slack = 0.0;
-                        let coeffs: Vec<f64> = (0..n_state)
-                            .map(|j| {
-                                let exact = row.iter().zip(m).fold(Interval::point(0.0), |acc, (&w, mk)| {
-                                    acc.add(&Interval::point(w).mul(&mk[j]))
-                                });
-                                let mid = exact.mid();
-                                let half = sub_up(exact.hi, mid).max(sub_up(mid, exact.lo));
-                                slack = add_up(slack, mul_up(half, magnitude[j]));
-                                mid
-                            })
-                            .collect();
-                        for (&w, off) in row.iter().zip(offset) {
-                            constant = constant.add(&Interval::point(w).mul(off));
-                        }
-                        let (mat, offs) =
-                            if is_upper { (&mut *upper.0, &mut *upper.1) } else { (&mut *lower.0, &mut *lower.1) };
-                        mat.data[a * n_state..(a + 1) * n_state].copy_from_slice(&coeffs);
-                        offs[a] = if is_upper { add_up(constant.hi, slack) } else { add_down(constant.lo, -slack) };
-                    }
+                let mut constant = Interval::point(c);
+                let mut slack = 0.0;
+                let coeffs: Vec<f64> = (0..n_state)
+                    .map(|j| {
+                        let exact = w
+                            .iter()
+                            .zip(m)
+                            .fold(Interval::point(0.0), |acc, (&wk, mk)| acc.add(&Interval::point(wk).mul(&mk[j])));
+                        let mid = exact.mid();
+                        let half = sub_up(exact.hi, mid).max(sub_up(mid, exact.lo));
+                        let magnitude = p.lo[j].abs().max(p.hi[j].abs());
+                        slack = add_up(slack, mul_up(half, magnitude));
+                        mid
+                    })
+                    .collect();
+                for (&wk, off) in w.iter().zip(offset) {
+                    constant = constant.add(&Interval::point(wk).mul(off));
                 }
+                (coeffs, if is_upper { add_up(constant.hi, slack) } else { add_down(constant.lo, -slack) })
             }
         }
     }
-}
-
-/// Indices that may be the argmax under some network's bounds: i is possible if its upper bound
-/// reaches the largest lower bound. Returned as the hull [first, last].
-pub fn possible_argmax(bounds: &[OutputBounds]) -> (usize, usize) {
-    let mut first = usize::MAX;
-    let mut last = 0;
-    for b in bounds {
-        let best_lo = b.lo.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        for (i, &h) in b.hi.iter().enumerate() {
-            if h >= best_lo {
-                first = first.min(i);
-                last = last.max(i);
-            }
-        }
-    }
-    (first, last)
 }
 
 fn observation(sys: &System, c: &trestle_ir::system::Controller) -> Result<Observation, BridgeError> {

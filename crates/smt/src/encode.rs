@@ -180,6 +180,22 @@ pub(crate) fn or(items: Vec<Bool>) -> Bool {
     }
 }
 
+/// `index` follows the argmax rule of `trestle_ir::sim::argmax` over `out`, exactly: it is one of
+/// `0..out.len()`, and `index = k` only if `out_k` is strictly above every lower output and at least
+/// every higher one (the largest output, the lowest index among ties). Exactly one index satisfies
+/// this for any outputs, so the constraint is a function, not a relaxation.
+pub(crate) fn argmax_choice(index: &Real, out: &[Real]) -> Bool {
+    let mut c = Vec::with_capacity(out.len() + 2);
+    for (k, ok) in out.iter().enumerate() {
+        let beats =
+            out.iter().enumerate().filter(|&(j, _)| j != k).map(|(j, oj)| if j < k { ok.gt(oj) } else { ok.ge(oj) });
+        c.push(index.eq(num(&Rational::from_integer(k.into()))).implies(and(beats.collect())));
+    }
+    c.push(index.ge(num(&Rational::from_integer(0.into()))));
+    c.push(index.lt(num(&Rational::from_integer(out.len().into()))));
+    and(c)
+}
+
 /// The values expressions read: Real terms for state, actions, non-deterministic inputs. An empty
 /// slice means that kind of variable is not available where the expression is evaluated.
 #[derive(Clone, Copy)]

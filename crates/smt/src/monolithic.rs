@@ -4,8 +4,9 @@
 //! ReLUs whose sign is fixed on `p` encoded linearly ([`InductiveQuery`]), is the bridge engine's
 //! exact leaf decision.
 //!
-//! Argmax outputs: the chosen index `k` is any maximal output (`out_k >= out_j` for all `j`), a
-//! superset of the simulator's lowest-index tie-breaking, so `Valid` covers every tie-breaking rule.
+//! Argmax outputs follow the simulator's rule exactly: the largest output, the lowest index among
+//! ties (`out_k > out_j` for `j < k`, `out_k >= out_j` for `j > k`), so a system that is safe under
+//! that rule is proven, and one that is unsafe under it is refuted with a witness that replays.
 //! Select policies: the selector value `v` picks network `v`; a value that picks no network leaves
 //! the actions unconstrained (over-approximation).
 
@@ -13,7 +14,7 @@ use crate::answer::Answer;
 use crate::bridge::transition_witness;
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
-use crate::encode::{Scope, Vars, and, assert_step, in_box, int_num, num, num_f64};
+use crate::encode::{Scope, Vars, and, argmax_choice, assert_step, in_box, int_num, num, num_f64};
 use crate::error::CheckError;
 use crate::inductive::{InductiveQuery, NetworkPhases, Phase};
 use crate::replay::replay_inductive;
@@ -68,16 +69,7 @@ fn encode_network(
 fn outputs_to_actions(output: &ControllerOutput, out: &[Real], action: &[Real]) -> Bool {
     match output {
         ControllerOutput::Actions(ids) => and(ids.iter().zip(out).map(|(&a, o)| action[a].eq(o)).collect()),
-        ControllerOutput::Argmax(a) => {
-            let mut c = Vec::new();
-            for (k, ok) in out.iter().enumerate() {
-                let best = and(out.iter().map(|oj| ok.ge(oj)).collect());
-                c.push(action[*a].eq(num(&Rational::from_integer(k.into()))).implies(best));
-            }
-            c.push(action[*a].ge(num(&Rational::from_integer(0.into()))));
-            c.push(action[*a].lt(num(&Rational::from_integer(out.len().into()))));
-            and(c)
-        }
+        ControllerOutput::Argmax(a) => argmax_choice(&action[*a], out),
     }
 }
 

@@ -175,9 +175,14 @@ fn check_controllers(sys: &System, w: &Witness) -> Result<(), ReplayError> {
                 }
             }
             ControllerOutput::Argmax(a) => {
-                let chosen = num_traits::ToPrimitive::to_usize(&w.actions[*a].to_integer()).unwrap_or(usize::MAX);
-                if chosen >= out.len() || out.iter().any(|o| *o > out[chosen]) {
-                    return fail(format!("argmax action {} is not a maximal output", sys.actions[*a].name));
+                // The simulator's rule, the one every engine encodes: lowest index among ties.
+                let rule = sim::argmax(&out);
+                if w.actions[*a] != Rational::from_integer(rule.into()) {
+                    return fail(format!(
+                        "argmax action {} is {}, the network picks {rule} (largest output, lowest index among ties)",
+                        sys.actions[*a].name,
+                        display_rational(&w.actions[*a])
+                    ));
                 }
             }
         }

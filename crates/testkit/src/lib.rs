@@ -112,6 +112,58 @@ actions = ["a"]
 x = "if x > 0 and x < 1 then 100 else a"
 "#;
 
+/// The second reproducer of issue 9 (verbatim): a constant network a = 1 and x' = x + a, Init
+/// [0, 0.5], Safe = Inv = [0, 1]. Truth: x = 0.5 is initial and steps to 1.5, outside Safe: unsafe.
+pub const FORGE_BUG: &str = r#"
+init = "0 <= x <= 0.5"
+safe = "0 <= x <= 1"
+invariant = "0 <= x <= 1"
+[system]
+name = "forge-bug"
+[state]
+x = { type = "real" }
+[networks.one]
+layers = [ { weights = [[0.0]], bias = [1.0], activation = "identity" } ]
+[controller]
+network = "one"
+inputs = ["x"]
+actions = ["a"]
+[step]
+x = "x + a"
+"#;
+
+/// The forged certificate of [`FORGE_BUG`] (verbatim), once accepted by `certify`: its constant
+/// rows assume `a >= 1000` next to `a <= 100`, so every environment condition held vacuously.
+pub const FORGE_BUG_FORGED: &str = r#"{"format":"trestle-bridge-certificate/1","system":"forge-bug","state_vars":["x"],"action_vars":["a"],"nondet_vars":[],
+ "invariant":[{"lo":[0.0],"hi":[1.0]}],
+ "clauses":[{"box":{"lo":[0.0],"hi":[1.0]},"post":{"lo":[-100.0],"hi":[100.0]},
+  "linear":{"lower":{"A":[[0.0]],"c":[1000.0]},"upper":{"A":[[0.0]],"c":[1000.0]}}}]}"#;
+
+/// A safe system observed through the affine map `x / 3 + 1/7` (not a state variable, so linear
+/// bounds over the network's input must be composed with the map): a = u exactly (the ReLU pair is
+/// the identity), x' = x/2 + a/10 = 8x/15 + 1/70, in [-0.52, 0.55] for x in [-1, 1]: inductive.
+/// `certify` once refused the tool's own certificates for it.
+pub const AFFINE_OBSERVATION: &str = r#"
+init = "-0.5 <= x <= 0.5"
+safe = "-1 <= x <= 1"
+invariant = "-1 <= x <= 1"
+[system]
+name = "affine-1d"
+[state]
+x = { type = "real" }
+[networks.id]
+layers = [
+  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
+  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "id"
+inputs = ["x / 3 + 1/7"]
+actions = ["a"]
+[step]
+x = "x / 2 + a / 10"
+"#;
+
 /// A system file with `--set` overrides.
 pub fn load(path: &Path, set: &[String]) -> System {
     let overrides = Overrides::parse(set).unwrap_or_else(|e| panic!("overrides {set:?}: {e}"));

@@ -24,13 +24,13 @@ pub(super) fn clause_jsons(boxes: &[FBox]) -> Vec<ExactClauseJson> {
 }
 
 /// The boxes of the exact clauses, validated against the state's dimension.
-pub(super) fn regions(clauses: &[ExactClauseJson], dims: usize) -> Result<Vec<FBox>, BridgeError> {
+pub(crate) fn regions(clauses: &[ExactClauseJson], dims: usize) -> Result<Vec<FBox>, BridgeError> {
     clauses.iter().enumerate().map(|(i, c)| fbox(&c.region, dims, &format!("exact_clauses[{i}].box"))).collect()
 }
 
 /// The check of every exact clause: `(box /\ inv /\ a = f(s) /\ Next) => inv'` by Z3, each in a
 /// query of its own with Z3's default time limit. Returns the check line of the certification.
-pub(super) fn check(
+pub(crate) fn check(
     sys: &System,
     engine: &PostEngine<'_>,
     inv: &Pred,

@@ -1,5 +1,5 @@
 //! Shared helpers of the bridge engine's tests.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub use trestle_testkit::*;
 

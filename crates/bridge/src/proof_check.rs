@@ -1,0 +1,238 @@
+//! Re-checking a proof certificate, trusting nothing from the run that wrote it.
+//!
+//! A proof is a list of clauses, each a state box with a claim about it: a bridge clause says that
+//! on its box the controller's actions satisfy the postcondition psi (an action box, possibly with
+//! linear bounds in the state) and every successor of `box /\ Inv /\ psi` is in the invariant; an
+//! exact clause (format `/2`) says that every successor of `box /\ Inv` under the controller's own
+//! actions is in the invariant. The checks, all of which must pass:
+//! 1. the clause boxes (of both kinds) cover the invariant and lie inside it (exact box
+//!    subtraction on the f64 ends);
+//! 2. no clause is vacuous: psi is non-empty at every state of its box, decided in exact rational
+//!    arithmetic ([`crate::rows::nonvacuous`]) — otherwise the environment condition would hold for
+//!    want of any action;
+//! 3. every component of every psi holds on its box, for every action kind: the networks are
+//!    re-bounded there and each bound, offsets included, must follow from the new bounds
+//!    ([`crate::post_check`]);
+//! 4. each environment condition `(box /\ Inv /\ psi /\ Next) => Inv'` holds, by Z3 alone;
+//! 5. each exact clause `(box /\ Inv /\ a = f(s) /\ Next) => Inv'` holds, by Z3 with the networks
+//!    encoded on the box (the query rebuilt from the box and the system alone,
+//!    [`crate::certificate::exact`]);
+//! 6. `Init => Inv` and `Inv => Safe`, by Z3.
+//!
+//! The invariant is the system file's candidate when the certificate's boxes are exactly its
+//! outward f64 enclosure (the candidate's exact rational bounds are then used), otherwise the
+//! certificate's own boxes (e.g. a synthesised invariant).
+
+use crate::certificate::{
+    Certification, ClauseJson, FORMAT, FORMAT_EXACT, ProofJson, boxes_pred, exact, fbox, names_match,
+};
+use crate::error::BridgeError;
+use crate::post_check::PostChecker;
+use crate::rows::nonvacuous;
+use trestle_ir::{FBox, Matrix, Pred, System};
+use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, LinearPost, Postcondition, Target, Z3Backend};
+
+/// How deep a clause box is halved when its psi is not confirmed on the whole box at once.
+const RECHECK_DEPTH: usize = 10;
+
+/// What a clause claims on its box.
+enum Claim {
+    /// The controller's actions satisfy psi there, and `(box /\ Inv /\ psi /\ Next) => Inv'`.
+    Bridge(Postcondition),
+    /// `(box /\ Inv /\ a = f(s) /\ Next) => Inv'`, with the networks themselves.
+    Exact,
+}
+
+/// One clause as it is re-checked.
+struct CertClause {
+    /// Where it is in the file: `clauses[i]` or `exact_clauses[i]`.
+    name: String,
+    region: FBox,
+    claim: Claim,
+}
+
+/// One line of the report: what was checked, whether it passed, and the detail.
+type CheckLine = (String, bool, String);
+
+pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeError> {
+    if p.format == FORMAT && !p.exact_clauses.is_empty() {
+        return Err(BridgeError::Certificate(format!("exact clauses need format {FORMAT_EXACT}")));
+    }
+    names_match(sys, &p.state_vars, &p.action_vars, &p.nondet_vars)?;
+    let d = sys.state.len();
+    let invariant: Vec<FBox> = p
+        .invariant
+        .iter()
+        .enumerate()
+        .map(|(i, b)| fbox(b, d, &format!("invariant[{i}]")))
+        .collect::<Result<_, _>>()?;
+    if invariant.is_empty() {
+        return Err(BridgeError::Certificate("the invariant has no boxes".into()));
+    }
+    let mut clauses: Vec<CertClause> =
+        p.clauses.iter().enumerate().map(|(i, c)| read_clause(sys, i, c)).collect::<Result<_, _>>()?;
+    let exact_regions = exact::regions(&p.exact_clauses, d)?;
+    clauses.extend(exact_regions.iter().enumerate().map(|(i, b)| CertClause {
+        name: format!("exact_clauses[{i}]"),
+        region: b.clone(),
+        claim: Claim::Exact,
+    }));
+    refuse_repeated_boxes(&clauses)?;
+    // The invariant: the system's exact candidate when the certificate is its enclosure.
+    let inv = match crate::check::invariant_cover(sys) {
+        Ok((exact, cover)) if cover == invariant => exact,
+        _ => boxes_pred(&invariant),
+    };
+    let mut checks = vec![coverage(&invariant, &clauses)];
+    let checker = PostChecker::new(sys)?;
+    checks.extend(postconditions(sys, &checker, &clauses));
+    let mut backend = Z3Backend::new(sys, CheckerConfig::default())?;
+    checks.push(environment(&mut backend, &inv, &clauses)?);
+    if !exact_regions.is_empty() {
+        checks.push(exact::check(sys, checker.engine(), &inv, &exact_regions)?);
+    }
+    let init = backend.check_init(&inv)?;
+    checks.push(("Init => Inv (Z3)".into(), init == Answer::Valid, answer_text(&init)));
+    match &sys.safe {
+        Some(_) => {
+            let safe = backend.check_safe(&inv)?;
+            checks.push(("Inv => Safe (Z3)".into(), safe == Answer::Valid, answer_text(&safe)));
+        }
+        None => checks.push(("Inv => Safe (Z3)".into(), false, "the system has no safe region".into())),
+    }
+    let valid = checks.iter().all(|c| c.1);
+    Ok(Certification { valid, kind: "proof", checks })
+}
+
+fn read_clause(sys: &System, i: usize, c: &ClauseJson) -> Result<CertClause, BridgeError> {
+    let (d, n_act) = (sys.state.len(), sys.actions.len());
+    let region = fbox(&c.region, d, &format!("clauses[{i}].box"))?;
+    let bounds = fbox(&c.post, n_act, &format!("clauses[{i}].post"))?;
+    let post = match &c.linear {
+        None => Postcondition::Box(bounds),
+        Some(l) => Postcondition::Linear(LinearPost {
+            lower: matrix(&l.lower.a, n_act, d, &format!("clauses[{i}].linear.lower.A"))?,
+            lower_offset: vector(&l.lower.c, n_act, &format!("clauses[{i}].linear.lower.c"))?,
+            upper: matrix(&l.upper.a, n_act, d, &format!("clauses[{i}].linear.upper.A"))?,
+            upper_offset: vector(&l.upper.c, n_act, &format!("clauses[{i}].linear.upper.c"))?,
+            bounds,
+        }),
+    };
+    Ok(CertClause { name: format!("clauses[{i}]"), region, claim: Claim::Bridge(post) })
+}
+
+fn matrix(rows: &[Vec<f64>], r: usize, c: usize, what: &str) -> Result<Matrix, BridgeError> {
+    if rows.len() != r || rows.iter().any(|row| row.len() != c) || rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(BridgeError::Certificate(format!(
+            "{what}: expected a finite {r} x {c} matrix (one row per action, one column per state variable)"
+        )));
+    }
+    Ok(if r == 0 { Matrix::new(0, c, vec![]) } else { Matrix::from_rows(rows) })
+}
+
+fn vector(v: &[f64], n: usize, what: &str) -> Result<Vec<f64>, BridgeError> {
+    if v.len() != n || v.iter().any(|x| !x.is_finite()) {
+        return Err(BridgeError::Certificate(format!("{what}: expected {n} finite numbers (one per action)")));
+    }
+    Ok(v.to_vec())
+}
+
+/// The tool writes each box once; a repeated box is not a certificate it wrote.
+fn refuse_repeated_boxes(clauses: &[CertClause]) -> Result<(), BridgeError> {
+    let key = |b: &FBox| -> Vec<u64> { b.lo.iter().chain(&b.hi).map(|v| v.to_bits()).collect() };
+    let mut keys: Vec<(Vec<u64>, usize)> = clauses.iter().enumerate().map(|(i, c)| (key(&c.region), i)).collect();
+    keys.sort();
+    for w in keys.windows(2) {
+        if w[0].0 == w[1].0 {
+            let (first, second) = (w[0].1.min(w[1].1), w[0].1.max(w[1].1));
+            return Err(BridgeError::Certificate(format!(
+                "{} repeats the box of {}",
+                clauses[second].name, clauses[first].name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Check 1: the clause boxes and the invariant's boxes are the same union.
+fn coverage(invariant: &[FBox], clauses: &[CertClause]) -> CheckLine {
+    let regions: Vec<FBox> = clauses.iter().map(|c| c.region.clone()).collect();
+    let name = "clause boxes cover the invariant and lie inside it".to_string();
+    if let Some(gap) = invariant.iter().flat_map(|b| b.uncovered(&regions)).next() {
+        return (name, false, format!("uncovered: {gap:?}"));
+    }
+    for c in clauses {
+        if let Some(outside) = c.region.uncovered(invariant).first() {
+            return (name, false, format!("{}: its box reaches outside the invariant: {outside:?}", c.name));
+        }
+    }
+    (name, true, format!("{} boxes", regions.len()))
+}
+
+/// The bridge clauses, with their indices among the clauses.
+fn bridge_clauses(clauses: &[CertClause]) -> impl Iterator<Item = (usize, &FBox, &Postcondition)> {
+    clauses.iter().enumerate().filter_map(|(i, c)| match &c.claim {
+        Claim::Bridge(post) => Some((i, &c.region, post)),
+        Claim::Exact => None,
+    })
+}
+
+/// Checks 2 and 3: every psi is non-empty on its box and holds there.
+fn postconditions(sys: &System, checker: &PostChecker<'_>, clauses: &[CertClause]) -> [CheckLine; 2] {
+    let mut vacuous = None;
+    let mut wrong = None;
+    for (i, region, post) in bridge_clauses(clauses) {
+        if vacuous.is_none()
+            && let Err(why) = nonvacuous(sys, region, post)
+        {
+            vacuous = Some(format!("clause {i}: {why}"));
+        }
+        if wrong.is_none()
+            && let Err(why) = checker.holds(region, post, RECHECK_DEPTH)
+        {
+            wrong = Some(format!("clause {i}: {why}"));
+        }
+    }
+    let n = format!("{} clauses", bridge_clauses(clauses).count());
+    [
+        (
+            "no psi is empty anywhere on its box (no vacuous clause)".into(),
+            vacuous.is_none(),
+            vacuous.unwrap_or(n.clone()),
+        ),
+        ("each psi holds on its box: every bound re-bounded".into(), wrong.is_none(), wrong.unwrap_or(n)),
+    ]
+}
+
+/// Check 4: each environment condition, by Z3 alone.
+fn environment(backend: &mut Z3Backend<'_>, inv: &Pred, clauses: &[CertClause]) -> Result<CheckLine, BridgeError> {
+    let mut bad = None;
+    for (i, region, post) in bridge_clauses(clauses) {
+        let q = BridgeQuery::new(region, post, Target::StaysIn(inv)).with_extra(inv);
+        match backend.check_bridge(&q)? {
+            Answer::Valid => {}
+            Answer::Invalid(w) => {
+                bad = Some(format!("clause {i}: a successor leaves the invariant: {w}"));
+                break;
+            }
+            Answer::Unknown(r) => {
+                bad = Some(format!("clause {i}: Z3 could not decide ({r})"));
+                break;
+            }
+        }
+    }
+    let ok = bad.is_none();
+    Ok((
+        "each environment condition holds (Z3)".into(),
+        ok,
+        bad.unwrap_or_else(|| format!("{} queries", bridge_clauses(clauses).count())),
+    ))
+}
+
+fn answer_text(a: &Answer) -> String {
+    match a {
+        Answer::Valid => "valid".into(),
+        Answer::Invalid(w) => format!("fails at {w}"),
+        Answer::Unknown(r) => format!("undecided: {r}"),
+    }
+}
