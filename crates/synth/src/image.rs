@@ -76,20 +76,19 @@ impl<'s> Imager<'s> {
     /// their hull (integer ends for `int` variables); a cell with no such point has no successor.
     pub fn image(&self, cell: &FBox, tolerant: bool) -> Result<Vec<FBox>, SynthError> {
         let shrink = |b: FBox| if tolerant { self.shrink(b) } else { b };
-        let Some(cell) = space::kind_hull(self.sys, cell) else { return Ok(Vec::new()) };
-        let cell = &cell;
-        let psi = self.post.compute(cell)?;
+        let Some(states) = space::kind_hull(self.sys, cell) else { return Ok(Vec::new()) };
+        let psi = self.post.compute(&states)?;
         let mut out = Vec::new();
-        for (branch, b) in self.succ.images(cell, &psi)? {
+        for (branch, b) in self.succ.images(&states, &psi)? {
             let parts = match &self.guards[branch] {
-                Some(g) => g.iter().filter_map(|gb| gb.intersect(cell)).collect(),
-                None => vec![cell.clone()],
+                Some(g) => g.iter().filter_map(|gb| gb.intersect(&states)).collect(),
+                None => vec![states.clone()],
             };
-            if parts.iter().any(|part| part == cell) {
+            if parts.iter().any(|part| *part == states) {
                 out.push(shrink(b));
                 continue;
             }
-            // psi holds on the whole cell, so on every part of it.
+            // psi holds on the whole cell, so on every part of its states.
             for part in parts {
                 let images = self.succ.images(&part, &psi)?;
                 out.extend(images.into_iter().filter(|(bi, _)| *bi == branch).map(|(_, b)| shrink(b)));
