@@ -41,23 +41,38 @@ pub(crate) fn backward_from(
     (lambda, constant)
 }
 
-/// CROWN bounds of every stage's pre-activations (unstable ReLUs by a backward pass, the rest by
-/// intervals).
-pub(crate) fn intermediate_bounds(graph: &Graph<'_>, input: Level) -> Result<Bounds, BoundsError> {
+/// Which pre-activations a CROWN pass tightens by a backward pass (the others keep their interval
+/// bounds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tighten {
+    /// The ReLUs the intervals leave unstable: the only bounds a relaxation depends on, so enough
+    /// for the output bounds.
+    Unstable,
+    /// Those, and every neuron of a stage without ReLU (a network's output layer): values an exact
+    /// encoding keeps as variables, whose bounds are its big-M constants.
+    UnstableAndAffine,
+}
+
+/// CROWN bounds of every stage's pre-activations (the neurons `tighten` names by a backward pass,
+/// the rest by intervals).
+pub(crate) fn intermediate_bounds(graph: &Graph<'_>, input: Level, tighten: Tighten) -> Result<Bounds, BoundsError> {
     ibp::propagate(graph, input, |t, bounds, block| {
         let stage = &graph.stages[t];
-        if stage.activation != Activation::Relu {
-            return Ok(());
-        }
-        let unstable: Vec<usize> = (0..stage.rows()).filter(|&r| block.lo[r] < 0.0 && block.hi[r] > 0.0).collect();
-        if unstable.is_empty() {
+        let tightened: Vec<usize> = match stage.activation {
+            Activation::Relu => (0..stage.rows()).filter(|&r| block.lo[r] < 0.0 && block.hi[r] > 0.0).collect(),
+            _ if tighten == Tighten::UnstableAndAffine => {
+                (0..stage.rows()).filter(|&r| block.lo[r] < block.hi[r]).collect()
+            }
+            _ => Vec::new(),
+        };
+        if tightened.is_empty() {
             return Ok(());
         }
         // Rows: +p_r for the upper bounds, then -p_r for the lower bounds, over the stage input.
         let width = stage.input_dim;
-        let k = unstable.len();
+        let k = tightened.len();
         let mut lambda = Matrix::new(2 * k, width, vec![0.0; 2 * k * width]);
-        for (i, &r) in unstable.iter().enumerate() {
+        for (i, &r) in tightened.iter().enumerate() {
             let w = stage.weights.row(r);
             lambda.data[i * width..i * width + w.len()].copy_from_slice(w);
             for (dst, &v) in lambda.data[(k + i) * width..].iter_mut().zip(w) {
@@ -66,7 +81,7 @@ pub(crate) fn intermediate_bounds(graph: &Graph<'_>, input: Level) -> Result<Bou
         }
         let (coeffs, constant) = backward_from(graph, bounds, t, lambda, None);
         let input = &bounds.levels[0];
-        for (i, &r) in unstable.iter().enumerate() {
+        for (i, &r) in tightened.iter().enumerate() {
             let b = stage.bias[r];
             let hi = upper_over_box(coeffs.row(i), add_up(constant[i], b), &input.lo, &input.hi);
             let neg_lo = upper_over_box(coeffs.row(k + i), add_up(constant[k + i], -b), &input.lo, &input.hi);

@@ -71,6 +71,9 @@ impl<'n> Stage<'n> {
 pub(crate) struct Graph<'n> {
     pub input_dim: usize,
     pub stages: Vec<Stage<'n>>,
+    /// The stage of each network layer, in order (step by step when unrolled); the other stages
+    /// only move values.
+    pub layer_stages: Vec<usize>,
 }
 
 impl<'n> Graph<'n> {
@@ -81,7 +84,7 @@ impl<'n> Graph<'n> {
         if net.is_recurrent() {
             return Err(BoundsError::Recurrent { network: net.source.clone() });
         }
-        let stages = net
+        let stages: Vec<Stage<'n>> = net
             .layers
             .iter()
             .map(|layer| match layer {
@@ -95,7 +98,7 @@ impl<'n> Graph<'n> {
                 Layer::Recurrent(_) => unreachable!("checked above"),
             })
             .collect();
-        Ok(Graph { input_dim: net.input_dim(), stages })
+        Ok(Graph { input_dim: net.input_dim(), layer_stages: (0..stages.len()).collect(), stages })
     }
 
     pub fn output_dim(&self) -> usize {

@@ -8,7 +8,10 @@
 //! intermediate bounds stay CROWN's) and forward-mode linear relaxation ([`Method::Forward`], what
 //! the original compositional tool used). [`bound_affine_of`] bounds `C_out f(x) + C_in x + c`
 //! directly (a certificate checker re-verifies stored linear bounds with it), and
-//! [`bound_recurrent_step`] / [`bound_unrolled`] handle Elman networks.
+//! [`bound_recurrent_step`] / [`bound_unrolled`] handle Elman networks. [`layer_bounds`] and
+//! [`layer_bounds_unrolled`] expose the intermediate bounds each method computes on the way: the
+//! pre-activation box of every layer (of every step), what exact encodings take their big-M
+//! constants and fixed ReLU phases from.
 //!
 //! # Shape
 //! As in auto_LiRPA, each operator has one file holding its transfer rules (interval, backward,
@@ -53,6 +56,7 @@ mod forward;
 mod fp;
 mod graph;
 mod ibp;
+mod layers;
 mod linear;
 mod query;
 mod recurrent;
@@ -60,6 +64,7 @@ mod relu;
 
 pub use alpha::AlphaConfig;
 pub use error::BoundsError;
+pub use layers::{LayerBounds, layer_bounds, layer_bounds_batch, layer_bounds_unrolled};
 pub use linear::{AffineMap, LinearBounds};
 pub use recurrent::step_inputs;
 
@@ -182,16 +187,12 @@ pub fn bound_affine_of(
     query::affine_bounds(&graph, level, method, out_coeffs, in_coeffs, c)
 }
 
-/// Sound bounds of every layer's pre-activations (its affine block, before the activation) over
-/// `input`, as CROWN computes them for [`bound`] (intervals, tightened by a backward pass for the
-/// neurons intervals leave unstable), rounded outward: `result[l] = (lo, hi)` for layer `l`. A ReLU
-/// with `lo >= 0` is the identity on the whole box, one with `hi <= 0` is zero; an exact encoding
-/// of the network may use that (the smaller exact queries of the bridge engine's exact leaf).
+/// Sound bounds of every layer's pre-activations over `input` as CROWN computes them, as
+/// `(lo, hi)` pairs: [`layer_bounds`] with [`Method::Crown`]. A ReLU with `lo >= 0` is the identity
+/// on the whole box, one with `hi <= 0` is zero; an exact encoding of the network may use that (the
+/// smaller exact queries of the bridge engine's exact leaf).
 pub fn preactivation_bounds(net: &Network, input: &InputBox) -> Result<HiddenBoxes, BoundsError> {
-    let graph = Graph::feed_forward(net)?;
-    input.validate("input box", graph.input_dim)?;
-    let bounds = crown::intermediate_bounds(&graph, Level::new(input.lo.clone(), input.hi.clone()))?;
-    Ok(bounds.stages.into_iter().map(|s| (s.block.lo, s.block.hi)).collect())
+    Ok(layer_bounds(net, input, &Method::Crown)?.into_iter().map(|l| (l.lo, l.hi)).collect())
 }
 
 fn check_coefficients(what: &'static str, m: &Matrix, rows: usize, cols: usize) -> Result<(), BoundsError> {
@@ -234,30 +235,9 @@ pub fn bound_unrolled(
     hidden0: &[InputBox],
     method: &Method,
 ) -> Result<(OutputBounds, HiddenBoxes), BoundsError> {
-    if inputs_per_step.is_empty() {
-        return Err(BoundsError::Dimension { what: "inputs per step".into(), found: 0, expected: 1 });
-    }
-    let graph = recurrent::unrolled_graph(net, inputs_per_step.len())?;
+    let (graph, input) = recurrent::unrolled_input(net, inputs_per_step, hidden0)?;
     let hidden_dims = net.hidden_dims();
-    if hidden0.len() != hidden_dims.len() {
-        return Err(BoundsError::Dimension {
-            what: "hidden boxes".into(),
-            found: hidden0.len(),
-            expected: hidden_dims.len(),
-        });
-    }
-    let (mut lo, mut hi) = (Vec::with_capacity(graph.input_dim), Vec::with_capacity(graph.input_dim));
-    for (t, b) in inputs_per_step.iter().enumerate() {
-        b.validate(&format!("input box of step {}", t + 1), net.input_dim())?;
-        lo.extend_from_slice(&b.lo);
-        hi.extend_from_slice(&b.hi);
-    }
-    for (j, (b, &dim)) in hidden0.iter().zip(&hidden_dims).enumerate() {
-        b.validate(&format!("hidden box {j}"), dim)?;
-        lo.extend_from_slice(&b.lo);
-        hi.extend_from_slice(&b.hi);
-    }
-    let all = graph_bounds(&graph, Level::new(lo, hi), method)?;
+    let all = graph_bounds(&graph, input, method)?;
     let m = net.output_dim();
     let mut hidden_boxes = Vec::with_capacity(hidden_dims.len());
     let mut offset = m;
@@ -303,7 +283,7 @@ fn graph_bounds(graph: &Graph<'_>, input: Level, method: &Method) -> Result<Outp
             boxed(&bounds, linear)
         }
         Method::Crown | Method::AlphaCrown(_) => {
-            let bounds = crown::intermediate_bounds(graph, input)?;
+            let bounds = crown::intermediate_bounds(graph, input, crown::Tighten::Unstable)?;
             let mut query = Matrix::new(2 * n_out, n_out, vec![0.0; 2 * n_out * n_out]);
             for r in 0..n_out {
                 query.data[r * n_out + r] = 1.0;

@@ -95,7 +95,7 @@ pub(crate) fn affine_bounds(
             {
                 return Err(BoundsError::StepSize(config.step_size));
             }
-            let bounds = crown::intermediate_bounds(graph, input)?;
+            let bounds = crown::intermediate_bounds(graph, input, crown::Tighten::Unstable)?;
             let alpha = match method {
                 Method::AlphaCrown(config) => Some(config),
                 _ => None,

@@ -10,8 +10,10 @@
 //! Graph input, one step: `[x; h^1; ...; h^m]`; unrolled over T steps: `[x_1; ...; x_T; h_0^1; ...;
 //! h_0^m]`. Graph output: `[y; h_new^1; ...; h_new^m]` of the (last) step.
 
+use crate::InputBox;
 use crate::error::BoundsError;
 use crate::graph::{Graph, Stage, check_shapes};
+use crate::ibp::Level;
 use std::borrow::Cow;
 use trestle_ir::network::{Layer, Matrix, Network};
 
@@ -65,6 +67,7 @@ pub(crate) fn unrolled_graph(net: &Network, steps: usize) -> Result<Graph<'_>, B
     let hidden = net.hidden_dims();
     let n_in = net.input_dim();
     let mut stages = Vec::new();
+    let mut layer_stages = Vec::with_capacity(steps * net.layers.len());
     // External layout: all step inputs, then the initial hidden states.
     let mut layout: Layout = (0..steps).map(|s| (if s == 0 { Slot::Current } else { Slot::Input(s) }, n_in)).collect();
     layout.extend(hidden.iter().enumerate().map(|(j, &h)| (Slot::Hidden(j), h)));
@@ -94,6 +97,7 @@ pub(crate) fn unrolled_graph(net: &Network, steps: usize) -> Result<Graph<'_>, B
             }
             let copies = copies_for(&layout, &wanted);
             let rows = weights.rows;
+            layer_stages.push(stages.len());
             stages.push(Stage::new(weights, Cow::Borrowed(bias), activation, copies, input_dim));
             layout = std::iter::once((Slot::Current, rows))
                 .chain(wanted.iter().map(|&(slot, _, len)| (slot, len)))
@@ -121,7 +125,40 @@ pub(crate) fn unrolled_graph(net: &Network, steps: usize) -> Result<Graph<'_>, B
         layout = next.iter().map(|&(slot, _, len)| (slot, len)).collect();
     }
     let input_dim = steps * n_in + hidden.iter().sum::<usize>();
-    Ok(Graph { input_dim, stages })
+    Ok(Graph { input_dim, stages, layer_stages })
+}
+
+/// The graph of `inputs_per_step.len()` steps and its input box `[x_1; ...; x_T; h_0^1; ...]`, the
+/// boxes checked against the network's dimensions.
+pub(crate) fn unrolled_input<'n>(
+    net: &'n Network,
+    inputs_per_step: &[InputBox],
+    hidden0: &[InputBox],
+) -> Result<(Graph<'n>, Level), BoundsError> {
+    if inputs_per_step.is_empty() {
+        return Err(BoundsError::Dimension { what: "inputs per step".into(), found: 0, expected: 1 });
+    }
+    let graph = unrolled_graph(net, inputs_per_step.len())?;
+    let hidden_dims = net.hidden_dims();
+    if hidden0.len() != hidden_dims.len() {
+        return Err(BoundsError::Dimension {
+            what: "hidden boxes".into(),
+            found: hidden0.len(),
+            expected: hidden_dims.len(),
+        });
+    }
+    let (mut lo, mut hi) = (Vec::with_capacity(graph.input_dim), Vec::with_capacity(graph.input_dim));
+    for (t, b) in inputs_per_step.iter().enumerate() {
+        b.validate(&format!("input box of step {}", t + 1), net.input_dim())?;
+        lo.extend_from_slice(&b.lo);
+        hi.extend_from_slice(&b.hi);
+    }
+    for (j, (b, &dim)) in hidden0.iter().zip(&hidden_dims).enumerate() {
+        b.validate(&format!("hidden box {j}"), dim)?;
+        lo.extend_from_slice(&b.lo);
+        hi.extend_from_slice(&b.hi);
+    }
+    Ok((graph, Level::new(lo, hi)))
 }
 
 /// `[a | b]` for matrices with equal row counts.

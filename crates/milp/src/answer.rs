@@ -1,7 +1,7 @@
 //! What the MILP inductiveness check returns, how it is configured, and what it measured.
 
+use crate::bounds::BoundOptions;
 use crate::model::HighsValue;
-use crate::network::BoundOptions;
 use std::fmt;
 use std::time::Duration;
 use trestle_smt::Witness;
@@ -102,7 +102,7 @@ pub struct MilpOptions {
     pub feasibility_tolerance: f64,
     /// The margin by which a choice of argmax must beat a lower index when a maximum that sat on
     /// a tie did not replay and counterexamples are searched past the ties
-    /// ([`crate::network::Strictness::Gap`]); never used for evidence.
+    /// ([`crate::argmax::Strictness::Gap`]); never used for evidence.
     pub tie_gap: f64,
     /// How the pre-activation bounds (big-M constants) are computed.
     pub bounds: BoundOptions,

@@ -109,7 +109,7 @@ impl Lit {
     }
 
     /// `a /\ b`, a fresh binary when neither is constant.
-    fn and(model: &mut MilpModel, a: &Lit, b: &Lit) -> Lit {
+    pub fn and(model: &mut MilpModel, a: &Lit, b: &Lit) -> Lit {
         match (a, b) {
             (Lit::False, _) | (_, Lit::False) => Lit::False,
             (Lit::True, x) | (x, Lit::True) => x.clone(),
@@ -161,6 +161,36 @@ fn forbid(model: &mut MilpModel, lit: &Lit, reason: &str) {
 /// Encodes a piecewise-linear expression; partial operators are constrained unconditionally.
 pub fn encode_expr(model: &mut MilpModel, e: &Expr, vars: &VarMap) -> Result<Bounded, MilpError> {
     Encoder { model, vars }.expr(e, &Lit::True)
+}
+
+/// Encodes a piecewise-linear expression evaluated only where `lit` holds: its partial operators
+/// (`lookup`) are constrained under `lit` alone, so an expression of a branch not taken constrains
+/// nothing.
+pub fn encode_expr_if(model: &mut MilpModel, e: &Expr, lit: &Lit, vars: &VarMap) -> Result<Bounded, MilpError> {
+    Encoder { model, vars }.expr(e, lit)
+}
+
+/// One of several values, chosen by 0/1 literals of which exactly one holds (the caller's
+/// constraint): a variable equal, by big-M, to the value whose literal holds. A single choice is
+/// that value itself.
+pub fn select(model: &mut MilpModel, choices: &[(Lit, Bounded)], what: &str) -> Result<Bounded, MilpError> {
+    if let [(_, only)] = choices {
+        return Ok(only.clone());
+    }
+    let Some(iv) = choices.iter().map(|(_, b)| b.iv).reduce(|a, b| a.hull(&b)) else {
+        return Err(MilpError::Dimension { what: format!("choices of {what}"), found: 0, expected: 1 });
+    };
+    if !(iv.lo.is_finite() && iv.hi.is_finite()) {
+        return Err(MilpError::Unbounded { what: format!("{what} entries"), lo: iv.lo, hi: iv.hi });
+    }
+    let integral = choices.iter().all(|(_, b)| model.is_integral(&b.expr));
+    let y = Expression::from(result_var(model, iv, integral, what)?);
+    for (lit, item) in choices {
+        let d = y.clone() - item.expr.clone();
+        le_zero_if(model, lit, d.clone(), iv.hi - item.iv.lo, what)?;
+        ge_zero_if(model, lit, d, iv.lo - item.iv.hi, what)?;
+    }
+    Ok(Bounded::new(y, iv))
 }
 
 /// Adds constraints forcing the (closure of the) predicate to hold.
@@ -350,21 +380,7 @@ impl Encoder<'_> {
         let gap = idx.expr.clone() - index;
         le_zero_if(self.model, ctx, gap.clone(), idx.iv.hi - kmin, "lookup index")?;
         ge_zero_if(self.model, ctx, gap, idx.iv.lo - kmax, "lookup index")?;
-        if let [(_, only)] = &selected[..] {
-            return Ok(only.clone());
-        }
-        let iv = selected.iter().map(|(_, b)| b.iv).reduce(|a, b| a.hull(&b)).expect("non-empty");
-        if !(iv.lo.is_finite() && iv.hi.is_finite()) {
-            return Err(MilpError::Unbounded { what: "lookup entries".into(), lo: iv.lo, hi: iv.hi });
-        }
-        let integral = selected.iter().all(|(_, b)| self.model.is_integral(&b.expr));
-        let y = Expression::from(result_var(self.model, iv, integral, "lookup")?);
-        for (z, item) in &selected {
-            let d = y.clone() - item.expr.clone();
-            le_zero_if(self.model, z, d.clone(), iv.hi - item.iv.lo, "lookup")?;
-            ge_zero_if(self.model, z, d, iv.lo - item.iv.hi, "lookup")?;
-        }
-        Ok(Bounded::new(y, iv))
+        select(self.model, &selected, "lookup")
     }
 
     fn reify(&mut self, p: &Pred, ctx: &Lit) -> Result<Lit, MilpError> {

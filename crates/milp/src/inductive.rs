@@ -31,19 +31,20 @@
 //! MILPs and never decides anything.
 
 use crate::answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats, MilpUnknown};
+use crate::argmax::Strictness;
 use crate::error::MilpError;
-use crate::expr::{Bounded, VarMap, assert_pred, encode_expr};
+use crate::expr::Bounded;
 use crate::model::{MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus, constant};
-use crate::network::{Strictness, encode_argmax, encode_network_with, score_gaps};
 use crate::nondet::{check_multilinear, vertices};
 use crate::replay::replay_candidate;
+use crate::state::{NondetChoice, initial_hidden, state_variables, successor_as_state};
+use crate::step::{BranchChoice, StepOptions, encode_step};
 use good_lp::{Expression, Variable};
 use num_traits::ToPrimitive;
 use std::time::{Duration, Instant};
-use trestle_bounds::InputBox;
 use trestle_ir::expr::VarRef;
 use trestle_ir::num::{display_rational, down, to_f64_nearest, up};
-use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
+use trestle_ir::system::{DomainExit, Policy, System, VarKind};
 use trestle_ir::{Interval, Pred, RBox, Rational};
 use trestle_smt::Witness;
 
@@ -61,7 +62,7 @@ struct Job {
     state_vars: Vec<Variable>,
     next: Vec<Bounded>,
     /// An argmax of the model may choose an index tied with a lower one (see
-    /// [`crate::network::EncodedArgmax::ties_possible`]).
+    /// [`crate::argmax::EncodedArgmax::ties_possible`]).
     ties_possible: bool,
 }
 
@@ -446,117 +447,23 @@ fn sampled_successors(sys: &System, at: &At) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// The model of one (region, input vertex, branch): state, controllers, guard, label, successor.
-/// `None` when the branch is impossible there (its label's index is never an argmax) or the region
-/// holds no state of the declared kinds and domains.
+/// The model of one (region, input vertex, branch): state, controllers, guard, label, successor
+/// ([`encode_step`]). `None` when the branch is impossible there (its label's index is never an
+/// argmax) or the region holds no state of the declared kinds and domains.
 fn build_job(sys: &System, at: &At, opts: &MilpOptions, strictness: Strictness) -> Result<Option<Job>, MilpError> {
-    let (region, nondet, branch) = (&at.region, &at.point, at.branch);
     let mut model = MilpModel::new();
-    let mut vars = VarMap::default();
-    let mut state_vars = Vec::with_capacity(sys.state.len());
-    for (i, v) in sys.state.iter().enumerate() {
-        let (lo, hi) = match (&region.lo[i], &region.hi[i]) {
-            (Some(l), Some(h)) => (l, h),
-            _ => return Err(MilpError::Unbounded { what: format!("state variable {}", v.name), lo: 0.0, hi: 0.0 }),
-        };
-        // A state lies inside its variable's declared domain.
-        let lo = v.domain.lo.as_ref().filter(|d| *d > lo).unwrap_or(lo);
-        let hi = v.domain.hi.as_ref().filter(|d| *d < hi).unwrap_or(hi);
-        if lo > hi {
-            return Ok(None);
-        }
-        let var = match v.kind {
-            VarKind::Real => model.continuous(down(lo), up(hi), &v.name)?,
-            VarKind::Int | VarKind::Bool => {
-                let (mut l, mut h) = (to_f64_nearest(&lo.ceil()), to_f64_nearest(&hi.floor()));
-                if v.kind == VarKind::Bool {
-                    (l, h) = (l.max(0.0), h.min(1.0));
-                }
-                if l > h {
-                    return Ok(None);
-                }
-                model.integer(l, h, &v.name)?
-            }
-        };
-        let (l, h) = model.bounds_of(var);
-        state_vars.push(var);
-        vars.state.push(Bounded::new(Expression::from(var), Interval::new(l, h)));
+    let Some((state_vars, state)) = state_variables(&mut model, sys, &at.region, true)? else { return Ok(None) };
+    let step_opts = StepOptions { bounds: opts.bounds.clone(), strictness };
+    let nondet = NondetChoice::Fixed(at.point.clone());
+    let branch = BranchChoice::Fixed(at.branch);
+    let hidden = initial_hidden(sys);
+    let Some(step) = encode_step(&mut model, sys, &state, &hidden, &nondet, branch, &step_opts)? else {
+        return Ok(None);
+    };
+    if sys.domain_exit == DomainExit::Drop && successor_as_state(&mut model, sys, &step.next, true)?.is_none() {
+        return Ok(None);
     }
-    vars.nondet = nondet.iter().map(Bounded::rational).collect();
-    // Actions are set by the controllers; inputs never read actions (validated).
-    vars.action = vec![Bounded::float(0.0); sys.actions.len()];
-    let mut ties_possible = false;
-    let mut onehots: Vec<Option<Vec<Expression>>> = vec![None; sys.actions.len()];
-    for c in &sys.controllers {
-        let net_index = match &c.policy {
-            Policy::Network(k) => *k,
-            Policy::Select { by, networks } => {
-                let v = region.lo[*by].as_ref().and_then(|q| q.to_integer().to_usize());
-                match v.and_then(|v| networks.get(v)) {
-                    Some(k) => *k,
-                    None => return Ok(None),
-                }
-            }
-        };
-        let net = &sys.networks[net_index].network;
-        let inputs: Vec<Bounded> =
-            c.inputs.iter().map(|e| encode_expr(&mut model, e, &vars)).collect::<Result<_, _>>()?;
-        let input_box =
-            InputBox::new(inputs.iter().map(|b| b.iv.lo).collect(), inputs.iter().map(|b| b.iv.hi).collect());
-        let exprs: Vec<Expression> = inputs.into_iter().map(|b| b.expr).collect();
-        let enc = encode_network_with(&mut model, net, &exprs, &input_box, &opts.bounds)?;
-        match &c.output {
-            ControllerOutput::Actions(ids) => {
-                for (k, &a) in ids.iter().enumerate() {
-                    vars.action[a] = Bounded::new(enc.outputs[k].clone(), enc.output_bounds[k]);
-                }
-            }
-            ControllerOutput::Argmax(a) => {
-                let gaps = score_gaps(net, &input_box, &opts.bounds, &enc.output_bounds)?;
-                let am = encode_argmax(&mut model, &enc.outputs, &gaps, strictness)?;
-                ties_possible |= am.ties_possible;
-                vars.action[*a] = Bounded::new(am.index, am.index_bounds);
-                onehots[*a] = Some(am.onehot);
-            }
-        }
-    }
-    let b = &sys.step.branches[branch];
-    if let Some((a, value)) = b.label {
-        let Some(onehot) = &onehots[a] else {
-            return Err(MilpError::Unsupported(format!("branch '{}' is labelled by a non-argmax action", b.name)));
-        };
-        let o = &onehot[value];
-        if crate::model::is_constant(o) {
-            if good_lp::IntoAffineExpression::constant(o) < 0.5 {
-                return Ok(None);
-            }
-        } else {
-            model.add(o.clone().eq(1.0));
-        }
-    }
-    if let Some(g) = &b.guard {
-        assert_pred(&mut model, g, &vars)?;
-    }
-    let next: Vec<Bounded> = b.updates.iter().map(|u| encode_expr(&mut model, u, &vars)).collect::<Result<_, _>>()?;
-    if sys.domain_exit == DomainExit::Drop {
-        for (v, x) in sys.state.iter().zip(&next) {
-            if let Some(l) = &v.domain.lo {
-                model.add(x.expr.clone().geq(down(l)));
-            }
-            if let Some(h) = &v.domain.hi {
-                model.add(x.expr.clone().leq(up(h)));
-            }
-            if v.kind != VarKind::Real {
-                let (l, h) = (x.iv.lo.ceil(), x.iv.hi.floor());
-                if !(l.is_finite() && h.is_finite()) || l > h {
-                    return Ok(None);
-                }
-                let w = model.integer(l, h, &format!("{}'", v.name))?;
-                model.add(x.expr.clone().eq(w));
-            }
-        }
-    }
-    Ok(Some(Job { model, state_vars, next, ties_possible }))
+    Ok(Some(Job { model, state_vars, next: step.next, ties_possible: step.ties_possible }))
 }
 
 /// A face of a target box as a violation to maximise.

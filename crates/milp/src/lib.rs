@@ -1,26 +1,38 @@
-//! MILP (HiGHS) encodings of ReLU networks, argmax and piecewise-linear steps, and the
-//! monolithic inductiveness check built on them: the baseline `--method milp` of the bridge checker,
-//! and the encoding layer later bounded-CTL and LTL engines build on.
+//! MILP (HiGHS) encodings of the closed loop, as a library: networks (feed-forward and
+//! recurrent), argmax, piecewise-linear steps, one closed-loop step, and `k` steps chained. The
+//! monolithic inductiveness check `--method milp` of the bridge checker is one client; the bounded
+//! CTL and LTL engines are the next.
 //!
 //! # Shape
 //!
 //! * [`MilpModel`] ([`model`]): variables and constraints built with good_lp's affine expressions;
 //!   passed to HiGHS directly (options before rows) and solved with the MIP dual bound read back.
 //! * [`numerics`]: how a model reaches HiGHS (no coefficient dropped, tiny ones as interval
-//!   slacks, small rows scaled up by powers of two) and when its answer counts as evidence.
-//! * [`network`]: [`encode_network`] (exact big-M ReLU encoding with sound pre-activation bounds:
-//!   CROWN on prefix networks, over a grid of sub-boxes of the input box, worst case kept; stable
-//!   neurons without binaries) and [`encode_argmax`] (the simulator's lowest-index rule, strict
-//!   comparisons as their closure, pruned and fixed by sound bounds on score differences).
+//!   slacks, small rows scaled up by powers of two) and when its answer counts as evidence. Every
+//!   row of every encoding below goes through it.
+//! * [`bounds`]: big-M constants from `trestle_bounds`: every layer's pre-activation bounds in
+//!   one pass per sub-box of the input box (worst case over a grid of sub-boxes), recurrent
+//!   networks one step at a time with their hidden-state boxes as inputs.
+//! * [`network`]: [`encode_network`] / [`encode_network_step`] (one fresh copy of a network, exact
+//!   big-M ReLU encoding, stable neurons without binaries, Elman layers reading and returning
+//!   hidden states as model quantities).
+//! * [`argmax`]: [`encode_argmax`] (the simulator's lowest-index rule, strict comparisons as their
+//!   closure, pruned and fixed by sound bounds on score differences, [`score_gaps`]).
 //! * [`expr`]: the IR's piecewise-linear expressions ([`encode_expr`]: affine, constant products,
 //!   `min`, `max`, `relu`, `abs`, `ite` on linear conditions, `lookup`) and predicates
 //!   ([`assert_pred`], [`reify_pred`]: conjunctions, disjunctions with binaries), big-M constants from
 //!   outward-rounded interval bounds.
+//! * [`state`] and [`step`]: [`encode_step`], one closed-loop step (non-deterministic inputs fixed
+//!   or free, controllers with network selectors, a fixed branch or any branch by binaries with
+//!   guards and labels, the successor), and what it reads (state variables over a region, the
+//!   successor made a state again, initial hidden states); [`controller`] holds the controllers.
+//! * [`unroll()`]: `k` steps chained, fresh network copies per step, recurrent hidden states carried
+//!   as model quantities; [`Unrolled::replay`] replays a solution's run exactly.
 //! * [`check_inductive_milp`] ([`inductive`]): `Inv /\ Next => Inv'` as one MILP per invariant box x
 //!   selector value x non-deterministic input vertex ([`nondet`]) x branch x face of the invariant box,
-//!   each maximising the violation of `Inv'`.
+//!   each maximising the violation of `Inv'`; each model is one [`encode_step`].
 //! * [`replay`]: the gate every counterexample passes (exact rational replay with
-//!   [`trestle_ir::sim::step`]).
+//!   [`trestle_ir::sim::step`]), for one step and for runs.
 //!
 //! # Contract (the numerical soundness rules engines built on this crate rely on)
 //!
@@ -76,9 +88,13 @@
 //! have no successor (the simulator stops with an error there) and are left out of the MILPs.
 //!
 //! Input problems (an invariant that is not a bounded union of boxes, products of two variables,
-//! recurrent controllers, non-multilinear non-determinism) are [`MilpError`]s, never answers.
+//! recurrent controllers in the inductiveness check, non-multilinear non-determinism) are
+//! [`MilpError`]s, never answers.
 
 pub mod answer;
+pub mod argmax;
+pub mod bounds;
+pub mod controller;
 pub mod error;
 pub mod expr;
 pub mod inductive;
@@ -87,14 +103,22 @@ pub mod network;
 pub mod nondet;
 pub mod numerics;
 pub mod replay;
+pub mod state;
+pub mod step;
+pub mod unroll;
 
 pub use answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats, MilpUnknown};
+pub use argmax::{EncodedArgmax, Strictness, encode_argmax, interval_gaps, score_gaps, score_gaps_step};
+pub use bounds::{BoundOptions, layer_bounds, layer_bounds_step, output_bounds_step, split_box};
 pub use error::MilpError;
-pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, reify_pred};
+pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, encode_expr_if, reify_pred, select};
 pub use inductive::check_inductive_milp;
 pub use model::{HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
-pub use network::{
-    BoundOptions, EncodedArgmax, EncodedNetwork, LayerBounds, Strictness, encode_argmax, encode_network,
-    encode_network_with, interval_gaps, layer_bounds, score_gaps, split_box,
+pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
+pub use replay::{replay_candidate, replay_exact, replay_run};
+pub use state::{
+    Hidden, NondetChoice, StateVariables, initial_hidden, nondet_values, state_variables, successor_as_state,
 };
-pub use replay::{replay_candidate, replay_exact};
+pub use step::{BranchChoice, EncodedStep, StepOptions, encode_step};
+pub use trestle_bounds::LayerBounds;
+pub use unroll::{RunPoint, UnrollOptions, Unrolled, unroll};

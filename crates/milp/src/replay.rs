@@ -165,3 +165,29 @@ pub fn replay_candidate(
     }
     Err(first_error.unwrap_or_else(|| "no candidate point".into()))
 }
+
+/// Replays a run of `branches.len()` steps exactly: from `start`, step `t` with the inputs
+/// `nondet[t]` taking branch `branches[t]`, the controllers' hidden states carried from step to
+/// step ([`sim::step`]: every state checked to be a state, inputs against their domains, networks
+/// exact, argmax by the lowest index, successors against the domains). Returns the transitions,
+/// or which step failed and why.
+pub fn replay_run(
+    sys: &System,
+    start: &[Rational],
+    nondet: &[Vec<Rational>],
+    branches: &[usize],
+) -> Result<Vec<sim::Transition<Rational>>, String> {
+    if nondet.len() != branches.len() {
+        return Err(format!("{} input vectors for {} steps", nondet.len(), branches.len()));
+    }
+    let mut memory = sim::initial_memory::<Rational>(sys);
+    let mut state = start.to_vec();
+    let mut run = Vec::with_capacity(branches.len());
+    for (t, (inputs, &branch)) in nondet.iter().zip(branches).enumerate() {
+        let transition =
+            sim::step(sys, &state, &mut memory, inputs, branch).map_err(|e| format!("step {}: {e}", t + 1))?;
+        state = transition.next.clone();
+        run.push(transition);
+    }
+    Ok(run)
+}

@@ -1,0 +1,145 @@
+//! `k` steps of the closed loop chained in one MILP: the base of bounded model checking.
+//!
+//! Step `t` reads the state the previous step left (made a state again: kinds, and domains unless
+//! the system ignores them, [`successor_as_state`]), its own non-deterministic inputs, and the
+//! hidden states the recurrent controllers carried from step `t - 1` as model quantities (zero
+//! before the first step, as in [`trestle_ir::sim::initial_memory`]). Every step encodes fresh
+//! copies of the networks, with big-M constants from the bounds crate over the enclosures the
+//! previous steps produced (interval boxes propagated step by step), and any enabled branch.
+//!
+//! The model's projection on the runs contains every run of the system from the start region
+//! (over-approximated only where [`crate::step`] says), so its maximum of a quantity bounds every
+//! simulated value from above. Under the crate's contract that bound is floating-point evidence
+//! (HiGHS's dual bound, from a model inside its numeric range: `out_of_range` unset), never a
+//! proof; a solution is a candidate run, replayed exactly by [`Unrolled::replay`] before it counts.
+//! A run that must replay is best searched with [`crate::Strictness::Margin`], whose argmax choices
+//! no solver tolerance can tip.
+
+use crate::error::MilpError;
+use crate::expr::Bounded;
+use crate::model::MilpModel;
+use crate::replay::replay_run;
+use crate::state::{NondetChoice, initial_hidden, state_variables, successor_as_state};
+use crate::step::{BranchChoice, EncodedStep, StepOptions, encode_step};
+use good_lp::Variable;
+use trestle_ir::num::{is_integer, rational_from_f64, to_f64_nearest};
+use trestle_ir::sim::Transition;
+use trestle_ir::system::{DomainExit, NondetDomain, System, VarKind};
+use trestle_ir::{RBox, Rational};
+
+/// How [`unroll`] encodes its steps.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UnrollOptions {
+    pub step: StepOptions,
+    /// The non-deterministic inputs of step `t` (`nondet[t]`); steps past the end of this list
+    /// take any values of the domains ([`NondetChoice::Free`]).
+    pub nondet: Vec<NondetChoice>,
+}
+
+/// `k` chained steps: the model and what each step added.
+#[derive(Clone, Debug)]
+pub struct Unrolled {
+    pub model: MilpModel,
+    /// The variables of the start state.
+    pub start: Vec<Variable>,
+    /// The state before each step and after the last (`k + 1` states).
+    pub states: Vec<Vec<Bounded>>,
+    pub steps: Vec<EncodedStep>,
+    /// Some argmax may choose an index tied with a lower one (a maximum there may not replay).
+    pub ties_possible: bool,
+}
+
+/// A run read from a solution: the start state and every state as the solver has them, the inputs
+/// moved into their domains (clamped to an interval, the nearest element of a set), the branches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunPoint {
+    pub start: Vec<f64>,
+    pub nondet: Vec<Vec<Rational>>,
+    pub branches: Vec<usize>,
+    pub states: Vec<Vec<f64>>,
+}
+
+/// Chains `k` steps from the states of `start` (bounded in every variable). `None` when the start
+/// region holds no state or some step has no transition.
+pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Result<Option<Unrolled>, MilpError> {
+    sys.validate()?;
+    let domains = sys.domain_exit != DomainExit::Ignore;
+    let mut model = MilpModel::new();
+    let Some((start_vars, state0)) = state_variables(&mut model, sys, start, domains)? else { return Ok(None) };
+    let mut states = vec![state0];
+    let mut hidden = initial_hidden(sys);
+    let mut steps = Vec::with_capacity(k);
+    for t in 0..k {
+        let choice = opts.nondet.get(t).unwrap_or(&NondetChoice::Free);
+        let encoded = encode_step(&mut model, sys, &states[t], &hidden, choice, BranchChoice::Any, &opts.step)?;
+        let Some(step) = encoded else { return Ok(None) };
+        let Some(next) = successor_as_state(&mut model, sys, &step.next, domains)? else { return Ok(None) };
+        hidden = step.hidden.clone();
+        states.push(next);
+        steps.push(step);
+    }
+    let ties_possible = steps.iter().any(|s| s.ties_possible);
+    Ok(Some(Unrolled { model, start: start_vars, states, steps, ties_possible }))
+}
+
+impl Unrolled {
+    /// The run of a solution (`values` as [`crate::SolveOutcome::values`]).
+    pub fn run_at(&self, sys: &System, values: &[f64]) -> RunPoint {
+        let eval = |b: &Bounded| self.model.eval(&b.expr, values);
+        let nondet = self
+            .steps
+            .iter()
+            .map(|s| s.nondet.iter().zip(&sys.nondet).map(|(b, v)| in_domain(eval(b), &v.domain)).collect())
+            .collect();
+        let branches = self
+            .steps
+            .iter()
+            .map(|s| {
+                let taken = |e: &Option<good_lp::Expression>| {
+                    e.as_ref().map_or(f64::NEG_INFINITY, |e| self.model.eval(e, values))
+                };
+                (0..s.branches.len())
+                    .max_by(|&a, &b| taken(&s.branches[a]).total_cmp(&taken(&s.branches[b])))
+                    .unwrap_or(0)
+            })
+            .collect();
+        RunPoint {
+            start: self.start.iter().map(|&v| self.model.value(v, values)).collect(),
+            nondet,
+            branches,
+            states: self.states.iter().map(|s| s.iter().map(eval).collect()).collect(),
+        }
+    }
+
+    /// The solution's run replayed exactly ([`replay_run`]) from its start state (integer and
+    /// boolean variables rounded to the nearest integer, real ones the solver's f64 values
+    /// exactly), with its inputs and branches.
+    pub fn replay(&self, sys: &System, values: &[f64]) -> Result<Vec<Transition<Rational>>, String> {
+        let run = self.run_at(sys, values);
+        let start: Vec<Rational> = run
+            .start
+            .iter()
+            .zip(&sys.state)
+            .map(|(&x, v)| {
+                let q = rational_from_f64(x);
+                if v.kind == VarKind::Real || is_integer(&q) { q } else { q.round() }
+            })
+            .collect();
+        replay_run(sys, &start, &run.nondet, &run.branches)
+    }
+}
+
+/// An exact value of the domain near `x`.
+fn in_domain(x: f64, domain: &NondetDomain) -> Rational {
+    match domain {
+        NondetDomain::Interval(lo, hi) => {
+            let q = rational_from_f64(if x.is_finite() { x } else { 0.0 });
+            q.clamp(lo.clone(), hi.clone())
+        }
+        NondetDomain::Set(values) => values
+            .iter()
+            .min_by(|a, b| (to_f64_nearest(a) - x).abs().total_cmp(&(to_f64_nearest(b) - x).abs()))
+            .cloned()
+            .expect("a validated set is non-empty"),
+    }
+}
