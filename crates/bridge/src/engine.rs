@@ -224,6 +224,9 @@ struct Ctx<'s> {
     deadline: Option<Instant>,
     /// The successor boxes of a box under psi (for near misses).
     images: SuccessorBounds<'s>,
+    /// The fast path every worker forks (its forms and the pinned invariant computed once per
+    /// run), when enabled.
+    fast: Option<FastPath<'s>>,
 }
 
 struct Checkers<'s> {
@@ -246,7 +249,7 @@ impl<'s> Ctx<'s> {
         // Each checker numbers its dumps from 1: the prefix keeps every checker's files apart.
         let id = self.checkers_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cc = checker_config(self.cfg, format!("w{worker}-c{id}-")).with_deadline(self.deadline);
-        let fast = if self.cfg.fast_path { Some(FastPath::new(self.sys, cc.clone())?) } else { None };
+        let fast = self.fast.as_ref().map(|f| f.fork(cc.clone()));
         let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-")).with_deadline(self.deadline);
         exact.rlimit = self.cfg.exact_rlimit;
         Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)?, exact: Z3Backend::new(self.sys, exact)? })
@@ -472,6 +475,13 @@ pub fn check_inductive(
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
         deadline: cfg.timeout.map(|t| start + t),
+        fast: if cfg.fast_path {
+            let mut fast = FastPath::new(sys, CheckerConfig::default())?;
+            fast.pin(inv)?;
+            Some(fast)
+        } else {
+            None
+        },
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))

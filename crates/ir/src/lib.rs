@@ -8,6 +8,7 @@
 //!
 //! Architecture invariant: this crate depends on no solver and no file format.
 
+mod exact_affine;
 pub mod expr;
 pub mod formula;
 pub mod interval;

@@ -4,8 +4,9 @@
 //! rescaled or fused on load, so what the solvers see is what the file says. Normalisation steps
 //! (NNet headers) are explicit layers, not hidden preprocessing.
 
-use crate::num::{Rational, rational_from_f64};
-use num_traits::{Signed, Zero};
+use crate::exact_affine::{self, Scaled};
+use crate::num::Rational;
+use num_traits::Zero;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -281,31 +282,61 @@ impl Network {
                 expected: self.input_dim(),
             });
         }
-        let mut x = input.to_vec();
+        // Layers run over one common denominator (see `exact_affine`); hidden states are kept
+        // as reduced rationals between steps.
+        let mut x = Scaled::of(input);
         let mut h_index = 0;
         for layer in &self.layers {
             x = match layer {
-                Layer::Dense(d) => affine_exact(&d.weights, &x, &d.bias, d.activation, None),
+                Layer::Dense(d) => exact_affine::affine(&d.weights, &x, &d.bias, d.activation, None),
                 Layer::Recurrent(r) => {
-                    let z = affine_exact(
+                    let h = Scaled::of(&hidden[h_index]);
+                    let z = exact_affine::affine(
                         &r.input_weights,
                         &x,
                         &r.bias,
                         r.activation,
-                        Some((&r.recurrent_weights, &hidden[h_index])),
+                        Some((&r.recurrent_weights, &h)),
                     );
-                    hidden[h_index] = z.clone();
+                    hidden[h_index] = z.to_rationals();
                     h_index += 1;
                     z
                 }
             };
         }
-        Ok(x)
+        Ok(x.to_rationals())
     }
 
     pub fn initial_hidden_exact(&self) -> Vec<Vec<Rational>> {
         self.hidden_dims().into_iter().map(|n| vec![Rational::zero(); n]).collect()
     }
+}
+
+/// A dense ReLU network with the given layer sizes (`[2, 2048, 2048, 2]`: inputs, hidden widths,
+/// outputs; no ReLU after the last layer) and trained-like weights drawn from a 64-bit linear
+/// congruential generator: uniform in `±1/sqrt(fan-in)` with full 53-bit mantissas, biases in
+/// `±0.1`. The same network on every machine, for benchmarks at sizes no shipped model has.
+pub fn synthetic_dense(sizes: &[usize], seed: u64) -> Network {
+    let mut state = seed;
+    let mut unit = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    };
+    let layers = sizes
+        .windows(2)
+        .enumerate()
+        .map(|(k, io)| {
+            let (cols, rows) = (io[0], io[1]);
+            let scale = 1.0 / (cols as f64).sqrt();
+            Layer::Dense(DenseLayer {
+                weights: Matrix::new(rows, cols, (0..rows * cols).map(|_| unit() * scale).collect()),
+                bias: (0..rows).map(|_| unit() * 0.1).collect(),
+                activation: if k + 2 < sizes.len() { Activation::Relu } else { Activation::Identity },
+            })
+        })
+        .collect();
+    let name = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join("x");
+    Network::new(format!("inline:synthetic-{name}-seed{seed}"), layers).expect("consistent sizes")
 }
 
 #[inline]
@@ -318,33 +349,6 @@ fn affine(w: &Matrix, x: &[f64], b: &[f64], act: Activation) -> Vec<f64> {
         .map(|i| {
             let v = dot(w.row(i), x) + b[i];
             if act == Activation::Relu { v.max(0.0) } else { v }
-        })
-        .collect()
-}
-
-fn affine_exact(
-    w: &Matrix,
-    x: &[Rational],
-    b: &[f64],
-    act: Activation,
-    rec: Option<(&Matrix, &Vec<Rational>)>,
-) -> Vec<Rational> {
-    (0..w.rows)
-        .map(|i| {
-            let mut acc = rational_from_f64(b[i]);
-            for (wij, xj) in w.row(i).iter().zip(x) {
-                if *wij != 0.0 && !xj.is_zero() {
-                    acc += rational_from_f64(*wij) * xj;
-                }
-            }
-            if let Some((wr, h)) = rec {
-                for (wij, hj) in wr.row(i).iter().zip(h.iter()) {
-                    if *wij != 0.0 && !hj.is_zero() {
-                        acc += rational_from_f64(*wij) * hj;
-                    }
-                }
-            }
-            if act == Activation::Relu && acc.is_negative() { Rational::zero() } else { acc }
         })
         .collect()
 }

@@ -9,11 +9,12 @@ use crate::answer::{Answer, UnknownReason};
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::error::CheckError;
-use crate::fastpath::{Forms, boxes_imply};
+use crate::fastpath::{Forms, PinnedUnion, boxes_imply, union_boxes_of};
 use crate::inductive::InductiveQuery;
 use crate::query::{BridgeQuery, state_only, validate_system};
 use crate::stats::Stats;
 use crate::{bridge, implication, monolithic, sample};
+use std::sync::Arc;
 use std::time::Instant;
 use trestle_ir::{Pred, System};
 
@@ -130,7 +131,11 @@ impl InductivenessChecker for Z3Backend<'_> {
 pub struct FastPath<'s> {
     sys: &'s System,
     cfg: CheckerConfig,
-    forms: Forms,
+    /// Shared by the forks of one fast path (one per worker): computed once per run.
+    forms: Arc<Forms>,
+    /// Predicates the caller validated once and borrows for `'s` ([`FastPath::pin`]), with their
+    /// union boxes: queries against them skip the per-query walk over the predicate.
+    pinned: Vec<PinnedUnion<'s>>,
 }
 
 impl std::fmt::Debug for FastPath<'_> {
@@ -142,13 +147,35 @@ impl std::fmt::Debug for FastPath<'_> {
 impl<'s> FastPath<'s> {
     pub fn new(sys: &'s System, cfg: CheckerConfig) -> Result<FastPath<'s>, CheckError> {
         validate_system(sys)?;
-        Ok(FastPath { sys, forms: Forms::of(sys), cfg })
+        Ok(FastPath { sys, forms: Arc::new(Forms::of(sys)), cfg, pinned: Vec::new() })
+    }
+
+    /// Another fast path on the same system sharing this one's precomputed forms and pinned
+    /// predicates, with its own configuration (a worker's statistics and deadline).
+    pub fn fork(&self, cfg: CheckerConfig) -> FastPath<'s> {
+        FastPath { sys: self.sys, cfg, forms: self.forms.clone(), pinned: self.pinned.clone() }
+    }
+
+    /// Validates `p` as a state predicate once and remembers it by address: later queries whose
+    /// target or extra predicate is this very object (not merely an equal one) skip the
+    /// validation walk and find its union boxes without comparing predicates. Sound because `p`
+    /// is borrowed immutably for `'s`, as long as this fast path and its forks live.
+    pub fn pin(&mut self, p: &'s Pred) -> Result<(), CheckError> {
+        state_only(p, "pinned predicate", self.sys.state.len())?;
+        if !self.pinned.iter().any(|(q, _)| std::ptr::eq(*q, p)) {
+            self.pinned.push((p, union_boxes_of(self.sys.state.len(), p)));
+        }
+        Ok(())
+    }
+
+    fn is_pinned(&self, p: &Pred) -> bool {
+        self.pinned.iter().any(|(q, _)| std::ptr::eq(*q, p))
     }
 
     /// `Some(Valid)` when the bounds prove the query, `Some(Invalid)` when the sampler finds a
     /// (replayed) counterexample, `None` otherwise. The query must be validated.
     fn bridge_unchecked(&self, q: &BridgeQuery<'_>) -> Option<Answer> {
-        if self.forms.prove(self.sys, q) {
+        if self.forms.prove(self.sys, q, &self.pinned) {
             return Some(Answer::Valid);
         }
         if self.cfg.sample_witnesses {
@@ -174,7 +201,7 @@ impl EnvChecker for FastPath<'_> {
     }
 
     fn check_bridge(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
-        q.validate(self.sys)?;
+        q.validate_trusting(self.sys, |p| self.is_pinned(p))?;
         timed(&self.cfg.stats, || {
             Ok(match self.bridge_unchecked(q) {
                 Some(a) => (a, true),

@@ -201,13 +201,25 @@ use num_traits::{Signed, Zero};
 
 /// A union target's boxes: exact, and rounded outward (to find the boxes an image touches, and
 /// to prove `Leaves`).
-struct UnionBoxes {
+pub(crate) struct UnionBoxes {
     exact: Vec<RBox>,
     outer: Vec<FBox>,
 }
 
 /// The last union target seen and its boxes (`None` when it is not a union of boxes).
-type UnionCache = Mutex<Option<(Pred, Arc<Option<UnionBoxes>>)>>;
+type UnionCache = Mutex<Option<(Arc<Pred>, Arc<Option<UnionBoxes>>)>>;
+
+/// A predicate a caller borrows for the checker's whole life, with its union boxes computed once.
+pub(crate) type PinnedUnion<'s> = (&'s Pred, Arc<Option<UnionBoxes>>);
+
+/// The boxes of `target` when it is a union of at most [`MAX_UNION`] boxes.
+pub(crate) fn union_boxes_of(n: usize, target: &Pred) -> Arc<Option<UnionBoxes>> {
+    Arc::new(
+        target
+            .to_box_union(n, MAX_UNION)
+            .map(|bs| UnionBoxes { outer: bs.iter().map(RBox::outer_fbox).collect(), exact: bs }),
+    )
+}
 
 /// The fast path's view of a system: the multi-affine form of every update, per branch.
 pub(crate) struct Forms {
@@ -283,26 +295,27 @@ impl Forms {
             .collect()
     }
 
-    /// The boxes of a union target, computed once per predicate.
-    fn union_boxes(&self, n: usize, target: &Pred) -> Arc<Option<UnionBoxes>> {
-        let mut slot = self.union.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((cached, boxes)) = slot.as_ref()
-            && cached == target
-        {
+    /// The boxes of a union target, computed once per predicate: looked up among the `pinned`
+    /// predicates by address first (no walk over the predicate at all), then in the cache of the
+    /// last other target (compared by value, outside the lock).
+    fn union_boxes(&self, n: usize, target: &Pred, pinned: &[PinnedUnion<'_>]) -> Arc<Option<UnionBoxes>> {
+        if let Some((_, boxes)) = pinned.iter().find(|(p, _)| std::ptr::eq(*p, target)) {
             return boxes.clone();
         }
-        let boxes = Arc::new(
-            target
-                .to_box_union(n, MAX_UNION)
-                .map(|bs| UnionBoxes { outer: bs.iter().map(RBox::outer_fbox).collect(), exact: bs }),
-        );
-        *slot = Some((target.clone(), boxes.clone()));
+        let cached = self.union.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some((cached, boxes)) = cached
+            && *cached == *target
+        {
+            return boxes;
+        }
+        let boxes = union_boxes_of(n, target);
+        *self.union.lock().unwrap_or_else(|e| e.into_inner()) = Some((Arc::new(target.clone()), boxes.clone()));
         boxes
     }
 
     /// `StaysIn` / `Leaves` for a target that is a union of boxes, on the successor boxes.
-    fn prove_union(&self, sys: &System, q: &BridgeQuery<'_>) -> bool {
-        let union = self.union_boxes(sys.state.len(), q.target.pred());
+    fn prove_union(&self, sys: &System, q: &BridgeQuery<'_>, pinned: &[PinnedUnion<'_>]) -> bool {
+        let union = self.union_boxes(sys.state.len(), q.target.pred(), pinned);
         let Some(union) = union.as_ref() else { return false };
         self.images(sys, q.region, q.post).iter().all(|(_, img)| {
             let mut near = (0..union.outer.len()).filter(|&k| union.outer[k].touches(img)).peekable();
@@ -315,8 +328,8 @@ impl Forms {
 
     /// Whether every successor of every branch satisfies (`StaysIn`) or violates (`Leaves`) the
     /// target, proven by bounds; `false` when not proven.
-    pub(crate) fn prove(&self, sys: &System, q: &BridgeQuery<'_>) -> bool {
-        let Some(conj) = conjunction(q.target.pred()) else { return self.prove_union(sys, q) };
+    pub(crate) fn prove(&self, sys: &System, q: &BridgeQuery<'_>, pinned: &[PinnedUnion<'_>]) -> bool {
+        let Some(conj) = conjunction(q.target.pred()) else { return self.prove_union(sys, q, pinned) };
         match q.target {
             Target::StaysIn(_) if conj.atoms.is_empty() && !conj.contradiction => return true,
             Target::Leaves(_) if conj.contradiction => return true,

@@ -176,3 +176,47 @@ fn successor_boxes_hold_every_exact_successor() {
         }
     }
 }
+
+/// A pinned predicate (validated once, union boxes computed once, found by address) and forks
+/// sharing one fast path's forms answer every query exactly as a fresh fast path does, for the
+/// pinned union, for an equal predicate at another address, and for other targets interleaved
+/// (the cache of the last unpinned target must follow them).
+#[test]
+fn pinned_predicates_and_forks_answer_as_a_fresh_fast_path() {
+    for (sys, seed) in [(det_maze(), 11), (nondet_maze(), 12)] {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let pinned_union = random_union(&mut rng);
+        let mut prototype = FastPath::new(&sys, CheckerConfig::default().with_sampling(false)).unwrap();
+        prototype.pin(&pinned_union).unwrap();
+        let mut fork = prototype.fork(CheckerConfig::default().with_sampling(false));
+        let copy = pinned_union.clone();
+        let others = [random_union(&mut rng), random_union(&mut rng), pred("0.3 <= x <= 0.9 and 0.3 <= y <= 0.9")];
+        let mut decided = 0;
+        for i in 0..60 {
+            let p = random_box(&mut rng, 0.2, 0.95, 0.1);
+            let post = random_post(&mut rng, &p);
+            let target_pred = match i % 3 {
+                0 => &pinned_union,
+                1 => &copy,
+                _ => &others[i % others.len()],
+            };
+            for target in [Target::StaysIn(target_pred), Target::Leaves(target_pred)] {
+                let q = BridgeQuery::new(&p, &post, target).with_extra(&pinned_union);
+                let mut fresh = FastPath::new(&sys, CheckerConfig::default().with_sampling(false)).unwrap();
+                let expected = fresh.check_bridge(&q).unwrap();
+                assert_eq!(fork.check_bridge(&q).unwrap(), expected, "#{i} {target:?}");
+                assert_eq!(prototype.check_bridge(&q).unwrap(), expected, "#{i} {target:?}");
+                decided += usize::from(expected == Answer::Valid);
+            }
+        }
+        assert!(decided > 10, "{}: only {decided} queries decided", sys.name);
+    }
+}
+
+#[test]
+fn pinning_validates_the_predicate() {
+    let sys = det_maze();
+    let mut fast = FastPath::new(&sys, CheckerConfig::default()).unwrap();
+    let not_a_state_predicate = pred("x <= a0");
+    assert!(fast.pin(&not_a_state_predicate).is_err());
+}
