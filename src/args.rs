@@ -43,6 +43,9 @@ pub enum Command {
     /// Regression suites: instances with expected verdicts, optionally against a baseline run.
     #[command(subcommand)]
     Suite(SuiteCommand),
+    /// Generated 2-D maze suites: trained controllers, systems, independently established verdicts.
+    #[command(subcommand)]
+    Maze(MazeCommand),
 }
 
 impl Command {
@@ -55,7 +58,7 @@ impl Command {
             Command::Check(a) => a.system.json,
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
-            Command::Campaign(_) | Command::Suite(_) => false,
+            Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) => false,
         }
     }
 }
@@ -359,6 +362,27 @@ pub struct SuiteRunArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// No progress bar and no line per job.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MazeCommand {
+    /// Train the controllers of a spec, write their systems and the suite file, with expected
+    /// verdicts established independently (a replayed grid counterexample or a certified proof).
+    Generate(MazeGenerateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MazeGenerateArgs {
+    /// The spec (TOML): arena, regions, candidate, goal, families of shapes and defects.
+    pub spec: PathBuf,
+    /// Where models/ and systems/ are written.
+    pub out_dir: PathBuf,
+    /// The suite file to write (default OUT_DIR/suite.toml); its paths are relative to it.
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+    /// No line per instance on stderr.
     #[arg(long)]
     pub quiet: bool,
 }

@@ -6,6 +6,7 @@ mod certify;
 mod check;
 mod eval;
 mod info;
+mod maze;
 mod simulate;
 mod suite;
 pub mod synth;
@@ -26,6 +27,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Synth(a) => synth::run(&a),
         Command::Campaign(c) => campaign::run(c),
         Command::Suite(c) => suite::run(c),
+        Command::Maze(c) => maze::run(c),
     }
 }
 

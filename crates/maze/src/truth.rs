@@ -1,0 +1,160 @@
+//! Expected verdicts, established independently of the run a suite judges.
+//!
+//! - `not-inductive`: a grid over every candidate box (and every vertex of the noise interval) is
+//!   stepped in f64 to rank states by how far their successors leave the candidate; the best are
+//!   replayed in exact rational arithmetic (`ir::sim` with the network run exactly). A state in the
+//!   candidate with an exact successor outside it is a counterexample to inductiveness whatever
+//!   any engine says.
+//! - `unsafe` (a property of the controller, reported beside the verdict): runs from a grid over
+//!   Init, each vertex of the noise interval held constant, are simulated in f64 and, when one
+//!   leaves Safe, replayed exactly step by step.
+//! - `safe`: the bridge engine's proof is turned into a certificate and re-checked by `certify`
+//!   (coverage by exact box subtraction, every postcondition re-bounded, every environment
+//!   condition in Z3): the certificate, not the run that produced it, establishes the verdict.
+
+use num_traits::ToPrimitive;
+use trestle_ir::expr::Env;
+use trestle_ir::nondet;
+use trestle_ir::num::rational_from_f64;
+use trestle_ir::sim;
+use trestle_ir::{Pred, Rational, System};
+
+/// Grid points per axis of each candidate box in the search for a counterexample.
+const GRID: usize = 41;
+/// Candidates replayed exactly, best first.
+const REPLAYS: usize = 24;
+/// Steps of each run from Init in the search for an unsafe run.
+const RUN_STEPS: usize = 60;
+
+/// How an instance's truth was established.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Truth {
+    /// A state of the candidate with an exact successor outside it.
+    NotInductive { state: Vec<Rational>, next: Vec<Rational> },
+    /// A certificate that `certify` accepted.
+    Safe { clauses: usize },
+    /// Neither: kept out of the pass/fail set.
+    NotJudged(String),
+}
+
+impl Truth {
+    /// The `check` verdict this truth implies, when established.
+    pub fn expect(&self) -> Option<&'static str> {
+        match self {
+            Truth::NotInductive { .. } => Some("not-inductive"),
+            Truth::Safe { .. } => Some("safe"),
+            Truth::NotJudged(_) => None,
+        }
+    }
+}
+
+fn vertices(sys: &System) -> Vec<Vec<Rational>> {
+    nondet::vertices(sys, nondet::all_inputs(sys), 64).unwrap_or_else(|| vec![Vec::new()])
+}
+
+fn inside(p: &Pred, state: &[Rational]) -> bool {
+    p.eval_exact(&Env::new(state, &[], &[])).unwrap_or(false)
+}
+
+/// Distance of `s` outside the boxes (0 inside one), in f64: ranking only.
+fn outside_by(boxes: &[[[f64; 2]; 2]], s: &[f64]) -> f64 {
+    boxes
+        .iter()
+        .map(|b| (0..2).map(|i| (b[i][0] - s[i]).max(s[i] - b[i][1]).max(0.0)).fold(0.0, f64::max))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// An exact successor of `state` outside `cand`, under some vertex of the inputs.
+pub fn exact_violation(sys: &System, cand: &Pred, state: &[Rational]) -> Option<Vec<Rational>> {
+    if !inside(cand, state) {
+        return None;
+    }
+    for v in vertices(sys) {
+        let mut memory = sim::initial_memory::<Rational>(sys);
+        let Ok(succ) = sim::successors(sys, state, &mut memory, &v) else { continue };
+        if let Some((_, next)) = succ.next.iter().find(|(_, n)| !inside(cand, n)) {
+            return Some(next.clone());
+        }
+    }
+    None
+}
+
+/// The grid search for a one-step counterexample (see the module documentation).
+pub fn find_counterexample(sys: &System, cand: &Pred, boxes: &[[[f64; 2]; 2]]) -> Option<Truth> {
+    let fverts: Vec<Vec<f64>> =
+        vertices(sys).iter().map(|v| v.iter().map(|q| q.to_f64().unwrap_or(0.0)).collect()).collect();
+    let mut ranked: Vec<(f64, [f64; 2])> = Vec::new();
+    for b in boxes {
+        for i in 0..GRID {
+            for j in 0..GRID {
+                let t = |k: usize, axis: usize| b[axis][0] + (b[axis][1] - b[axis][0]) * k as f64 / (GRID - 1) as f64;
+                let s = [t(i, 0), t(j, 1)];
+                let mut worst = f64::NEG_INFINITY;
+                for v in &fverts {
+                    let mut memory = sim::initial_memory::<f64>(sys);
+                    if let Ok(succ) = sim::successors(sys, &s, &mut memory, v) {
+                        for (_, n) in &succ.next {
+                            worst = worst.max(outside_by(boxes, n));
+                        }
+                    }
+                }
+                ranked.push((worst, s));
+            }
+        }
+    }
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (_, s) in ranked.into_iter().take(REPLAYS) {
+        let state: Vec<Rational> = s.iter().map(|&x| rational_from_f64(x)).collect();
+        if let Some(next) = exact_violation(sys, cand, &state) {
+            return Some(Truth::NotInductive { state, next });
+        }
+    }
+    None
+}
+
+/// A run from Init that leaves Safe, replayed exactly: its length in steps.
+pub fn find_unsafe_run(sys: &System, init: &[[f64; 2]; 2], safe: &Pred) -> Option<usize> {
+    const N: usize = 7;
+    let verts = vertices(sys);
+    for i in 0..N {
+        for j in 0..N {
+            let t = |k: usize, axis: usize| init[axis][0] + (init[axis][1] - init[axis][0]) * k as f64 / (N - 1) as f64;
+            let start = [t(i, 0), t(j, 1)];
+            for v in &verts {
+                let fv: Vec<f64> = v.iter().map(|q| q.to_f64().unwrap_or(0.0)).collect();
+                let Some(k) = leaves_in_f64(sys, &start, &fv, safe) else { continue };
+                if let Some(steps) = leaves_exactly(sys, &start, v, safe, k) {
+                    return Some(steps);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn leaves_in_f64(sys: &System, start: &[f64], v: &[f64], safe: &Pred) -> Option<usize> {
+    let mut s = start.to_vec();
+    for k in 1..=RUN_STEPS {
+        let mut memory = sim::initial_memory::<f64>(sys);
+        let succ = sim::successors(sys, &s, &mut memory, v).ok()?;
+        s = succ.next.first()?.1.clone();
+        if !safe.eval_f64(&Env::new(&s, &[], &[])).unwrap_or(true) {
+            return Some(k);
+        }
+    }
+    None
+}
+
+/// Replays the run exactly for up to `around + 2` steps; the step count at which it leaves Safe.
+fn leaves_exactly(sys: &System, start: &[f64], v: &[Rational], safe: &Pred, around: usize) -> Option<usize> {
+    let mut s: Vec<Rational> = start.iter().map(|&x| rational_from_f64(x)).collect();
+    for k in 1..=around + 2 {
+        let mut memory = sim::initial_memory::<Rational>(sys);
+        let succ = sim::successors(sys, &s, &mut memory, v).ok()?;
+        s = succ.next.first()?.1.clone();
+        if !inside(safe, &s) {
+            return Some(k);
+        }
+    }
+    None
+}
