@@ -48,9 +48,9 @@ fn plans(spec: &Spec) -> Vec<Plan> {
         for shape in &f.shapes {
             let (depth, width) = parse_shape(shape).expect("validated");
             for &defect in &f.defects {
-                let dynamics = match f.dynamics {
-                    Dynamics::Det => "det",
-                    Dynamics::Nondet => "nondet",
+                let dynamics = match (f.dynamics, f.noise) {
+                    (Dynamics::Nondet, Some([lo, hi])) => format!("nondet{lo}to{hi}"),
+                    _ => "det".to_string(),
                 };
                 let seed = spec.maze.seed.wrapping_mul(1_000_003).wrapping_add(out.len() as u64);
                 out.push(Plan {

@@ -71,7 +71,7 @@ fn default_proof_timeout() -> f64 {
     60.0
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dynamics {
     Det,
@@ -175,6 +175,16 @@ impl Spec {
         }
         if !(m.proof_timeout.is_finite() && m.proof_timeout > 0.0) {
             return Err("maze.proof_timeout: a positive number of seconds".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        for f in &self.family {
+            for shape in &f.shapes {
+                for d in &f.defects {
+                    if !seen.insert((f.dynamics, f.noise.map(|n| n.map(f64::to_bits)), shape.clone(), *d)) {
+                        return Err(format!("instance {shape}/{} is listed twice", d.as_str()));
+                    }
+                }
+            }
         }
         if self.family.is_empty() {
             return Err("at least one [[family]]".into());

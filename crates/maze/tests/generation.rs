@@ -84,6 +84,7 @@ fn bad_specs_are_input_errors() {
         (&SPEC.replace("init = [[0.3, 0.4]", "init = [[0.4, 0.3]"), "maze.init"),
         (&SPEC.replace("seed = 7", "seed = 7\nextra = 1"), "unknown field"),
         (&SPEC.replace("\"drift\"", "\"wobbly\""), "unknown variant"),
+        (&SPEC.replace("defects = [\"none\", \"drift\"]", "defects = [\"none\", \"none\"]"), "listed twice"),
     ];
     for (text, needle) in cases {
         let e = Spec::parse(text).unwrap_err();

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The nightly regression: generates the nightly maze suite once (configs/maze/nightly.toml, into
+# target/maze-nightly; regenerated when the spec changes), runs it into a results store that keeps
+# every night's run, judges each instance against its expected verdict and against the previous
+# night (a flipped verdict or an instance slower than the suite's slowdown factor fails), and keeps
+# the night's report as nightly-YYYY-MM-DD.md beside the store. Exit 1 on any regression.
+#
+#   scripts/nightly.sh [STORE_DIR]      # default target/nightly-results
+set -euo pipefail
+cd "$(dirname "$0")/.."
+store=${1:-target/nightly-results}
+gen=target/maze-nightly
+spec=configs/maze/nightly.toml
+scripts/setup.sh
+cargo build --release --quiet --bin trestle
+bin=target/release/trestle
+stamp="$(sha256sum "$spec" "$bin" | sha256sum | cut -c1-16)"
+if [ ! -f "$gen/.stamp" ] || [ "$(cat "$gen/.stamp")" != "$stamp" ]; then
+    rm -rf "$gen"
+    "$bin" maze generate "$spec" "$gen"
+    echo "$stamp" > "$gen/.stamp"
+fi
+mkdir -p "$store"
+baseline=()
+[ -f "$store/results.sqlite" ] && baseline=(--baseline "$store")
+status=0
+"$bin" suite run "$gen/suite.toml" --jobs "$(nproc)" --quiet --out "$store" "${baseline[@]}" || status=$?
+cp "$store/suite-report.md" "$store/nightly-$(date -u +%F).md"
+echo "nightly: report $store/nightly-$(date -u +%F).md (exit $status)"
+exit "$status"
