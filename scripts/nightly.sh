@@ -9,8 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store=${1:-target/nightly-results}
-gen=target/maze-nightly
-spec=configs/maze/nightly.toml
+spec=${NIGHTLY_SPEC:-configs/maze/nightly.toml}   # another spec for a trial run
+gen=target/maze-$(basename "$spec" .toml)
+
 scripts/setup.sh
 cargo build --release --quiet --bin trestle
 bin=target/release/trestle
