@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use rayon::prelude::*;
 use trestle_bridge::{Config, Verdict, certificate};
 use trestle_config::Overrides;
 use trestle_ir::Pred;
@@ -248,42 +247,71 @@ pub fn generate(
         std::fs::create_dir_all(d).map_err(|e| MazeError::Internal(format!("{}: {e}", d.display())))?;
     }
     let plans = plans(spec);
-    let results: Vec<Result<InstanceSummary, MazeError>> = plans
-        .par_iter()
-        .map(|p| {
-            let (net, loss) = train_controller(spec, p)?;
-            let model = models.join(format!("{}.onnx", p.name));
-            trestle_nn::write_onnx(&net, &model).map_err(|e| internal(&p.name)(e.to_string()))?;
-            // The file must read back as the very network trained, and tract must agree.
-            let back = trestle_nn::load_onnx(&model).map_err(|e| internal(&p.name)(e.to_string()))?;
-            if back.layers != net.layers {
-                return Err(MazeError::Internal(format!("{}: the ONNX file does not read back bit for bit", p.name)));
-            }
-            let probes: Vec<Vec<f64>> = (0..5).map(|k| vec![0.2 * k as f64, 1.0 - 0.2 * k as f64]).collect();
-            let gap = trestle_nn::cross_check_with_tract(&model, &net, &probes)
-                .map_err(|e| internal(&p.name)(e.to_string()))?;
-            if gap > 1e-4 {
-                return Err(MazeError::Internal(format!("{}: tract's inference differs by {gap}", p.name)));
-            }
-            let system = systems.join(format!("{}.toml", p.name));
-            // Judged on the system as written (the file is rewritten with the verdict in its header).
-            write_file(&system, system_text(spec, p, None).as_bytes())?;
-            let sys = trestle_config::load_system(&system, &Overrides::default())
-                .map_err(|e| internal(&p.name)(e.to_string()))?;
-            check_side_conditions(&sys)?;
-            let (truth, unsafe_run) = judge(spec, &sys)?;
-            write_file(&system, system_text(spec, p, truth.expect()).as_bytes())?;
-            let summary = InstanceSummary { name: p.name.clone(), truth, unsafe_run, loss };
-            progress(&summary);
-            Ok(summary)
-        })
-        .collect();
-    let instances = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let one = |p: &Plan| -> Result<InstanceSummary, MazeError> {
+        let (net, loss) = train_controller(spec, p)?;
+        let model = models.join(format!("{}.onnx", p.name));
+        trestle_nn::write_onnx(&net, &model).map_err(|e| internal(&p.name)(e.to_string()))?;
+        // The file must read back as the very network trained, and tract must agree.
+        let back = trestle_nn::load_onnx(&model).map_err(|e| internal(&p.name)(e.to_string()))?;
+        if back.layers != net.layers {
+            return Err(MazeError::Internal(format!("{}: the ONNX file does not read back bit for bit", p.name)));
+        }
+        let probes: Vec<Vec<f64>> = (0..5).map(|k| vec![0.2 * k as f64, 1.0 - 0.2 * k as f64]).collect();
+        let gap =
+            trestle_nn::cross_check_with_tract(&model, &net, &probes).map_err(|e| internal(&p.name)(e.to_string()))?;
+        if gap > 1e-4 {
+            return Err(MazeError::Internal(format!("{}: tract's inference differs by {gap}", p.name)));
+        }
+        let system = systems.join(format!("{}.toml", p.name));
+        // Judged on the system as written (the file is rewritten with the verdict in its header).
+        write_file(&system, system_text(spec, p, None).as_bytes())?;
+        let sys = trestle_config::load_system(&system, &Overrides::default())
+            .map_err(|e| internal(&p.name)(e.to_string()))?;
+        check_side_conditions(&sys)?;
+        let (truth, unsafe_run) = judge(spec, &sys)?;
+        write_file(&system, system_text(spec, p, truth.expect()).as_bytes())?;
+        let summary = InstanceSummary { name: p.name.clone(), truth, unsafe_run, loss };
+        progress(&summary);
+        Ok(summary)
+    };
+    let instances = on_workers(&plans, one)?;
     let suite = suite.map(Path::to_path_buf).unwrap_or_else(|| out_dir.join("suite.toml"));
     let suite_dir = suite.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(suite_dir).map_err(|e| MazeError::Internal(format!("{}: {e}", suite_dir.display())))?;
     write_file(&suite, suite_text(spec, &instances, &relative(suite_dir, &systems)).as_bytes())?;
     Ok(Generated { instances, suite })
+}
+
+/// `f` over `items` on one plain thread per core, each taking the next item when done; results
+/// in the items' order. Not rayon: an instance's proof runs the bridge engine in a thread pool of
+/// its own, and a rayon worker waiting for that pool would steal and start other instances, whose
+/// time limits then run out while they wait on its stack.
+fn on_workers<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R, MazeError> + Sync,
+) -> Result<Vec<R>, MazeError> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    let slots: Vec<std::sync::Mutex<Option<Result<R, MazeError>>>> = items.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    let failed = r.is_err();
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                    if failed {
+                        // Stop handing out work: the first error ends the generation.
+                        next.store(items.len(), std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    // Items are handed out in order, so those never started (after an error) come last.
+    slots.into_iter().map_while(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner())).collect()
 }
 
 fn judge(spec: &Spec, sys: &System) -> Result<(Truth, Option<usize>), MazeError> {
