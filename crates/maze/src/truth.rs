@@ -87,7 +87,12 @@ pub fn find_counterexample(sys: &System, cand: &Pred, boxes: &[[[f64; 2]; 2]]) -
     for b in boxes {
         for i in 0..GRID {
             for j in 0..GRID {
-                let t = |k: usize, axis: usize| b[axis][0] + (b[axis][1] - b[axis][0]) * k as f64 / (GRID - 1) as f64;
+                // The box's ends are the f64 nearest the spec's decimals, which may lie an ulp
+                // outside the exact candidate: grid points stay one ulp inside them.
+                let t = |k: usize, axis: usize| {
+                    let (lo, hi) = (b[axis][0].next_up(), b[axis][1].next_down());
+                    (lo + (hi - lo) * k as f64 / (GRID - 1) as f64).clamp(lo, hi)
+                };
                 let s = [t(i, 0), t(j, 1)];
                 let mut worst = f64::NEG_INFINITY;
                 for v in &fverts {
@@ -118,7 +123,10 @@ pub fn find_unsafe_run(sys: &System, init: &[[f64; 2]; 2], safe: &Pred) -> Optio
     let verts = vertices(sys);
     for i in 0..N {
         for j in 0..N {
-            let t = |k: usize, axis: usize| init[axis][0] + (init[axis][1] - init[axis][0]) * k as f64 / (N - 1) as f64;
+            let t = |k: usize, axis: usize| {
+                let (lo, hi) = (init[axis][0].next_up(), init[axis][1].next_down());
+                (lo + (hi - lo) * k as f64 / (N - 1) as f64).clamp(lo, hi)
+            };
             let start = [t(i, 0), t(j, 1)];
             for v in &verts {
                 let fv: Vec<f64> = v.iter().map(|q| q.to_f64().unwrap_or(0.0)).collect();
@@ -148,6 +156,9 @@ fn leaves_in_f64(sys: &System, start: &[f64], v: &[f64], safe: &Pred) -> Option<
 /// Replays the run exactly for up to `around + 2` steps; the step count at which it leaves Safe.
 fn leaves_exactly(sys: &System, start: &[f64], v: &[Rational], safe: &Pred, around: usize) -> Option<usize> {
     let mut s: Vec<Rational> = start.iter().map(|&x| rational_from_f64(x)).collect();
+    if !inside(&sys.init, &s) {
+        return None; // a run from Init only
+    }
     for k in 1..=around + 2 {
         let mut memory = sim::initial_memory::<Rational>(sys);
         let succ = sim::successors(sys, &s, &mut memory, v).ok()?;
