@@ -494,3 +494,41 @@ fn int_bug_no_command_accepts_a_non_integer_state() {
     let (_e, q) = scratch("dom.toml", &INT_BUG.replace("type = \"int\" }", "type = \"int\", domain = [0, 1] }"));
     expect_input_error(&trestle(&["simulate", q.to_str().unwrap(), "--from", "x=2"]), &["x = 2", "[0, 1]"]);
 }
+
+#[test]
+fn maze_generate_writes_a_suite_that_passes_and_refuses_bad_specs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let spec = d.join("spec.toml");
+    let text = r#"
+[maze]
+name = "cli"
+seed = 3
+dt = 0.1
+init = [[0.3, 0.4], [0.6, 0.7]]
+safe = [[0.22, 0.98], [0.54, 0.98]]
+candidate = [[[0.25, 0.95], [0.55, 0.95]]]
+goal = [0.6, 0.75]
+
+[[family]]
+dynamics = "det"
+shapes = ["2x16"]
+defects = ["none", "drift"]
+"#;
+    std::fs::write(&spec, text).unwrap();
+    let out = d.join("out");
+    let r = trestle(&["maze", "generate", &s(&spec), &s(&out), "--quiet"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("2 instances (1 safe, 1 not-inductive, 0 not judged"), "{}", r.stdout);
+    let r = trestle(&["suite", "run", &s(&out.join("suite.toml")), "--out", &s(&d.join("results")), "--quiet"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("# suite cli: PASS"), "{}", r.stdout);
+
+    let missing = trestle(&["maze", "generate", &s(&d.join("nope.toml")), &s(&out)]);
+    expect_input_error(&missing, &["nope.toml"]);
+    std::fs::write(&spec, text.replace("\"2x16\"", "\"sixteen\"")).unwrap();
+    expect_input_error(&trestle(&["maze", "generate", &s(&spec), &s(&out)]), &["shape 'sixteen'"]);
+    std::fs::write(&spec, text.replace("candidate = [[[0.25", "candidate = [[[0.35")).unwrap();
+    expect_input_error(&trestle(&["maze", "generate", &s(&spec), &s(&out), "--quiet"]), &["contain init"]);
+}

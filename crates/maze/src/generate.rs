@@ -35,6 +35,7 @@ struct Plan {
     name: String,
     dynamics: Dynamics,
     noise: Option<[f64; 2]>,
+    disturbance: Option<[f64; 2]>,
     depth: usize,
     width: usize,
     defect: Defect,
@@ -47,15 +48,19 @@ fn plans(spec: &Spec) -> Vec<Plan> {
         for shape in &f.shapes {
             let (depth, width) = parse_shape(shape).expect("validated");
             for &defect in &f.defects {
-                let dynamics = match (f.dynamics, f.noise) {
+                let mut dynamics = match (f.dynamics, f.noise) {
                     (Dynamics::Nondet, Some([lo, hi])) => format!("nondet{lo}to{hi}"),
                     _ => "det".to_string(),
                 };
+                if let Some([lo, hi]) = f.disturbance {
+                    dynamics.push_str(&format!("-dist{lo}to{hi}"));
+                }
                 let seed = spec.maze.seed.wrapping_mul(1_000_003).wrapping_add(out.len() as u64);
                 out.push(Plan {
                     name: format!("{dynamics}-{depth}x{width}-{}", defect.as_str()),
                     dynamics: f.dynamics,
                     noise: f.noise,
+                    disturbance: f.disturbance,
                     depth,
                     width,
                     defect,
@@ -131,14 +136,26 @@ fn system_text(spec: &Spec, p: &Plan, truth: Option<&str>) -> String {
     writeln!(t).unwrap();
     writeln!(t, "[system]\nname = \"{}-{}\"", m.name, p.name).unwrap();
     let dt = num(m.dt);
-    let (step_x, step_y) = match p.dynamics {
+    let (mut step_x, mut step_y) = match p.dynamics {
         Dynamics::Det => (format!("x + {dt}*a0"), format!("y + {dt}*a1")),
         Dynamics::Nondet => (format!("x + {dt}*c*a0"), format!("y + {dt}*c*a1")),
     };
+    if p.disturbance.is_some() {
+        step_x.push_str(" + dx");
+        step_y.push_str(" + dy");
+    }
     writeln!(t, "description = \"2D maze, x' = {step_x}, y' = {step_y}\"").unwrap();
     writeln!(t, "\n[state]\nx = {{ type = \"real\" }}\ny = {{ type = \"real\" }}").unwrap();
+    if p.noise.is_some() || p.disturbance.is_some() {
+        writeln!(t, "\n[nondet]").unwrap();
+    }
     if let Some([lo, hi]) = p.noise {
-        writeln!(t, "\n[nondet]\nc = {{ interval = [{}, {}] }}", num(lo), num(hi)).unwrap();
+        writeln!(t, "c = {{ interval = [{}, {}] }}", num(lo), num(hi)).unwrap();
+    }
+    if let Some([lo, hi]) = p.disturbance {
+        for d in ["dx", "dy"] {
+            writeln!(t, "{d} = {{ interval = [{}, {}] }}", num(lo), num(hi)).unwrap();
+        }
     }
     writeln!(
         t,

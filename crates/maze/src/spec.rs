@@ -17,6 +17,7 @@
 //! dynamics = "det"                  # or "nondet" with noise = [0.5, 1.0]
 //! shapes = ["2x16", "4x32"]         # hidden layers x width
 //! defects = ["none", "bumpy"]       # none | overshoot | bumpy | undertrained | drift
+//! disturbance = [-0.005, 0.005]     # optional: x' = ... + dx, y' = ... + dy
 //! ```
 //!
 //! Numbers are written back into the system files by their shortest round-trip decimal, which is
@@ -113,6 +114,9 @@ pub struct Family {
     /// The noise factor's interval for non-deterministic dynamics.
     #[serde(default)]
     pub noise: Option<[f64; 2]>,
+    /// An additive disturbance `[lo, hi]` on each coordinate (`x' = ... + dx`), any dynamics.
+    #[serde(default)]
+    pub disturbance: Option<[f64; 2]>,
     pub shapes: Vec<String>,
     pub defects: Vec<Defect>,
 }
@@ -180,7 +184,8 @@ impl Spec {
         for f in &self.family {
             for shape in &f.shapes {
                 for d in &f.defects {
-                    if !seen.insert((f.dynamics, f.noise.map(|n| n.map(f64::to_bits)), shape.clone(), *d)) {
+                    let bits = |v: Option<[f64; 2]>| v.map(|n| n.map(f64::to_bits));
+                    if !seen.insert((f.dynamics, bits(f.noise), bits(f.disturbance), shape.clone(), *d)) {
                         return Err(format!("instance {shape}/{} is listed twice", d.as_str()));
                     }
                 }
@@ -195,6 +200,11 @@ impl Spec {
                 (Dynamics::Nondet, _) => return Err(format!("family[{i}]: nondet dynamics need noise = [lo, hi]")),
                 (Dynamics::Det, Some(_)) => return Err(format!("family[{i}]: noise is for nondet dynamics only")),
                 (Dynamics::Det, None) => {}
+            }
+            if let Some([lo, hi]) = f.disturbance
+                && !(lo.is_finite() && hi.is_finite() && lo <= hi)
+            {
+                return Err(format!("family[{i}]: disturbance = [lo, hi] with finite lo <= hi"));
             }
             if f.shapes.is_empty() || f.defects.is_empty() {
                 return Err(format!("family[{i}]: at least one shape and one defect"));

@@ -26,6 +26,7 @@ defects = ["none", "drift"]
 [[family]]
 dynamics = "nondet"
 noise = [0.5, 1.0]
+disturbance = [-0.002, 0.002]
 shapes = ["1x8"]
 defects = ["undertrained"]
 "#;
@@ -68,6 +69,13 @@ fn generation_is_byte_identical_and_verdicts_are_established() {
     assert!(inv.eval_exact(&Env::new(state, &[], &[])).unwrap());
     assert!(!inv.eval_exact(&Env::new(next, &[], &[])).unwrap());
     assert_eq!(trestle_maze::truth::exact_violation(&sys, inv, state).as_ref(), Some(next));
+    // The disturbance is an input of its own on each coordinate.
+    let disturbed =
+        String::from_utf8(fa["systems/nondet0.5to1-dist-0.002to0.002-1x8-undertrained.toml"].clone()).unwrap();
+    assert!(
+        disturbed.contains("x = \"x + 0.1*c*a0 + dx\"") && disturbed.contains("dy = { interval = [-0.002, 0.002] }"),
+        "{disturbed}"
+    );
     // The suite file lists every instance with its expectation.
     let suite = String::from_utf8(fa["suite.toml"].clone()).unwrap();
     assert!(suite.contains("name = \"det-2x16-drift\"") && suite.contains("expect = \"not-inductive\""), "{suite}");
@@ -80,6 +88,7 @@ fn bad_specs_are_input_errors() {
         ("not toml [", "expected"),
         (&SPEC.replace("\"2x16\"", "\"2y16\""), "DEPTHxWIDTH"),
         (&SPEC.replace("noise = [0.5, 1.0]\n", ""), "noise"),
+        (&SPEC.replace("disturbance = [-0.002, 0.002]", "disturbance = [0.1, -0.1]"), "disturbance"),
         (&SPEC.replace("dt = 0.1", "dt = -1"), "dt"),
         (&SPEC.replace("init = [[0.3, 0.4]", "init = [[0.4, 0.3]"), "maze.init"),
         (&SPEC.replace("seed = 7", "seed = 7\nextra = 1"), "unknown field"),
