@@ -38,12 +38,6 @@ pub enum CliError {
     Internal(anyhow::Error),
 }
 
-impl<E: Into<anyhow::Error>> From<E> for CliError {
-    fn from(e: E) -> Self {
-        CliError::Input(e.into())
-    }
-}
-
 impl CliError {
     /// An input error with a message of its own (bad flags, bad values).
     pub fn input(msg: impl std::fmt::Display) -> CliError {

@@ -9,19 +9,18 @@
 use crate::args::CertifyArgs;
 use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use serde_json::json;
-use trestle_bridge::BridgeError;
 use trestle_bridge::certificate::{certify, parse};
 
 pub fn run(a: &CertifyArgs) -> CliResult {
-    let text =
-        std::fs::read_to_string(&a.certificate).with_context(|| format!("cannot read {}", a.certificate.display()))?;
+    let text = std::fs::read_to_string(&a.certificate)
+        .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.certificate.display())))?;
     let cert = parse(&text).map_err(|e| CliError::Input(anyhow!("{}: {e}", a.certificate.display())))?;
     let sys = super::load(&a.system)?;
-    let result = certify(&cert, &sys).map_err(|e| match e {
-        BridgeError::Internal(m) => CliError::Internal(anyhow!(m)),
-        other => CliError::Input(anyhow!("{}: {other}", a.certificate.display())),
+    let result = certify(&cert, &sys).map_err(|e| match super::bridge_error(e) {
+        CliError::Input(e) => CliError::Input(anyhow!("{}: {e}", a.certificate.display())),
+        internal => internal,
     })?;
     if a.system.json {
         print_json(&json!({

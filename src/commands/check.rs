@@ -3,7 +3,6 @@
 use crate::args::CheckArgs;
 use crate::output::{assignments, box_text, print_json};
 use crate::{CliError, CliResult, Outcome};
-use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -91,16 +90,14 @@ pub fn run(a: &CheckArgs) -> CliResult {
             b.set_message(format!("{} boxes done, {} queued", p.processed, p.queued));
         }
     };
-    let report = trestle_bridge::check(&sys, &cfg.until(deadline), &progress).map_err(|e| match e {
-        trestle_bridge::BridgeError::Internal(m) => CliError::Internal(anyhow!(m)),
-        other => CliError::Input(other.into()),
-    })?;
+    let report = trestle_bridge::check(&sys, &cfg.until(deadline), &progress).map_err(super::bridge_error)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     if let Some(path) = &a.certificate {
         let cert = trestle_bridge::certificate::from_report(&sys, &report, &cfg);
-        crate::output::write_atomic(path, serde_json::to_string_pretty(&cert).expect("JSON").as_bytes())?;
+        crate::output::write_atomic(path, serde_json::to_string_pretty(&cert).expect("JSON").as_bytes())
+            .map_err(CliError::Input)?;
     }
     if let Some(path) = &a.plot {
         let step = match &report.inductive.outcome {
@@ -115,7 +112,8 @@ pub fn run(a: &CheckArgs) -> CliResult {
             invariant: &report.cover,
             step,
         };
-        crate::picture::draw(&sys, &format!("{}: {}", sys.name, report.verdict.as_str()), &layers, path)?;
+        crate::picture::draw(&sys, &format!("{}: {}", sys.name, report.verdict.as_str()), &layers, path)
+            .map_err(CliError::Input)?;
     }
     if !a.system.json {
         print_report(&sys, &report, &cfg, a);
@@ -158,10 +156,11 @@ fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config, run: &Config) -> CliR
         "milp" => trestle_bridge::check_milp(sys, run),
         other => return Err(CliError::input(format!("--method {other}: expected bridge, monolithic or milp"))),
     }
-    .map_err(|e| CliError::Input(e.into()))?;
+    .map_err(super::bridge_error)?;
     if let Some(path) = &a.certificate {
         let cert = trestle_bridge::certificate::from_report(sys, &report, cfg);
-        crate::output::write_atomic(path, serde_json::to_string_pretty(&cert).expect("JSON").as_bytes())?;
+        crate::output::write_atomic(path, serde_json::to_string_pretty(&cert).expect("JSON").as_bytes())
+            .map_err(CliError::Input)?;
     }
     if a.system.json {
         let mut o = report_json(sys, &report, cfg, a);

@@ -12,7 +12,7 @@ pub fn load_model(path: &std::path::Path, normalization: &str) -> Result<trestle
         "none" => NnetNormalization::None,
         other => return Err(CliError::Input(anyhow!("--nnet-normalization {other}: expected header or none"))),
     };
-    Ok(trestle_nn::load_network(path, &LoadOptions { nnet_normalization })?)
+    trestle_nn::load_network(path, &LoadOptions { nnet_normalization }).map_err(|e| CliError::Input(e.into()))
 }
 
 pub fn run(a: &EvalArgs) -> CliResult {

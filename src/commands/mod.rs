@@ -54,8 +54,49 @@ pub fn threads(t: usize) -> Result<usize, CliError> {
     }
 }
 
+/// A bridge-engine error as the CLI reports it: the engine's own bugs (`Internal`) and failed bound
+/// computations (the system is validated first, so a failure there is ours) exit 4; everything
+/// else is about the input (its shape, an unsupported feature, a path) and exits 2.
+pub fn bridge_error(e: trestle_bridge::BridgeError) -> CliError {
+    use trestle_bridge::BridgeError;
+    match e {
+        BridgeError::Internal(m) => CliError::Internal(anyhow::anyhow!(m)),
+        e @ BridgeError::Bounds(_) => CliError::Internal(e.into()),
+        other => CliError::Input(other.into()),
+    }
+}
+
 /// Loads the system file with its `--set` overrides.
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
-    Ok(trestle_config::load_system(&args.system, &overrides)?)
+    trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trestle_bridge::BridgeError;
+
+    fn is_internal(e: CliError) -> bool {
+        matches!(e, CliError::Internal(_))
+    }
+
+    /// Exit 4 is for our bugs only; everything the user can fix is exit 2. (The blanket `From`
+    /// this replaces turned every error, the engines' internal ones included, into exit 2.)
+    #[test]
+    fn engine_errors_map_to_exit_codes_by_kind() {
+        assert!(is_internal(bridge_error(BridgeError::Internal("x".into()))));
+        assert!(is_internal(bridge_error(BridgeError::Bounds("NaN bound".into()))));
+        for input in [
+            BridgeError::NoInvariant,
+            BridgeError::NoSafe,
+            BridgeError::InvariantShape("strict".into()),
+            BridgeError::Unsupported("MILP baseline: not piecewise linear".into()),
+            BridgeError::Certificate("unknown field".into()),
+            BridgeError::Check(trestle_smt::CheckError::NoSafe),
+        ] {
+            let text = input.to_string();
+            assert!(!is_internal(bridge_error(input)), "{text}");
+        }
+    }
 }

@@ -99,9 +99,8 @@ pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
 
 fn cli_error(e: SynthError) -> CliError {
     match e {
-        SynthError::Internal(m) | SynthError::Bridge(trestle_bridge::BridgeError::Internal(m)) => {
-            CliError::Internal(anyhow!(m))
-        }
+        SynthError::Internal(m) => CliError::Internal(anyhow!(m)),
+        SynthError::Bridge(e) => super::bridge_error(e),
         other => CliError::Input(other.into()),
     }
 }
@@ -228,7 +227,7 @@ fn certificate_json(sys: &System, r: &SynthReport) -> CertificateJson {
 
 fn write_certificate(sys: &System, r: &SynthReport, path: &Path) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(&certificate_json(sys, r)).expect("JSON");
-    Ok(crate::output::write_atomic(path, text.as_bytes())?)
+    crate::output::write_atomic(path, text.as_bytes()).map_err(CliError::Input)
 }
 
 fn draw(sys: &System, r: &SynthReport, path: &Path) -> Result<(), CliError> {
@@ -245,7 +244,8 @@ fn draw(sys: &System, r: &SynthReport, path: &Path) -> Result<(), CliError> {
         invariant: none,
         step,
     };
-    Ok(crate::picture::draw(sys, &format!("{}: synthesis {}", sys.name, r.verdict.as_str()), &layers, path)?)
+    crate::picture::draw(sys, &format!("{}: synthesis {}", sys.name, r.verdict.as_str()), &layers, path)
+        .map_err(CliError::Input)
 }
 
 fn boxes_json(bs: &[FBox]) -> Value {

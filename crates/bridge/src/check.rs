@@ -231,8 +231,14 @@ pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
     let total = cfg.timeout.unwrap_or(std::time::Duration::from_secs(3600));
     let mut opts = trestle_milp::MilpOptions::default().with_time_limit(cfg.smt_timeout);
     opts.total_time_limit = Some(total.saturating_sub(start.elapsed()));
-    let run = trestle_milp::check_inductive_milp(sys, &side.inv, &opts)
-        .map_err(|e| BridgeError::Unsupported(format!("MILP baseline: {e}")))?;
+    let run = trestle_milp::check_inductive_milp(sys, &side.inv, &opts).map_err(|e| match e {
+        // HiGHS failing outright, bounds failing on a validated system, or a dimension mismatch
+        // after validation are ours; the rest says what of the system the baseline cannot encode.
+        trestle_milp::MilpError::Solver(_)
+        | trestle_milp::MilpError::Bounds(_)
+        | trestle_milp::MilpError::Dimension { .. } => BridgeError::Internal(format!("MILP baseline: {e}")),
+        _ => BridgeError::Unsupported(format!("MILP baseline: {e}")),
+    })?;
     let mut summary = MilpSummary {
         answer: match run.answer {
             trestle_milp::MilpAnswer::Evidence { .. } => "evidence",
