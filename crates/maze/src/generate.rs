@@ -222,7 +222,7 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 
 /// Checks that the candidate contains Init and lies in Safe, exactly (box arithmetic on the
 /// system as loaded): otherwise every instance would be `unsafe-candidate`, which is a spec error.
-fn check_side_conditions(sys: &System) -> Result<(), MazeError> {
+fn check_side_conditions(spec: &Spec, sys: &System) -> Result<(), MazeError> {
     let n = sys.state.len();
     let boxes = |p: &Pred, what: &str| {
         p.to_box_union(n, 1024)
@@ -234,18 +234,24 @@ fn check_side_conditions(sys: &System) -> Result<(), MazeError> {
     if !init.iter().all(|b| b.is_covered_by(&cand)) {
         return Err(MazeError::Input("maze: the candidate must contain init".into()));
     }
-    let safe = sys.safe.as_ref().expect("written by the generator");
-    let env_ok = cand.iter().all(|b| {
-        let corners = [(&b.lo[0], &b.lo[1]), (&b.lo[0], &b.hi[1]), (&b.hi[0], &b.lo[1]), (&b.hi[0], &b.hi[1])];
-        corners.iter().all(|(x, y)| match (x, y) {
-            (Some(x), Some(y)) => {
-                safe.eval_exact(&trestle_ir::Env::new(&[x.clone(), y.clone()], &[], &[])).unwrap_or(false)
-            }
-            _ => false,
-        })
-    });
-    if !env_ok {
-        return Err(MazeError::Input("maze: every candidate box must lie in safe (corners checked)".into()));
+    // Safe is the safe box minus the closed obstacle boxes: a candidate box must lie in the former
+    // and not even touch the latter (a shared face is outside Safe).
+    let scope = trestle_ir::parse::SimpleScope::with_state(&["x", "y"]);
+    let rbox = |text: String, what: &str| {
+        trestle_ir::parse::parse_pred(&text, &scope)
+            .ok()
+            .and_then(|p| p.to_box_union(n, 1))
+            .and_then(|mut b| b.pop())
+            .ok_or_else(|| MazeError::Internal(format!("maze: the {what} does not read back as a box")))
+    };
+    let safe_box = rbox(box_text(&spec.maze.safe), "safe box")?;
+    let obstacles = spec.maze.obstacles.iter().map(|o| rbox(box_text(o), "obstacle")).collect::<Result<Vec<_>, _>>()?;
+    for b in &cand {
+        if !b.is_covered_by([&safe_box]) || obstacles.iter().any(|o| b.intersect(o).is_some()) {
+            return Err(MazeError::Input(
+                "maze: every candidate box must lie in safe and keep clear of the obstacles".into(),
+            ));
+        }
     }
     Ok(())
 }
@@ -284,7 +290,7 @@ pub fn generate(
         write_file(&system, system_text(spec, p, None).as_bytes())?;
         let sys = trestle_config::load_system(&system, &Overrides::default())
             .map_err(|e| internal(&p.name)(e.to_string()))?;
-        check_side_conditions(&sys)?;
+        check_side_conditions(spec, &sys)?;
         let (truth, unsafe_run) = judge(spec, &sys)?;
         write_file(&system, system_text(spec, p, truth.expect()).as_bytes())?;
         let summary = InstanceSummary { name: p.name.clone(), truth, unsafe_run, loss };

@@ -99,6 +99,16 @@ fn bad_specs_are_input_errors() {
         let e = Spec::parse(text).unwrap_err();
         assert!(e.contains(needle), "{needle:?} not in {e:?}");
     }
+    // A candidate box around an obstacle (all four corners safe) is refused.
+    let spec = Spec::parse(
+        &SPEC.replace("goal = [0.6, 0.75]", "goal = [0.6, 0.75]\nobstacles = [[[0.8, 0.85], [0.6, 0.65]]]"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    match generate(&spec, dir.path(), None, &|_| {}) {
+        Err(MazeError::Input(m)) => assert!(m.contains("obstacles"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     // A candidate that does not contain Init is refused when the first system is judged.
     let spec = Spec::parse(&SPEC.replace("candidate = [[[0.25, 0.95]", "candidate = [[[0.35, 0.95]")).unwrap();
     let dir = tempfile::tempdir().unwrap();
