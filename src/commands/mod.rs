@@ -54,14 +54,13 @@ pub fn threads(t: usize) -> Result<usize, CliError> {
     }
 }
 
-/// A bridge-engine error as the CLI reports it: the engine's own bugs (`Internal`) and failed bound
-/// computations (the system is validated first, so a failure there is ours) exit 4; everything
-/// else is about the input (its shape, an unsupported feature, a path) and exits 2.
+/// A bridge-engine error as the CLI reports it: the engine's own bugs (`Internal`) exit 4;
+/// everything else is about the input and exits 2: its shape, an unsupported feature, a path,
+/// and bounds that overflow f64 (weights or boxes too large, which validation cannot rule out).
 pub fn bridge_error(e: trestle_bridge::BridgeError) -> CliError {
     use trestle_bridge::BridgeError;
     match e {
         BridgeError::Internal(m) => CliError::Internal(anyhow::anyhow!(m)),
-        e @ BridgeError::Bounds(_) => CliError::Internal(e.into()),
         other => CliError::Input(other.into()),
     }
 }
@@ -86,8 +85,8 @@ mod tests {
     #[test]
     fn engine_errors_map_to_exit_codes_by_kind() {
         assert!(is_internal(bridge_error(BridgeError::Internal("x".into()))));
-        assert!(is_internal(bridge_error(BridgeError::Bounds("NaN bound".into()))));
         for input in [
+            BridgeError::Bounds("bounds overflowed at stage 1: the weights are too large for f64".into()),
             BridgeError::NoInvariant,
             BridgeError::NoSafe,
             BridgeError::InvariantShape("strict".into()),

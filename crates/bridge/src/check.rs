@@ -232,11 +232,9 @@ pub fn check_milp(sys: &System, cfg: &Config) -> Result<Report, BridgeError> {
     let mut opts = trestle_milp::MilpOptions::default().with_time_limit(cfg.smt_timeout);
     opts.total_time_limit = Some(total.saturating_sub(start.elapsed()));
     let run = trestle_milp::check_inductive_milp(sys, &side.inv, &opts).map_err(|e| match e {
-        // HiGHS failing outright, bounds failing on a validated system, or a dimension mismatch
-        // after validation are ours; the rest says what of the system the baseline cannot encode.
-        trestle_milp::MilpError::Solver(_)
-        | trestle_milp::MilpError::Bounds(_)
-        | trestle_milp::MilpError::Dimension { .. } => BridgeError::Internal(format!("MILP baseline: {e}")),
+        // A dimension mismatch after validation is ours; the rest says what of the system the
+        // baseline cannot encode or solve (HiGHS refuses values past its limits, bounds overflow).
+        trestle_milp::MilpError::Dimension { .. } => BridgeError::Internal(format!("MILP baseline: {e}")),
         _ => BridgeError::Unsupported(format!("MILP baseline: {e}")),
     })?;
     let mut summary = MilpSummary {
