@@ -30,6 +30,10 @@ pub enum Command {
     Bounds(BoundsArgs),
     /// Prove the candidate invariant (Init => Inv, Inv => Safe, inductiveness) or refute it.
     Check(CheckArgs),
+    /// Bounded CTL: a property of the file or --formula, decided by MILP (compositional or
+    /// monolithic; "true" is floating-point evidence, exit code 3, unless bounds alone decide) or
+    /// exactly (explicit). "false" comes with runs replayed exactly.
+    Ctl(crate::commands::ctl::CtlArgs),
     /// Re-check a certificate written by `check --certificate` (or `synth`) against the system,
     /// without trusting the run that made it.
     Certify(CertifyArgs),
@@ -56,6 +60,7 @@ impl Command {
             Command::Eval(a) => a.json,
             Command::Bounds(a) => a.json,
             Command::Check(a) => a.system.json,
+            Command::Ctl(a) => a.system.json,
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) => false,

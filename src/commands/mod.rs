@@ -4,6 +4,7 @@ mod bounds;
 mod campaign;
 mod certify;
 mod check;
+pub mod ctl;
 mod eval;
 mod info;
 mod maze;
@@ -23,6 +24,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Eval(a) => eval::run(&a),
         Command::Bounds(a) => bounds::run(&a),
         Command::Check(a) => check::run(&a),
+        Command::Ctl(a) => ctl::run(&a),
         Command::Certify(a) => certify::run(&a),
         Command::Synth(a) => synth::run(&a),
         Command::Campaign(c) => campaign::run(c),

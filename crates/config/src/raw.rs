@@ -307,4 +307,7 @@ pub struct RawProperty {
     pub ltl: Option<String>,
     /// A predicate that must hold in every reachable state.
     pub invariant: Option<String>,
+    /// The horizon parameter: the formula may use `k` as a constant (`AG^k safe`,
+    /// `AX^(k-1) ..`); `trestle ctl --k K` (or `--set property.N.k=K`) changes it.
+    pub k: Option<u32>,
 }

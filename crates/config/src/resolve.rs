@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, RecurrentLayer};
 use trestle_ir::num::{MAX_DECIMAL_EXPONENT, Rational, exponent_out_of_range, parse_rational, rational_from_i64};
-use trestle_ir::parse::{ParseError, SimpleScope, Symbol, parse_ctl, parse_expr, parse_ltl, parse_pred};
+use trestle_ir::parse::{ParseError, Scope, SimpleScope, Symbol, parse_ctl, parse_expr, parse_ltl, parse_pred};
 use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::system::*;
 use trestle_nn::{LoadOptions, NnetNormalization};
@@ -520,10 +520,19 @@ impl<'a> Resolver<'a> {
     }
 
     pub fn properties(&self, raw: &[RawProperty]) -> R<Vec<Property>> {
-        let scope = self.base_scope();
         let mut out = Vec::new();
         for (i, p) in raw.iter().enumerate() {
             let key = format!("property[{i}]");
+            let mut scope = self.base_scope();
+            if let Some(k) = p.k {
+                if scope.lookup("k").is_some() {
+                    return self.err(
+                        format!("{key}.k"),
+                        "the horizon parameter `k` would hide a constant or variable named k",
+                    );
+                }
+                scope.add("k", Symbol::Const(rational_from_i64(k.into())));
+            }
             let (formula, text) = match (&p.ctl, &p.ltl, &p.invariant) {
                 (Some(t), None, None) => (
                     PropertyFormula::Ctl(parse_ctl(t, &scope).or_else(|e| self.parse_err(format!("{key}.ctl"), e))?),
@@ -544,7 +553,7 @@ impl<'a> Resolver<'a> {
             if out.iter().any(|q: &Property| q.name == p.name) {
                 return self.err(format!("{key}.name"), format!("property '{}' is declared twice", p.name));
             }
-            out.push(Property { name: p.name.clone(), formula, text: text.clone() });
+            out.push(Property { name: p.name.clone(), formula, text: text.clone(), horizon: p.k });
         }
         Ok(out)
     }

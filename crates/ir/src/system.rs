@@ -157,6 +157,8 @@ pub struct Property {
     pub formula: PropertyFormula,
     /// The formula as written, for reports.
     pub text: String,
+    /// The value of the horizon parameter `k` the formula was read with, when it has one.
+    pub horizon: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -21,7 +21,7 @@ use trestle_ir::Interval;
 use trestle_ir::system::{Controller, ControllerOutput, Policy, System};
 
 /// What the controllers of a step set, besides the actions in the variable map.
-pub(crate) struct Controllers {
+pub struct Controllers {
     /// The one-hot choice of each argmax action (by action index).
     pub onehots: Vec<Option<Vec<Expression>>>,
     pub hidden: Hidden,
@@ -36,7 +36,7 @@ enum NetworkOutput {
 
 /// Encodes every controller in order, setting `vars.action`. `None` when a controller's selector
 /// can pick no network.
-pub(crate) fn encode_controllers(
+pub fn encode_controllers(
     model: &mut MilpModel,
     sys: &System,
     vars: &mut VarMap,

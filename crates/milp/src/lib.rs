@@ -110,6 +110,7 @@ pub mod unroll;
 pub use answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats, MilpUnknown};
 pub use argmax::{EncodedArgmax, Strictness, encode_argmax, interval_gaps, score_gaps, score_gaps_step};
 pub use bounds::{BoundOptions, layer_bounds, layer_bounds_step, output_bounds_step, split_box};
+pub use controller::{Controllers, encode_controllers};
 pub use error::MilpError;
 pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, encode_expr_if, reify_pred, select};
 pub use inductive::check_inductive_milp;

@@ -440,23 +440,53 @@ impl<'a> Parser<'a> {
 
     // ---------- temporal formulas ----------
 
-    /// `^k`, `<=k`, or nothing.
+    /// `^k`, `<=k`, or nothing. `k` is a non-negative integer: a literal, a named constant
+    /// (`AG^k`, with `k` a property parameter or a `[constants]` entry) or a parenthesised
+    /// constant expression (`AX^(k-1)`).
     fn bound(&mut self) -> PResult<Option<u32>> {
-        if self.eat_sym("^") || self.eat_sym("<=") {
-            match self.peek().cloned() {
-                Some(Tok::Num(q)) if crate::num::is_integer(&q) && q >= Rational::zero() => {
-                    match u32::try_from(q.numer()).ok().filter(|k| *k <= MAX_TEMPORAL_BOUND) {
-                        Some(k) => {
-                            self.pos += 1;
-                            Ok(Some(k))
-                        }
-                        None => self.error(format!("bound too large (at most {MAX_TEMPORAL_BOUND})")),
+        if !(self.eat_sym("^") || self.eat_sym("<=")) {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let value = match self.peek().cloned() {
+            Some(Tok::Num(q)) => {
+                self.pos += 1;
+                q
+            }
+            Some(Tok::Ident(name)) => match self.scope.lookup(&name) {
+                Some(Symbol::Const(q)) => {
+                    self.pos += 1;
+                    q
+                }
+                _ => return self.error(format!("a bound is an integer or a named constant; '{name}' is neither")),
+            },
+            Some(Tok::Sym("(")) => {
+                self.pos += 1;
+                let e = self.expr()?;
+                self.expect_sym(")")?;
+                match e.as_linear().filter(|l| l.is_constant()) {
+                    Some(l) => l.constant,
+                    None => {
+                        self.pos = start;
+                        return self.error("a bound expression must be constant");
                     }
                 }
-                _ => self.error("expected a non-negative integer bound"),
             }
-        } else {
-            Ok(None)
+            _ => return self.error("expected a non-negative integer bound"),
+        };
+        if !crate::num::is_integer(&value) || value < Rational::zero() {
+            self.pos = start;
+            return self.error(format!(
+                "a bound must be a non-negative integer, not {}",
+                crate::num::display_rational(&value)
+            ));
+        }
+        match u32::try_from(value.numer()).ok().filter(|k| *k <= MAX_TEMPORAL_BOUND) {
+            Some(k) => Ok(Some(k)),
+            None => {
+                self.pos = start;
+                self.error(format!("bound too large (at most {MAX_TEMPORAL_BOUND})"))
+            }
         }
     }
 
@@ -759,6 +789,21 @@ mod tests {
         assert!(matches!(l, Ltl::Or(_)));
         let l = parse_ltl("X^3 (h <= 2)", &scope()).unwrap();
         assert_eq!(l.depth(), Some(3));
+    }
+
+    #[test]
+    fn temporal_bounds_from_named_constants() {
+        let mut s = scope();
+        s.add("k", Symbol::Const(rational_from_i64(4)));
+        let c = parse_ctl("AG^k (x <= 1) and AX^(k-1) (y > 0) and EF<=(2*k) x == 0", &s).unwrap();
+        let Ctl::And(parts) = c else { panic!("{c:?}") };
+        assert!(matches!(parts[0], Ctl::AG(Some(4), _)), "{parts:?}");
+        assert!(matches!(parts[1], Ctl::AX(3, _)), "{parts:?}");
+        assert!(matches!(parts[2], Ctl::EF(Some(8), _)), "{parts:?}");
+        assert!(parse_ctl("AX^(k/3) x <= 1", &s).unwrap_err().message.contains("non-negative integer"));
+        assert!(parse_ctl("AX^(k-5) x <= 1", &s).unwrap_err().message.contains("non-negative integer"));
+        assert!(parse_ctl("AX^(x) x <= 1", &s).unwrap_err().message.contains("constant"));
+        assert!(parse_ctl("AX^y x <= 1", &s).unwrap_err().message.contains("neither"));
     }
 
     #[test]

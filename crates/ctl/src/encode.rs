@@ -1,0 +1,691 @@
+//! The MILP encodings of a normal-form formula at a state, shared by both engines.
+//!
+//! A [`Job`] is one model under construction: state slots (the initial state, and one per
+//! successor the formula looks at, each a [`Bounded`] vector with sound enclosures), and a queue of
+//! obligations `(node, slot, literal)`: "where the 0/1 literal holds, the node holds at the slot".
+//! Every atom is relaxed by one shared slack `t` in `[0, MAX_SLACK]`: `lit => violation <= t`; the
+//! job minimises `t`, so an optimum `t = 0` is a candidate counterexample and a dual bound above
+//! the threshold is the margin by which none exists.
+//!
+//! * `And` queues its children under the same literal.
+//! * `Or`: monolithic, one binary per disjunct summing to the literal; compositional, one job per
+//!   disjunct (a union of jobs).
+//! * `EX`: monolithic, one successor chosen by one binary per choice of the environment (inputs x
+//!   branch), its label and guard implied by that binary; compositional, one job per choice, its
+//!   label and guard asserted.
+//! * `AX`: one successor per choice, each under `lit and label and guard` (the guard reified with
+//!   closed comparisons, a superset of where the branch is enabled), in both engines.
+//!
+//! Pruning (compositional, and every literal that is constant): interval enclosures decide atoms,
+//! labels (argmax indices ruled out by the bounds) and guards; a job whose constant-true literal
+//! meets a false atom is dropped without a solve. A subtree rooted at a fully known state (every
+//! enclosure a point) whose jobs were all dropped is remembered, so the same state is not expanded
+//! again under the same node.
+
+use crate::error::CtlError;
+use crate::exact::Choice;
+use crate::normal::{Node, NodeId, Normal};
+use good_lp::{Expression, IntoAffineExpression, Variable};
+use std::collections::HashSet;
+use std::rc::Rc;
+use trestle_ir::Rational;
+use trestle_ir::num::to_f64_nearest;
+use trestle_ir::pred::{CmpOp, Pred};
+use trestle_ir::system::{ActionKind, System, VarKind};
+use trestle_ir::{Interval, RBox};
+use trestle_milp::model::{MilpModel, constant, is_constant};
+use trestle_milp::{
+    Bounded, Hidden, Lit, StepOptions, VarMap, assert_pred_if, encode_controllers, encode_expr_if, initial_hidden,
+    reify_pred, select, state_variables, successor_as_state,
+};
+
+/// Largest relaxation of the atoms a job looks at: an infeasible job has a margin of at least this.
+pub const MAX_SLACK: f64 = 1.0;
+
+/// How `Or` and `EX` are encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One model: binaries choose disjuncts and successors.
+    Monolithic,
+    /// A set of models: one per disjunct and per successor of an `EX`.
+    Compositional,
+}
+
+/// What the controllers set at a slot under some inputs.
+struct Controlled {
+    vars: VarMap,
+    onehots: Vec<Option<Vec<Expression>>>,
+    hidden: Hidden,
+    /// The slot's states and their actions, when the step is tabulated.
+    table: Option<Table>,
+}
+
+/// A tabulated slot: its states with their exact actions, the 0/1 expression picking each, and
+/// the inputs they were computed under.
+struct Table {
+    rows: Vec<(Vec<Rational>, Vec<Rational>)>,
+    picks: Vec<Expression>,
+    nondet: Vec<Rational>,
+}
+
+#[derive(Clone)]
+struct Slot {
+    state: Vec<Bounded>,
+    hidden: Hidden,
+    depth: usize,
+    /// Controllers encoded here, by input values (one entry when no observation reads an input).
+    controlled: Vec<(Vec<Rational>, Rc<Controlled>)>,
+}
+
+/// A model under construction (see the module's documentation).
+#[derive(Clone)]
+pub struct Job {
+    model: MilpModel,
+    slack: Variable,
+    slots: Vec<Slot>,
+    queue: Vec<(NodeId, usize, Lit)>,
+    /// The alternatives taken at each `Or` and `EX` (compositional), to rebuild the same job.
+    pub decisions: Vec<usize>,
+}
+
+/// A finished job, ready for HiGHS (everything a worker thread needs).
+pub struct Ready {
+    pub model: MilpModel,
+    pub slack: Variable,
+    /// The initial state's quantities.
+    pub start: Vec<Bounded>,
+    /// Every slot's depth and state quantities (hints for the exact replay).
+    pub slots: Vec<(usize, Vec<Bounded>)>,
+    pub decisions: Vec<usize>,
+}
+
+/// Whether to go on generating jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// Counters of a compositional expansion.
+#[derive(Default)]
+pub struct Expansion {
+    /// Jobs handed to the sink.
+    pub emitted: usize,
+    /// Jobs (or subtrees of jobs) dropped because the bounds contradict them.
+    pub pruned: usize,
+    /// Subtrees skipped because the same known state was found dead before.
+    pub reused: usize,
+    dead: HashSet<(NodeId, Vec<u64>)>,
+    /// Checked between steps: `true` stops the expansion.
+    pub stop: Option<Box<dyn Fn() -> bool>>,
+    pub stopped: bool,
+}
+
+pub struct Encoder<'a> {
+    pub sys: &'a System,
+    pub normal: &'a Normal,
+    pub choices: &'a [Choice],
+    pub step: StepOptions,
+    pub mode: Mode,
+    /// Strict atoms between reals as `v <= -strict_gap` (0: their closures). A positive gap is a
+    /// subset, only for searching counterexamples past a boundary, never for evidence.
+    pub strict_gap: f64,
+    /// Controllers whose observation reads only integer state variables with at most this many
+    /// value combinations in a slot's enclosure are tabulated exactly (0: never).
+    pub tabulate: usize,
+    observes: bool,
+}
+
+type R<T> = Result<T, CtlError>;
+
+impl<'a> Encoder<'a> {
+    pub fn new(sys: &'a System, normal: &'a Normal, choices: &'a [Choice], step: StepOptions, mode: Mode) -> Self {
+        let strict_gap = match step.strictness {
+            trestle_milp::Strictness::Margin(g) | trestle_milp::Strictness::Gap(g) => g,
+            trestle_milp::Strictness::Closure => 0.0,
+        };
+        let observes = trestle_ir::sim::observes_nondet(sys);
+        Encoder { sys, normal, choices, step, mode, strict_gap, tabulate: 0, observes }
+    }
+
+    /// A job at the states of `init` (kinds and domains), owing the root. `None` when the box holds
+    /// no state.
+    pub fn start(&self, init: &RBox) -> R<Option<Job>> {
+        let mut model = MilpModel::new();
+        let slack = model.continuous(0.0, MAX_SLACK, "slack")?;
+        let Some((_, state)) = state_variables(&mut model, self.sys, init, true)? else { return Ok(None) };
+        let slot = Slot { state, hidden: initial_hidden(self.sys), depth: 0, controlled: Vec::new() };
+        Ok(Some(Job {
+            model,
+            slack,
+            slots: vec![slot],
+            queue: vec![(self.normal.root, 0, Lit::True)],
+            decisions: Vec::new(),
+        }))
+    }
+
+    /// Monolithic: encodes every obligation into the one model.
+    pub fn encode_all(&self, mut job: Job) -> R<Ready> {
+        assert_eq!(self.mode, Mode::Monolithic);
+        while let Some(item) = job.queue.pop() {
+            self.obligation(&mut job, item, None)?;
+        }
+        Ok(self.ready(job))
+    }
+
+    /// Compositional: expands the obligations depth first, one job per choice at every `Or` and
+    /// `EX`, and hands each finished job that the bounds do not rule out to `sink`. With `script`,
+    /// only the alternatives it lists are taken (to rebuild one job).
+    pub fn expand(
+        &self,
+        mut job: Job,
+        script: Option<&[usize]>,
+        ctx: &mut Expansion,
+        sink: &mut dyn FnMut(Ready) -> R<Flow>,
+    ) -> R<Flow> {
+        assert_eq!(self.mode, Mode::Compositional);
+        let mut watches: Vec<((NodeId, Vec<u64>), usize)> = Vec::new();
+        let flow = loop {
+            if job.model.infeasible_reason().is_some() {
+                ctx.pruned += 1;
+                break Flow::Continue;
+            }
+            if ctx.stop.as_ref().is_some_and(|s| s()) {
+                ctx.stopped = true;
+                break Flow::Stop;
+            }
+            let Some(item) = job.queue.pop() else {
+                ctx.emitted += 1;
+                break sink(self.ready(job))?;
+            };
+            // A lone obligation on a known state: its jobs are the rest of this call.
+            if job.queue.is_empty()
+                && matches!(item.2, Lit::True)
+                && script.is_none()
+                && let Some(key) = point_key(&job.slots[item.1]).map(|k| (item.0, k))
+            {
+                if ctx.dead.contains(&key) {
+                    ctx.reused += 1;
+                    break Flow::Continue;
+                }
+                watches.push((key, ctx.emitted));
+            }
+            let mut alternatives = Vec::new();
+            self.obligation(&mut job, item, Some(&mut alternatives))?;
+            if alternatives.is_empty() {
+                continue;
+            }
+            let at = job.decisions.len();
+            let mut flow = Flow::Continue;
+            for (i, mut alt) in alternatives.into_iter().enumerate() {
+                if script.is_some_and(|s| s.get(at) != Some(&i)) {
+                    continue;
+                }
+                alt.decisions.push(i);
+                if self.expand(alt, script, ctx, sink)? == Flow::Stop {
+                    flow = Flow::Stop;
+                    break;
+                }
+            }
+            break flow;
+        };
+        if flow == Flow::Continue {
+            for (key, emitted) in watches {
+                if ctx.emitted == emitted {
+                    ctx.dead.insert(key);
+                }
+            }
+        }
+        Ok(flow)
+    }
+
+    fn ready(&self, job: Job) -> Ready {
+        Ready {
+            start: job.slots[0].state.clone(),
+            slots: job.slots.iter().map(|s| (s.depth, s.state.clone())).collect(),
+            model: job.model,
+            slack: job.slack,
+            decisions: job.decisions,
+        }
+    }
+
+    /// Encodes one obligation. Compositional `Or`/`EX` return their alternatives (each a copy of
+    /// the job with one choice made) in `alternatives` instead of encoding a choice.
+    fn obligation(
+        &self,
+        job: &mut Job,
+        (node, slot, lit): (NodeId, usize, Lit),
+        alternatives: Option<&mut Vec<Job>>,
+    ) -> R<()> {
+        if matches!(lit, Lit::False) {
+            return Ok(());
+        }
+        match &self.normal.nodes[node] {
+            Node::True => {}
+            Node::False => forbid(&mut job.model, &lit, "false"),
+            Node::Atom(p) => self.atom(job, p, slot, &lit)?,
+            Node::And(xs) => job.queue.extend(xs.iter().rev().map(|&x| (x, slot, lit.clone()))),
+            Node::Or(xs) => match alternatives {
+                Some(alts) => {
+                    for &x in xs {
+                        let mut j = job.clone();
+                        j.queue.push((x, slot, lit.clone()));
+                        alts.push(j);
+                    }
+                }
+                None => {
+                    let lits = one_of(&mut job.model, &lit, xs.len());
+                    job.queue.extend(xs.iter().zip(lits).rev().map(|(&x, l)| (x, slot, l)));
+                }
+            },
+            Node::Ex(a) => match alternatives {
+                Some(alts) => {
+                    for c in 0..self.choices.len() {
+                        let mut j = job.clone();
+                        if let Some(next) = self.successor(&mut j, slot, c, &lit, true)? {
+                            j.queue.push((*a, next.0, next.1));
+                            alts.push(j);
+                        }
+                    }
+                    if alts.is_empty() {
+                        forbid(&mut job.model, &lit, "no successor");
+                    }
+                }
+                None => self.any_successor(job, slot, *a, &lit)?,
+            },
+            Node::Ax(a) => {
+                for c in 0..self.choices.len() {
+                    if let Some((next, enabled)) = self.successor(job, slot, c, &lit, false)? {
+                        job.queue.push((*a, next, enabled));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `lit => atom`, relaxed by the slack: `lit => violation <= t`.
+    fn atom(&self, job: &mut Job, p: &Pred, slot: usize, lit: &Lit) -> R<()> {
+        let Pred::Cmp(a, op, b) = p else {
+            return Err(CtlError::Unsupported(format!("atom {p:?} is not a comparison")));
+        };
+        let vars = VarMap { state: job.slots[slot].state.clone(), action: Vec::new(), nondet: Vec::new() };
+        let x = encode_expr_if(&mut job.model, a, lit, &vars)?;
+        let y = encode_expr_if(&mut job.model, b, lit, &vars)?;
+        let d = Bounded::new(x.expr.clone() - y.expr.clone(), x.iv.sub(&y.iv));
+        let integral = job.model.is_integral(&d.expr);
+        let neg = |v: &Bounded| Bounded::new(constant(0.0) - v.expr.clone(), v.iv.neg());
+        let gap = if integral { 1.0 } else { self.strict_gap };
+        let shift = |v: Bounded| {
+            // Between integers, `v < 0` is `v + 1 <= 0`, exactly; between reals the closure, or
+            // `v + gap <= 0` when searching past a boundary.
+            if gap > 0.0 { Bounded::new(v.expr + gap, v.iv.add(&Interval::point(gap))) } else { v }
+        };
+        // Each item must be <= 0 for the atom (strict comparisons as their closures).
+        let items = match op {
+            CmpOp::Le => vec![d],
+            CmpOp::Lt => vec![shift(d)],
+            CmpOp::Ge => vec![neg(&d)],
+            CmpOp::Gt => vec![shift(neg(&d))],
+            CmpOp::Eq => vec![neg(&d), d],
+        };
+        for v in items {
+            if v.iv.hi <= 0.0 {
+                continue;
+            }
+            if v.iv.lo > 0.0 {
+                // False on the whole enclosure (rounded outward): exact.
+                forbid(&mut job.model, lit, "an atom is false on the enclosure");
+                return Ok(());
+            }
+            let e = v.expr - job.slack;
+            match lit {
+                Lit::True => job.model.add(e.leq(0.0)),
+                Lit::Expr(l) => {
+                    // e <= hi (1 - l), with e <= v.hi everywhere.
+                    let m = v.iv.hi;
+                    job.model.add((e + m * l.clone()).leq(m));
+                }
+                Lit::False => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The controllers at a slot under the inputs of choice `c` (encoded once per slot, or once
+    /// per input values when an observation reads them).
+    fn controlled(&self, job: &mut Job, slot: usize, c: usize) -> R<Rc<Controlled>> {
+        let nondet = &self.choices[c].nondet;
+        let found = job.slots[slot].controlled.iter().find(|(n, _)| !self.observes || n == nondet);
+        if let Some((n, ctl)) = found {
+            if n == nondet {
+                return Ok(ctl.clone());
+            }
+            // The same controllers, other input values.
+            if ctl.table.is_none() {
+                let mut vars = ctl.vars.clone();
+                vars.nondet = nondet.iter().map(Bounded::rational).collect();
+                let (onehots, hidden) = (ctl.onehots.clone(), ctl.hidden.clone());
+                return Ok(Rc::new(Controlled { vars, onehots, hidden, table: None }));
+            }
+        }
+        if let Some(ctl) = self.tabulated(job, slot, nondet)? {
+            let ctl = Rc::new(ctl);
+            job.slots[slot].controlled.push((nondet.clone(), ctl.clone()));
+            return Ok(ctl);
+        }
+        let s = &job.slots[slot];
+        let mut vars = VarMap {
+            state: s.state.clone(),
+            action: vec![Bounded::float(0.0); self.sys.actions.len()],
+            nondet: nondet.iter().map(Bounded::rational).collect(),
+        };
+        let hidden = s.hidden.clone();
+        let Some(out) = encode_controllers(&mut job.model, self.sys, &mut vars, &hidden, &self.step)? else {
+            return Err(CtlError::Semantics(
+                "some state of a region the formula looks at has no network to run (its selector is out of range)"
+                    .into(),
+            ));
+        };
+        let ctl = Rc::new(Controlled { vars, onehots: out.onehots, hidden: out.hidden, table: None });
+        job.slots[slot].controlled.push((nondet.clone(), ctl.clone()));
+        Ok(ctl)
+    }
+
+    /// The whole step as an exact table, when the slot holds few states: every state variable an
+    /// integer, at most `tabulate` states in the enclosure, no recurrent controller. Each state's
+    /// actions come from the exact forward pass (argmax by the lowest index, so no ties) and each
+    /// branch's successor from `ir::sim`; one binary per state picks the slot's value, and actions,
+    /// enabledness and successors are linear in those binaries. States without a transition (a
+    /// selector out of range) are left out, as the MILP layer leaves them out.
+    fn tabulated(&self, job: &mut Job, slot: usize, nondet: &[Rational]) -> R<Option<Controlled>> {
+        let s = &job.slots[slot];
+        if self.tabulate == 0 || s.hidden.iter().any(|h| !h.is_empty()) {
+            return Ok(None);
+        }
+        let mut states: Vec<Vec<Rational>> = vec![Vec::new()];
+        for (i, v) in self.sys.state.iter().enumerate() {
+            let iv = s.state[i].iv;
+            let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
+            if v.kind == VarKind::Real || !(lo.is_finite() && hi.is_finite()) || hi - lo > 1e6 {
+                return Ok(None);
+            }
+            let (lo, hi) = (lo as i64, hi as i64);
+            if states.len().saturating_mul((hi - lo + 1).max(0) as usize) > self.tabulate {
+                return Ok(None);
+            }
+            states = states
+                .into_iter()
+                .flat_map(|st| {
+                    (lo..=hi).map(move |x| {
+                        let mut st = st.clone();
+                        st.push(Rational::from_integer(x.into()));
+                        st
+                    })
+                })
+                .collect();
+        }
+        let mut rows = Vec::with_capacity(states.len());
+        for state in states {
+            let mut memory = trestle_ir::sim::initial_memory::<Rational>(self.sys);
+            if let Ok(actions) = trestle_ir::sim::controller_actions(self.sys, &state, nondet, &mut memory) {
+                rows.push((state, actions));
+            }
+        }
+        if rows.is_empty() {
+            return Err(CtlError::Semantics("no state of a region the formula looks at has a network to run".into()));
+        }
+        let model = &mut job.model;
+        let picks: Vec<Expression> = one_of(model, &Lit::True, rows.len())
+            .into_iter()
+            .map(|l| match l {
+                Lit::Expr(e) => e,
+                _ => constant(1.0),
+            })
+            .collect();
+        if rows.len() > 1 {
+            for i in 0..self.sys.state.len() {
+                let mut value = Expression::default();
+                for ((state, _), pick) in rows.iter().zip(&picks) {
+                    value.add_mul(to_f64_nearest(&state[i]), pick.clone());
+                }
+                model.add((value - s.state[i].expr.clone()).eq(0.0));
+            }
+        }
+        let mut action = Vec::with_capacity(self.sys.actions.len());
+        let mut onehots = vec![None; self.sys.actions.len()];
+        for (a, var) in self.sys.actions.iter().enumerate() {
+            let values: Vec<Rational> = rows.iter().map(|(_, acts)| acts[a].clone()).collect();
+            action.push(linear_in(&picks, &values));
+            if let ActionKind::Index { labels } = &var.kind {
+                let mut onehot = vec![Expression::default(); labels.len()];
+                for (x, pick) in values.iter().zip(&picks) {
+                    if let Some(o) = x.to_integer().try_into().ok().and_then(|k: usize| onehot.get_mut(k)) {
+                        o.add_mul(1.0, pick.clone());
+                    }
+                }
+                onehots[a] = Some(onehot);
+            }
+        }
+        let vars = VarMap { state: s.state.clone(), action, nondet: nondet.iter().map(Bounded::rational).collect() };
+        let table = Some(Table { rows, picks, nondet: nondet.to_vec() });
+        Ok(Some(Controlled { vars, onehots, hidden: s.hidden.clone(), table }))
+    }
+
+    /// Where branch `b` is enabled in a tabulated slot, and its successor there (exact, by
+    /// `ir::sim`); `None` when it is enabled in none of the slot's states.
+    fn table_branch(&self, t: &Table, b: usize) -> Option<(Lit, Vec<Bounded>)> {
+        let mut next: Vec<Option<Vec<Rational>>> = Vec::with_capacity(t.rows.len());
+        for (state, actions) in &t.rows {
+            let enabled =
+                trestle_ir::sim::enabled_branches(self.sys, state, actions, &t.nondet).is_ok_and(|e| e.contains(&b));
+            next.push(
+                enabled.then(|| trestle_ir::sim::successor(self.sys, b, state, actions, &t.nondet).ok()).flatten(),
+            );
+        }
+        let fill = next.iter().flatten().next()?.clone();
+        let mut on = Expression::default();
+        for (n, pick) in next.iter().zip(&t.picks) {
+            if n.is_some() {
+                on.add_mul(1.0, pick.clone());
+            }
+        }
+        let enabled = if next.iter().all(Option::is_some) { Lit::True } else { Lit::Expr(on) };
+        let values = (0..self.sys.state.len())
+            .map(|j| {
+                // Where the branch is disabled its successor is never used: any enabled one's value.
+                let column: Vec<Rational> = next.iter().map(|n| n.as_ref().unwrap_or(&fill)[j].clone()).collect();
+                linear_in(&t.picks, &column)
+            })
+            .collect();
+        Some((enabled, values))
+    }
+
+    /// The literal of branch `b`'s label (`Lit::False`: its value is never chosen here).
+    fn label(&self, ctl: &Controlled, b: usize) -> R<Lit> {
+        let branch = &self.sys.step.branches[b];
+        let Some((a, value)) = branch.label else { return Ok(Lit::True) };
+        let Some(onehot) = &ctl.onehots[a] else {
+            return Err(CtlError::Unsupported(format!("branch '{}' is labelled by a non-argmax action", branch.name)));
+        };
+        Ok(as_lit(&onehot[value]))
+    }
+
+    /// The successor of `slot` under choice `c` where `lit` holds. `assert`: the choice is taken
+    /// (its label and guard are implied by `lit`); otherwise the successor counts where the choice
+    /// is enabled, and the literal returned says where. `None` when it never is.
+    fn successor(&self, job: &mut Job, slot: usize, c: usize, lit: &Lit, assert: bool) -> R<Option<(usize, Lit)>> {
+        let ctl = self.controlled(job, slot, c)?;
+        let b = self.choices[c].branch;
+        let branch = &self.sys.step.branches[b];
+        // Where the choice can be taken (label, and the guard unless tabulated) and, tabulated,
+        // its successor.
+        let (here, tabled) = match &ctl.table {
+            Some(t) => match self.table_branch(t, b) {
+                Some((e, next)) => (e, Some(next)),
+                None => return Ok(None),
+            },
+            None => (self.label(&ctl, b)?, None),
+        };
+        if matches!(here, Lit::False) {
+            return Ok(None);
+        }
+        let enabled = if assert {
+            implies(&mut job.model, lit, &here);
+            if let (Some(g), None) = (&branch.guard, &tabled) {
+                assert_pred_if(&mut job.model, g, lit, &ctl.vars)?;
+            }
+            lit.clone()
+        } else {
+            let guard = match (&branch.guard, &tabled) {
+                (Some(g), None) => reify_pred(&mut job.model, g, &ctl.vars)?,
+                _ => Lit::True,
+            };
+            let here = Lit::and(&mut job.model, &here, &guard);
+            Lit::and(&mut job.model, lit, &here)
+        };
+        if matches!(enabled, Lit::False) {
+            return Ok(None);
+        }
+        let next: Vec<Bounded> = match tabled {
+            Some(next) => next,
+            None => branch
+                .updates
+                .iter()
+                .map(|u| encode_expr_if(&mut job.model, u, &enabled, &ctl.vars))
+                .collect::<Result<_, _>>()?,
+        };
+        Ok(self.push_slot(job, slot, &next, ctl.hidden.clone(), &enabled)?.map(|s| (s, enabled)))
+    }
+
+    /// A new slot holding the successor `next` (made a state: integer kinds; domains are not
+    /// imposed, the exact engine checks them). `None` (and `lit` forbidden) when no integer fits.
+    fn push_slot(&self, job: &mut Job, from: usize, next: &[Bounded], hidden: Hidden, lit: &Lit) -> R<Option<usize>> {
+        let Some(state) = successor_as_state(&mut job.model, self.sys, next, false)? else {
+            forbid(&mut job.model, lit, "no integer successor");
+            return Ok(None);
+        };
+        let depth = job.slots[from].depth + 1;
+        job.slots.push(Slot { state, hidden, depth, controlled: Vec::new() });
+        Ok(Some(job.slots.len() - 1))
+    }
+
+    /// Monolithic `EX`: one successor, chosen among the choices by binaries summing to `lit`.
+    fn any_successor(&self, job: &mut Job, slot: usize, a: NodeId, lit: &Lit) -> R<()> {
+        // Each choice that can be taken here: where (label), and its successor when tabulated.
+        let mut possible = Vec::new();
+        for c in 0..self.choices.len() {
+            let ctl = self.controlled(job, slot, c)?;
+            let b = self.choices[c].branch;
+            let (here, tabled) = match &ctl.table {
+                Some(t) => match self.table_branch(t, b) {
+                    Some((e, next)) => (e, Some(next)),
+                    None => continue,
+                },
+                None => (self.label(&ctl, b)?, None),
+            };
+            if !matches!(here, Lit::False) {
+                possible.push((c, ctl, here, tabled));
+            }
+        }
+        if possible.is_empty() {
+            forbid(&mut job.model, lit, "no successor");
+            return Ok(());
+        }
+        let hidden = possible[0].1.hidden.clone();
+        if self.observes && !hidden.iter().all(Vec::is_empty) && possible.len() > 1 {
+            return Err(CtlError::Unsupported(
+                "EX over a recurrent controller that observes non-deterministic inputs".into(),
+            ));
+        }
+        let lits = one_of(&mut job.model, lit, possible.len());
+        let mut values: Vec<Vec<(Lit, Bounded)>> = vec![Vec::new(); self.sys.state.len()];
+        for ((c, ctl, here, tabled), beta) in possible.into_iter().zip(&lits) {
+            let branch = &self.sys.step.branches[self.choices[c].branch];
+            implies(&mut job.model, beta, &here);
+            let next = match tabled {
+                Some(next) => next,
+                None => {
+                    if let Some(g) = &branch.guard {
+                        assert_pred_if(&mut job.model, g, beta, &ctl.vars)?;
+                    }
+                    branch.updates.iter().map(|u| encode_expr_if(&mut job.model, u, beta, &ctl.vars)).collect::<Result<
+                        Vec<_>,
+                        _,
+                    >>(
+                    )?
+                }
+            };
+            for (j, v) in next.into_iter().enumerate() {
+                values[j].push((beta.clone(), v));
+            }
+        }
+        let mut next = Vec::with_capacity(values.len());
+        for (j, choices) in values.iter().enumerate() {
+            next.push(select(&mut job.model, choices, &format!("{}'", self.sys.state[j].name))?);
+        }
+        if let Some(s) = self.push_slot(job, slot, &next, hidden, lit)? {
+            job.queue.push((a, s, lit.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// `n` literals of which exactly one holds where `lit` does and none elsewhere.
+fn one_of(model: &mut MilpModel, lit: &Lit, n: usize) -> Vec<Lit> {
+    if n == 1 {
+        return vec![lit.clone()];
+    }
+    let mut sum = Expression::default();
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let b = model.binary();
+        sum.add_mul(1.0, b);
+        out.push(Lit::Expr(Expression::from(b)));
+    }
+    match lit {
+        Lit::True => model.add(sum.eq(1.0)),
+        Lit::False => model.add(sum.eq(0.0)),
+        Lit::Expr(l) => model.add((sum - l.clone()).eq(0.0)),
+    }
+    out
+}
+
+/// `lit => here`.
+fn implies(model: &mut MilpModel, lit: &Lit, here: &Lit) {
+    match (lit, here) {
+        (Lit::False, _) | (_, Lit::True) => {}
+        (_, Lit::False) => forbid(model, lit, "never enabled"),
+        (Lit::True, Lit::Expr(h)) => model.add(h.clone().geq(1.0)),
+        (Lit::Expr(l), Lit::Expr(h)) => model.add((l.clone() - h.clone()).leq(0.0)),
+    }
+}
+
+/// `sum_k picks[k] * values[k]` with its exact hull (the picks are 0/1, exactly one is 1).
+fn linear_in(picks: &[Expression], values: &[Rational]) -> Bounded {
+    let mut e = Expression::default();
+    for (p, x) in picks.iter().zip(values) {
+        e.add_mul(to_f64_nearest(x), p.clone());
+    }
+    let iv = values.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).expect("a non-empty table");
+    Bounded::new(e, iv)
+}
+
+/// `lit => false`.
+fn forbid(model: &mut MilpModel, lit: &Lit, reason: &str) {
+    match lit {
+        Lit::False => {}
+        Lit::True => model.mark_infeasible(reason),
+        Lit::Expr(l) => model.add(l.clone().leq(0.0)),
+    }
+}
+
+fn as_lit(e: &Expression) -> Lit {
+    if is_constant(e) { if e.constant() >= 0.5 { Lit::True } else { Lit::False } } else { Lit::Expr(e.clone()) }
+}
+
+/// The slot's state and hidden state when every enclosure is a point (their bits), else `None`.
+fn point_key(slot: &Slot) -> Option<Vec<u64>> {
+    let hidden = slot.hidden.iter().flatten().flatten();
+    slot.state.iter().chain(hidden).map(|b| (b.iv.lo == b.iv.hi).then_some(b.iv.lo.to_bits())).collect()
+}

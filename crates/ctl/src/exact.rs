@@ -1,0 +1,323 @@
+//! The exact side of bounded CTL: the environment's choices at a state, and an evaluator of a
+//! normal-form formula in rational arithmetic through `ir::sim` (networks exact, argmax by the
+//! lowest index). It is the explicit engine, and the gate every MILP counterexample passes: an
+//! initial state is a counterexample only when this evaluator says so, and its traces are built
+//! by [`Trace::simulate`] and replayed.
+
+use crate::error::CtlError;
+use crate::normal::{Node, NodeId, Normal};
+use std::collections::HashMap;
+use trestle_core::Trace;
+use trestle_ir::Rational;
+use trestle_ir::expr::Env;
+use trestle_ir::num::{display_rational, to_f64_nearest};
+use trestle_ir::sim::{Memory, StepsFrom};
+use trestle_ir::system::{NondetDomain, System};
+
+/// One way the environment can move: values of the non-deterministic inputs and a branch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Choice {
+    pub nondet: Vec<Rational>,
+    pub branch: usize,
+}
+
+/// Most choices per state the engines enumerate.
+pub const MAX_CHOICES: usize = 4096;
+
+/// Every choice of the environment: the product of the (finite) input domains and the branches.
+/// A branch that repeats an earlier one (same guard, label and updates) is the same successor and
+/// is counted once. Interval inputs are refused: `AX` over a continuum is not a finite product.
+pub fn choices(sys: &System) -> Result<Vec<Choice>, CtlError> {
+    let mut combos: Vec<Vec<Rational>> = vec![Vec::new()];
+    for v in &sys.nondet {
+        let values: Vec<Rational> = match &v.domain {
+            NondetDomain::Set(values) => {
+                let mut vs = values.clone();
+                vs.sort();
+                vs.dedup();
+                vs
+            }
+            NondetDomain::Interval(lo, hi) if lo == hi => vec![lo.clone()],
+            NondetDomain::Interval(..) => {
+                return Err(CtlError::Unsupported(format!(
+                    "the non-deterministic input '{}' ranges over an interval; bounded CTL enumerates the \
+                     environment's choices, so give it a finite set of values",
+                    v.name
+                )));
+            }
+        };
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |x| {
+                    let mut c = c.clone();
+                    c.push(x.clone());
+                    c
+                })
+            })
+            .collect();
+        if combos.len() > MAX_CHOICES {
+            break;
+        }
+    }
+    let branches = &sys.step.branches;
+    let distinct: Vec<usize> = (0..branches.len())
+        .filter(|&b| {
+            !(0..b).any(|a| {
+                branches[a].guard == branches[b].guard
+                    && branches[a].label == branches[b].label
+                    && branches[a].updates == branches[b].updates
+            })
+        })
+        .collect();
+    if combos.len() * distinct.len() > MAX_CHOICES {
+        return Err(CtlError::Unsupported(format!(
+            "the environment has more than {MAX_CHOICES} choices per state (inputs x branches)"
+        )));
+    }
+    Ok(combos
+        .into_iter()
+        .flat_map(|nondet| distinct.iter().map(move |&branch| Choice { nondet: nondet.clone(), branch }))
+        .collect())
+}
+
+/// One successor of a state: which choice, the successor and the memory after the step.
+#[derive(Clone, Debug)]
+struct Move {
+    choice: usize,
+    next: Vec<Rational>,
+    memory: Memory<Rational>,
+}
+
+type Key = (Vec<Rational>, Memory<Rational>);
+
+/// The exact evaluator: memoised over (node, state, hidden state).
+pub struct Exact<'a> {
+    sys: &'a System,
+    normal: &'a Normal,
+    choices: &'a [Choice],
+    moves: HashMap<Key, std::rc::Rc<Vec<Move>>>,
+    memo: HashMap<(NodeId, Key), bool>,
+    /// Largest number of distinct states whose successors may be computed.
+    pub budget: usize,
+    /// States whose successors were computed.
+    pub expanded: usize,
+    /// Solver states by depth (step count from the root): `EX` tries the successor nearest to
+    /// one of them first, so a MILP's path is replayed before anything else is searched.
+    pub hints: Vec<Vec<Vec<f64>>>,
+}
+
+impl<'a> Exact<'a> {
+    pub fn new(sys: &'a System, normal: &'a Normal, choices: &'a [Choice]) -> Exact<'a> {
+        Exact {
+            sys,
+            normal,
+            choices,
+            moves: HashMap::new(),
+            memo: HashMap::new(),
+            budget: usize::MAX,
+            expanded: 0,
+            hints: Vec::new(),
+        }
+    }
+
+    /// The successors of a state, in the order `EX` tries them at `depth`.
+    fn moves(&mut self, state: &[Rational], memory: &Memory<Rational>) -> Result<std::rc::Rc<Vec<Move>>, CtlError> {
+        let key = (state.to_vec(), memory.clone());
+        if let Some(m) = self.moves.get(&key) {
+            return Ok(m.clone());
+        }
+        if self.expanded >= self.budget {
+            return Err(CtlError::Unsupported(format!("more than {} states to expand", self.budget)));
+        }
+        self.expanded += 1;
+        let show = |s: &[Rational]| {
+            let parts: Vec<String> =
+                self.sys.state.iter().zip(s).map(|(v, x)| format!("{} = {}", v.name, display_rational(x))).collect();
+            parts.join(", ")
+        };
+        let mut steps = StepsFrom::new(self.sys, state, memory)
+            .map_err(|e| CtlError::Semantics(format!("at {}: {e}", show(state))))?;
+        let mut out = Vec::new();
+        let mut last: Option<(Vec<Rational>, trestle_ir::sim::Successors<Rational>, Memory<Rational>)> = None;
+        for (i, c) in self.choices.iter().enumerate() {
+            if last.as_ref().is_none_or(|(n, _, _)| *n != c.nondet) {
+                let (succ, after) =
+                    steps.under(&c.nondet).map_err(|e| CtlError::Semantics(format!("at {}: {e}", show(state))))?;
+                if let Some((b, next, e)) = succ.exits.first() {
+                    return Err(CtlError::Semantics(format!(
+                        "at {}, branch '{}' leads to {} outside the declared domains ({e}); bounded CTL needs \
+                         every successor to be a state",
+                        show(state),
+                        self.sys.step.branches[*b].name,
+                        show(next)
+                    )));
+                }
+                last = Some((c.nondet.clone(), succ, after));
+            }
+            let (_, succ, after) = last.as_ref().expect("set above");
+            if let Some((_, next)) = succ.next.iter().find(|(b, _)| *b == c.branch) {
+                out.push(Move { choice: i, next: next.clone(), memory: after.clone() });
+            }
+        }
+        if out.is_empty() {
+            return Err(CtlError::Semantics(format!(
+                "the state {} has no successor; bounded CTL needs every state to have one",
+                show(state)
+            )));
+        }
+        let out = std::rc::Rc::new(out);
+        self.moves.insert(key, out.clone());
+        Ok(out)
+    }
+
+    /// The successors of `EX` in the order to try: nearest to a solver state at `depth` first.
+    fn ordered(&self, moves: &[Move], depth: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..moves.len()).collect();
+        if let Some(hints) = self.hints.get(depth).filter(|h| !h.is_empty()) {
+            let distance = |m: &Move| {
+                hints
+                    .iter()
+                    .map(|h| h.iter().zip(&m.next).map(|(a, b)| (a - to_f64_nearest(b)).abs()).sum::<f64>())
+                    .fold(f64::INFINITY, f64::min)
+            };
+            order.sort_by(|&a, &b| distance(&moves[a]).total_cmp(&distance(&moves[b])));
+        }
+        order
+    }
+
+    fn atom(&self, p: &trestle_ir::Pred, state: &[Rational]) -> Result<bool, CtlError> {
+        p.eval_exact(&Env::new(state, &[], &[])).map_err(|e| CtlError::Semantics(format!("evaluating {p:?}: {e}")))
+    }
+
+    /// Whether `node` holds at `state` (with the controllers' hidden state `memory`); `depth` is
+    /// the number of steps from the root, for the hints.
+    pub fn holds(
+        &mut self,
+        node: NodeId,
+        state: &[Rational],
+        memory: &Memory<Rational>,
+        depth: usize,
+    ) -> Result<bool, CtlError> {
+        let key = (node, (state.to_vec(), memory.clone()));
+        if let Some(&b) = self.memo.get(&key) {
+            return Ok(b);
+        }
+        let value = match &self.normal.nodes[node] {
+            Node::True => true,
+            Node::False => false,
+            Node::Atom(p) => self.atom(p, state)?,
+            Node::And(xs) => {
+                let mut all = true;
+                for &x in xs.clone().iter() {
+                    if !self.holds(x, state, memory, depth)? {
+                        all = false;
+                        break;
+                    }
+                }
+                all
+            }
+            Node::Or(xs) => {
+                let mut any = false;
+                for &x in xs.clone().iter() {
+                    if self.holds(x, state, memory, depth)? {
+                        any = true;
+                        break;
+                    }
+                }
+                any
+            }
+            Node::Ex(a) | Node::Ax(a) => {
+                let exists = matches!(self.normal.nodes[node], Node::Ex(_));
+                let a = *a;
+                let moves = self.moves(state, memory)?;
+                let mut value = !exists;
+                for i in self.ordered(&moves, depth + 1) {
+                    let m = &moves[i];
+                    if self.holds(a, &m.next, &m.memory, depth + 1)? == exists {
+                        value = exists;
+                        break;
+                    }
+                }
+                value
+            }
+        };
+        self.memo.insert(key, value);
+        Ok(value)
+    }
+
+    /// The runs that show `node` holds at `state` (it must hold): the path to each atom an `EX`
+    /// picked and every branch of an `AX`, at most `limit` runs. Each is built by
+    /// [`Trace::simulate`] and replayed.
+    pub fn witness(&mut self, node: NodeId, state: &[Rational], limit: usize) -> Result<Vec<Trace>, CtlError> {
+        let memory = trestle_ir::sim::initial_memory::<Rational>(self.sys);
+        let mut paths = Vec::new();
+        self.collect(node, state, &memory, 0, &mut Vec::new(), &mut paths, limit)?;
+        let mut traces: Vec<Trace> = Vec::new();
+        for path in paths {
+            let trace = Trace::simulate(
+                self.sys,
+                state.to_vec(),
+                path.iter().map(|&c| (self.choices[c].nondet.clone(), self.choices[c].branch)),
+            )
+            .map_err(|e| CtlError::Semantics(format!("a witness run does not replay: {e}")))?;
+            trace.replay(self.sys).map_err(|e| CtlError::Semantics(format!("a witness run does not replay: {e}")))?;
+            if !traces.contains(&trace) {
+                traces.push(trace);
+            }
+        }
+        Ok(traces)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn collect(
+        &mut self,
+        node: NodeId,
+        state: &[Rational],
+        memory: &Memory<Rational>,
+        depth: usize,
+        prefix: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+        limit: usize,
+    ) -> Result<(), CtlError> {
+        if out.len() >= limit {
+            return Ok(());
+        }
+        match self.normal.nodes[node].clone() {
+            Node::True | Node::False | Node::Atom(_) => {
+                if !out.contains(prefix) {
+                    out.push(prefix.clone());
+                }
+            }
+            Node::And(xs) => {
+                for x in xs {
+                    self.collect(x, state, memory, depth, prefix, out, limit)?;
+                }
+            }
+            Node::Or(xs) => {
+                for x in xs {
+                    if self.holds(x, state, memory, depth)? {
+                        return self.collect(x, state, memory, depth, prefix, out, limit);
+                    }
+                }
+            }
+            Node::Ex(a) | Node::Ax(a) => {
+                let exists = matches!(self.normal.nodes[node], Node::Ex(_));
+                let moves = self.moves(state, memory)?;
+                for i in self.ordered(&moves, depth + 1) {
+                    let m = &moves[i];
+                    if exists && !self.holds(a, &m.next, &m.memory, depth + 1)? {
+                        continue;
+                    }
+                    prefix.push(m.choice);
+                    self.collect(a, &m.next, &m.memory, depth + 1, prefix, out, limit)?;
+                    prefix.pop();
+                    if exists {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

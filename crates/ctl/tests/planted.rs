@@ -1,0 +1,169 @@
+//! Planted-truth systems: small systems whose bounded-CTL answers are known by hand, decided by
+//! all three engines, which must agree with the truth and with one another.
+
+use trestle_ctl::{CtlOptions, CtlVerdict, Method, check_ctl};
+use trestle_ir::System;
+use trestle_ir::parse::{SimpleScope, parse_ctl};
+use trestle_testkit::system_from_text;
+
+/// x: an int in [0, 10] starting at 5; the controller's action a = x (an identity network);
+/// the environment adds 1 or subtracts 1 (two branches), clamped to the domain.
+const WALK: &str = r#"
+init = "x == 5"
+[system]
+name = "walk"
+[state]
+x = { type = "int", domain = [0, 10] }
+[networks.id]
+layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[[branch]]
+name = "up"
+update = { x = "min(a + 1, 10)" }
+[[branch]]
+name = "down"
+update = { x = "max(a - 1, 0)" }
+"#;
+
+/// x: a real in [0, 1] at the start; a = x; x' = x + a (doubling) or x' = x / 2.
+const SCALE: &str = r#"
+init = "0 <= x <= 1"
+[system]
+name = "scale"
+[state]
+x = { type = "real" }
+[networks.id]
+layers = [
+  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
+  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[[branch]]
+name = "double"
+update = { x = "x + a" }
+[[branch]]
+name = "halve"
+update = { x = "x / 2" }
+"#;
+
+fn decide(sys: &System, text: &str, method: Method) -> CtlVerdict {
+    let scope = SimpleScope::with_state(&["x"]);
+    let phi = parse_ctl(text, &scope).unwrap();
+    let opts = CtlOptions { method, threads: 2, ..CtlOptions::default() };
+    let r = check_ctl(sys, &phi, &opts).unwrap_or_else(|e| panic!("{text} ({method:?}): {e}"));
+    if let CtlVerdict::False { traces, .. } = &r.verdict {
+        assert!(!traces.is_empty(), "{text}: a false verdict without a run");
+        for t in traces {
+            t.replay(sys).unwrap_or_else(|e| panic!("{text}: a witness does not replay: {e}"));
+        }
+    }
+    r.verdict
+}
+
+fn truth(v: &CtlVerdict) -> Option<bool> {
+    match v {
+        CtlVerdict::True { .. } => Some(true),
+        CtlVerdict::False { .. } => Some(false),
+        CtlVerdict::Unknown { .. } => None,
+    }
+}
+
+#[test]
+fn walk_formulas_have_their_hand_computed_truth_in_every_engine() {
+    let sys = system_from_text(WALK);
+    // (formula, truth) from x = 5 with moves +1 / -1.
+    let cases = [
+        ("EX^3 x == 8", true),
+        ("AX^3 x == 8", false),
+        ("EX^2 x == 6", false), // parity: two moves from 5 reach 3, 5 or 7
+        ("AX^2 (x == 3 or x == 5 or x == 7)", true),
+        ("AG^3 x >= 2", true),
+        ("AG^3 x >= 3", false),
+        ("EG^3 x >= 5", true),
+        ("EF^2 x == 7", true),
+        ("AF^2 x == 7", false),
+        ("AF^3 (x >= 6 or x <= 4)", true),
+        ("E[x >= 5 U^3 x == 8]", true),
+        ("A[x >= 5 U^3 x == 8]", false),
+        ("A[x >= 3 U^2 (x <= 4 or x >= 6)]", true),
+        ("not not EX^3 x == 8", true),
+        ("not EX not (x > 3)", true),
+        ("not AX^2 not (x == 7)", true),
+        ("EX (x == 6 and AX (x == 5 or x == 7))", true),
+        ("EX (x == 6 and AX x == 7)", false),
+        ("AX EX x == 5", true),
+        ("EX AX x == 5", false),
+    ];
+    for (text, expected) in cases {
+        for method in [Method::Explicit, Method::Monolithic, Method::Compositional] {
+            let v = decide(&sys, text, method);
+            assert_eq!(truth(&v), Some(expected), "{text} with {method:?}: {v:?}");
+        }
+    }
+}
+
+#[test]
+fn walk_true_from_explicit_is_exact_and_monolithic_gives_a_margin() {
+    let sys = system_from_text(WALK);
+    assert!(matches!(decide(&sys, "AG^3 x >= 2", Method::Explicit), CtlVerdict::True { exact: true, .. }));
+    // Integer atoms are exact in the MILP: x < 2 is x <= 1, a margin of a whole unit (capped).
+    match decide(&sys, "EX (x == 6 and AX (x == 5 or x == 7))", Method::Monolithic) {
+        CtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 0.5, "margin {m}"),
+        CtlVerdict::True { exact: true, .. } => {}
+        v => panic!("{v:?}"),
+    }
+}
+
+#[test]
+fn scale_needs_a_solver_and_finds_the_real_counterexample() {
+    let sys = system_from_text(SCALE);
+    // Two doublings reach 4x: above 3 exactly when x > 3/4.
+    for method in [Method::Monolithic, Method::Compositional] {
+        match decide(&sys, "AX^2 x <= 3", method) {
+            CtlVerdict::False { state, traces } => {
+                let x = trestle_ir::num::to_f64_nearest(&state[0]);
+                assert!(x > 0.75 && x <= 1.0, "{method:?}: x0 = {x}");
+                let last = traces.iter().map(|t| trestle_ir::num::to_f64_nearest(&t.last()[0])).fold(0.0, f64::max);
+                assert!(last > 3.0, "{method:?}: no run ends above 3");
+            }
+            v => panic!("{method:?}: {v:?}"),
+        }
+        // Never above 4: the margin is the distance to 5 (capped at the slack's bound).
+        match decide(&sys, "AX^2 x <= 5", method) {
+            CtlVerdict::True { margin, .. } => assert!(margin.is_none_or(|m| m >= 0.99), "{margin:?}"),
+            v => panic!("{method:?}: {v:?}"),
+        }
+        // Some path stays at most 1/2: halving twice gives at most 1/4.
+        assert_eq!(truth(&decide(&sys, "EX^2 x <= 1/2", method)), Some(true));
+        // x0 <= 5/8: every path ends at most 5/2; x0 >= 1/2: doubling twice ends at 2 or more.
+        assert_eq!(truth(&decide(&sys, "AX^2 x <= 2.5 or EX^2 x >= 2", method)), Some(true));
+        // x0 in (3/8, 1/2) satisfies neither side.
+        assert_eq!(truth(&decide(&sys, "AX^2 x <= 1.5 or EX^2 x >= 2", method)), Some(false));
+    }
+    // The explicit engine refuses an interval of initial states.
+    let scope = SimpleScope::with_state(&["x"]);
+    let phi = parse_ctl("AX x <= 2", &scope).unwrap();
+    let e = check_ctl(&sys, &phi, &CtlOptions { method: Method::Explicit, ..CtlOptions::default() }).unwrap_err();
+    assert!(e.to_string().contains("finitely many initial states"), "{e}");
+}
+
+#[test]
+fn interval_non_determinism_and_unbounded_operators_are_refused() {
+    let text =
+        WALK.replace("[[branch]]\nname = \"up\"", "[nondet]\nc = { interval = [0, 1] }\n[[branch]]\nname = \"up\"");
+    let sys = system_from_text(&text);
+    let scope = SimpleScope::with_state(&["x"]);
+    let phi = parse_ctl("AX x >= 0", &scope).unwrap();
+    let e = check_ctl(&sys, &phi, &CtlOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("interval") && e.is_input(), "{e}");
+    let sys = system_from_text(WALK);
+    let phi = parse_ctl("AG x >= 0", &scope).unwrap();
+    let e = check_ctl(&sys, &phi, &CtlOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("bound") && e.is_input(), "{e}");
+}
