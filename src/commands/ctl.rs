@@ -48,6 +48,10 @@ pub struct CtlArgs {
     /// Wall-clock limit, in seconds (verdict unknown when reached).
     #[arg(long)]
     pub timeout: Option<f64>,
+    /// Sub-boxes per network input box for the big-M bounds (tighter with more, each bounded
+    /// with CROWN; default 16 monolithic, 1 compositional).
+    #[arg(long)]
+    pub pieces: Option<usize>,
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -123,6 +127,12 @@ pub fn run(a: &CtlArgs) -> CliResult {
         },
         ..CtlOptions::default()
     };
+    if let Some(p) = a.pieces {
+        if p == 0 {
+            return Err(CliError::input("--pieces must be at least 1"));
+        }
+        opts.pieces = Some(p);
+    }
     if let Some(j) = a.jobs {
         opts.threads = super::threads(j)?;
     }

@@ -501,9 +501,18 @@ impl<'a> Encoder<'a> {
         Some((enabled, values))
     }
 
-    /// The literal of branch `b`'s label (`Lit::False`: its value is never chosen here).
+    /// The literal of branch `b`'s label (`Lit::False`: its value is never chosen here, or its
+    /// guard is false on the enclosures, so the branch is never taken and its successor does not
+    /// widen the enclosure of a chosen successor).
     fn label(&self, ctl: &Controlled, b: usize) -> R<Lit> {
         let branch = &self.sys.step.branches[b];
+        if let Some(g) = &branch.guard {
+            let iv = |xs: &[Bounded]| xs.iter().map(|x| x.iv).collect::<Vec<_>>();
+            let (s, a, n) = (iv(&ctl.vars.state), iv(&ctl.vars.action), iv(&ctl.vars.nondet));
+            if g.eval_interval(&trestle_ir::Env::new(&s, &a, &n)) == Some(false) {
+                return Ok(Lit::False);
+            }
+        }
         let Some((a, value)) = branch.label else { return Ok(Lit::True) };
         let Some(onehot) = &ctl.onehots[a] else {
             return Err(CtlError::Unsupported(format!("branch '{}' is labelled by a non-argmax action", branch.name)));

@@ -57,8 +57,10 @@ pub struct CtlOptions {
     pub threads: usize,
     /// Wall-clock limit of the whole check.
     pub timeout: Option<Duration>,
-    /// How the networks' big-M constants are computed.
-    pub bounds: BoundOptions,
+    /// Sub-boxes of each network input box bounded for the big-M constants (`None`: 16 for the
+    /// monolithic engine, whose boxes are hulls of every choice, 1 for the compositional one,
+    /// whose boxes follow one path).
+    pub pieces: Option<usize>,
     /// A MILP optimum of the atoms' relaxation at most this is a candidate counterexample.
     pub tolerance: f64,
     /// HiGHS's feasibility tolerance (added to `tolerance` for evidence).
@@ -82,7 +84,7 @@ impl Default for CtlOptions {
             method: Method::Compositional,
             threads: rayon::current_num_threads(),
             timeout: None,
-            bounds: BoundOptions { pieces: 16, ..BoundOptions::default() },
+            pieces: None,
             tolerance: 1e-6,
             feasibility_tolerance: 1e-6,
             tie_gap: 1e-5,
@@ -302,7 +304,8 @@ impl<'a> Run<'a> {
     }
 
     fn encoder(&self, mode: Mode, strictness: Strictness) -> Encoder<'a> {
-        let step = StepOptions { bounds: self.opts.bounds.clone(), strictness };
+        let pieces = self.opts.pieces.unwrap_or(if mode == Mode::Monolithic { 16 } else { 1 });
+        let step = StepOptions { bounds: BoundOptions { pieces, ..BoundOptions::default() }, strictness };
         let mut enc = Encoder::new(self.sys, self.normal, self.choices, step, mode);
         enc.tabulate = self.opts.tabulate;
         enc
