@@ -532,3 +532,116 @@ defects = ["none", "drift"]
     std::fs::write(&spec, text.replace("candidate = [[[0.25", "candidate = [[[0.35")).unwrap();
     expect_input_error(&trestle(&["maze", "generate", &s(&spec), &s(&out), "--quiet"]), &["contain init"]);
 }
+
+/// A finite system for `trestle ctl` without ../shared: x in 0..10 from 5, +1 or -1 each step.
+const WALK: &str = r#"
+init = "x == 5"
+[system]
+name = "walk"
+[state]
+x = { type = "int", domain = [0, 10] }
+[networks.id]
+layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[[branch]]
+name = "up"
+update = { x = "min(a + 1, 10)" }
+[[branch]]
+name = "down"
+update = { x = "max(a - 1, 0)" }
+[[property]]
+name = "floor"
+k = 3
+ctl = "AG^k x >= 2"
+[[property]]
+name = "reach"
+ctl = "AX^3 x == 8"
+"#;
+
+#[test]
+fn ctl_exit_codes_and_json_follow_the_verdict() {
+    let (_dir, path) = scratch("walk.toml", WALK);
+    let p = path.to_str().unwrap();
+    // Explicit: exact, exit 0.
+    let r = trestle(&["ctl", p, "--property", "floor", "--method", "explicit", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!((j["verdict"].as_str(), j["status"].as_str()), (Some("true"), Some("proven")));
+    assert_eq!(j["command"], "ctl");
+    for key in ["milps_built", "milps_solved", "milps_pruned", "binaries", "seconds"] {
+        assert!(j["stats"][key].is_number(), "stats.{key} in {j}");
+    }
+    // --k 4 breaks it (x reaches 1): a replayed run, exit 1, in every engine.
+    for method in ["explicit", "monolithic", "compositional"] {
+        let r = trestle(&["ctl", p, "--property", "floor", "--k", "4", "--method", method, "--json"]);
+        assert_eq!(r.code, 1, "{method}: {}", r.stderr);
+        let j = r.json();
+        assert_eq!(j["verdict"], "false");
+        let states = j["trace"]["states"].as_array().unwrap();
+        assert!(states.iter().any(|s| s["x"].as_f64() == Some(1.0)), "{method}: {j}");
+    }
+    // A formula with no counterexample from the MILP engine: true, on evidence or bounds.
+    let r = trestle(&["ctl", p, "--formula", "EX^3 x == 8", "--method", "monolithic", "--json"]);
+    let j = r.json();
+    assert_eq!(j["verdict"], "true", "{j}");
+    match j["status"].as_str() {
+        Some("evidence") => {
+            assert_eq!(r.code, 3);
+            assert!(j["margin"].as_f64().unwrap() > 0.0 && j["evidence"].as_str().unwrap().contains("not an exact proof"));
+        }
+        Some("proven") => assert_eq!(r.code, 0),
+        s => panic!("status {s:?}"),
+    }
+    // Text output names the verdict and the run.
+    let r = trestle(&["ctl", p, "--property", "reach", "--quiet"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.contains("verdict:  false") && r.stdout.contains("branch down"), "{}", r.stdout);
+}
+
+#[test]
+fn ctl_bad_input_is_an_error_with_exit_2() {
+    let (_dir, path) = scratch("walk.toml", WALK);
+    let p = path.to_str().unwrap();
+    expect_input_error(&trestle(&["ctl", p, "--property", "nope"]), &["no property 'nope'", "floor, reach"]);
+    expect_input_error(&trestle(&["ctl", p, "--property", "reach", "--k", "2"]), &["no horizon parameter"]);
+    expect_input_error(&trestle(&["ctl", p, "--formula", "AG x >= 0"]), &["bound"]);
+    expect_input_error(&trestle(&["ctl", p, "--formula", "AX^2 y >= 0"]), &["unknown name 'y'"]);
+    expect_input_error(&trestle(&["ctl", p, "--formula", "AX x >= 0", "--method", "nope"]), &["nope"]);
+    expect_input_error(&trestle(&["ctl", p]), &["--property"]);
+    let nondet = WALK.replace("[[branch]]\nname = \"up\"", "[nondet]\nc = { interval = [0, 1] }\n[[branch]]\nname = \"up\"");
+    let (_d2, path2) = scratch("walk2.toml", &nondet);
+    expect_input_error(&trestle(&["ctl", path2.to_str().unwrap(), "--property", "reach"]), &["interval"]);
+    let r = trestle(&["ctl", p, "--property", "nope", "--json"]);
+    assert_eq!(r.code, 2);
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("no property"));
+}
+
+#[test]
+fn ctl_decides_the_case_studies() {
+    if shared_models().is_none() {
+        return;
+    }
+    let r = trestle(&[
+        "ctl",
+        "configs/systems/vcas.toml",
+        "--property",
+        "sep",
+        "--k",
+        "3",
+        "--set",
+        "init.hdot0=-22.5",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j = r.json();
+    for s in j["trace"]["steps"].as_array().unwrap() {
+        assert_eq!(s["labels"]["a"], "CL1500", "{s}");
+    }
+    let r = trestle(&["ctl", "configs/systems/frozenlake.toml", "--property", "safe", "--k", "10", "--json"]);
+    assert_eq!(r.json()["verdict"], "true", "{}", r.stdout);
+    let r = trestle(&["ctl", "configs/systems/vcas-fts.toml", "--property", "sep", "--k", "2", "--json"]);
+    assert!(matches!(r.code, 0 | 1 | 3), "{}", r.stderr);
+}
