@@ -24,7 +24,7 @@ use trestle_ir::num::rational_from_f64;
 use trestle_ir::sim::initial_memory;
 use trestle_ir::system::{System, VarKind};
 use trestle_ir::{RBox, Rational};
-use trestle_milp::{BoundOptions, Sense, SolveOptions, SolveStatus, StepOptions, Strictness};
+use trestle_milp::{BoundOptions, HighsValue, Sense, SolveOptions, SolveStatus, StepOptions, Strictness};
 
 /// Which engine decides the property.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,6 +179,13 @@ pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions) -> Result<CtlResult
         Method::Monolithic => run.monolithic(&boxes)?,
         Method::Compositional => run.compositional(&boxes)?,
     };
+    // A limit reached is what an undecided check reports, whichever engine part noticed it.
+    let verdict = match verdict {
+        CtlVerdict::Unknown { reason } if run.timed_out() && !reason.starts_with("time-out") => {
+            CtlVerdict::Unknown { reason: format!("time-out ({reason})") }
+        }
+        v => v,
+    };
     run.stats.seconds = start.elapsed().as_secs_f64();
     Ok(CtlResult { verdict, stats: run.stats })
 }
@@ -311,8 +318,23 @@ impl<'a> Run<'a> {
         enc
     }
 
+    /// One job solved: a candidate, evidence, or nothing. Evidence from a dual bound must be
+    /// confirmed by a second solve without HiGHS's presolve (which reduces with tolerances and has
+    /// been seen to cut feasible models; an infeasibility is confirmed that way by the MILP layer).
     fn solve(&self, job: &Ready) -> Result<Solved, CtlError> {
-        let solve = SolveOptions {
+        match self.solve_with(job, false)? {
+            (Solved::Evidence(m), true) => Ok(match self.solve_with(job, true)?.0 {
+                Solved::Evidence(m2) => Solved::Evidence(m.min(m2)),
+                other => other,
+            }),
+            (other, _) => Ok(other),
+        }
+    }
+
+    /// The job solved once (`no_presolve`: with HiGHS's presolve off); `true` when the answer is
+    /// evidence from a dual bound.
+    fn solve_with(&self, job: &Ready, no_presolve: bool) -> Result<(Solved, bool), CtlError> {
+        let mut solve = SolveOptions {
             time_limit: self.remaining(),
             feasibility_tolerance: self.opts.feasibility_tolerance,
             threads: Some(1),
@@ -320,6 +342,9 @@ impl<'a> Run<'a> {
             objective_target: Some(self.opts.tolerance),
             ..SolveOptions::default()
         };
+        if no_presolve {
+            solve.highs_options.push(("presolve".into(), HighsValue::Text("off".into())));
+        }
         let out = job.model.solve(Sense::Minimise, &good_lp::Expression::from(job.slack), &solve)?;
         if let Some(values) = &out.values
             && out.primal.is_some_and(|p| p <= self.opts.tolerance)
@@ -331,12 +356,13 @@ impl<'a> Run<'a> {
             for (d, s) in &job.slots {
                 hints[*d].push(s.iter().map(value).collect());
             }
-            return Ok(Solved::Candidate { start, hints });
+            return Ok((Solved::Candidate { start, hints }, false));
         }
         if let Some(why) = out.out_of_range {
-            return Ok(Solved::Unknown(format!("a MILP is outside HiGHS's numeric range: {why}")));
+            return Ok((Solved::Unknown(format!("a MILP is outside HiGHS's numeric range: {why}")), false));
         }
-        Ok(match out.status {
+        let from_bound = matches!(out.status, SolveStatus::Optimal | SolveStatus::Target);
+        let solved = match out.status {
             SolveStatus::Infeasible => Solved::Evidence(MAX_SLACK),
             SolveStatus::Optimal | SolveStatus::Target => match out.bound {
                 Some(b) if b >= self.opts.threshold() => Solved::Evidence(b.min(MAX_SLACK)),
@@ -348,7 +374,8 @@ impl<'a> Run<'a> {
             },
             SolveStatus::Limit(why) => Solved::Unknown(format!("a MILP stopped at a limit: {why}")),
             SolveStatus::Other(why) => Solved::Unknown(format!("HiGHS: {why}")),
-        })
+        };
+        Ok((solved, from_bound))
     }
 
     /// The exact gate: an initial state near the solver's that satisfies the negation exactly.

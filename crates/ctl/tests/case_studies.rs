@@ -131,3 +131,36 @@ fn vcas_the_notes_counterexample_replays() {
         assert_eq!(t.steps[i].actions[0], q("4"), "CL1500 at step {}", i + 1);
     }
 }
+
+#[test]
+fn vcas_presolve_infeasibility_is_confirmed() {
+    if shared_models().is_none() {
+        return;
+    }
+    // With 16 sub-boxes per network bound, HiGHS's presolve declared the monolithic model of this
+    // cell infeasible, a "true" on the notes' known counterexample; the MILP layer now confirms
+    // every infeasibility without presolve. Every grid must find the counterexample.
+    let sys = vcas("-22.5", 3);
+    let PropertyFormula::Ctl(phi) = &sys.properties[0].formula else { panic!() };
+    for pieces in [1, 2, 16, 64, 256] {
+        let opts = CtlOptions { method: Method::Monolithic, pieces: Some(pieces), ..CtlOptions::default() };
+        let v = check_ctl(&sys, phi, &opts).unwrap().verdict;
+        assert!(matches!(v, CtlVerdict::False { .. }), "pieces {pieces}: {v:?}");
+    }
+}
+
+#[test]
+fn vcas_monolithic_and_compositional_agree_on_every_climb_rate() {
+    if shared_models().is_none() {
+        return;
+    }
+    let rates = ["-19.5", "-22.5", "-25.5", "-28.5", "-31.5", "-34.5", "-37.5", "-40.5", "-43.5", "-39", "-39.5", "-40"];
+    for h in rates {
+        for k in 1..=4 {
+            let sys = vcas(h, k);
+            let mono = truth(&decide(&sys, "sep", Method::Monolithic));
+            let comp = truth(&decide(&sys, "sep", Method::Compositional));
+            assert!(mono.is_some() && mono == comp, "hdot0 {h} k {k}: monolithic {mono:?}, compositional {comp:?}");
+        }
+    }
+}
