@@ -590,7 +590,9 @@ fn ctl_exit_codes_and_json_follow_the_verdict() {
     match j["status"].as_str() {
         Some("evidence") => {
             assert_eq!(r.code, 3);
-            assert!(j["margin"].as_f64().unwrap() > 0.0 && j["evidence"].as_str().unwrap().contains("not an exact proof"));
+            assert!(
+                j["margin"].as_f64().unwrap() > 0.0 && j["evidence"].as_str().unwrap().contains("not an exact proof")
+            );
         }
         Some("proven") => assert_eq!(r.code, 0),
         s => panic!("status {s:?}"),
@@ -611,7 +613,8 @@ fn ctl_bad_input_is_an_error_with_exit_2() {
     expect_input_error(&trestle(&["ctl", p, "--formula", "AX^2 y >= 0"]), &["unknown name 'y'"]);
     expect_input_error(&trestle(&["ctl", p, "--formula", "AX x >= 0", "--method", "nope"]), &["nope"]);
     expect_input_error(&trestle(&["ctl", p]), &["--property"]);
-    let nondet = WALK.replace("[[branch]]\nname = \"up\"", "[nondet]\nc = { interval = [0, 1] }\n[[branch]]\nname = \"up\"");
+    let nondet =
+        WALK.replace("[[branch]]\nname = \"up\"", "[nondet]\nc = { interval = [0, 1] }\n[[branch]]\nname = \"up\"");
     let (_d2, path2) = scratch("walk2.toml", &nondet);
     expect_input_error(&trestle(&["ctl", path2.to_str().unwrap(), "--property", "reach"]), &["interval"]);
     let r = trestle(&["ctl", p, "--property", "nope", "--json"]);

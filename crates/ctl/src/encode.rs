@@ -27,7 +27,7 @@ use crate::exact::Choice;
 use crate::normal::{Node, NodeId, Normal};
 use good_lp::{Expression, IntoAffineExpression, Variable};
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 use trestle_ir::Rational;
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::pred::{CmpOp, Pred};
@@ -74,7 +74,7 @@ struct Slot {
     hidden: Hidden,
     depth: usize,
     /// Controllers encoded here, by input values (one entry when no observation reads an input).
-    controlled: Vec<(Vec<Rational>, Rc<Controlled>)>,
+    controlled: Vec<(Vec<Rational>, Arc<Controlled>)>,
 }
 
 /// A model under construction (see the module's documentation).
@@ -108,7 +108,7 @@ pub enum Flow {
 
 /// Counters of a compositional expansion.
 #[derive(Default)]
-pub struct Expansion {
+pub struct Expansion<'s> {
     /// Jobs handed to the sink.
     pub emitted: usize,
     /// Jobs (or subtrees of jobs) dropped because the bounds contradict them.
@@ -117,8 +117,15 @@ pub struct Expansion {
     pub reused: usize,
     dead: HashSet<(NodeId, Vec<u64>)>,
     /// Checked between steps: `true` stops the expansion.
-    pub stop: Option<Box<dyn Fn() -> bool>>,
+    pub stop: Option<Box<dyn Fn() -> bool + 's>>,
     pub stopped: bool,
+}
+
+impl<'s> Expansion<'s> {
+    /// An expansion stopped when `stop` says so.
+    pub fn stopped_by(stop: impl Fn() -> bool + 's) -> Expansion<'s> {
+        Expansion { stop: Some(Box::new(stop)), ..Expansion::default() }
+    }
 }
 
 pub struct Encoder<'a> {
@@ -180,7 +187,7 @@ impl<'a> Encoder<'a> {
         &self,
         mut job: Job,
         script: Option<&[usize]>,
-        ctx: &mut Expansion,
+        ctx: &mut Expansion<'_>,
         sink: &mut dyn FnMut(Ready) -> R<Flow>,
     ) -> R<Flow> {
         assert_eq!(self.mode, Mode::Compositional);
@@ -237,6 +244,50 @@ impl<'a> Encoder<'a> {
             }
         }
         Ok(flow)
+    }
+
+    /// Independent subtrees for parallel workers: the jobs advanced level by level (obligations
+    /// encoded up to their next choice, each replaced by its alternatives) until there are at
+    /// least `want` or none branches any more. Their order is the depth-first order of their
+    /// leaves, so taking the first refutation in this order is deterministic. Jobs the bounds rule
+    /// out are counted in `ctx.pruned`.
+    pub fn frontier(&self, job: Job, want: usize, ctx: &mut Expansion<'_>) -> R<Vec<Job>> {
+        let mut items = vec![job];
+        while items.len() < want {
+            let mut next = Vec::with_capacity(items.len() * 2);
+            let mut branched = false;
+            for mut job in items {
+                let alternatives = loop {
+                    if job.model.infeasible_reason().is_some() {
+                        ctx.pruned += 1;
+                        break None;
+                    }
+                    let Some(item) = job.queue.pop() else { break Some(Vec::new()) };
+                    let mut alternatives = Vec::new();
+                    self.obligation(&mut job, item, Some(&mut alternatives))?;
+                    if !alternatives.is_empty() {
+                        break Some(alternatives);
+                    }
+                };
+                match alternatives {
+                    None => {}
+                    // Finished: its one job is emitted as soon as it is expanded.
+                    Some(alts) if alts.is_empty() => next.push(job),
+                    Some(alts) => {
+                        branched = true;
+                        for (i, mut alt) in alts.into_iter().enumerate() {
+                            alt.decisions.push(i);
+                            next.push(alt);
+                        }
+                    }
+                }
+            }
+            items = next;
+            if !branched {
+                break;
+            }
+        }
+        Ok(items)
     }
 
     fn ready(&self, job: Job) -> Ready {
@@ -354,7 +405,7 @@ impl<'a> Encoder<'a> {
 
     /// The controllers at a slot under the inputs of choice `c` (encoded once per slot, or once
     /// per input values when an observation reads them).
-    fn controlled(&self, job: &mut Job, slot: usize, c: usize) -> R<Rc<Controlled>> {
+    fn controlled(&self, job: &mut Job, slot: usize, c: usize) -> R<Arc<Controlled>> {
         let nondet = &self.choices[c].nondet;
         let found = job.slots[slot].controlled.iter().find(|(n, _)| !self.observes || n == nondet);
         if let Some((n, ctl)) = found {
@@ -366,11 +417,11 @@ impl<'a> Encoder<'a> {
                 let mut vars = ctl.vars.clone();
                 vars.nondet = nondet.iter().map(Bounded::rational).collect();
                 let (onehots, hidden) = (ctl.onehots.clone(), ctl.hidden.clone());
-                return Ok(Rc::new(Controlled { vars, onehots, hidden, table: None }));
+                return Ok(Arc::new(Controlled { vars, onehots, hidden, table: None }));
             }
         }
         if let Some(ctl) = self.tabulated(job, slot, nondet)? {
-            let ctl = Rc::new(ctl);
+            let ctl = Arc::new(ctl);
             job.slots[slot].controlled.push((nondet.clone(), ctl.clone()));
             return Ok(ctl);
         }
@@ -387,7 +438,7 @@ impl<'a> Encoder<'a> {
                     .into(),
             ));
         };
-        let ctl = Rc::new(Controlled { vars, onehots: out.onehots, hidden: out.hidden, table: None });
+        let ctl = Arc::new(Controlled { vars, onehots: out.onehots, hidden: out.hidden, table: None });
         job.slots[slot].controlled.push((nondet.clone(), ctl.clone()));
         Ok(ctl)
     }

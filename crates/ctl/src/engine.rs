@@ -10,12 +10,13 @@
 //! interval bounds alone ruled out every job, which is exact. `true` from the explicit engine is
 //! exact: every initial state evaluated in rational arithmetic.
 
-use crate::encode::{Encoder, Expansion, Flow, MAX_SLACK, Mode, Ready};
+use crate::encode::{Encoder, Expansion, Flow, Job, MAX_SLACK, Mode, Ready};
 use crate::error::CtlError;
 use crate::exact::{Choice, Exact, choices};
 use crate::normal::{Node, Normal};
 use rayon::prelude::*;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trestle_core::Trace;
 use trestle_ir::expr::{Env, VarRef};
@@ -199,6 +200,25 @@ struct Run<'a> {
     stats: CtlStats,
 }
 
+/// What one compositional subtree found.
+#[derive(Default)]
+struct Subtree {
+    verdict: Option<CtlVerdict>,
+    tally: Tally,
+    stats: CtlStats,
+}
+
+impl CtlStats {
+    fn add(&mut self, o: &CtlStats) {
+        self.milps_built += o.milps_built;
+        self.milps_solved += o.milps_solved;
+        self.milps_pruned += o.milps_pruned;
+        self.binaries = self.binaries.max(o.binaries);
+        self.states_expanded += o.states_expanded;
+        self.candidates += o.candidates;
+    }
+}
+
 /// The evidence so far: the smallest margin, and whether any MILP was needed.
 #[derive(Default)]
 struct Tally {
@@ -209,6 +229,15 @@ struct Tally {
 impl Tally {
     fn add(&mut self, margin: f64) {
         self.margin = Some(self.margin.map_or(margin, |m| m.min(margin)));
+    }
+
+    fn merge(&mut self, o: Tally) {
+        if let Some(m) = o.margin {
+            self.add(m);
+        }
+        if self.unknown.is_none() {
+            self.unknown = o.unknown;
+        }
     }
 
     fn verdict(self) -> CtlVerdict {
@@ -380,10 +409,11 @@ impl<'a> Run<'a> {
 
     /// The exact gate: an initial state near the solver's that satisfies the negation exactly.
     fn confirm(
-        &mut self,
+        &self,
         init: &RBox,
         start: &[f64],
         hints: Vec<Vec<Vec<f64>>>,
+        stats: &mut CtlStats,
     ) -> Result<Option<CtlVerdict>, CtlError> {
         let mut exact = self.exact();
         exact.hints = hints;
@@ -392,7 +422,7 @@ impl<'a> Run<'a> {
         // The raw solver values too (their exact f64), before anything is moved.
         points.push(start.iter().map(|&x| rational_from_f64(if x.is_finite() { x } else { 0.0 })).collect());
         for p in points {
-            self.stats.candidates += 1;
+            stats.candidates += 1;
             if trestle_ir::sim::check_state(self.sys, &p).is_err()
                 || !init.contains_exact(&p)
                 || !self.sys.init.eval_exact(&Env::new(&p, &[], &[])).unwrap_or(false)
@@ -400,7 +430,7 @@ impl<'a> Run<'a> {
                 continue;
             }
             let holds = exact.holds(self.normal.root, &p, &memory, 0)?;
-            self.stats.states_expanded += exact.expanded;
+            stats.states_expanded += exact.expanded;
             exact.expanded = 0;
             if holds {
                 let traces = exact.witness(self.normal.root, &p, self.opts.max_traces)?;
@@ -414,7 +444,13 @@ impl<'a> Run<'a> {
     /// atom met with equality): the same job rebuilt with argmax choices and strict atoms holding
     /// by a gap (a subset of the behaviours, never evidence), solved, and its candidate tried.
     /// `None`: still nothing.
-    fn retry(&mut self, init: &RBox, job: &Ready, mode: Mode) -> Result<Option<CtlVerdict>, CtlError> {
+    fn retry(
+        &self,
+        init: &RBox,
+        job: &Ready,
+        mode: Mode,
+        stats: &mut CtlStats,
+    ) -> Result<Option<CtlVerdict>, CtlError> {
         let enc = self.encoder(mode, Strictness::Margin(self.opts.tie_gap));
         let Some(j) = enc.start(init)? else { return Ok(None) };
         let rebuilt = match mode {
@@ -430,21 +466,22 @@ impl<'a> Run<'a> {
             }
         };
         let Some(r) = rebuilt else { return Ok(None) };
-        self.stats.milps_solved += 1;
+        stats.milps_solved += 1;
         match self.solve(&r)? {
-            Solved::Candidate { start, hints } => self.confirm(init, &start, hints),
+            Solved::Candidate { start, hints } => self.confirm(init, &start, hints, stats),
             _ => Ok(None),
         }
     }
 
     /// What one solved job means for the verdict; `Some` ends the check.
     fn settle(
-        &mut self,
+        &self,
         init: &RBox,
         job: &Ready,
         solved: Solved,
         mode: Mode,
         tally: &mut Tally,
+        stats: &mut CtlStats,
     ) -> Result<Option<CtlVerdict>, CtlError> {
         match solved {
             Solved::Evidence(m) => tally.add(m),
@@ -452,10 +489,10 @@ impl<'a> Run<'a> {
                 tally.unknown.get_or_insert(why);
             }
             Solved::Candidate { start, hints } => {
-                if let Some(v) = self.confirm(init, &start, hints)? {
+                if let Some(v) = self.confirm(init, &start, hints, stats)? {
                     return Ok(Some(v));
                 }
-                if let Some(v) = self.retry(init, job, mode)? {
+                if let Some(v) = self.retry(init, job, mode, stats)? {
                     return Ok(Some(v));
                 }
                 tally
@@ -483,7 +520,10 @@ impl<'a> Run<'a> {
             }
             self.stats.milps_solved += 1;
             let solved = self.solve(&ready)?;
-            if let Some(v) = self.settle(init, &ready, solved, Mode::Monolithic, &mut tally)? {
+            let mut stats = std::mem::take(&mut self.stats);
+            let settled = self.settle(init, &ready, solved, Mode::Monolithic, &mut tally, &mut stats);
+            self.stats = stats;
+            if let Some(v) = settled? {
                 return Ok(v);
             }
             self.report();
@@ -491,77 +531,94 @@ impl<'a> Run<'a> {
         Ok(tally.verdict())
     }
 
+    /// A stop test for an expansion: the time limit, or (`before`) a refutation found in an
+    /// earlier subtree.
+    fn stopper<'s>(&'s self, before: Option<(usize, &'s AtomicUsize)>) -> Box<dyn Fn() -> bool + 's> {
+        Box::new(move || self.timed_out() || before.is_some_and(|(i, found)| found.load(Ordering::Relaxed) < i))
+    }
+
     fn compositional(&mut self, boxes: &[RBox]) -> Result<CtlVerdict, CtlError> {
-        let mut tally = Tally::default();
-        let batch_size = 4 * self.opts.threads.max(1);
+        let threads = self.opts.threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.opts.threads.max(1))
+            .num_threads(threads)
             .build()
             .map_err(|e| CtlError::Unsupported(format!("thread pool: {e}")))?;
+        let mut tally = Tally::default();
         for init in boxes {
             let enc = self.encoder(Mode::Compositional, Strictness::Closure);
             let Some(job) = enc.start(init)? else { continue };
-            let mut ctx = Expansion::default();
-            if let Some(t) = self.opts.timeout {
-                let start = self.start;
-                ctx.stop = Some(Box::new(move || start.elapsed() >= t));
-            }
-            let mut batch: Vec<Ready> = Vec::new();
-            let mut found: Option<CtlVerdict> = None;
-            let mut last_report = Instant::now();
-            // The sink: batches of jobs solved in parallel; the first confirmed counterexample stops.
-            let mut flush = |run: &mut Run, batch: &mut Vec<Ready>, tally: &mut Tally| -> Result<Flow, CtlError> {
-                let jobs = std::mem::take(batch);
-                let solved: Vec<Result<Solved, CtlError>> =
-                    pool.install(|| jobs.par_iter().map(|j| run.solve(j)).collect());
-                run.stats.milps_solved += jobs.len();
-                for (job, s) in jobs.iter().zip(solved) {
-                    if let Some(v) = run.settle(init, job, s?, Mode::Compositional, tally)? {
-                        found = Some(v);
-                        return Ok(Flow::Stop);
-                    }
+            let (items, pruned) = {
+                let mut ctx = Expansion::stopped_by(self.stopper(None));
+                let items = enc.frontier(job, 8 * threads, &mut ctx)?;
+                (items, ctx.pruned)
+            };
+            self.stats.milps_pruned += pruned;
+            // Subtrees in parallel, each expanded and solved in its own thread; the first
+            // refutation in subtree order is the verdict (later subtrees stop, earlier ones finish).
+            let found = AtomicUsize::new(usize::MAX);
+            let progress = Mutex::new((Instant::now(), self.stats.clone()));
+            let run = &*self;
+            let outcomes: Vec<Result<Subtree, CtlError>> = pool.install(|| {
+                items
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(i, job)| run.subtree(&enc, init, i, job, &found, &progress))
+                    .collect()
+            });
+            for outcome in outcomes {
+                let sub = outcome?;
+                self.stats.add(&sub.stats);
+                if let Some(v) = sub.verdict {
+                    return Ok(v);
                 }
-                Ok(Flow::Continue)
-            };
-            let mut error = None;
-            let flow = {
-                let this = &mut *self;
-                let tally = &mut tally;
-                enc.expand(job, None, &mut ctx, &mut |ready| {
-                    this.stats.milps_built += 1;
-                    this.stats.binaries = this.stats.binaries.max(ready.model.num_binaries());
-                    batch.push(ready);
-                    if last_report.elapsed() >= Duration::from_secs(2) {
-                        this.report();
-                        last_report = Instant::now();
-                    }
-                    if batch.len() < batch_size {
-                        return Ok(Flow::Continue);
-                    }
-                    match flush(this, &mut batch, tally) {
-                        Ok(f) => Ok(f),
-                        Err(e) => {
-                            error = Some(e.clone());
-                            Err(e)
-                        }
-                    }
-                })
-            };
-            if let Some(e) = error {
-                return Err(e);
+                tally.merge(sub.tally);
             }
-            let flow = flow?;
-            self.stats.milps_pruned += ctx.pruned + ctx.reused;
-            if flow == Flow::Continue && !batch.is_empty() {
-                flush(self, &mut batch, &mut tally)?;
-            }
-            if let Some(v) = found {
-                return Ok(v);
-            }
-            if ctx.stopped {
+            if self.timed_out() {
                 return Ok(CtlVerdict::Unknown { reason: "time-out".into() });
             }
         }
         Ok(tally.verdict())
+    }
+
+    /// One subtree of the compositional expansion: its jobs built depth first and solved here.
+    fn subtree(
+        &self,
+        enc: &Encoder<'_>,
+        init: &RBox,
+        i: usize,
+        job: Job,
+        found: &AtomicUsize,
+        progress: &Mutex<(Instant, CtlStats)>,
+    ) -> Result<Subtree, CtlError> {
+        let mut sub = Subtree::default();
+        let mut ctx = Expansion::stopped_by(self.stopper(Some((i, found))));
+        enc.expand(job, None, &mut ctx, &mut |ready| {
+            sub.stats.milps_built += 1;
+            sub.stats.milps_solved += 1;
+            sub.stats.binaries = sub.stats.binaries.max(ready.model.num_binaries());
+            let solved = self.solve(&ready)?;
+            let settled = self.settle(init, &ready, solved, Mode::Compositional, &mut sub.tally, &mut sub.stats)?;
+            if let Some(p) = &self.opts.progress
+                && let Ok(mut shown) = progress.lock()
+            {
+                shown.1.milps_built += 1;
+                shown.1.milps_solved += 1;
+                if shown.0.elapsed() >= Duration::from_secs(2) {
+                    shown.0 = Instant::now();
+                    shown.1.seconds = self.start.elapsed().as_secs_f64();
+                    p(&shown.1);
+                }
+            }
+            match settled {
+                Some(v) => {
+                    sub.verdict = Some(v);
+                    found.fetch_min(i, Ordering::Relaxed);
+                    Ok(Flow::Stop)
+                }
+                None => Ok(Flow::Continue),
+            }
+        })?;
+        sub.stats.milps_pruned += ctx.pruned + ctx.reused;
+        Ok(sub)
     }
 }

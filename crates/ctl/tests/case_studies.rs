@@ -154,7 +154,8 @@ fn vcas_monolithic_and_compositional_agree_on_every_climb_rate() {
     if shared_models().is_none() {
         return;
     }
-    let rates = ["-19.5", "-22.5", "-25.5", "-28.5", "-31.5", "-34.5", "-37.5", "-40.5", "-43.5", "-39", "-39.5", "-40"];
+    let rates =
+        ["-19.5", "-22.5", "-25.5", "-28.5", "-31.5", "-34.5", "-37.5", "-40.5", "-43.5", "-39", "-39.5", "-40"];
     for h in rates {
         for k in 1..=4 {
             let sys = vcas(h, k);
@@ -163,4 +164,21 @@ fn vcas_monolithic_and_compositional_agree_on_every_climb_rate() {
             assert!(mono.is_some() && mono == comp, "hdot0 {h} k {k}: monolithic {mono:?}, compositional {comp:?}");
         }
     }
+}
+
+#[test]
+fn vcas_compositional_refutation_does_not_depend_on_the_thread_count() {
+    if shared_models().is_none() {
+        return;
+    }
+    let sys = vcas("-40", 6);
+    let PropertyFormula::Ctl(phi) = &sys.properties[0].formula else { panic!() };
+    let run = |threads| {
+        let opts = CtlOptions { method: Method::Compositional, threads, ..CtlOptions::default() };
+        check_ctl(&sys, phi, &opts).unwrap().verdict
+    };
+    let one = run(1);
+    assert!(matches!(one, CtlVerdict::False { .. }), "{one:?}");
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(3));
 }

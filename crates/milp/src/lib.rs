@@ -62,6 +62,8 @@
 //!    A caller that prints a verdict must confirm evidence exactly (the bridge checker confirms it
 //!    with the bridge engine) or print it as evidence with its margin (`safe-by-milp-evidence`,
 //!    exit code 3), never as a proof.
+//!    HiGHS's presolve reduces with tolerances and has declared a feasible model infeasible, so
+//!    [`MilpModel::solve`] answers `Infeasible` only when a second run with presolve off agrees.
 //! 3. **The model over-approximates the real step, with sound constants.** Big-M constants come
 //!    from *sound* bounds (CROWN pre-activation bounds of `trestle_bounds`, the worst over
 //!    sub-boxes; outward-rounded interval arithmetic for the step and for score differences), so
