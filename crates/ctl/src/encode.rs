@@ -16,6 +16,13 @@
 //! * `AX`: one successor per choice, each under `lit and label and guard` (the guard reified with
 //!   closed comparisons, a superset of where the branch is enabled), in both engines.
 //!
+//! Slots whose enclosure holds few states, all of integer variables (FrozenLake), are tabulated:
+//! one 0/1 expression per state picks the slot's state, actions come from the exact forward
+//! pass, successors from `ir::sim`, and atoms exclude the states where they are false (exact, no
+//! slack; a non-integer atom's smallest violation caps the margin). A monolithic `EX` from such a
+//! slot is a flow over (state, choice) pairs, so its successor's picks are sums of flow variables
+//! and need no binaries of their own.
+//!
 //! Pruning (compositional, and every literal that is constant): interval enclosures decide atoms,
 //! labels (argmax indices ruled out by the bounds) and guards; a job whose constant-true literal
 //! meets a false atom is dropped without a solve. A subtree rooted at a fully known state (every
@@ -75,6 +82,9 @@ struct Slot {
     depth: usize,
     /// Controllers encoded here, by input values (one entry when no observation reads an input).
     controlled: Vec<(Vec<Rational>, Arc<Controlled>)>,
+    /// When the slot is tabulated: its possible states, each with a 0/1 expression, exactly one
+    /// of which is 1 (from the predecessor's table, or fresh binaries linked to the state).
+    picks: Option<Arc<Vec<(Vec<Rational>, Expression)>>>,
 }
 
 /// A model under construction (see the module's documentation).
@@ -86,6 +96,9 @@ pub struct Job {
     queue: Vec<(NodeId, usize, Lit)>,
     /// The alternatives taken at each `Or` and `EX` (compositional), to rebuild the same job.
     pub decisions: Vec<usize>,
+    /// Atoms stated exactly on tabulated slots: the smallest violation among the states they
+    /// exclude, an upper bound of the margin.
+    cap: f64,
 }
 
 /// A finished job, ready for HiGHS (everything a worker thread needs).
@@ -97,6 +110,8 @@ pub struct Ready {
     /// Every slot's depth and state quantities (hints for the exact replay).
     pub slots: Vec<(usize, Vec<Bounded>)>,
     pub decisions: Vec<usize>,
+    /// The most margin the job's evidence may claim (see [`Job`]).
+    pub cap: f64,
 }
 
 /// Whether to go on generating jobs.
@@ -161,13 +176,14 @@ impl<'a> Encoder<'a> {
         let mut model = MilpModel::new();
         let slack = model.continuous(0.0, MAX_SLACK, "slack")?;
         let Some((_, state)) = state_variables(&mut model, self.sys, init, true)? else { return Ok(None) };
-        let slot = Slot { state, hidden: initial_hidden(self.sys), depth: 0, controlled: Vec::new() };
+        let slot = Slot { state, hidden: initial_hidden(self.sys), depth: 0, controlled: Vec::new(), picks: None };
         Ok(Some(Job {
             model,
             slack,
             slots: vec![slot],
             queue: vec![(self.normal.root, 0, Lit::True)],
             decisions: Vec::new(),
+            cap: MAX_SLACK,
         }))
     }
 
@@ -297,6 +313,7 @@ impl<'a> Encoder<'a> {
             model: job.model,
             slack: job.slack,
             decisions: job.decisions,
+            cap: job.cap,
         }
     }
 
@@ -360,6 +377,9 @@ impl<'a> Encoder<'a> {
         let Pred::Cmp(a, op, b) = p else {
             return Err(CtlError::Unsupported(format!("atom {p:?} is not a comparison")));
         };
+        if let Some(picks) = job.slots[slot].picks.clone() {
+            return self.table_atom(job, p, &picks, lit);
+        }
         let vars = VarMap { state: job.slots[slot].state.clone(), action: Vec::new(), nondet: Vec::new() };
         let x = encode_expr_if(&mut job.model, a, lit, &vars)?;
         let y = encode_expr_if(&mut job.model, b, lit, &vars)?;
@@ -389,7 +409,9 @@ impl<'a> Encoder<'a> {
                 forbid(&mut job.model, lit, "an atom is false on the enclosure");
                 return Ok(());
             }
-            let e = v.expr - job.slack;
+            // Between integers a violation is a whole unit, more than the slack can relax: stated
+            // exactly, which keeps such models pure feasibility problems.
+            let e = if integral { v.expr } else { v.expr - job.slack };
             match lit {
                 Lit::True => job.model.add(e.leq(0.0)),
                 Lit::Expr(l) => {
@@ -399,6 +421,51 @@ impl<'a> Encoder<'a> {
                 }
                 Lit::False => {}
             }
+        }
+        Ok(())
+    }
+
+    /// An atom on a tabulated slot, exactly: `lit` excludes the states where it is false (no
+    /// big-M, no slack). The smallest violation among those states caps the job's margin.
+    fn table_atom(&self, job: &mut Job, p: &Pred, picks: &[(Vec<Rational>, Expression)], lit: &Lit) -> R<()> {
+        let Pred::Cmp(a, _, b) = p else {
+            return Err(CtlError::Unsupported(format!("atom {p:?} is not a comparison")));
+        };
+        // Every variable of a tabulated slot is an integer: with integer coefficients, so is a - b.
+        let integral = trestle_ir::Expr::Sub(Box::new(a.clone()), Box::new(b.clone()))
+            .as_linear()
+            .is_some_and(|l| l.coeffs.values().chain([&l.constant]).all(trestle_ir::num::is_integer));
+        let mut false_at = Expression::default();
+        let (mut any_false, mut all_false) = (false, true);
+        for (state, pick) in picks {
+            let env = trestle_ir::Env::new(state, &[], &[]);
+            let eval =
+                |e: &trestle_ir::Expr| e.eval_exact(&env).map_err(|e| CtlError::Semantics(format!("atom {p:?}: {e}")));
+            let holds = p.eval_exact(&env).map_err(|e| CtlError::Semantics(format!("atom {p:?}: {e}")))?;
+            if holds {
+                all_false = false;
+                continue;
+            }
+            any_false = true;
+            false_at.add_mul(1.0, pick.clone());
+            // How far the state is from satisfying it: a whole unit when both sides are integers,
+            // else the distance to the closure (0 at a strict boundary).
+            if !integral {
+                let d = to_f64_nearest(&(eval(a)? - eval(b)?)).abs();
+                job.cap = job.cap.min(d);
+            }
+        }
+        if !any_false {
+            return Ok(());
+        }
+        if all_false {
+            forbid(&mut job.model, lit, "an atom is false at every state of the slot");
+            return Ok(());
+        }
+        match lit {
+            Lit::True => job.model.add(false_at.leq(0.0)),
+            Lit::Expr(l) => job.model.add((l.clone() + false_at).leq(1.0)),
+            Lit::False => {}
         }
         Ok(())
     }
@@ -454,6 +521,58 @@ impl<'a> Encoder<'a> {
         if self.tabulate == 0 || s.hidden.iter().any(|h| !h.is_empty()) {
             return Ok(None);
         }
+        let existing = s.picks.clone();
+        let picks = match existing {
+            Some(p) => p,
+            None => {
+                let Some(p) = self.pick_states(job, slot)? else { return Ok(None) };
+                job.slots[slot].picks = Some(p.clone());
+                p
+            }
+        };
+        let s = &job.slots[slot];
+        let mut rows = Vec::with_capacity(picks.len());
+        let mut chosen = Vec::with_capacity(picks.len());
+        for (state, pick) in picks.iter() {
+            let mut memory = trestle_ir::sim::initial_memory::<Rational>(self.sys);
+            match trestle_ir::sim::controller_actions(self.sys, state, nondet, &mut memory) {
+                Ok(actions) => {
+                    rows.push((state.clone(), actions));
+                    chosen.push(pick.clone());
+                }
+                // No transition from this state: left out, as the MILP layer leaves it out.
+                Err(_) => job.model.add(pick.clone().leq(0.0)),
+            }
+        }
+        if rows.is_empty() {
+            return Err(CtlError::Semantics("no state of a region the formula looks at has a network to run".into()));
+        }
+        let picks = chosen;
+        let mut action = Vec::with_capacity(self.sys.actions.len());
+        let mut onehots = vec![None; self.sys.actions.len()];
+        for (a, var) in self.sys.actions.iter().enumerate() {
+            let values: Vec<Rational> = rows.iter().map(|(_, acts)| acts[a].clone()).collect();
+            action.push(linear_in(&picks, &values));
+            if let ActionKind::Index { labels } = &var.kind {
+                let mut onehot = vec![Expression::default(); labels.len()];
+                for (x, pick) in values.iter().zip(&picks) {
+                    if let Some(o) = x.to_integer().try_into().ok().and_then(|k: usize| onehot.get_mut(k)) {
+                        o.add_mul(1.0, pick.clone());
+                    }
+                }
+                onehots[a] = Some(onehot);
+            }
+        }
+        let vars = VarMap { state: s.state.clone(), action, nondet: nondet.iter().map(Bounded::rational).collect() };
+        let table = Some(Table { rows, picks, nondet: nondet.to_vec() });
+        Ok(Some(Controlled { vars, onehots, hidden: s.hidden.clone(), table }))
+    }
+
+    /// The states of a slot's enclosure (every state variable an integer, at most `tabulate`
+    /// states), each picked by one binary, the picked one equal to the slot's state. `None` when
+    /// the slot is not tabulable.
+    fn pick_states(&self, job: &mut Job, slot: usize) -> R<Option<Arc<Vec<(Vec<Rational>, Expression)>>>> {
+        let s = &job.slots[slot];
         let mut states: Vec<Vec<Rational>> = vec![Vec::new()];
         for (i, v) in self.sys.state.iter().enumerate() {
             let iv = s.state[i].iv;
@@ -476,80 +595,62 @@ impl<'a> Encoder<'a> {
                 })
                 .collect();
         }
-        let mut rows = Vec::with_capacity(states.len());
-        for state in states {
-            let mut memory = trestle_ir::sim::initial_memory::<Rational>(self.sys);
-            if let Ok(actions) = trestle_ir::sim::controller_actions(self.sys, &state, nondet, &mut memory) {
-                rows.push((state, actions));
-            }
+        if states.is_empty() {
+            return Ok(None);
         }
-        if rows.is_empty() {
-            return Err(CtlError::Semantics("no state of a region the formula looks at has a network to run".into()));
-        }
+        let state = s.state.clone();
         let model = &mut job.model;
-        let picks: Vec<Expression> = one_of(model, &Lit::True, rows.len())
+        let picks: Vec<Expression> = one_of(model, &Lit::True, states.len())
             .into_iter()
             .map(|l| match l {
                 Lit::Expr(e) => e,
                 _ => constant(1.0),
             })
             .collect();
-        if rows.len() > 1 {
-            for i in 0..self.sys.state.len() {
+        if states.len() > 1 {
+            for (i, x) in state.iter().enumerate() {
                 let mut value = Expression::default();
-                for ((state, _), pick) in rows.iter().zip(&picks) {
-                    value.add_mul(to_f64_nearest(&state[i]), pick.clone());
+                for (st, pick) in states.iter().zip(&picks) {
+                    value.add_mul(to_f64_nearest(&st[i]), pick.clone());
                 }
-                model.add((value - s.state[i].expr.clone()).eq(0.0));
+                model.add((value - x.expr.clone()).eq(0.0));
             }
         }
-        let mut action = Vec::with_capacity(self.sys.actions.len());
-        let mut onehots = vec![None; self.sys.actions.len()];
-        for (a, var) in self.sys.actions.iter().enumerate() {
-            let values: Vec<Rational> = rows.iter().map(|(_, acts)| acts[a].clone()).collect();
-            action.push(linear_in(&picks, &values));
-            if let ActionKind::Index { labels } = &var.kind {
-                let mut onehot = vec![Expression::default(); labels.len()];
-                for (x, pick) in values.iter().zip(&picks) {
-                    if let Some(o) = x.to_integer().try_into().ok().and_then(|k: usize| onehot.get_mut(k)) {
-                        o.add_mul(1.0, pick.clone());
-                    }
-                }
-                onehots[a] = Some(onehot);
-            }
-        }
-        let vars = VarMap { state: s.state.clone(), action, nondet: nondet.iter().map(Bounded::rational).collect() };
-        let table = Some(Table { rows, picks, nondet: nondet.to_vec() });
-        Ok(Some(Controlled { vars, onehots, hidden: s.hidden.clone(), table }))
+        Ok(Some(Arc::new(states.into_iter().zip(picks).collect())))
     }
 
     /// Where branch `b` is enabled in a tabulated slot, and its successor there (exact, by
-    /// `ir::sim`); `None` when it is enabled in none of the slot's states.
-    fn table_branch(&self, t: &Table, b: usize) -> Option<(Lit, Vec<Bounded>)> {
-        let mut next: Vec<Option<Vec<Rational>>> = Vec::with_capacity(t.rows.len());
-        for (state, actions) in &t.rows {
-            let enabled =
-                trestle_ir::sim::enabled_branches(self.sys, state, actions, &t.nondet).is_ok_and(|e| e.contains(&b));
-            next.push(
-                enabled.then(|| trestle_ir::sim::successor(self.sys, b, state, actions, &t.nondet).ok()).flatten(),
-            );
-        }
+    /// `ir::sim`): per row the successor state, `None` where the branch is disabled. `None` when it
+    /// is enabled in none of the slot's states.
+    fn table_successors(&self, t: &Table, b: usize) -> Option<Vec<Option<Vec<Rational>>>> {
+        let next: Vec<Option<Vec<Rational>>> = t
+            .rows
+            .iter()
+            .map(|(state, actions)| {
+                let enabled = trestle_ir::sim::enabled_branches(self.sys, state, actions, &t.nondet)
+                    .is_ok_and(|e| e.contains(&b));
+                enabled.then(|| trestle_ir::sim::successor(self.sys, b, state, actions, &t.nondet).ok()).flatten()
+            })
+            .collect();
+        next.iter().any(Option::is_some).then_some(next)
+    }
+
+    /// A tabulated branch as the literal of where it is enabled and the successor's spread: the
+    /// successor states, each with the 0/1 expression of the rows leading there (where the branch
+    /// is disabled its successor is never used: any enabled row's successor stands in).
+    fn table_branch(&self, t: &Table, b: usize) -> Option<(Lit, Spread)> {
+        let next = self.table_successors(t, b)?;
         let fill = next.iter().flatten().next()?.clone();
         let mut on = Expression::default();
+        let mut spread: Spread = Vec::new();
         for (n, pick) in next.iter().zip(&t.picks) {
             if n.is_some() {
                 on.add_mul(1.0, pick.clone());
             }
+            add_to_spread(&mut spread, n.as_ref().unwrap_or(&fill), pick.clone());
         }
         let enabled = if next.iter().all(Option::is_some) { Lit::True } else { Lit::Expr(on) };
-        let values = (0..self.sys.state.len())
-            .map(|j| {
-                // Where the branch is disabled its successor is never used: any enabled one's value.
-                let column: Vec<Rational> = next.iter().map(|n| n.as_ref().unwrap_or(&fill)[j].clone()).collect();
-                linear_in(&t.picks, &column)
-            })
-            .collect();
-        Some((enabled, values))
+        Some((enabled, spread))
     }
 
     /// The literal of branch `b`'s label (`Lit::False`: its value is never chosen here, or its
@@ -607,14 +708,15 @@ impl<'a> Encoder<'a> {
         if matches!(enabled, Lit::False) {
             return Ok(None);
         }
-        let next: Vec<Bounded> = match tabled {
-            Some(next) => next,
-            None => branch
-                .updates
-                .iter()
-                .map(|u| encode_expr_if(&mut job.model, u, &enabled, &ctl.vars))
-                .collect::<Result<_, _>>()?,
-        };
+        if let Some(spread) = tabled {
+            let s = self.push_spread(job, slot, spread, ctl.hidden.clone());
+            return Ok(Some((s, enabled)));
+        }
+        let next: Vec<Bounded> = branch
+            .updates
+            .iter()
+            .map(|u| encode_expr_if(&mut job.model, u, &enabled, &ctl.vars))
+            .collect::<Result<_, _>>()?;
         Ok(self.push_slot(job, slot, &next, ctl.hidden.clone(), &enabled)?.map(|s| (s, enabled)))
     }
 
@@ -626,8 +728,18 @@ impl<'a> Encoder<'a> {
             return Ok(None);
         };
         let depth = job.slots[from].depth + 1;
-        job.slots.push(Slot { state, hidden, depth, controlled: Vec::new() });
+        job.slots.push(Slot { state, hidden, depth, controlled: Vec::new(), picks: None });
         Ok(Some(job.slots.len() - 1))
+    }
+
+    /// A new slot whose state is one of a spread's states (exactly one expression is 1): its
+    /// state is linear in the expressions, exact and integral, and the slot is tabulated with
+    /// them as its picks (no new binaries).
+    fn push_spread(&self, job: &mut Job, from: usize, spread: Spread, hidden: Hidden) -> usize {
+        let state = spread_state(self.sys.state.len(), &spread);
+        let depth = job.slots[from].depth + 1;
+        job.slots.push(Slot { state, hidden, depth, controlled: Vec::new(), picks: Some(Arc::new(spread)) });
+        job.slots.len() - 1
     }
 
     /// Monolithic `EX`: one successor, chosen among the choices by binaries summing to `lit`.
@@ -652,6 +764,9 @@ impl<'a> Encoder<'a> {
             forbid(&mut job.model, lit, "no successor");
             return Ok(());
         }
+        if possible.iter().all(|(_, ctl, _, tabled)| tabled.is_some() && ctl.table.is_some()) {
+            return self.any_tabulated_successor(job, slot, a, lit, &possible);
+        }
         let hidden = possible[0].1.hidden.clone();
         if self.observes && !hidden.iter().all(Vec::is_empty) && possible.len() > 1 {
             return Err(CtlError::Unsupported(
@@ -663,17 +778,14 @@ impl<'a> Encoder<'a> {
         for ((c, ctl, here, tabled), beta) in possible.into_iter().zip(&lits) {
             let branch = &self.sys.step.branches[self.choices[c].branch];
             implies(&mut job.model, beta, &here);
-            let next = match tabled {
-                Some(next) => next,
+            let next: Vec<Bounded> = match tabled {
+                Some(spread) => spread_state(self.sys.state.len(), &spread),
                 None => {
                     if let Some(g) = &branch.guard {
                         assert_pred_if(&mut job.model, g, beta, &ctl.vars)?;
                     }
-                    branch.updates.iter().map(|u| encode_expr_if(&mut job.model, u, beta, &ctl.vars)).collect::<Result<
-                        Vec<_>,
-                        _,
-                    >>(
-                    )?
+                    let update = |u| encode_expr_if(&mut job.model, u, beta, &ctl.vars);
+                    branch.updates.iter().map(update).collect::<Result<_, _>>()?
                 }
             };
             for (j, v) in next.into_iter().enumerate() {
@@ -687,6 +799,60 @@ impl<'a> Encoder<'a> {
         if let Some(s) = self.push_slot(job, slot, &next, hidden, lit)? {
             job.queue.push((a, s, lit.clone()));
         }
+        Ok(())
+    }
+
+    /// Monolithic `EX` from a tabulated slot under one table: a flow `y[row][choice]` (the picked
+    /// row takes exactly one choice enabled there, chosen by binaries summing to `lit`), and the
+    /// successor's spread from it, so the next slot needs no binaries of its own. Where `lit` is
+    /// 0 the spread's weight goes to a stand-in successor.
+    fn any_tabulated_successor(
+        &self,
+        job: &mut Job,
+        slot: usize,
+        a: NodeId,
+        lit: &Lit,
+        possible: &[(usize, Arc<Controlled>, Lit, Option<Spread>)],
+    ) -> R<()> {
+        let betas = one_of(&mut job.model, lit, possible.len());
+        // Per state of the slot: its pick and the flow leaving it (tables under different inputs
+        // may leave out different states, so rows are matched by state).
+        let mut out_of: Vec<(Vec<Rational>, Expression, Expression)> = Vec::new();
+        let mut spread: Spread = Vec::new();
+        let mut fill = None;
+        for ((c, ctl, _, _), beta) in possible.iter().zip(&betas) {
+            let t = ctl.table.as_ref().expect("tabulated");
+            let next =
+                self.table_successors(t, self.choices[*c].branch).expect("possible choices are enabled somewhere");
+            let mut column = Expression::default();
+            for ((state, _), (n, pick)) in t.rows.iter().zip(next.iter().zip(&t.picks)) {
+                let Some(n) = n else { continue };
+                let y = Expression::from(job.model.continuous(0.0, 1.0, "flow")?);
+                column.add_mul(1.0, y.clone());
+                match out_of.iter_mut().find(|(s, _, _)| s == state) {
+                    Some((_, _, sum)) => sum.add_mul(1.0, y.clone()),
+                    None => out_of.push((state.clone(), pick.clone(), y.clone())),
+                }
+                add_to_spread(&mut spread, n, y);
+                fill.get_or_insert_with(|| n.clone());
+            }
+            let b = match beta {
+                Lit::Expr(e) => e.clone(),
+                Lit::True => constant(1.0),
+                Lit::False => constant(0.0),
+            };
+            job.model.add((column - b).eq(0.0));
+        }
+        for (_, pick, sum) in out_of {
+            job.model.add((sum - pick).leq(0.0));
+        }
+        match lit {
+            Lit::True => {}
+            Lit::False => return Ok(()),
+            Lit::Expr(l) => add_to_spread(&mut spread, &fill.expect("a possible choice"), constant(1.0) - l.clone()),
+        }
+        let s = self.push_spread(job, slot, spread, possible[0].1.hidden.clone());
+        job.queue.push((a, s, lit.clone()));
         Ok(())
     }
 }
@@ -709,6 +875,23 @@ fn one_of(model: &mut MilpModel, lit: &Lit, n: usize) -> Vec<Lit> {
         Lit::Expr(l) => model.add((sum - l.clone()).eq(0.0)),
     }
     out
+}
+
+/// A successor's possible states, each with the 0/1 expression of reaching it.
+type Spread = Vec<(Vec<Rational>, Expression)>;
+
+/// The state a spread stands for, linear in its expressions.
+fn spread_state(dims: usize, spread: &Spread) -> Vec<Bounded> {
+    let picks: Vec<Expression> = spread.iter().map(|(_, e)| e.clone()).collect();
+    (0..dims).map(|j| linear_in(&picks, &spread.iter().map(|(st, _)| st[j].clone()).collect::<Vec<_>>())).collect()
+}
+
+/// Adds `weight` to the entry of `state` (a new entry when it is not there yet).
+fn add_to_spread(spread: &mut Spread, state: &[Rational], weight: Expression) {
+    match spread.iter_mut().find(|(s, _)| s.as_slice() == state) {
+        Some((_, e)) => e.add_mul(1.0, weight),
+        None => spread.push((state.to_vec(), weight)),
+    }
 }
 
 /// `lit => here`.

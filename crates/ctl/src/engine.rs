@@ -351,13 +351,18 @@ impl<'a> Run<'a> {
     /// confirmed by a second solve without HiGHS's presolve (which reduces with tolerances and has
     /// been seen to cut feasible models; an infeasibility is confirmed that way by the MILP layer).
     fn solve(&self, job: &Ready) -> Result<Solved, CtlError> {
-        match self.solve_with(job, false)? {
-            (Solved::Evidence(m), true) => Ok(match self.solve_with(job, true)?.0 {
+        let solved = match self.solve_with(job, false)? {
+            (Solved::Evidence(m), true) => match self.solve_with(job, true)?.0 {
                 Solved::Evidence(m2) => Solved::Evidence(m.min(m2)),
                 other => other,
-            }),
-            (other, _) => Ok(other),
-        }
+            },
+            (other, _) => other,
+        };
+        // Atoms stated exactly on tabulated slots bound the margin the job can claim.
+        Ok(match solved {
+            Solved::Evidence(m) => Solved::Evidence(m.min(job.cap)),
+            other => other,
+        })
     }
 
     /// The job solved once (`no_presolve`: with HiGHS's presolve off); `true` when the answer is

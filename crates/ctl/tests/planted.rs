@@ -167,3 +167,26 @@ fn interval_non_determinism_and_unbounded_operators_are_refused() {
     let e = check_ctl(&sys, &phi, &CtlOptions::default()).unwrap_err();
     assert!(e.to_string().contains("bound") && e.is_input(), "{e}");
 }
+
+#[test]
+fn tabulated_atoms_are_exact_and_cap_the_margin() {
+    // From 3..7 two moves reach at least 1: "x >= 1/2" holds on every path, by 1/2 at best.
+    let sys = system_from_text(&WALK.replace("init = \"x == 5\"", "init = \"3 <= x <= 7\""));
+    for method in [Method::Monolithic, Method::Compositional] {
+        match decide(&sys, "AG^2 x >= 1/2", method) {
+            CtlVerdict::True { exact: false, margin: Some(m) } => assert!(m > 0.0 && m <= 0.5, "{method:?}: {m}"),
+            CtlVerdict::True { exact: true, .. } => {}
+            v => panic!("{method:?}: {v:?}"),
+        }
+        // By a whole unit for integer atoms.
+        match decide(&sys, "AG^2 x >= 1", method) {
+            CtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 1.0, "{method:?}: {m}"),
+            CtlVerdict::True { exact: true, .. } => {}
+            v => panic!("{method:?}: {v:?}"),
+        }
+        assert_eq!(truth(&decide(&sys, "AG^2 x >= 2", method)), Some(false), "{method:?}");
+        assert_eq!(truth(&decide(&sys, "EG^2 x >= 7", method)), Some(false), "{method:?}");
+        assert_eq!(truth(&decide(&sys, "EF^2 x >= 5", method)), Some(true), "{method:?}");
+        assert_eq!(truth(&decide(&sys, "A[x >= 3 U^2 x >= 8]", method)), Some(false), "{method:?}");
+    }
+}
