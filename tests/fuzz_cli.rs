@@ -99,6 +99,17 @@ proptest! {
     }
 
     #[test]
+    fn damaged_ctl_formulas_are_decided_or_input_errors(
+        e in edits(),
+        method in prop::sample::select(&["explicit", "monolithic", "compositional"][..]),
+    ) {
+        // A command line cannot hold a NUL byte.
+        let formula = damage("A[x >= 3 U^2 (x <= 4 or x >= 6)] and not EF^k x == 7 or AX^(k-1) EX x > 2", &e).replace('\0', "");
+        let (_dir, path) = scratch("walk.toml", WALK);
+        check_run(&["ctl", s(&path), "--formula", &formula, "--k", "2", "--method", method, "--json"], &[0, 1, 2, 3]);
+    }
+
+    #[test]
     fn damaged_certificates_are_refused_or_rechecked(e in edits()) {
         let (dir, _) = scratch("unused.toml", "");
         let cert = dir.path().join("cert.json");
@@ -106,6 +117,27 @@ proptest! {
         check_run(&["certify", s(&cert), "examples/maze-det.toml", "--json"], &[0, 1, 2]);
     }
 }
+
+/// A finite system for `trestle ctl`: x in 0..10 from 3..5, +1 or -1 each step.
+const WALK: &str = r#"
+init = "3 <= x <= 5"
+[system]
+name = "walk"
+[state]
+x = { type = "int", domain = [0, 10] }
+[networks.id]
+layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[[branch]]
+name = "up"
+update = { x = "min(a + 1, 10)" }
+[[branch]]
+name = "down"
+update = { x = "max(a - 1, 0)" }
+"#;
 
 /// The example's proof certificate, written once.
 fn certificate() -> String {

@@ -190,3 +190,39 @@ fn tabulated_atoms_are_exact_and_cap_the_margin() {
         assert_eq!(truth(&decide(&sys, "A[x >= 3 U^2 x >= 8]", method)), Some(false), "{method:?}");
     }
 }
+
+/// A random bounded-CTL formula over `x` (integer atoms, horizons up to 2, nesting up to 3).
+fn formula() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let atom =
+        (prop::sample::select(&[">=", "<=", "==", "<", ">"][..]), 0..11i32).prop_map(|(op, c)| format!("x {op} {c}"));
+    atom.prop_recursive(3, 24, 2, |inner| {
+        let k = 0..3u32;
+        prop_oneof![
+            inner.clone().prop_map(|a| format!("not ({a})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) and ({b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) or ({b})")),
+            (prop::sample::select(&["EX", "AX", "EF", "AF", "EG", "AG"][..]), k.clone(), inner.clone())
+                .prop_map(|(op, k, a)| format!("{op}^{} ({a})", k.max(1))),
+            (prop::sample::select(&["E", "A"][..]), k, inner.clone(), inner)
+                .prop_map(|(q, k, a, b)| format!("{q}[({a}) U^{k} ({b})]")),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The MILP engines agree with the exact explicit engine on random formulas (integer atoms,
+    /// so no boundary is left to floating point: every cell must be decided).
+    #[test]
+    fn random_formulas_agree_across_engines(text in formula()) {
+        let sys = system_from_text(&WALK.replace("init = \"x == 5\"", "init = \"3 <= x <= 7\""));
+        let oracle = truth(&decide(&sys, &text, Method::Explicit));
+        proptest::prop_assert!(oracle.is_some(), "{}", text);
+        for method in [Method::Monolithic, Method::Compositional] {
+            let v = truth(&decide(&sys, &text, method));
+            proptest::prop_assert_eq!(v, oracle, "{} with {:?}", text, method);
+        }
+    }
+}
