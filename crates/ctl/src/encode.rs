@@ -84,7 +84,7 @@ struct Slot {
     controlled: Vec<(Vec<Rational>, Arc<Controlled>)>,
     /// When the slot is tabulated: its possible states, each with a 0/1 expression, exactly one
     /// of which is 1 (from the predecessor's table, or fresh binaries linked to the state).
-    picks: Option<Arc<Vec<(Vec<Rational>, Expression)>>>,
+    picks: Option<Arc<Spread>>,
 }
 
 /// A model under construction (see the module's documentation).
@@ -427,7 +427,7 @@ impl<'a> Encoder<'a> {
 
     /// An atom on a tabulated slot, exactly: `lit` excludes the states where it is false (no
     /// big-M, no slack). The smallest violation among those states caps the job's margin.
-    fn table_atom(&self, job: &mut Job, p: &Pred, picks: &[(Vec<Rational>, Expression)], lit: &Lit) -> R<()> {
+    fn table_atom(&self, job: &mut Job, p: &Pred, picks: &Spread, lit: &Lit) -> R<()> {
         let Pred::Cmp(a, _, b) = p else {
             return Err(CtlError::Unsupported(format!("atom {p:?} is not a comparison")));
         };
@@ -571,7 +571,7 @@ impl<'a> Encoder<'a> {
     /// The states of a slot's enclosure (every state variable an integer, at most `tabulate`
     /// states), each picked by one binary, the picked one equal to the slot's state. `None` when
     /// the slot is not tabulable.
-    fn pick_states(&self, job: &mut Job, slot: usize) -> R<Option<Arc<Vec<(Vec<Rational>, Expression)>>>> {
+    fn pick_states(&self, job: &mut Job, slot: usize) -> R<Option<Arc<Spread>>> {
         let s = &job.slots[slot];
         let mut states: Vec<Vec<Rational>> = vec![Vec::new()];
         for (i, v) in self.sys.state.iter().enumerate() {
