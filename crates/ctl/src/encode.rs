@@ -30,9 +30,9 @@
 //! again under the same node.
 
 use crate::error::CtlError;
-use crate::exact::Choice;
+use crate::exact::{Choice, product};
 use crate::normal::{Node, NodeId, Normal};
-use good_lp::{Expression, IntoAffineExpression, Variable};
+use good_lp::{Expression, Variable};
 use std::collections::HashSet;
 use std::sync::Arc;
 use trestle_ir::Rational;
@@ -40,10 +40,10 @@ use trestle_ir::num::to_f64_nearest;
 use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::system::{ActionKind, System, VarKind};
 use trestle_ir::{Interval, RBox};
-use trestle_milp::model::{MilpModel, constant, is_constant};
+use trestle_milp::model::{MilpModel, constant};
 use trestle_milp::{
-    Bounded, Hidden, Lit, StepOptions, VarMap, assert_pred_if, encode_controllers, encode_expr_if, initial_hidden,
-    reify_pred, select, state_variables, successor_as_state,
+    Bounded, Hidden, Lit, StepOptions, VarMap, assert_pred_if, encode_controllers, encode_expr_if, forbid,
+    initial_hidden, label_lit, reify_pred, select, state_variables, successor_as_state,
 };
 
 /// Largest relaxation of the atoms a job looks at: an infeasible job has a margin of at least this.
@@ -573,31 +573,16 @@ impl<'a> Encoder<'a> {
     /// the slot is not tabulable.
     fn pick_states(&self, job: &mut Job, slot: usize) -> R<Option<Arc<Spread>>> {
         let s = &job.slots[slot];
-        let mut states: Vec<Vec<Rational>> = vec![Vec::new()];
+        let mut axes = Vec::with_capacity(self.sys.state.len());
         for (i, v) in self.sys.state.iter().enumerate() {
             let iv = s.state[i].iv;
             let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
-            if v.kind == VarKind::Real || !(lo.is_finite() && hi.is_finite()) || hi - lo > 1e6 {
+            if v.kind == VarKind::Real || !(lo.is_finite() && hi.is_finite()) || hi - lo >= self.tabulate as f64 {
                 return Ok(None);
             }
-            let (lo, hi) = (lo as i64, hi as i64);
-            if states.len().saturating_mul((hi - lo + 1).max(0) as usize) > self.tabulate {
-                return Ok(None);
-            }
-            states = states
-                .into_iter()
-                .flat_map(|st| {
-                    (lo..=hi).map(move |x| {
-                        let mut st = st.clone();
-                        st.push(Rational::from_integer(x.into()));
-                        st
-                    })
-                })
-                .collect();
+            axes.push((lo as i64..=hi as i64).map(|x| Rational::from_integer(x.into())).collect::<Vec<_>>());
         }
-        if states.is_empty() {
-            return Ok(None);
-        }
+        let Some(states) = product(&axes, self.tabulate).filter(|s| !s.is_empty()) else { return Ok(None) };
         let state = s.state.clone();
         let model = &mut job.model;
         let picks: Vec<Expression> = one_of(model, &Lit::True, states.len())
@@ -665,11 +650,7 @@ impl<'a> Encoder<'a> {
                 return Ok(Lit::False);
             }
         }
-        let Some((a, value)) = branch.label else { return Ok(Lit::True) };
-        let Some(onehot) = &ctl.onehots[a] else {
-            return Err(CtlError::Unsupported(format!("branch '{}' is labelled by a non-argmax action", branch.name)));
-        };
-        Ok(as_lit(&onehot[value]))
+        Ok(label_lit(self.sys, b, &ctl.onehots)?)
     }
 
     /// The successor of `slot` under choice `c` where `lit` holds. `assert`: the choice is taken
@@ -912,19 +893,6 @@ fn linear_in(picks: &[Expression], values: &[Rational]) -> Bounded {
     }
     let iv = values.iter().map(Interval::of_rational).reduce(|a, b| a.hull(&b)).expect("a non-empty table");
     Bounded::new(e, iv)
-}
-
-/// `lit => false`.
-fn forbid(model: &mut MilpModel, lit: &Lit, reason: &str) {
-    match lit {
-        Lit::False => {}
-        Lit::True => model.mark_infeasible(reason),
-        Lit::Expr(l) => model.add(l.clone().leq(0.0)),
-    }
-}
-
-fn as_lit(e: &Expression) -> Lit {
-    if is_constant(e) { if e.constant() >= 0.5 { Lit::True } else { Lit::False } } else { Lit::Expr(e.clone()) }
 }
 
 /// The slot's state and hidden state when every enclosure is a point (their bits), else `None`.

@@ -12,7 +12,7 @@
 
 use crate::encode::{Encoder, Expansion, Flow, Job, MAX_SLACK, Mode, Ready};
 use crate::error::CtlError;
-use crate::exact::{Choice, Exact, choices};
+use crate::exact::{Choice, Exact, choices, product};
 use crate::normal::{Node, Normal};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -137,6 +137,17 @@ pub enum CtlVerdict {
     Unknown {
         reason: String,
     },
+}
+
+impl CtlVerdict {
+    /// `Some(true)` / `Some(false)` for a decided property, `None` for unknown.
+    pub fn holds(&self) -> Option<bool> {
+        match self {
+            CtlVerdict::True { .. } => Some(true),
+            CtlVerdict::False { .. } => Some(false),
+            CtlVerdict::Unknown { .. } => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -291,22 +302,9 @@ impl<'a> Run<'a> {
                 ranges.push((0..=n).map(|k| &lo + Rational::from_integer(k.into())).collect());
             }
         }
-        let mut states: Vec<Vec<Rational>> = vec![Vec::new()];
-        for r in ranges {
-            states = states
-                .into_iter()
-                .flat_map(|s| {
-                    r.iter().map(move |x| {
-                        let mut s = s.clone();
-                        s.push(x.clone());
-                        s
-                    })
-                })
-                .collect();
-            if *count + states.len() > self.opts.max_states {
-                return Err(CtlError::Unsupported(format!("more than {} initial states", self.opts.max_states)));
-            }
-        }
+        let Some(states) = product(&ranges, self.opts.max_states.saturating_sub(*count)) else {
+            return Err(CtlError::Unsupported(format!("more than {} initial states", self.opts.max_states)));
+        };
         *count += states.len();
         let init = &self.sys.init;
         Ok(states.into_iter().filter(|s| init.eval_exact(&Env::new(s, &[], &[])).unwrap_or(false)).collect())

@@ -28,7 +28,7 @@ pub const MAX_CHOICES: usize = 4096;
 /// A branch that repeats an earlier one (same guard, label and updates) is the same successor and
 /// is counted once. Interval inputs are refused: `AX` over a continuum is not a finite product.
 pub fn choices(sys: &System) -> Result<Vec<Choice>, CtlError> {
-    let mut combos: Vec<Vec<Rational>> = vec![Vec::new()];
+    let mut axes = Vec::with_capacity(sys.nondet.len());
     for v in &sys.nondet {
         let values: Vec<Rational> = match &v.domain {
             NondetDomain::Set(values) => {
@@ -46,19 +46,7 @@ pub fn choices(sys: &System) -> Result<Vec<Choice>, CtlError> {
                 )));
             }
         };
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                values.iter().map(move |x| {
-                    let mut c = c.clone();
-                    c.push(x.clone());
-                    c
-                })
-            })
-            .collect();
-        if combos.len() > MAX_CHOICES {
-            break;
-        }
+        axes.push(values);
     }
     let branches = &sys.step.branches;
     let distinct: Vec<usize> = (0..branches.len())
@@ -70,15 +58,37 @@ pub fn choices(sys: &System) -> Result<Vec<Choice>, CtlError> {
             })
         })
         .collect();
-    if combos.len() * distinct.len() > MAX_CHOICES {
+    let Some(combos) = product(&axes, MAX_CHOICES / distinct.len().max(1)) else {
         return Err(CtlError::Unsupported(format!(
             "the environment has more than {MAX_CHOICES} choices per state (inputs x branches)"
         )));
-    }
+    };
     Ok(combos
         .into_iter()
         .flat_map(|nondet| distinct.iter().map(move |&branch| Choice { nondet: nondet.clone(), branch }))
         .collect())
+}
+
+/// Every vector taking one value from each axis, in order (the last axis varies fastest); `None`
+/// when there would be more than `limit`.
+pub(crate) fn product(axes: &[Vec<Rational>], limit: usize) -> Option<Vec<Vec<Rational>>> {
+    if axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.len()))? > limit {
+        return None;
+    }
+    let mut out: Vec<Vec<Rational>> = vec![Vec::new()];
+    for axis in axes {
+        out = out
+            .into_iter()
+            .flat_map(|v| {
+                axis.iter().map(move |x| {
+                    let mut v = v.clone();
+                    v.push(x.clone());
+                    v
+                })
+            })
+            .collect();
+    }
+    Some(out)
 }
 
 /// One successor of a state: which choice, the successor and the memory after the step.

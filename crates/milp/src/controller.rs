@@ -11,11 +11,11 @@
 use crate::argmax::{encode_argmax, score_gaps_step};
 use crate::error::MilpError;
 use crate::expr::{Bounded, Lit, VarMap, encode_expr, select};
-use crate::model::{MilpModel, constant, is_constant};
+use crate::model::{MilpModel, constant};
 use crate::network::{box_of, encode_network_step};
 use crate::state::Hidden;
 use crate::step::StepOptions;
-use good_lp::{Expression, IntoAffineExpression};
+use good_lp::Expression;
 use trestle_bounds::InputBox;
 use trestle_ir::Interval;
 use trestle_ir::system::{Controller, ControllerOutput, Policy, System};
@@ -162,7 +162,7 @@ fn combine_argmax(
     let mut onehot = vec![Expression::default(); n];
     for (lit, (o, _, _)) in lits.iter().zip(&parts) {
         for (k, sum) in onehot.iter_mut().enumerate() {
-            match Lit::and(model, lit, &as_lit(&o[k])) {
+            match Lit::and(model, lit, &Lit::of(&o[k])) {
                 Lit::True => sum.add_mul(1.0, constant(1.0)),
                 Lit::False => {}
                 Lit::Expr(e) => sum.add_mul(1.0, e),
@@ -176,9 +176,4 @@ fn combine_argmax(
     let iv = parts.iter().map(|(_, i, _)| i.iv).reduce(|a, b| a.hull(&b)).unwrap_or(Interval::point(0.0));
     let ties = parts.iter().any(|(_, _, t)| *t);
     (onehot, Bounded::new(index, iv), ties)
-}
-
-/// A 0/1-valued expression as a literal.
-fn as_lit(e: &Expression) -> Lit {
-    if is_constant(e) { if e.constant() >= 0.5 { Lit::True } else { Lit::False } } else { Lit::Expr(e.clone()) }
 }

@@ -100,6 +100,11 @@ pub enum Lit {
 }
 
 impl Lit {
+    /// A 0/1-valued expression as a literal (constants folded).
+    pub fn of(e: &Expression) -> Lit {
+        if is_constant(e) { if e.constant() >= 0.5 { Lit::True } else { Lit::False } } else { Lit::Expr(e.clone()) }
+    }
+
     pub fn not(&self) -> Lit {
         match self {
             Lit::True => Lit::False,
@@ -149,8 +154,8 @@ fn ge_zero_if(model: &mut MilpModel, lit: &Lit, e: Expression, lo: f64, what: &s
     le_zero_if(model, lit, -e, -lo, what)
 }
 
-/// `lit => false`.
-fn forbid(model: &mut MilpModel, lit: &Lit, reason: &str) {
+/// `lit => false` (a constant-true literal marks the model infeasible).
+pub fn forbid(model: &mut MilpModel, lit: &Lit, reason: &str) {
     match lit {
         Lit::False => {}
         Lit::True => model.mark_infeasible(reason),

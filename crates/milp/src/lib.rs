@@ -114,7 +114,9 @@ pub use argmax::{EncodedArgmax, Strictness, encode_argmax, interval_gaps, score_
 pub use bounds::{BoundOptions, layer_bounds, layer_bounds_step, output_bounds_step, split_box};
 pub use controller::{Controllers, encode_controllers};
 pub use error::MilpError;
-pub use expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, encode_expr_if, reify_pred, select};
+pub use expr::{
+    Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, encode_expr_if, forbid, reify_pred, select,
+};
 pub use inductive::check_inductive_milp;
 pub use model::{HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
@@ -122,6 +124,6 @@ pub use replay::{replay_candidate, replay_exact, replay_run};
 pub use state::{
     Hidden, NondetChoice, StateVariables, initial_hidden, nondet_values, state_variables, successor_as_state,
 };
-pub use step::{BranchChoice, EncodedStep, StepOptions, encode_step};
+pub use step::{BranchChoice, EncodedStep, StepOptions, encode_step, label_lit};
 pub use trestle_bounds::LayerBounds;
 pub use unroll::{RunPoint, UnrollOptions, Unrolled, unroll};

@@ -18,9 +18,9 @@ use crate::bounds::BoundOptions;
 use crate::controller::encode_controllers;
 use crate::error::MilpError;
 use crate::expr::{Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, encode_expr_if, select};
-use crate::model::{MilpModel, constant, is_constant};
+use crate::model::{MilpModel, constant};
 use crate::state::{Hidden, NondetChoice, nondet_values};
-use good_lp::{Expression, IntoAffineExpression};
+use good_lp::Expression;
 use trestle_ir::system::System;
 
 /// How a step is encoded.
@@ -117,20 +117,13 @@ pub fn encode_step(
 type Taken = Option<(Vec<Option<Expression>>, Vec<Bounded>)>;
 
 /// The literal a branch's label needs (`Lit::False`: its value is never chosen).
-fn label_lit(sys: &System, b: usize, onehots: &[Option<Vec<Expression>>]) -> Result<Lit, MilpError> {
+pub fn label_lit(sys: &System, b: usize, onehots: &[Option<Vec<Expression>>]) -> Result<Lit, MilpError> {
     let branch = &sys.step.branches[b];
     let Some((a, value)) = branch.label else { return Ok(Lit::True) };
     let Some(onehot) = &onehots[a] else {
         return Err(MilpError::Unsupported(format!("branch '{}' is labelled by a non-argmax action", branch.name)));
     };
-    let o = &onehot[value];
-    Ok(if !is_constant(o) {
-        Lit::Expr(o.clone())
-    } else if o.constant() < 0.5 {
-        Lit::False
-    } else {
-        Lit::True
-    })
+    Ok(Lit::of(&onehot[value]))
 }
 
 /// Branch `b` is taken: its label and guard hold, the successor is its update.
