@@ -6,7 +6,8 @@
 use serde_json::Value;
 use std::process::Command;
 use trestle_testkit::{
-    AFFINE_OBSERVATION, FORGE_BUG, FORGE_BUG_FORGED as FORGED, INT_BUG, regression_path, repo, scratch, shared_models,
+    AFFINE_OBSERVATION, FORGE_BUG, FORGE_BUG_FORGED as FORGED, INT_BUG, WALK, regression_path, repo, scratch,
+    shared_models,
 };
 
 struct Run {
@@ -533,25 +534,10 @@ defects = ["none", "drift"]
     expect_input_error(&trestle(&["maze", "generate", &s(&spec), &s(&out), "--quiet"]), &["contain init"]);
 }
 
-/// A finite system for `trestle ctl` without ../shared: x in 0..10 from 5, +1 or -1 each step.
-const WALK: &str = r#"
-init = "x == 5"
-[system]
-name = "walk"
-[state]
-x = { type = "int", domain = [0, 10] }
-[networks.id]
-layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
-[controller]
-network = "id"
-inputs = ["x"]
-actions = ["a"]
-[[branch]]
-name = "up"
-update = { x = "min(a + 1, 10)" }
-[[branch]]
-name = "down"
-update = { x = "max(a - 1, 0)" }
+/// [`WALK`] with two properties for `trestle ctl`.
+fn walk_with_properties() -> String {
+    format!(
+        r#"{WALK}
 [[property]]
 name = "floor"
 k = 3
@@ -559,11 +545,13 @@ ctl = "AG^k x >= 2"
 [[property]]
 name = "reach"
 ctl = "AX^3 x == 8"
-"#;
+"#
+    )
+}
 
 #[test]
 fn ctl_exit_codes_and_json_follow_the_verdict() {
-    let (_dir, path) = scratch("walk.toml", WALK);
+    let (_dir, path) = scratch("walk.toml", &walk_with_properties());
     let p = path.to_str().unwrap();
     // Explicit: exact, exit 0.
     let r = trestle(&["ctl", p, "--property", "floor", "--method", "explicit", "--json"]);
@@ -605,7 +593,7 @@ fn ctl_exit_codes_and_json_follow_the_verdict() {
 
 #[test]
 fn ctl_bad_input_is_an_error_with_exit_2() {
-    let (_dir, path) = scratch("walk.toml", WALK);
+    let (_dir, path) = scratch("walk.toml", &walk_with_properties());
     let p = path.to_str().unwrap();
     expect_input_error(&trestle(&["ctl", p, "--property", "nope"]), &["no property 'nope'", "floor, reach"]);
     expect_input_error(&trestle(&["ctl", p, "--property", "reach", "--k", "2"]), &["no horizon parameter"]);
@@ -613,8 +601,8 @@ fn ctl_bad_input_is_an_error_with_exit_2() {
     expect_input_error(&trestle(&["ctl", p, "--formula", "AX^2 y >= 0"]), &["unknown name 'y'"]);
     expect_input_error(&trestle(&["ctl", p, "--formula", "AX x >= 0", "--method", "nope"]), &["nope"]);
     expect_input_error(&trestle(&["ctl", p]), &["--property"]);
-    let nondet =
-        WALK.replace("[[branch]]\nname = \"up\"", "[nondet]\nc = { interval = [0, 1] }\n[[branch]]\nname = \"up\"");
+    let nondet = walk_with_properties()
+        .replace("[[branch]]\nname = \"up\"", "[nondet]\nc = { interval = [0, 1] }\n[[branch]]\nname = \"up\"");
     let (_d2, path2) = scratch("walk2.toml", &nondet);
     expect_input_error(&trestle(&["ctl", path2.to_str().unwrap(), "--property", "reach"]), &["interval"]);
     let r = trestle(&["ctl", p, "--property", "nope", "--json"]);

@@ -8,7 +8,7 @@ mod common;
 
 use common::cli::{s, trestle};
 use proptest::prelude::*;
-use trestle_testkit::{repo, scratch};
+use trestle_testkit::{WALK, repo, scratch};
 
 /// Text spliced into a file: syntax of every format involved, numbers out of range, Unicode.
 const SPLICES: &[&str] = &[
@@ -105,7 +105,7 @@ proptest! {
     ) {
         // A command line cannot hold a NUL byte.
         let formula = damage("A[x >= 3 U^2 (x <= 4 or x >= 6)] and not EF^k x == 7 or AX^(k-1) EX x > 2", &e).replace('\0', "");
-        let (_dir, path) = scratch("walk.toml", WALK);
+        let (_dir, path) = scratch("walk.toml", &WALK.replace("init = \"x == 5\"", "init = \"3 <= x <= 5\""));
         check_run(&["ctl", s(&path), "--formula", &formula, "--k", "2", "--method", method, "--json"], &[0, 1, 2, 3]);
     }
 
@@ -117,27 +117,6 @@ proptest! {
         check_run(&["certify", s(&cert), "examples/maze-det.toml", "--json"], &[0, 1, 2]);
     }
 }
-
-/// A finite system for `trestle ctl`: x in 0..10 from 3..5, +1 or -1 each step.
-const WALK: &str = r#"
-init = "3 <= x <= 5"
-[system]
-name = "walk"
-[state]
-x = { type = "int", domain = [0, 10] }
-[networks.id]
-layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
-[controller]
-network = "id"
-inputs = ["x"]
-actions = ["a"]
-[[branch]]
-name = "up"
-update = { x = "min(a + 1, 10)" }
-[[branch]]
-name = "down"
-update = { x = "max(a - 1, 0)" }
-"#;
 
 /// The example's proof certificate, written once.
 fn certificate() -> String {

@@ -2,6 +2,9 @@
 //! absent, a failure under CI=true): FrozenLake (the MILP engines agree with the explicit engine on
 //! every cell, safe TRUE and succ FALSE for k = 1..10) and VerticalCAS (the notes' known answers).
 
+mod common;
+
+use common::decided;
 use trestle_core::Trace;
 use trestle_ctl::{CtlOptions, CtlVerdict, Method, check_ctl};
 use trestle_ir::System;
@@ -17,23 +20,7 @@ fn system(file: &str, set: &[String]) -> System {
 fn decide(sys: &System, name: &str, method: Method) -> CtlVerdict {
     let p = sys.properties.iter().find(|p| p.name == name).expect("the property exists");
     let PropertyFormula::Ctl(phi) = &p.formula else { panic!("{name} is not CTL") };
-    let opts = CtlOptions { method, threads: 2, ..CtlOptions::default() };
-    let r = check_ctl(sys, phi, &opts).unwrap_or_else(|e| panic!("{name} ({method:?}): {e}"));
-    if let CtlVerdict::False { traces, .. } = &r.verdict {
-        assert!(!traces.is_empty());
-        for t in traces {
-            t.replay(sys).unwrap_or_else(|e| panic!("{name}: a witness does not replay: {e}"));
-        }
-    }
-    r.verdict
-}
-
-fn truth(v: &CtlVerdict) -> Option<bool> {
-    match v {
-        CtlVerdict::True { .. } => Some(true),
-        CtlVerdict::False { .. } => Some(false),
-        CtlVerdict::Unknown { .. } => None,
-    }
+    decided(sys, phi, method, name)
 }
 
 #[test]
@@ -46,10 +33,10 @@ fn frozenlake_safe_holds_and_succ_fails_for_every_horizon_in_every_engine() {
         let sys = system("frozenlake.toml", &set);
         for (name, expected) in [("safe", true), ("succ", false)] {
             let oracle = decide(&sys, name, Method::Explicit);
-            assert_eq!(truth(&oracle), Some(expected), "{name} k = {k} (explicit): {oracle:?}");
+            assert_eq!(oracle.holds(), Some(expected), "{name} k = {k} (explicit): {oracle:?}");
             for method in [Method::Monolithic, Method::Compositional] {
                 let v = decide(&sys, name, method);
-                assert_eq!(truth(&v), truth(&oracle), "{name} k = {k}: {method:?} says {v:?}");
+                assert_eq!(v.holds(), oracle.holds(), "{name} k = {k}: {method:?} says {v:?}");
             }
         }
     }
@@ -82,11 +69,11 @@ fn vcas_minus_19_5_is_separated_for_k_up_to_4() {
     }
     for k in 1..=4 {
         let v = decide(&vcas("-19.5", k), "sep", Method::Monolithic);
-        assert_eq!(truth(&v), Some(true), "k = {k}: {v:?}");
+        assert_eq!(v.holds(), Some(true), "k = {k}: {v:?}");
     }
     for k in 1..=3 {
         let v = decide(&vcas("-19.5", k), "sep", Method::Compositional);
-        assert_eq!(truth(&v), Some(true), "k = {k} compositional: {v:?}");
+        assert_eq!(v.holds(), Some(true), "k = {k} compositional: {v:?}");
     }
 }
 
@@ -108,7 +95,7 @@ fn vcas_minus_22_5_fails_at_3_and_holds_at_1_2_4() {
     }
     for k in [1, 2, 4] {
         let v = decide(&vcas("-22.5", k), "sep", Method::Monolithic);
-        assert_eq!(truth(&v), Some(true), "k = {k}: {v:?}");
+        assert_eq!(v.holds(), Some(true), "k = {k}: {v:?}");
     }
 }
 
@@ -159,8 +146,8 @@ fn vcas_monolithic_and_compositional_agree_on_every_climb_rate() {
     for h in rates {
         for k in 1..=4 {
             let sys = vcas(h, k);
-            let mono = truth(&decide(&sys, "sep", Method::Monolithic));
-            let comp = truth(&decide(&sys, "sep", Method::Compositional));
+            let mono = decide(&sys, "sep", Method::Monolithic).holds();
+            let comp = decide(&sys, "sep", Method::Compositional).holds();
             assert!(mono.is_some() && mono == comp, "hdot0 {h} k {k}: monolithic {mono:?}, compositional {comp:?}");
         }
     }

@@ -1,32 +1,13 @@
 //! Planted-truth systems: small systems whose bounded-CTL answers are known by hand, decided by
 //! all three engines, which must agree with the truth and with one another.
 
+mod common;
+
+use common::decided;
 use trestle_ctl::{CtlOptions, CtlVerdict, Method, check_ctl};
 use trestle_ir::System;
 use trestle_ir::parse::{SimpleScope, parse_ctl};
-use trestle_testkit::system_from_text;
-
-/// x: an int in [0, 10] starting at 5; the controller's action a = x (an identity network);
-/// the environment adds 1 or subtracts 1 (two branches), clamped to the domain.
-const WALK: &str = r#"
-init = "x == 5"
-[system]
-name = "walk"
-[state]
-x = { type = "int", domain = [0, 10] }
-[networks.id]
-layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
-[controller]
-network = "id"
-inputs = ["x"]
-actions = ["a"]
-[[branch]]
-name = "up"
-update = { x = "min(a + 1, 10)" }
-[[branch]]
-name = "down"
-update = { x = "max(a - 1, 0)" }
-"#;
+use trestle_testkit::{WALK, system_from_text};
 
 /// x: a real in [0, 1] at the start; a = x; x' = x + a (doubling) or x' = x / 2.
 const SCALE: &str = r#"
@@ -53,25 +34,8 @@ update = { x = "x / 2" }
 "#;
 
 fn decide(sys: &System, text: &str, method: Method) -> CtlVerdict {
-    let scope = SimpleScope::with_state(&["x"]);
-    let phi = parse_ctl(text, &scope).unwrap();
-    let opts = CtlOptions { method, threads: 2, ..CtlOptions::default() };
-    let r = check_ctl(sys, &phi, &opts).unwrap_or_else(|e| panic!("{text} ({method:?}): {e}"));
-    if let CtlVerdict::False { traces, .. } = &r.verdict {
-        assert!(!traces.is_empty(), "{text}: a false verdict without a run");
-        for t in traces {
-            t.replay(sys).unwrap_or_else(|e| panic!("{text}: a witness does not replay: {e}"));
-        }
-    }
-    r.verdict
-}
-
-fn truth(v: &CtlVerdict) -> Option<bool> {
-    match v {
-        CtlVerdict::True { .. } => Some(true),
-        CtlVerdict::False { .. } => Some(false),
-        CtlVerdict::Unknown { .. } => None,
-    }
+    let phi = parse_ctl(text, &SimpleScope::with_state(&["x"])).unwrap();
+    decided(sys, &phi, method, text)
 }
 
 #[test]
@@ -103,7 +67,7 @@ fn walk_formulas_have_their_hand_computed_truth_in_every_engine() {
     for (text, expected) in cases {
         for method in [Method::Explicit, Method::Monolithic, Method::Compositional] {
             let v = decide(&sys, text, method);
-            assert_eq!(truth(&v), Some(expected), "{text} with {method:?}: {v:?}");
+            assert_eq!(v.holds(), Some(expected), "{text} with {method:?}: {v:?}");
         }
     }
 }
@@ -140,11 +104,11 @@ fn scale_needs_a_solver_and_finds_the_real_counterexample() {
             v => panic!("{method:?}: {v:?}"),
         }
         // Some path stays at most 1/2: halving twice gives at most 1/4.
-        assert_eq!(truth(&decide(&sys, "EX^2 x <= 1/2", method)), Some(true));
+        assert_eq!(decide(&sys, "EX^2 x <= 1/2", method).holds(), Some(true));
         // x0 <= 5/8: every path ends at most 5/2; x0 >= 1/2: doubling twice ends at 2 or more.
-        assert_eq!(truth(&decide(&sys, "AX^2 x <= 2.5 or EX^2 x >= 2", method)), Some(true));
+        assert_eq!(decide(&sys, "AX^2 x <= 2.5 or EX^2 x >= 2", method).holds(), Some(true));
         // x0 in (3/8, 1/2) satisfies neither side.
-        assert_eq!(truth(&decide(&sys, "AX^2 x <= 1.5 or EX^2 x >= 2", method)), Some(false));
+        assert_eq!(decide(&sys, "AX^2 x <= 1.5 or EX^2 x >= 2", method).holds(), Some(false));
     }
     // The explicit engine refuses an interval of initial states.
     let scope = SimpleScope::with_state(&["x"]);
@@ -184,10 +148,10 @@ fn tabulated_atoms_are_exact_and_cap_the_margin() {
             CtlVerdict::True { exact: true, .. } => {}
             v => panic!("{method:?}: {v:?}"),
         }
-        assert_eq!(truth(&decide(&sys, "AG^2 x >= 2", method)), Some(false), "{method:?}");
-        assert_eq!(truth(&decide(&sys, "EG^2 x >= 7", method)), Some(false), "{method:?}");
-        assert_eq!(truth(&decide(&sys, "EF^2 x >= 5", method)), Some(true), "{method:?}");
-        assert_eq!(truth(&decide(&sys, "A[x >= 3 U^2 x >= 8]", method)), Some(false), "{method:?}");
+        assert_eq!(decide(&sys, "AG^2 x >= 2", method).holds(), Some(false), "{method:?}");
+        assert_eq!(decide(&sys, "EG^2 x >= 7", method).holds(), Some(false), "{method:?}");
+        assert_eq!(decide(&sys, "EF^2 x >= 5", method).holds(), Some(true), "{method:?}");
+        assert_eq!(decide(&sys, "A[x >= 3 U^2 x >= 8]", method).holds(), Some(false), "{method:?}");
     }
 }
 
@@ -218,10 +182,10 @@ proptest::proptest! {
     #[test]
     fn random_formulas_agree_across_engines(text in formula()) {
         let sys = system_from_text(&WALK.replace("init = \"x == 5\"", "init = \"3 <= x <= 7\""));
-        let oracle = truth(&decide(&sys, &text, Method::Explicit));
+        let oracle = decide(&sys, &text, Method::Explicit).holds();
         proptest::prop_assert!(oracle.is_some(), "{}", text);
         for method in [Method::Monolithic, Method::Compositional] {
-            let v = truth(&decide(&sys, &text, method));
+            let v = decide(&sys, &text, method).holds();
             proptest::prop_assert_eq!(v, oracle, "{} with {:?}", text, method);
         }
     }

@@ -87,6 +87,28 @@ pub fn system_from_text(text: &str) -> System {
     load(&path, &[])
 }
 
+/// A finite system for bounded CTL: x, an int in [0, 10] starting at 5; the controller's action a = x (an identity network);
+/// the environment adds 1 or subtracts 1 (two branches), clamped to the domain.
+pub const WALK: &str = r#"
+init = "x == 5"
+[system]
+name = "walk"
+[state]
+x = { type = "int", domain = [0, 10] }
+[networks.id]
+layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[[branch]]
+name = "up"
+update = { x = "min(a + 1, 10)" }
+[[branch]]
+name = "down"
+update = { x = "max(a - 1, 0)" }
+"#;
+
 /// The first reproducer of issue 9 (verbatim), once answered "not-inductive" and "unsafe" from
 /// x = 0.5. Truth: x is an int in [0, 1], so x is 0 or 1; the guard `0 < x < 1` holds for
 /// neither, so x' = a = relu(x) - relu(-x) = x: both are fixed points, [0, 1] is an inductive
