@@ -40,6 +40,9 @@ pub enum Command {
     /// Find an inductive invariant (a union of boxes between Init and Safe) and prove it, or a
     /// replayed run from Init that leaves Safe. The system's candidate invariant is not used.
     Synth(crate::commands::synth::SynthArgs),
+    /// Every property of the file (or the named ones), each with the engine its kind calls for:
+    /// invariants by the bridge engine and synthesis, bounded CTL by MILP; one result each.
+    Verify(crate::commands::verify::VerifyArgs),
     /// Experiment campaigns: systems × commands × overrides × repetitions, each job a child
     /// process with limits, results in a store; reports, export, shards, merge, Slurm.
     #[command(subcommand)]
@@ -63,6 +66,7 @@ impl Command {
             Command::Ctl(a) => a.system.json,
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
+            Command::Verify(a) => a.system.json,
             Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) => false,
         }
     }
@@ -123,8 +127,8 @@ pub struct EvalArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub input: String,
     /// NNet header normalisation: header (standard NNet semantics) or none (raw weights).
-    #[arg(long, default_value = "header")]
-    pub nnet_normalization: String,
+    #[arg(long, value_enum, default_value_t = NnetNormalizationArg::Header)]
+    pub nnet_normalization: NnetNormalizationArg,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -137,27 +141,27 @@ pub struct CheckArgs {
     /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP in
     /// HiGHS: its "no violation" is floating-point evidence, confirmed by the exact bridge engine;
     /// unconfirmed, the verdict is safe-by-milp-evidence with exit code 3).
-    #[arg(long, default_value = "bridge")]
-    pub method: String,
+    #[arg(long, value_enum, default_value_t = CheckMethodArg::Bridge)]
+    pub method: CheckMethodArg,
     /// Start from the original tool's configuration (forward bounds, box psi, all-dims split, FIFO,
     /// no fast path, no search); later flags override it.
     #[arg(long)]
     pub paper: bool,
-    /// Postcondition: crown (default), alpha-crown, ibp or forward.
-    #[arg(long)]
-    pub post: Option<String>,
+    /// Postcondition (default crown).
+    #[arg(long, value_enum)]
+    pub post: Option<BoundMethodArg>,
     /// Use the linear bounds in psi (a bridge over state and action; the default).
     #[arg(long, overrides_with = "no_linear_bridge")]
     pub linear_bridge: bool,
     /// Use only the output box as psi (as the paper).
     #[arg(long)]
     pub no_linear_bridge: bool,
-    /// Split strategy: influence (default), widest or all.
-    #[arg(long)]
-    pub split: Option<String>,
-    /// Queue order: fifo (default), dfs or priority.
-    #[arg(long)]
-    pub queue: Option<String>,
+    /// Split strategy (default influence).
+    #[arg(long, value_enum)]
+    pub split: Option<SplitArg>,
+    /// Queue order (default fifo).
+    #[arg(long, value_enum)]
+    pub queue: Option<QueueArg>,
     /// Worker threads (results do not depend on it). Default: all cores.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -219,12 +223,12 @@ pub struct BoundsArgs {
     /// Upper ends of the input box, comma-separated.
     #[arg(long, allow_hyphen_values = true)]
     pub hi: String,
-    /// ibp, crown, alpha-crown or forward.
-    #[arg(long, default_value = "crown")]
-    pub method: String,
+    /// The bound propagation method.
+    #[arg(long, value_enum, default_value_t = BoundMethodArg::Crown)]
+    pub method: BoundMethodArg,
     /// NNet header normalisation: header or none.
-    #[arg(long, default_value = "header")]
-    pub nnet_normalization: String,
+    #[arg(long, value_enum, default_value_t = NnetNormalizationArg::Header)]
+    pub nnet_normalization: NnetNormalizationArg,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -286,6 +290,103 @@ pub struct CampaignReportArgs {
     /// Where to write the report (default: DIR/report).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// The name a user writes for a flag's value (`alpha-crown` for `BoundMethodArg::AlphaCrown`).
+pub fn value_name<T: clap::ValueEnum>(value: &T) -> String {
+    value.to_possible_value().expect("no skipped values").get_name().to_string()
+}
+
+/// `check --method`: the compositional engine or one of its baselines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckMethodArg {
+    /// Compositional: boxes, bound propagation, the environment step in Z3.
+    Bridge,
+    /// The whole network encoded in Z3.
+    Monolithic,
+    /// Big-M MILP in HiGHS (floating-point evidence).
+    Milp,
+}
+
+/// A bound propagation method (`--post`, `bounds --method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BoundMethodArg {
+    Crown,
+    /// CROWN with optimised lower slopes (default configuration).
+    AlphaCrown,
+    Ibp,
+    Forward,
+}
+
+impl BoundMethodArg {
+    pub fn method(self) -> trestle_bounds::Method {
+        match self {
+            BoundMethodArg::Crown => trestle_bounds::Method::Crown,
+            BoundMethodArg::AlphaCrown => trestle_bounds::Method::AlphaCrown(Default::default()),
+            BoundMethodArg::Ibp => trestle_bounds::Method::Ibp,
+            BoundMethodArg::Forward => trestle_bounds::Method::Forward,
+        }
+    }
+}
+
+/// `check --split`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SplitArg {
+    /// The input with the largest influence by the linear bounds.
+    Influence,
+    Widest,
+    /// Every dimension at once (the paper).
+    All,
+}
+
+impl From<SplitArg> for trestle_bridge::config::Split {
+    fn from(s: SplitArg) -> Self {
+        use trestle_bridge::config::Split;
+        match s {
+            SplitArg::Influence => Split::Influence,
+            SplitArg::Widest => Split::Widest,
+            SplitArg::All => Split::All,
+        }
+    }
+}
+
+/// `check --queue`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueueArg {
+    /// Breadth first (the paper).
+    Fifo,
+    Dfs,
+    /// Largest estimated violation first.
+    Priority,
+}
+
+impl From<QueueArg> for trestle_bridge::config::Queue {
+    fn from(q: QueueArg) -> Self {
+        use trestle_bridge::config::Queue;
+        match q {
+            QueueArg::Fifo => Queue::Fifo,
+            QueueArg::Dfs => Queue::Dfs,
+            QueueArg::Priority => Queue::Priority,
+        }
+    }
+}
+
+/// `--nnet-normalization`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum NnetNormalizationArg {
+    /// The standard NNet semantics: inputs and outputs (de)normalised by the header.
+    Header,
+    /// Raw weights.
+    None,
+}
+
+impl From<NnetNormalizationArg> for trestle_nn::NnetNormalization {
+    fn from(n: NnetNormalizationArg) -> Self {
+        match n {
+            NnetNormalizationArg::Header => trestle_nn::NnetNormalization::Header,
+            NnetNormalizationArg::None => trestle_nn::NnetNormalization::None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

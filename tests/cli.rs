@@ -114,6 +114,28 @@ fn check_refutes_a_repelling_controller_with_exit_1() {
     assert_eq!(j["counterexample"]["replayed"], "exact rational arithmetic");
 }
 
+/// `check` and `synth` print their refutations in one shape, the result schema's trace: a step
+/// that leaves the candidate, a run from Init that leaves Safe (FORGE_BUG: x' = x + 1).
+#[test]
+fn check_and_synth_print_refutations_as_one_trace_shape() {
+    let (_d, path) = scratch("forge.toml", FORGE_BUG);
+    let check = trestle(&["check", path.to_str().unwrap(), "--json"]);
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    let synth = trestle(&["synth", path.to_str().unwrap(), "--json"]);
+    assert_eq!(synth.code, 1, "{}", synth.stderr);
+    for (what, j) in [("check", check.json()), ("synth", synth.json())] {
+        let t = &j["trace"];
+        let states = t["states_exact"].as_array().unwrap_or_else(|| panic!("{what}: no trace in {j}"));
+        let steps = t["steps"].as_array().unwrap();
+        assert_eq!(states.len(), steps.len() + 1, "{what}: {t}");
+        assert!(!steps.is_empty(), "{what}: {t}");
+        assert_eq!(steps[0]["branch"], "step", "{what}: {t}");
+        assert_eq!(steps[0]["actions_exact"], serde_json::json!(["1"]), "{what}: a = 1: {t}");
+        assert_eq!(t["replayed"], "exact rational arithmetic");
+        assert!(states.last().unwrap()[0].as_str().unwrap().parse::<f64>().unwrap() > 1.0, "{what}: {t}");
+    }
+}
+
 /// The paper's baselines agree with the bridge engine on the example and on a refuted variant.
 #[test]
 fn monolithic_and_milp_baselines_agree_with_the_bridge() {

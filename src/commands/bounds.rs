@@ -1,7 +1,7 @@
 //! `trestle bounds MODEL --lo .. --hi .. --method ..`: sound output bounds over an input box.
 
 use super::eval::{load_model, parse_values};
-use crate::args::BoundsArgs;
+use crate::args::{BoundsArgs, value_name};
 use crate::output::{fmt_f64, print_json};
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
@@ -10,9 +10,8 @@ use trestle_bounds::{InputBox, Method};
 use trestle_ir::Matrix;
 
 pub fn run(a: &BoundsArgs) -> CliResult {
-    let net = load_model(&a.model, &a.nnet_normalization)?;
-    let method: Method =
-        a.method.parse().map_err(|e: trestle_bounds::BoundsError| CliError::Input(anyhow!("--method: {e}")))?;
+    let net = load_model(&a.model, a.nnet_normalization)?;
+    let method: Method = a.method.method();
     let input = InputBox::new(parse_values(&a.lo)?, parse_values(&a.hi)?);
     let b = trestle_bounds::bound(&net, &input, &method)
         .map_err(|e| CliError::Input(anyhow!("{}: {e}", a.model.display())))?;
@@ -26,7 +25,7 @@ pub fn run(a: &BoundsArgs) -> CliResult {
     let rows = |m: &Matrix| (0..m.rows).map(|r| m.row(r).to_vec()).collect::<Vec<_>>();
     if a.json {
         print_json(&json!({
-            "method": a.method,
+            "method": value_name(&a.method),
             "lo": b.lo,
             "hi": b.hi,
             "linear": {
@@ -35,7 +34,7 @@ pub fn run(a: &BoundsArgs) -> CliResult {
             },
         }));
     } else {
-        println!("output box ({}), sound under rounding:", a.method);
+        println!("output box ({}), sound under rounding:", value_name(&a.method));
         for i in 0..b.lo.len() {
             println!("  y{i} in [{}, {}]", fmt_f64(b.lo[i]), fmt_f64(b.hi[i]));
         }

@@ -1,6 +1,6 @@
 //! `trestle check`: the compositional inductive-invariant check (and its baselines).
 
-use crate::args::CheckArgs;
+use crate::args::{CheckArgs, CheckMethodArg, value_name};
 use crate::output::{assignments, box_text, print_json};
 use crate::{CliError, CliResult, Outcome};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,19 +16,19 @@ use trestle_smt::Witness;
 /// The engine configuration from the flags (defaults: the best measured configuration).
 pub fn config(a: &CheckArgs) -> Result<Config, CliError> {
     let mut c = if a.paper { Config::paper() } else { Config::default() };
-    if let Some(p) = &a.post {
-        c.post = p.parse().map_err(|e: trestle_bounds::BoundsError| CliError::input(format!("--post: {e}")))?;
+    if let Some(p) = a.post {
+        c.post = p.method();
     }
     if a.no_linear_bridge {
         c.linear_bridge = false;
     } else if a.linear_bridge {
         c.linear_bridge = true;
     }
-    if let Some(s) = &a.split {
-        c.split = s.parse().map_err(|e: String| CliError::input(format!("--split: {e}")))?;
+    if let Some(s) = a.split {
+        c.split = s.into();
     }
-    if let Some(q) = &a.queue {
-        c.queue = q.parse().map_err(|e: String| CliError::input(format!("--queue: {e}")))?;
+    if let Some(q) = a.queue {
+        c.queue = q.into();
     }
     if let Some(t) = a.threads {
         c.threads = super::threads(t)?;
@@ -72,7 +72,7 @@ pub fn run(a: &CheckArgs) -> CliResult {
     crate::output::check_output("--plot", a.plot.as_deref())?;
     let deadline = cfg.deadline();
     let sys = super::load(&a.system)?;
-    if a.method != "bridge" {
+    if a.method != CheckMethodArg::Bridge {
         return run_baseline(a, &sys, &cfg, &cfg.until(deadline));
     }
     let bar = (!a.system.json).then(|| {
@@ -151,10 +151,10 @@ fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config, run: &Config) -> CliR
     if a.synthesize_on_failure {
         return Err(CliError::input("--synthesize-on-failure works with --method bridge only"));
     }
-    let report = match a.method.as_str() {
-        "monolithic" => trestle_bridge::check_monolithic(sys, run),
-        "milp" => trestle_bridge::check_milp(sys, run),
-        other => return Err(CliError::input(format!("--method {other}: expected bridge, monolithic or milp"))),
+    let report = match a.method {
+        CheckMethodArg::Monolithic => trestle_bridge::check_monolithic(sys, run),
+        CheckMethodArg::Milp => trestle_bridge::check_milp(sys, run),
+        CheckMethodArg::Bridge => unreachable!("the bridge engine is not a baseline"),
     }
     .map_err(super::bridge_error)?;
     if let Some(path) = &a.certificate {
@@ -164,10 +164,10 @@ fn run_baseline(a: &CheckArgs, sys: &System, cfg: &Config, run: &Config) -> CliR
     }
     if a.system.json {
         let mut o = report_json(sys, &report, cfg, a);
-        o["method"] = json!(a.method);
+        o["method"] = json!(value_name(&a.method));
         print_json(&o);
     } else {
-        println!("method: {} baseline", a.method);
+        println!("method: {} baseline", value_name(&a.method));
         print_report(sys, &report, cfg, a);
     }
     Ok(verdict_outcome(report.verdict))
@@ -249,6 +249,16 @@ fn report_json(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) -> Value {
     }
     if let Some(m) = &r.milp {
         o["milp"] = milp_json(m);
+    }
+    // The refutation in the shape every command prints (`trestle_core::TraceJson`): the failing
+    // side condition's state, or the step that leaves the invariant.
+    let refutation = match (&r.init, &r.safe, &r.inductive.outcome) {
+        (Condition::Fails(w), _, _) | (_, Condition::Fails(w), _) => Some(w),
+        (_, _, Inductiveness::Refuted(refutation)) => Some(&refutation.witness),
+        _ => None,
+    };
+    if let Some(w) = refutation {
+        o["trace"] = json!(w.to_trace(sys).to_json(sys));
     }
     if let Inductiveness::Refuted(refutation) = &r.inductive.outcome {
         o["counterexample"] = witness_json(sys, &refutation.witness);
@@ -358,7 +368,7 @@ fn print_report(sys: &System, r: &Report, cfg: &Config, a: &CheckArgs) {
         }
         Inductiveness::Unknown { reason } => println!("  {:<22} unknown: {reason}", "Inv /\\ Next => Inv'"),
     }
-    if a.method != "bridge" {
+    if a.method != CheckMethodArg::Bridge {
         if let Some(m) = &r.milp {
             print_milp(m);
         }

@@ -57,7 +57,7 @@ pub struct CtlArgs {
     pub quiet: bool,
 }
 
-fn cli_error(e: CtlError) -> CliError {
+pub(crate) fn cli_error(e: CtlError) -> CliError {
     if e.is_input() { CliError::Input(e.into()) } else { CliError::Internal(e.into()) }
 }
 
@@ -188,7 +188,7 @@ fn evidence_text(exact: bool, method: &str) -> String {
     }
 }
 
-fn result_json(sys: &System, name: &str, text: &str, method: &str, r: &CtlResult) -> RunResult {
+pub(crate) fn result_json(sys: &System, name: &str, text: &str, method: &str, r: &CtlResult) -> RunResult {
     let (verdict, status) = match &r.verdict {
         CtlVerdict::True { exact: true, .. } => ("true", Status::Proven),
         CtlVerdict::True { exact: false, .. } => ("true", Status::Evidence),

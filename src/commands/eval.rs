@@ -1,22 +1,21 @@
-use crate::args::EvalArgs;
+use crate::args::{EvalArgs, NnetNormalizationArg};
 use crate::output::{fmt_f64, print_json};
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
-use trestle_nn::{LoadOptions, NnetNormalization};
+use trestle_nn::LoadOptions;
 
 /// Loads a model file for the model-level commands.
-pub fn load_model(path: &std::path::Path, normalization: &str) -> Result<trestle_ir::Network, CliError> {
-    let nnet_normalization = match normalization {
-        "header" => NnetNormalization::Header,
-        "none" => NnetNormalization::None,
-        other => return Err(CliError::Input(anyhow!("--nnet-normalization {other}: expected header or none"))),
-    };
-    trestle_nn::load_network(path, &LoadOptions { nnet_normalization }).map_err(|e| CliError::Input(e.into()))
+pub fn load_model(
+    path: &std::path::Path,
+    normalization: NnetNormalizationArg,
+) -> Result<trestle_ir::Network, CliError> {
+    trestle_nn::load_network(path, &LoadOptions { nnet_normalization: normalization.into() })
+        .map_err(|e| CliError::Input(e.into()))
 }
 
 pub fn run(a: &EvalArgs) -> CliResult {
-    let net = load_model(&a.model, &a.nnet_normalization)?;
+    let net = load_model(&a.model, a.nnet_normalization)?;
     let input = parse_values(&a.input)?;
     if input.len() != net.input_dim() {
         return Err(CliError::Input(anyhow!(

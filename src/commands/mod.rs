@@ -11,6 +11,7 @@ mod maze;
 mod simulate;
 mod suite;
 pub mod synth;
+pub mod verify;
 
 use crate::args::{Command, SystemArgs};
 use crate::{CliError, CliResult};
@@ -27,6 +28,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Ctl(a) => ctl::run(&a),
         Command::Certify(a) => certify::run(&a),
         Command::Synth(a) => synth::run(&a),
+        Command::Verify(a) => verify::run(&a),
         Command::Campaign(c) => campaign::run(c),
         Command::Suite(c) => suite::run(c),
         Command::Maze(c) => maze::run(c),

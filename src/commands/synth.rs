@@ -97,7 +97,7 @@ pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
     Ok(c)
 }
 
-fn cli_error(e: SynthError) -> CliError {
+pub(crate) fn cli_error(e: SynthError) -> CliError {
     match e {
         SynthError::Internal(m) => CliError::Internal(anyhow!(m)),
         SynthError::Bridge(e) => super::bridge_error(e),
@@ -334,6 +334,10 @@ pub fn report_json(sys: &System, r: &SynthReport, cfg: &SynthConfig) -> Value {
     });
     if let Some(t) = &r.trajectory {
         o["trajectory"] = trajectory_json(sys, t);
+        // The refutation in the shape every command prints (`trestle_core::TraceJson`).
+        if let Some(trace) = t.exact.as_ref().and_then(|e| e.to_trace(sys).ok()) {
+            o["trace"] = json!(trace.to_json(sys));
+        }
     }
     o
 }

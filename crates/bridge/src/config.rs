@@ -2,7 +2,6 @@
 //! (see the README's figures); `Config::paper()` is the original tool's configuration.
 
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 use trestle_bounds::Method;
 
@@ -28,30 +27,6 @@ pub enum Queue {
     Dfs,
     /// Largest estimated violation first (interval image beyond the invariant).
     Priority,
-}
-
-impl FromStr for Split {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "all" => Ok(Split::All),
-            "widest" => Ok(Split::Widest),
-            "influence" => Ok(Split::Influence),
-            _ => Err(format!("unknown split strategy '{s}' (all, widest, influence)")),
-        }
-    }
-}
-
-impl FromStr for Queue {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "fifo" => Ok(Queue::Fifo),
-            "dfs" => Ok(Queue::Dfs),
-            "priority" => Ok(Queue::Priority),
-            _ => Err(format!("unknown queue order '{s}' (fifo, dfs, priority)")),
-        }
-    }
 }
 
 impl Split {

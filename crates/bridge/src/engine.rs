@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use trestle_ir::interval::Interval;
 use trestle_ir::{Env, FBox, Pred, System};
 use trestle_smt::{
-    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, SuccessorBounds, Target,
-    UnknownReason, Witness, Z3Backend,
+    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, SuccessorBounds, Target, Unknown,
+    Witness, Z3Backend,
 };
 
 const BATCH: usize = 32;
@@ -261,7 +261,7 @@ impl<'s> Ctx<'s> {
         w.smt_queries += 1;
         if let Some(fast) = ch.fast.as_mut() {
             let a = fast.check_bridge(q)?;
-            if !matches!(a, Answer::Unknown(UnknownReason::Undecided)) {
+            if !matches!(a, Answer::Unknown(Unknown::Undecided)) {
                 w.fast_decided += 1;
                 w.smt_time += t.elapsed();
                 return Ok(a);

@@ -73,35 +73,6 @@ pub fn replay_exact(sys: &System, inv: &Pred, state: &[Rational], choices: &[Vec
     first_leaving(sys, inv, state, choices).1
 }
 
-/// How far (in the max norm) `x` lies outside the union of boxes: > 0 outside, <= 0 inside.
-fn distance_outside(x: &[f64], cover: &[FBox]) -> f64 {
-    cover
-        .iter()
-        .map(|b| (0..x.len()).map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i])).fold(f64::NEG_INFINITY, f64::max))
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// A deterministic pseudo-random stream seeded by the box (so results never depend on threads).
-struct Stream(u64);
-
-impl Stream {
-    fn for_box(p: &FBox) -> Stream {
-        let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
-        for x in p.lo.iter().chain(&p.hi) {
-            h = (h ^ x.to_bits()).wrapping_mul(0x100_0000_01B3).rotate_left(17);
-        }
-        Stream(h | 1)
-    }
-
-    fn unit(&mut self) -> f64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// The counterexample search of one engine run (one system, one invariant).
 pub struct Searcher<'s> {
     sys: &'s System,
@@ -157,7 +128,7 @@ impl<'s> Searcher<'s> {
         for nondet in extra.iter().chain(&self.fchoices) {
             let Ok((s, _)) = steps.under(nondet) else { continue };
             for next in s.next.iter().map(|(_, n)| n).chain(s.exits.iter().map(|(_, n, _)| n)) {
-                worst = worst.max(distance_outside(next, self.cover));
+                worst = worst.max(space::distance_outside(self.cover, next));
             }
         }
         worst
@@ -196,7 +167,7 @@ impl<'s> Searcher<'s> {
             out.push(near(h));
         }
         out.extend(self.centre_and_corners(ranges));
-        let mut rng = Stream::for_box(p);
+        let mut rng = space::Stream::for_box(p);
         for _ in 0..4 {
             let x: Vec<Rational> =
                 (0..d).map(|i| rational_from_f64(p.lo[i] + (p.hi[i] - p.lo[i]) * rng.unit())).collect();

@@ -3,10 +3,10 @@
 
 use std::fmt;
 
-/// The outcome of one query, generic in its witness (a [`crate::Trace`] for a step, a state for an
-/// implication between state predicates).
+/// The outcome of one query, generic in its witness: by default a one-step [`crate::Witness`]
+/// (a transition, or a single state for an implication between state predicates).
 #[derive(Clone, Debug, PartialEq)]
-pub enum Answer<W> {
+pub enum Answer<W = crate::Witness> {
     /// The implication holds for everything the query ranges over.
     Valid,
     /// It does not: a concrete counterexample, re-checked in exact rational arithmetic.

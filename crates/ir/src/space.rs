@@ -149,6 +149,43 @@ pub fn switch_points(
     roots
 }
 
+/// How far (in the max norm) `x` lies outside the union of `boxes`: > 0 outside, <= 0 inside
+/// (minus the depth). A ranking for searches, in floating point; never a verdict.
+pub fn distance_outside(boxes: &[FBox], x: &[f64]) -> f64 {
+    boxes
+        .iter()
+        .map(|b| (0..x.len()).map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i])).fold(f64::NEG_INFINITY, f64::max))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// A deterministic pseudo-random stream (xorshift64*) for the sample points of searches: seeded
+/// by data, never by time or thread, so a search proposes the same points on every run.
+pub struct Stream(u64);
+
+impl Stream {
+    pub fn new(seed: u64) -> Stream {
+        Stream(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// A stream seeded by a box's ends (a search of the box proposes the same points however the
+    /// boxes are spread over threads).
+    pub fn for_box(p: &FBox) -> Stream {
+        let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
+        for x in p.lo.iter().chain(&p.hi) {
+            h = (h ^ x.to_bits()).wrapping_mul(0x100_0000_01B3).rotate_left(17);
+        }
+        Stream(h | 1)
+    }
+
+    /// The next value, uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,9 +4,9 @@ use crate::bounds::BoundOptions;
 use crate::model::HighsValue;
 use std::fmt;
 use std::time::Duration;
-use trestle_smt::Witness;
+use trestle_core::Witness;
 
-/// The outcome of [`crate::check_inductive_milp`]. Deliberately not [`trestle_smt::Answer`]: a MILP
+/// The outcome of [`crate::check_inductive_milp`]. Deliberately not [`trestle_core::Answer`]: a MILP
 /// never proves anything exactly, so there is no conversion to `Answer::Valid`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MilpAnswer {

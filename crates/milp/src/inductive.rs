@@ -42,11 +42,11 @@ use crate::step::{BranchChoice, StepOptions, encode_step};
 use good_lp::{Expression, Variable};
 use num_traits::ToPrimitive;
 use std::time::{Duration, Instant};
+use trestle_core::Witness;
 use trestle_ir::expr::VarRef;
 use trestle_ir::num::{display_rational, down, to_f64_nearest, up};
 use trestle_ir::system::{DomainExit, Policy, System, VarKind};
 use trestle_ir::{Interval, Pred, RBox, Rational};
-use trestle_smt::Witness;
 
 /// Where one model lives: a region of the state (a box of the invariant, selectors fixed), the
 /// values of the non-deterministic inputs, a branch.

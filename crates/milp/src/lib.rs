@@ -46,7 +46,7 @@
 //!    exactly. Only then is it [`MilpAnswer::Invalid`]. A point that does not replay gives
 //!    [`MilpAnswer::Unknown`], never a counterexample and never a proof.
 //! 2. **"No violation" is floating-point evidence, never a proof** ([`MilpAnswer::Evidence`];
-//!    there is deliberately no conversion to [`trestle_smt::Answer::Valid`]). HiGHS works in f64
+//!    there is deliberately no conversion to [`trestle_core::Answer::Valid`]). HiGHS works in f64
 //!    with absolute tolerances (rows and bounds may be violated by the feasibility tolerance, a
 //!    binary may sit that far from 0 or 1, LP duals are optimal only within
 //!    `dual_feasibility_tolerance`, presolve reduces with tolerances), and its MIP dual bound is not
@@ -120,7 +120,7 @@ pub use expr::{
 pub use inductive::check_inductive_milp;
 pub use model::{HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
-pub use replay::{replay_candidate, replay_exact, replay_run};
+pub use replay::{replay_candidate, replay_exact};
 pub use state::{
     Hidden, NondetChoice, StateVariables, initial_hidden, nondet_values, state_variables, successor_as_state,
 };

@@ -18,6 +18,7 @@
 
 use crate::error::MilpError;
 use trestle_ir::expr::{Expr, VarRef};
+use trestle_ir::nondet;
 use trestle_ir::system::{DomainExit, NondetDomain, System, VarKind};
 use trestle_ir::{Pred, Rational};
 
@@ -99,30 +100,14 @@ pub fn check_multilinear(sys: &System, single_box_target: bool) -> Result<(), Mi
 }
 
 /// The input values to check: the ends of every interval, every value of every set (all
-/// combinations). Empty when the system has no non-deterministic input (one empty vertex).
+/// combinations; the IR's one enumerator, [`nondet::vertices`]). One empty vertex when the system
+/// has no non-deterministic input.
 pub fn vertices(sys: &System, limit: usize) -> Result<Vec<Vec<Rational>>, MilpError> {
-    let mut out: Vec<Vec<Rational>> = vec![Vec::new()];
-    for v in &sys.nondet {
-        let values: Vec<Rational> = match &v.domain {
-            NondetDomain::Interval(lo, hi) if lo == hi => vec![lo.clone()],
-            NondetDomain::Interval(lo, hi) => vec![lo.clone(), hi.clone()],
-            NondetDomain::Set(s) => {
-                let mut s = s.clone();
-                s.sort();
-                s.dedup();
-                s
-            }
-        };
-        let count = out.len().saturating_mul(values.len());
-        if count > limit {
-            return Err(MilpError::TooManyMilps { count, limit });
-        }
-        out = out
-            .iter()
-            .flat_map(|prefix| values.iter().map(move |x| [prefix.clone(), vec![x.clone()]].concat()))
-            .collect();
-    }
-    Ok(out)
+    let count = sys.nondet.iter().fold(1usize, |n, v| n.saturating_mul(nondet::extreme_values(v).len()));
+    // The IR's masks name the first 64 inputs; past them, the count exceeds any limit anyway
+    // unless an input is a single value, which must not be left at 0.
+    let all = (sys.nondet.len() <= 64).then(|| nondet::vertices(sys, nondet::all_inputs(sys), limit)).flatten();
+    all.ok_or(MilpError::TooManyMilps { count, limit })
 }
 
 #[cfg(test)]

@@ -6,13 +6,13 @@
 //! into the invariant's box, rounded to a few decimals, nudged toward the box centre); if none
 //! replays, the caller answers `Unknown`.
 
-use num_traits::{One, Zero};
+use num_traits::One;
+use trestle_core::Witness;
 use trestle_ir::expr::Env;
-use trestle_ir::num::{display_rational, is_integer, rational_from_f64, rational_from_i64};
+use trestle_ir::num::{rational_from_f64, rational_from_i64};
 use trestle_ir::sim::{self, SimError};
 use trestle_ir::system::{DomainExit, System, VarKind};
 use trestle_ir::{Pred, RBox, Rational};
-use trestle_smt::Witness;
 
 const OUTSIDE: &str = "the state violates the invariant";
 
@@ -32,22 +32,7 @@ pub fn replay_exact(
     nondet: &[Rational],
     branch: usize,
 ) -> Result<Witness, String> {
-    if state.len() != sys.state.len() {
-        return Err(format!("state has {} values for {} variables", state.len(), sys.state.len()));
-    }
-    for (v, x) in sys.state.iter().zip(state) {
-        let ok = match v.kind {
-            VarKind::Real => true,
-            VarKind::Int => is_integer(x),
-            VarKind::Bool => x.is_zero() || x.is_one(),
-        };
-        if !ok {
-            return Err(format!("{} = {} is not a {}", v.name, display_rational(x), v.kind.name()));
-        }
-        if !v.domain.contains(x) {
-            return Err(format!("{} = {} is outside its declared domain", v.name, display_rational(x)));
-        }
-    }
+    sim::check_state(sys, state).map_err(|e| e.to_string())?;
     if !holds(inv, state)? {
         return Err(OUTSIDE.into());
     }
@@ -164,30 +149,4 @@ pub fn replay_candidate(
         }
     }
     Err(first_error.unwrap_or_else(|| "no candidate point".into()))
-}
-
-/// Replays a run of `branches.len()` steps exactly: from `start`, step `t` with the inputs
-/// `nondet[t]` taking branch `branches[t]`, the controllers' hidden states carried from step to
-/// step ([`sim::step`]: every state checked to be a state, inputs against their domains, networks
-/// exact, argmax by the lowest index, successors against the domains). Returns the transitions,
-/// or which step failed and why.
-pub fn replay_run(
-    sys: &System,
-    start: &[Rational],
-    nondet: &[Vec<Rational>],
-    branches: &[usize],
-) -> Result<Vec<sim::Transition<Rational>>, String> {
-    if nondet.len() != branches.len() {
-        return Err(format!("{} input vectors for {} steps", nondet.len(), branches.len()));
-    }
-    let mut memory = sim::initial_memory::<Rational>(sys);
-    let mut state = start.to_vec();
-    let mut run = Vec::with_capacity(branches.len());
-    for (t, (inputs, &branch)) in nondet.iter().zip(branches).enumerate() {
-        let transition =
-            sim::step(sys, &state, &mut memory, inputs, branch).map_err(|e| format!("step {}: {e}", t + 1))?;
-        state = transition.next.clone();
-        run.push(transition);
-    }
-    Ok(run)
 }

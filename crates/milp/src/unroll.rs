@@ -18,12 +18,11 @@
 use crate::error::MilpError;
 use crate::expr::Bounded;
 use crate::model::MilpModel;
-use crate::replay::replay_run;
 use crate::state::{NondetChoice, initial_hidden, state_variables, successor_as_state};
 use crate::step::{BranchChoice, EncodedStep, StepOptions, encode_step};
 use good_lp::Variable;
+use trestle_core::{ReplayError, Trace};
 use trestle_ir::num::{is_integer, rational_from_f64, to_f64_nearest};
-use trestle_ir::sim::Transition;
 use trestle_ir::system::{DomainExit, NondetDomain, System, VarKind};
 use trestle_ir::{RBox, Rational};
 
@@ -111,10 +110,11 @@ impl Unrolled {
         }
     }
 
-    /// The solution's run replayed exactly ([`replay_run`]) from its start state (integer and
-    /// boolean variables rounded to the nearest integer, real ones the solver's f64 values
-    /// exactly), with its inputs and branches.
-    pub fn replay(&self, sys: &System, values: &[f64]) -> Result<Vec<Transition<Rational>>, String> {
+    /// The solution's run rebuilt exactly ([`Trace::simulate`]: every state checked to be a state,
+    /// inputs against their domains, networks exact, argmax by the lowest index, hidden states
+    /// carried) from its start state (integer and boolean variables rounded to the nearest
+    /// integer, real ones the solver's f64 values exactly), with its inputs and branches.
+    pub fn replay(&self, sys: &System, values: &[f64]) -> Result<Trace, ReplayError> {
         let run = self.run_at(sys, values);
         let start: Vec<Rational> = run
             .start
@@ -125,7 +125,7 @@ impl Unrolled {
                 if v.kind == VarKind::Real || is_integer(&q) { q } else { q.round() }
             })
             .collect();
-        replay_run(sys, &start, &run.nondet, &run.branches)
+        Trace::simulate(sys, start, run.nondet.into_iter().zip(run.branches))
     }
 }
 

@@ -64,7 +64,7 @@ fn peer_det_128_is_not_inductive() {
     let sys = peer("det", 128);
     let result = run(&sys, Duration::from_secs(30));
     let w = result.answer.witness().unwrap_or_else(|| panic!("expected a counterexample, got {}", result.answer));
-    trestle_smt::replay_inductive(&sys, sys.invariant.as_ref().unwrap(), w).unwrap();
+    trestle_core::replay_inductive(&sys, sys.invariant.as_ref().unwrap(), w).unwrap();
     let (x, y, y_next) = (to_f64_nearest(&w.state[0]), to_f64_nearest(&w.state[1]), to_f64_nearest(&w.next[1]));
     eprintln!("witness: {w}");
     assert!(w.next[1] > parse_rational("0.95").unwrap(), "the known violation leaves through y' > 0.95: {w}");
@@ -146,6 +146,6 @@ fn frozenlake_grid_is_inductive() {
     let result =
         check_inductive_milp(&sys, &inv, &MilpOptions::default().with_time_limit(Duration::from_secs(20))).unwrap();
     let w = result.answer.witness().unwrap_or_else(|| panic!("expected a counterexample, got {}", result.answer));
-    trestle_smt::replay_inductive(&sys, &inv, w).unwrap();
+    trestle_core::replay_inductive(&sys, &inv, w).unwrap();
     assert_eq!(w.next[1], trestle_ir::num::rational_from_i64(3));
 }

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 use trestle_config::{Overrides, load_system_from_str};
+use trestle_core::replay_inductive;
 use trestle_ir::num::{parse_rational, rational_from_i64};
 use trestle_ir::{Pred, RBox, System};
 use trestle_milp::{
     MilpAnswer, MilpError, MilpOptions, MilpUnknown, check_inductive_milp, replay_candidate, replay_exact,
 };
-use trestle_smt::replay_inductive;
 
 fn system(text: &str, sets: &[&str]) -> System {
     let text = format!("init = \"false\"\n{text}");
@@ -30,7 +30,7 @@ fn assert_valid(answer: &MilpAnswer, margin: f64) {
 }
 
 /// The witness re-checked by the Z3 crate's independent replay.
-fn assert_invalid(sys: &System, answer: &MilpAnswer) -> trestle_smt::Witness {
+fn assert_invalid(sys: &System, answer: &MilpAnswer) -> trestle_core::Witness {
     let w = answer.witness().unwrap_or_else(|| panic!("expected Invalid, got {answer}")).clone();
     replay_inductive(sys, sys.invariant.as_ref().unwrap(), &w).unwrap();
     w

@@ -106,9 +106,9 @@ fn optimise(u: &Unrolled, sense: Sense, objective: &Expression) -> (f64, f64, Ve
 /// within [`REPLAY_TOLERANCE`]; returns the exact states.
 fn replay_matches(sys: &System, u: &Unrolled, values: &[f64], context: &str) -> Vec<Vec<Rational>> {
     let run = u.run_at(sys, values);
-    let transitions = u.replay(sys, values).unwrap_or_else(|e| panic!("{context}: the run does not replay: {e}"));
-    let mut states: Vec<Vec<Rational>> = vec![transitions[0].state.clone()];
-    states.extend(transitions.iter().map(|t| t.next.clone()));
+    let trace = u.replay(sys, values).unwrap_or_else(|e| panic!("{context}: the run does not replay: {e}"));
+    trace.replay(sys).unwrap_or_else(|e| panic!("{context}: the rebuilt run does not replay: {e}"));
+    let states = trace.states;
     for (t, (exact, solver)) in states.iter().zip(&run.states).enumerate() {
         for (j, (q, x)) in exact.iter().zip(solver).enumerate() {
             let v = to_f64_nearest(q);

@@ -1,14 +1,15 @@
 //! The bridge check of Algorithm 1 with Z3: is `(p /\ extra /\ psi /\ Next_ENV) => Target` valid?
 //! Its negation is asserted; `unsat` is `Valid`, a model is replayed exactly into a witness.
 
-use crate::answer::{Answer, Witness};
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::encode::{Scope, StepTerms, Vars, assert_step, in_box, num_f64};
 use crate::error::CheckError;
 use crate::query::{BridgeQuery, Postcondition, Target};
-use crate::replay::{ReplayError, replay_bridge};
+use crate::replay::replay_bridge;
 use crate::solve::{Outcome, check, rational_model};
+use trestle_core::WitnessError;
+use trestle_core::{Answer, Witness};
 use trestle_ir::{Matrix, System, sim};
 use z3::ast::Real;
 use z3::{Model, Solver};
@@ -79,9 +80,9 @@ pub(crate) fn transition_witness(
     model: Model,
     vars: &Vars,
     step: &StepTerms,
-    replay: impl Fn(&Witness) -> Result<(), ReplayError>,
+    replay: impl Fn(&Witness) -> Result<(), WitnessError>,
 ) -> Answer {
-    use crate::answer::UnknownReason::ReplayFailed;
+    use trestle_core::Unknown::ReplayFailed;
     let (values, model) = match rational_model(solver, cfg, model, &[&vars.nondet, &vars.state, &vars.action]) {
         Ok(v) => v,
         Err(r) => return Answer::Unknown(r),

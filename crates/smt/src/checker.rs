@@ -5,7 +5,6 @@
 //! A checker borrows one [`System`] and is meant to live on one worker thread: Z3 terms are built
 //! in the thread's own Z3 context (`z3::Context` is not `Send`) and none is kept between queries.
 
-use crate::answer::{Answer, UnknownReason};
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::error::CheckError;
@@ -16,6 +15,7 @@ use crate::stats::Stats;
 use crate::{bridge, implication, monolithic, sample};
 use std::sync::Arc;
 use std::time::Instant;
+use trestle_core::{Answer, Unknown};
 use trestle_ir::{Pred, System};
 
 /// Queries about one step of the environment.
@@ -205,7 +205,7 @@ impl EnvChecker for FastPath<'_> {
         timed(&self.cfg.stats, || {
             Ok(match self.bridge_unchecked(q) {
                 Some(a) => (a, true),
-                None => (Answer::Unknown(UnknownReason::Undecided), false),
+                None => (Answer::Unknown(Unknown::Undecided), false),
             })
         })
     }
@@ -215,7 +215,7 @@ impl EnvChecker for FastPath<'_> {
         timed(&self.cfg.stats, || {
             Ok(match self.implication_unchecked(premise, conclusion) {
                 Some(a) => (a, true),
-                None => (Answer::Unknown(UnknownReason::Undecided), false),
+                None => (Answer::Unknown(Unknown::Undecided), false),
             })
         })
     }

@@ -1,13 +1,13 @@
 //! Validity of an implication between state predicates (`Init => Inv`, `Inv => Safe`) with Z3:
 //! `premise /\ not conclusion` is asserted; strict atoms are encoded strictly.
 
-use crate::answer::{Answer, UnknownReason, Witness};
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::encode::{Scope, Vars};
 use crate::error::CheckError;
-use crate::replay::replay_implication;
 use crate::solve::{Outcome, check, rational_model};
+use trestle_core::replay_implication;
+use trestle_core::{Answer, Unknown, Witness};
 use trestle_ir::{Pred, System};
 
 pub(crate) fn check_implication(
@@ -35,7 +35,7 @@ pub(crate) fn check_implication(
                 let w = Witness::state_only(values.pop().unwrap_or_default());
                 match replay_implication(sys, premise, conclusion, &w) {
                     Ok(()) => Answer::Invalid(w),
-                    Err(e) => Answer::Unknown(UnknownReason::ReplayFailed(e.0)),
+                    Err(e) => Answer::Unknown(Unknown::ReplayFailed(e.0)),
                 }
             }
         },

@@ -61,12 +61,11 @@
 //! # What `Unknown` means
 //!
 //! Nothing: the time or resource limit was hit, Z3 gave up (its reason string is kept), or no
-//! exactly replayable counterexample was found ([`UnknownReason`]). It is never treated as
+//! exactly replayable counterexample was found ([`Unknown`]). It is never treated as
 //! `Valid`. Input problems (dimension mismatches, inverted or non-finite boxes, predicates over the
 //! wrong variables) are [`CheckError`]s, never answers.
 
 mod affine;
-pub mod answer;
 mod bridge;
 pub mod checker;
 pub mod config;
@@ -83,15 +82,15 @@ mod sample;
 mod solve;
 pub mod stats;
 
-pub use answer::{Answer, AnswerKind, UnknownReason, Witness};
 pub use checker::{Checker, EnvChecker, FastPath, InductivenessChecker, Z3Backend};
 pub use config::CheckerConfig;
 pub use error::CheckError;
 pub use fastpath::SuccessorBounds;
 pub use inductive::{InductiveQuery, NetworkPhases, Phase};
 pub use query::{BridgeQuery, LinearPost, Postcondition, Target};
-pub use replay::{ReplayError, replay_bridge, replay_implication, replay_inductive};
+pub use replay::replay_bridge;
 pub use stats::{Stats, StatsSnapshot};
+pub use trestle_core::{Answer, AnswerKind, Unknown, Witness, WitnessError, replay_implication, replay_inductive};
 
 #[cfg(doc)]
 use trestle_ir::System;

@@ -10,15 +10,15 @@
 //! Select policies: the selector value `v` picks network `v`; a value that picks no network leaves
 //! the actions unconstrained (over-approximation).
 
-use crate::answer::Answer;
 use crate::bridge::transition_witness;
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::encode::{Scope, Vars, and, argmax_choice, assert_step, in_box, int_num, num, num_f64};
 use crate::error::CheckError;
 use crate::inductive::{InductiveQuery, NetworkPhases, Phase};
-use crate::replay::replay_inductive;
 use crate::solve::{Outcome, check};
+use trestle_core::Answer;
+use trestle_core::replay_inductive;
 use trestle_ir::network::{Activation, Layer, Network};
 use trestle_ir::system::{ControllerOutput, Policy};
 use trestle_ir::{Rational, System};

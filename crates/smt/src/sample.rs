@@ -3,10 +3,11 @@
 //! domain) and return the first one that refutes the query, after [`crate::replay`] has re-checked
 //! it. A miss proves nothing; the query then goes to Z3.
 
-use crate::answer::Witness;
 use crate::query::{BridgeQuery, Target};
-use crate::replay::{replay_bridge, replay_implication};
+use crate::replay::replay_bridge;
 use num_traits::One;
+use trestle_core::Witness;
+use trestle_core::replay_implication;
 use trestle_ir::expr::Env;
 use trestle_ir::num::{rational_from_f64, rational_from_i64};
 use trestle_ir::pred::RBox;

@@ -1,12 +1,12 @@
 //! Running one Z3 query: solver parameters (timeout, rlimit), the SMT-LIB dump, timing, the
 //! mapping of `unknown` to a reason, and reading model values back as exact rationals.
 
-use crate::answer::UnknownReason;
 use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::encode::VarTerm;
 use crate::error::CheckError;
 use std::time::Instant;
+use trestle_core::Unknown;
 use trestle_ir::Rational;
 use trestle_ir::num::parse_rational;
 use z3::ast::{Algebraic, Ast, Real};
@@ -16,7 +16,7 @@ use z3::{AstKind, Model, Params, SatResult, Solver};
 pub(crate) enum Outcome {
     Unsat,
     Sat(Model),
-    Unknown(UnknownReason),
+    Unknown(Unknown),
 }
 
 /// A fresh solver with the configured limits, specialised to `logic` when one is given (Z3's
@@ -88,24 +88,22 @@ pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
         SatResult::Unsat => Outcome::Unsat,
         SatResult::Sat => match solver.get_model() {
             Some(m) => Outcome::Sat(m),
-            None => Outcome::Unknown(UnknownReason::Solver("sat without a model".into())),
+            None => Outcome::Unknown(Unknown::Solver("sat without a model".into())),
         },
-        SatResult::Unknown if fired.load(std::sync::atomic::Ordering::SeqCst) => {
-            Outcome::Unknown(UnknownReason::Timeout)
-        }
+        SatResult::Unknown if fired.load(std::sync::atomic::Ordering::SeqCst) => Outcome::Unknown(Unknown::Timeout),
         SatResult::Unknown => Outcome::Unknown(classify_unknown(solver.get_reason_unknown())),
     }
 }
 
-fn classify_unknown(reason: Option<String>) -> UnknownReason {
+fn classify_unknown(reason: Option<String>) -> Unknown {
     let r = reason.unwrap_or_else(|| "no reason given".into());
     let lower = r.to_ascii_lowercase();
     if lower.contains("timeout") || lower.contains("canceled") || lower.contains("cancelled") {
-        UnknownReason::Timeout
+        Unknown::Timeout
     } else if lower.contains("resource") || lower.contains("rlimit") {
-        UnknownReason::ResourceLimit
+        Unknown::ResourceLimit
     } else {
-        UnknownReason::Solver(r)
+        Unknown::Solver(r)
     }
 }
 
@@ -197,7 +195,7 @@ pub(crate) fn rational_model(
     cfg: &CheckerConfig,
     mut model: Model,
     groups: &[&[VarTerm]],
-) -> Result<(Vec<Vec<Rational>>, Model), UnknownReason> {
+) -> Result<(Vec<Vec<Rational>>, Model), Unknown> {
     const ROUNDS: usize = 4;
     for _ in 0..ROUNDS {
         let mut exact = Vec::new();
@@ -205,7 +203,7 @@ pub(crate) fn rational_model(
         for (g, terms) in groups.iter().enumerate() {
             let mut vals = Vec::new();
             for (i, t) in terms.iter().enumerate() {
-                match value(&model, t).map_err(UnknownReason::ReplayFailed)? {
+                match value(&model, t).map_err(Unknown::ReplayFailed)? {
                     Value::Exact(q) => vals.push(q),
                     Value::Irrational { approx, text } => {
                         irrational.push((g, i, approx.clone(), text));
@@ -244,14 +242,14 @@ pub(crate) fn rational_model(
             Some(m) => model = m,
             None => {
                 let texts: Vec<&str> = irrational.iter().map(|(.., t)| t.as_str()).collect();
-                return Err(UnknownReason::IrrationalModel(format!(
+                return Err(Unknown::IrrationalModel(format!(
                     "no rational counterexample near the algebraic values {}",
                     texts.join(", ")
                 )));
             }
         }
     }
-    Err(UnknownReason::IrrationalModel(format!("values still irrational after {ROUNDS} re-solves")))
+    Err(Unknown::IrrationalModel(format!("values still irrational after {ROUNDS} re-solves")))
 }
 
 /// Runs one query in a Z3 context of its own, so an interrupt (time limit) or any state a query
@@ -300,6 +298,6 @@ mod tests {
         // Without a band there is none: IrrationalModel, never a rounded value.
         let model = exact.get_model().unwrap();
         let r = rational_model(&exact, &cfg, model, &[std::slice::from_ref(&y)]);
-        assert!(matches!(r, Err(UnknownReason::IrrationalModel(_))), "{:?}", r.map(|v| v.0));
+        assert!(matches!(r, Err(Unknown::IrrationalModel(_))), "{:?}", r.map(|v| v.0));
     }
 }

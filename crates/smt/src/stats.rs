@@ -1,10 +1,10 @@
 //! Query statistics, shareable across threads: a [`Stats`] handle is an `Arc` of atomics; clone it
 //! into every worker's config and read a [`StatsSnapshot`] at the end (snapshots merge too).
 
-use crate::answer::{Answer, UnknownReason};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
+use trestle_core::{Answer, Unknown};
 
 #[derive(Default, Debug)]
 struct Counters {
@@ -62,7 +62,7 @@ impl Stats {
             Answer::Valid => c.valid.fetch_add(1, Relaxed),
             Answer::Invalid(_) => c.invalid.fetch_add(1, Relaxed),
             Answer::Unknown(r) => {
-                if matches!(r, UnknownReason::Timeout | UnknownReason::ResourceLimit) {
+                if matches!(r, Unknown::Timeout | Unknown::ResourceLimit) {
                     c.timeouts.fetch_add(1, Relaxed);
                 }
                 c.unknown.fetch_add(1, Relaxed)

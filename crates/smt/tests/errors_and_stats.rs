@@ -146,13 +146,13 @@ fn statistics_add_up_across_threads() {
 #[test]
 fn a_passed_deadline_stops_z3_queries() {
     use std::time::{Duration, Instant};
-    use trestle_smt::UnknownReason;
+    use trestle_smt::Unknown;
     let sys = det_maze();
     let (premise, conclusion) = (pred("0.3 <= x <= 0.4 and 0.6 <= y <= 0.7"), pred(INV));
     let passed = CheckerConfig::default().with_deadline(Some(Instant::now()));
     assert_eq!(passed.query_limit(), Some(Duration::ZERO));
     let mut z3 = Z3Backend::new(&sys, passed).unwrap();
-    assert!(matches!(z3.check_implication(&premise, &conclusion).unwrap(), Answer::Unknown(UnknownReason::Timeout)));
+    assert!(matches!(z3.check_implication(&premise, &conclusion).unwrap(), Answer::Unknown(Unknown::Timeout)));
     let later = CheckerConfig::default().with_deadline(Some(Instant::now() + Duration::from_secs(3600)));
     // The per-query limit (60 s by default) is the smaller one.
     assert_eq!(later.query_limit(), Some(Duration::from_secs(60)));

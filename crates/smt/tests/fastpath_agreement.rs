@@ -9,8 +9,8 @@ use rand_chacha::ChaCha8Rng;
 use trestle_ir::network::Matrix;
 use trestle_ir::{FBox, Pred, System};
 use trestle_smt::{
-    Answer, AnswerKind, BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target,
-    UnknownReason, Z3Backend, replay_bridge,
+    Answer, AnswerKind, BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Unknown,
+    Z3Backend, replay_bridge,
 };
 
 fn random_interval(rng: &mut ChaCha8Rng, lo: f64, hi: f64, max_width: f64) -> (f64, f64) {
@@ -85,7 +85,7 @@ fn agree_with(
             total += 1;
             assert!(!z.is_unknown(), "#{i}: z3 undecided {z:?} on {p:?} {post:?}");
             match &f {
-                Answer::Unknown(UnknownReason::Undecided) => {}
+                Answer::Unknown(Unknown::Undecided) => {}
                 Answer::Valid => {
                     assert_eq!(z, Answer::Valid, "#{i}: fast Valid, z3 {z:?} on {p:?} {post:?} {target:?}")
                 }

@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use trestle_ir::expr::Env;
 use trestle_ir::{Pred, System};
-use trestle_smt::{Answer, CheckError, Checker, CheckerConfig, EnvChecker, FastPath, UnknownReason, Z3Backend};
+use trestle_smt::{Answer, CheckError, Checker, CheckerConfig, EnvChecker, FastPath, Unknown, Z3Backend};
 
 fn answers(sys: &System, premise: &Pred, conclusion: &Pred) -> Vec<Answer> {
     let mut z3 = Z3Backend::new(sys, CheckerConfig::default()).unwrap();
@@ -91,7 +91,7 @@ fn the_fast_path_proves_box_containment_alone() {
     // Strict atoms are not boxes: left to Z3.
     assert_eq!(
         fast.check_implication(&pred("0.3 < x < 0.4"), &pred("0 <= x <= 1 and 0 < x")).unwrap(),
-        Answer::Unknown(UnknownReason::Undecided)
+        Answer::Unknown(Unknown::Undecided)
     );
     // Its sampler finds the corner counterexample.
     let a = fast.check_implication(&pred(INV), &pred("x <= 0.9")).unwrap();

@@ -8,8 +8,7 @@ use common::counter::{counter, p};
 use common::*;
 use trestle_ir::system::{DomainExit, System};
 use trestle_smt::{
-    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, Postcondition, Target, UnknownReason, Z3Backend,
-    replay_bridge,
+    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, Postcondition, Target, Unknown, Z3Backend, replay_bridge,
 };
 
 fn answers(sys: &System, q: &BridgeQuery<'_>) -> [Answer; 2] {
@@ -92,7 +91,7 @@ fn a_lookup_outside_its_table_is_unknown_not_a_verdict() {
     let psi = Postcondition::Box(fbox(&[-1.0], &[1.0]));
     let target = p("0.2 <= x <= 0.8");
     for a in answers(&sys, &BridgeQuery::new(&region, &psi, Target::StaysIn(&target))) {
-        assert!(matches!(&a, Answer::Unknown(UnknownReason::ReplayFailed(m)) if m.contains("lookup")), "{a:?}");
+        assert!(matches!(&a, Answer::Unknown(Unknown::ReplayFailed(m)) if m.contains("lookup")), "{a:?}");
     }
     // Where domains hold, mode = 3 is no state and the query is Valid; so it is with mode within
     // the table.

@@ -11,7 +11,7 @@ use trestle_ir::system::{
     VarKind,
 };
 use trestle_ir::{Rational, expr::VarRef};
-use trestle_smt::{Answer, Checker, CheckerConfig, InductivenessChecker, UnknownReason, Z3Backend, replay_inductive};
+use trestle_smt::{Answer, Checker, CheckerConfig, InductivenessChecker, Unknown, Z3Backend, replay_inductive};
 
 /// The steering net's outputs computed by hand: a0 = k0 relu(x - 1/2) + k1 relu(1/2 - x),
 /// a1 = 3/4 - y (all weights dyadic, so exact).
@@ -180,7 +180,7 @@ fn a_timeout_is_unknown_never_valid() {
     // (replayed exactly by the backend), but a time-out must never read as a proof.
     let stats = z3.stats().snapshot();
     match a {
-        Answer::Unknown(UnknownReason::Timeout) => {
+        Answer::Unknown(Unknown::Timeout) => {
             assert_eq!((stats.queries, stats.unknown, stats.timeouts, stats.valid), (1, 1, 1, 0))
         }
         Answer::Invalid(_) => assert_eq!((stats.queries, stats.valid), (1, 0)),
@@ -188,7 +188,7 @@ fn a_timeout_is_unknown_never_valid() {
     }
     // A resource limit is reported as such (deterministic).
     let mut z3 = Z3Backend::new(&sys, CheckerConfig::default().without_timeout().with_rlimit(1)).unwrap();
-    assert_eq!(z3.check_inductive(&pred(INV)).unwrap(), Answer::Unknown(UnknownReason::ResourceLimit));
+    assert_eq!(z3.check_inductive(&pred(INV)).unwrap(), Answer::Unknown(Unknown::ResourceLimit));
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn maze_32x32_monolithic_times_out_or_proves() {
     let mut z3 = Z3Backend::new(&sys, cfg).unwrap();
     let a = z3.check_inductive(&pred(INV)).unwrap();
     eprintln!("monolithic det 2x32 with a 2 s limit: {a:?}");
-    assert!(matches!(a, Answer::Valid | Answer::Unknown(UnknownReason::Timeout)), "{a:?}");
+    assert!(matches!(a, Answer::Valid | Answer::Unknown(Unknown::Timeout)), "{a:?}");
 }
 
 #[test]

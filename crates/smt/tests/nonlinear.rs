@@ -9,7 +9,7 @@ use trestle_ir::parse::{SimpleScope, Symbol, parse_expr, parse_pred};
 use trestle_ir::system::{Branch, Domain, DomainExit, NondetDomain, NondetVar, StateVar, Step, System, VarKind};
 use trestle_ir::{Pred, expr::VarRef};
 use trestle_smt::{
-    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, FastPath, Postcondition, Target, UnknownReason, Z3Backend,
+    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, FastPath, Postcondition, Target, Unknown, Z3Backend,
 };
 
 /// x' = c * c with c in [0, 2]; no controller.
@@ -57,7 +57,7 @@ fn irrational_only_counterexamples_are_unknown() {
     let two = parse_pred("x == 2", &scope).unwrap();
     let mut z3 = Z3Backend::new(&sys, CheckerConfig::default()).unwrap();
     let a = z3.check_bridge(&BridgeQuery::new(&p, &psi, Target::Leaves(&two))).unwrap();
-    assert!(matches!(a, Answer::Unknown(UnknownReason::IrrationalModel(_))), "{a:?}");
+    assert!(matches!(a, Answer::Unknown(Unknown::IrrationalModel(_))), "{a:?}");
 }
 
 #[test]

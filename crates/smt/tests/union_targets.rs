@@ -14,7 +14,7 @@ use trestle_ir::system::{NondetDomain, System};
 use trestle_ir::{FBox, Pred, Rational};
 use trestle_smt::{
     Answer, AnswerKind, BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, SuccessorBounds,
-    Target, UnknownReason, Z3Backend, replay_bridge,
+    Target, Unknown, Z3Backend, replay_bridge,
 };
 
 fn random_box(rng: &mut ChaCha8Rng, lo: f64, hi: f64, max_width: f64) -> FBox {
@@ -67,7 +67,7 @@ fn agree(sys: &System, seed: u64, n: usize) -> usize {
             for target in [Target::StaysIn(&union), Target::Leaves(&union)] {
                 let q = BridgeQuery::new(&p, &post, target);
                 let f = fast.check_bridge(&q).unwrap();
-                if f == Answer::Unknown(UnknownReason::Undecided) {
+                if f == Answer::Unknown(Unknown::Undecided) {
                     continue;
                 }
                 assert_eq!(f, Answer::Valid, "#{i}: the fast path only proves");
@@ -124,7 +124,7 @@ fn unions_of_boxes_imply_by_subtraction() {
     assert_eq!(fast.check_implication(&union, &pred("0.2 <= x <= 1 and 0.5 <= y <= 1")).unwrap(), Answer::Valid);
     assert_eq!(
         fast.check_implication(&pred("0.1 <= x <= 0.7 and 0.6 <= y <= 0.7"), &union).unwrap(),
-        Answer::Unknown(UnknownReason::Undecided)
+        Answer::Unknown(Unknown::Undecided)
     );
 }
 

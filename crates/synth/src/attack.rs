@@ -25,6 +25,7 @@ use std::time::Instant;
 use trestle_ir::nondet::Choices;
 use trestle_ir::num::{down, rational_from_f64, to_f64_nearest, up};
 use trestle_ir::sim::{self, Scalar};
+use trestle_ir::space::{Stream, distance_outside};
 use trestle_ir::system::{NondetDomain, System};
 use trestle_ir::{Env, FBox, Pred, Rational, space};
 
@@ -93,11 +94,6 @@ pub(crate) struct Attack<'a> {
     pub simulations: std::sync::atomic::AtomicUsize,
 }
 
-/// Distance of `x` outside the union of `boxes` in the max norm (> 0 outside, <= 0 inside).
-pub(crate) fn distance_outside(boxes: &[FBox], x: &[f64]) -> f64 {
-    distance_term(boxes, x).0
-}
-
 /// The distance outside the union and, per coordinate, the signed gap to the nearer face of the
 /// box that attains it (> 0 beyond the face).
 fn gaps(boxes: &[FBox], x: &[f64]) -> (f64, Vec<f64>) {
@@ -134,22 +130,6 @@ fn distance_term(boxes: &[FBox], x: &[f64]) -> (f64, usize, f64) {
         }
     }
     best
-}
-
-/// A deterministic pseudo-random stream (xorshift64*).
-struct Stream(u64);
-
-impl Stream {
-    fn new(seed: u64) -> Stream {
-        Stream(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 impl<'a> Attack<'a> {

@@ -2,8 +2,9 @@
 
 use trestle_bridge::certificate::ProofJson;
 use trestle_bridge::{Condition, InductiveRun};
+use trestle_core::{ReplayError, Trace, Witness};
+use trestle_ir::System;
 use trestle_ir::{FBox, Rational};
-use trestle_smt::Witness;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SynthVerdict {
@@ -40,6 +41,28 @@ pub struct ExactRun {
 }
 
 impl ExactRun {
+    /// The run as a [`Trace`], rebuilt by [`Trace::simulate`] from its start state and choices
+    /// (the one exact replay every engine's traces go through); an error if it disagrees with the
+    /// run in any state or action.
+    pub fn to_trace(&self, sys: &System) -> Result<Trace, ReplayError> {
+        let trace = Trace::simulate(
+            sys,
+            self.states[0].clone(),
+            self.nondet.iter().cloned().zip(self.branches.iter().copied()),
+        )?;
+        let claimed = Trace {
+            states: self.states.clone(),
+            hidden: trace.hidden.clone(),
+            steps: trace.steps.clone(),
+            loop_back: None,
+        };
+        if trace.steps.iter().zip(&self.actions).any(|(s, a)| s.actions != *a) {
+            return Err(ReplayError::Shape("the run's actions differ from the controllers' exact actions".into()));
+        }
+        claimed.replay(sys)?;
+        Ok(trace)
+    }
+
     /// The run's last step (the one that leaves Safe) as a one-step witness; `None` for a run of
     /// length 0 (a state of Init outside Safe).
     pub fn last_step(&self) -> Option<Witness> {

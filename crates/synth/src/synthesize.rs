@@ -1,6 +1,6 @@
 //! The driver: search, merge, prove, and when that fails, explain and attack.
 
-use crate::attack::{Attack, distance_outside};
+use crate::attack::Attack;
 use crate::image::Imager;
 use crate::merge::merge;
 use crate::partition::{Cell, Partition, Status, overlaps};
@@ -12,6 +12,7 @@ use trestle_bridge::certificate::{boxes_pred, proof};
 use trestle_bridge::engine::check_inductive;
 use trestle_bridge::{Condition, Inductiveness};
 use trestle_ir::num::to_f64_nearest;
+use trestle_ir::space::distance_outside;
 use trestle_ir::{FBox, Pred, RBox, System};
 use trestle_smt::{Answer, Checker, CheckerConfig, EnvChecker, Stats, Witness};
 
