@@ -139,8 +139,8 @@ fn clause_json(c: &Clause) -> ClauseJson {
     let linear = match &c.post {
         Postcondition::Box(_) => None,
         Postcondition::Linear(l) => Some(LinearJson {
-            lower: AffineJson { a: rows(&l.lower), c: l.lower_offset.clone() },
-            upper: AffineJson { a: rows(&l.upper), c: l.upper_offset.clone() },
+            lower: AffineJson { a: rows(&l.lower.a), c: l.lower.c.clone() },
+            upper: AffineJson { a: rows(&l.upper.a), c: l.upper.c.clone() },
         }),
     };
     ClauseJson { region: box_json(&c.region), post: box_json(c.post.action_box()), linear }

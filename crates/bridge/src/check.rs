@@ -4,7 +4,7 @@ use crate::config::Config;
 use crate::engine::{self, InductiveRun, Inductiveness, Progress};
 use crate::error::BridgeError;
 use std::time::Instant;
-use trestle_ir::{FBox, Pred, System};
+use trestle_ir::{FBox, OuterBox, Pred, System};
 use trestle_smt::{Answer, Checker, CheckerConfig, EnvChecker, Witness};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +132,9 @@ pub fn invariant_cover(sys: &System) -> Result<(Pred, Vec<FBox>), BridgeError> {
         .map(|b| {
             let unbounded = |i: usize| b.lo[i].is_none() || b.hi[i].is_none();
             let name = |i: usize| sys.state[i].name.as_str();
-            b.enclosing_fbox().ok_or_else(|| {
+            // Outward: the boxes the engine splits must cover the candidate (each query also
+            // assumes the exact candidate, so the excess adds no states).
+            b.enclosing_fbox().map(OuterBox::into_fbox).ok_or_else(|| {
                 let v = (0..b.dims()).find(|&i| unbounded(i)).map_or("?", name);
                 BridgeError::InvariantShape(format!("a box is unbounded in {v}"))
             })

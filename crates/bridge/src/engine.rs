@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use trestle_ir::interval::Interval;
 use trestle_ir::{Env, FBox, Pred, System};
 use trestle_smt::{
-    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, Postcondition, Stats, SuccessorBounds, Target, Unknown,
+    Answer, BridgeQuery, Checker, CheckerConfig, DecidedBy, FastPath, Postcondition, Stats, SuccessorBounds, Target,
     Witness, Z3Backend,
 };
 
@@ -230,8 +230,8 @@ struct Ctx<'s> {
 }
 
 struct Checkers<'s> {
-    fast: Option<FastPath<'s>>,
-    z3: Z3Backend<'s>,
+    /// The environment checks: the worker's fork of the run's fast path, then Z3.
+    env: Checker<'s>,
     /// For the exact leaf queries (their own resource limit and dump names).
     exact: Z3Backend<'s>,
 }
@@ -252,23 +252,21 @@ impl<'s> Ctx<'s> {
         let fast = self.fast.as_ref().map(|f| f.fork(cc.clone()));
         let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-")).with_deadline(self.deadline);
         exact.rlimit = self.cfg.exact_rlimit;
-        Ok(Checkers { fast, z3: Z3Backend::new(self.sys, cc)?, exact: Z3Backend::new(self.sys, exact)? })
+        Ok(Checkers {
+            env: Checker::from_parts(fast, Z3Backend::new(self.sys, cc)?),
+            exact: Z3Backend::new(self.sys, exact)?,
+        })
     }
 
     /// One environment check: the fast path first, Z3 for what it leaves open.
     fn decide(&self, ch: &mut Checkers<'s>, q: &BridgeQuery<'_>, w: &mut BoxWork) -> Result<Answer, BridgeError> {
         let t = Instant::now();
         w.smt_queries += 1;
-        if let Some(fast) = ch.fast.as_mut() {
-            let a = fast.check_bridge(q)?;
-            if !matches!(a, Answer::Unknown(Unknown::Undecided)) {
-                w.fast_decided += 1;
-                w.smt_time += t.elapsed();
-                return Ok(a);
-            }
+        let (a, by) = ch.env.decide_bridge(q)?;
+        match by {
+            DecidedBy::FastPath => w.fast_decided += 1,
+            DecidedBy::Z3 => w.z3_queries += 1,
         }
-        w.z3_queries += 1;
-        let a = ch.z3.check_bridge(q)?;
         w.smt_time += t.elapsed();
         Ok(a)
     }
@@ -407,8 +405,9 @@ impl<'s> Ctx<'s> {
                     match (self.cfg.split, post) {
                         (Split::Influence, Postcondition::Linear(l)) => {
                             // Gap the linear bounds leave in dimension i, relative to its extent.
-                            let coeff: f64 =
-                                (0..l.lower.rows).map(|a| l.upper.get(a, i).abs() + l.lower.get(a, i).abs()).sum();
+                            let coeff: f64 = (0..l.lower.a.rows)
+                                .map(|a| l.upper.a.get(a, i).abs() + l.lower.a.get(a, i).abs())
+                                .sum();
                             width * (1.0 + coeff * self.extent[i])
                         }
                         _ => width,

@@ -13,6 +13,7 @@
 use crate::error::BridgeError;
 use trestle_bounds::{InputBox, Method};
 use trestle_ir::interval::Interval;
+use trestle_ir::linear::AffineMap;
 use trestle_ir::round::{add_down, add_up, mul_up, sub_up};
 use trestle_ir::system::{ControllerOutput, Policy, System};
 use trestle_ir::{FBox, Matrix, VarRef};
@@ -132,7 +133,11 @@ impl<'s> PostEngine<'s> {
         if !self.linear {
             return Ok(Postcondition::Box(bounds));
         }
-        Ok(Postcondition::Linear(LinearPost { lower, lower_offset: lower_off, upper, upper_offset: upper_off, bounds }))
+        Ok(Postcondition::Linear(LinearPost {
+            lower: AffineMap { a: lower, c: lower_off },
+            upper: AffineMap { a: upper, c: upper_off },
+            bounds,
+        }))
     }
 
     /// The networks a controller may run on `p` (a selector may range over several).

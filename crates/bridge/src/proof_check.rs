@@ -29,6 +29,7 @@ use crate::certificate::{
 use crate::error::BridgeError;
 use crate::post_check::PostChecker;
 use crate::rows::nonvacuous;
+use trestle_ir::linear::AffineMap;
 use trestle_ir::{FBox, Matrix, Pred, System};
 use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, LinearPost, Postcondition, Target, Z3Backend};
 
@@ -111,10 +112,14 @@ fn read_clause(sys: &System, i: usize, c: &ClauseJson) -> Result<CertClause, Bri
     let post = match &c.linear {
         None => Postcondition::Box(bounds),
         Some(l) => Postcondition::Linear(LinearPost {
-            lower: matrix(&l.lower.a, n_act, d, &format!("clauses[{i}].linear.lower.A"))?,
-            lower_offset: vector(&l.lower.c, n_act, &format!("clauses[{i}].linear.lower.c"))?,
-            upper: matrix(&l.upper.a, n_act, d, &format!("clauses[{i}].linear.upper.A"))?,
-            upper_offset: vector(&l.upper.c, n_act, &format!("clauses[{i}].linear.upper.c"))?,
+            lower: AffineMap {
+                a: matrix(&l.lower.a, n_act, d, &format!("clauses[{i}].linear.lower.A"))?,
+                c: vector(&l.lower.c, n_act, &format!("clauses[{i}].linear.lower.c"))?,
+            },
+            upper: AffineMap {
+                a: matrix(&l.upper.a, n_act, d, &format!("clauses[{i}].linear.upper.A"))?,
+                c: vector(&l.upper.c, n_act, &format!("clauses[{i}].linear.upper.c"))?,
+            },
             bounds,
         }),
     };

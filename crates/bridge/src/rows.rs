@@ -39,7 +39,7 @@ pub(crate) fn row_min(row: &[f64], c: f64, region: &FBox) -> Rational {
 
 /// The stored rows of action `a`: `(lower coefficients, lower offset, upper coefficients, upper offset)`.
 pub(crate) fn rows_of(l: &LinearPost, a: usize) -> (&[f64], f64, &[f64], f64) {
-    (l.lower.row(a), l.lower_offset[a], l.upper.row(a), l.upper_offset[a])
+    (l.lower.a.row(a), l.lower.c[a], l.upper.a.row(a), l.upper.c[a])
 }
 
 /// Whether the stored row follows from the fresh one over the box: a stored lower bound must lie

@@ -22,9 +22,10 @@ use num_traits::{Signed, Zero};
 use crate::network::{Activation, Matrix};
 use crate::num::Rational;
 
-/// `value_j = num[j] / den`, `den > 0`.
+/// A layer's exact values over one common denominator: `value_j = num[j] / den`, `den > 0`
+/// (opaque outside the exact forward pass).
 #[derive(Clone, Debug)]
-pub(crate) struct Scaled {
+pub struct Scaled {
     num: Vec<BigInt>,
     den: BigInt,
 }

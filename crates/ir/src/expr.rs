@@ -5,9 +5,9 @@
 //! encoders, so all of them agree on what a step means.
 
 use crate::interval::Interval;
-use crate::num::{Rational, display_rational, is_integer, rational_from_f64, to_f64_nearest};
+use crate::num::{Rational, rational_from_f64};
 use crate::pred::Pred;
-use num_traits::{Signed, ToPrimitive, Zero};
+use num_traits::Zero;
 use std::collections::BTreeMap;
 
 /// A variable of a system. Indices point into `System::state`, `System::actions`, `System::nondet`.
@@ -244,114 +244,48 @@ impl Expr {
         }
     }
 
-    pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Result<Rational, EvalError> {
+    /// The value at `env`, in any [`Arith`]: the one evaluator of expressions.
+    pub fn eval<A: crate::arith::Arith>(&self, env: &Env<'_, A>) -> Result<A, EvalError> {
         Ok(match self {
-            Expr::Const(c) => c.clone(),
+            Expr::Const(c) => A::constant(c),
             Expr::Var(v) => env.get(*v).clone(),
-            Expr::Neg(a) => -a.eval_exact(env)?,
-            Expr::Add(a, b) => a.eval_exact(env)? + b.eval_exact(env)?,
-            Expr::Sub(a, b) => a.eval_exact(env)? - b.eval_exact(env)?,
-            Expr::Mul(a, b) => a.eval_exact(env)? * b.eval_exact(env)?,
-            Expr::Div(a, k) => a.eval_exact(env)? / k,
-            Expr::Min(a, b) => a.eval_exact(env)?.min(b.eval_exact(env)?),
-            Expr::Max(a, b) => a.eval_exact(env)?.max(b.eval_exact(env)?),
-            Expr::Relu(a) => a.eval_exact(env)?.max(Rational::zero()),
-            Expr::Abs(a) => a.eval_exact(env)?.abs(),
-            Expr::Ite(c, a, b) => {
-                if c.eval_exact(env)? {
-                    a.eval_exact(env)?
-                } else {
-                    b.eval_exact(env)?
-                }
-            }
+            Expr::Neg(a) => a.eval(env)?.neg(),
+            Expr::Add(a, b) => a.eval(env)?.add(&b.eval(env)?),
+            Expr::Sub(a, b) => a.eval(env)?.sub(&b.eval(env)?),
+            Expr::Mul(a, b) => a.eval(env)?.mul(&b.eval(env)?),
+            Expr::Div(a, k) => a.eval(env)?.div_const(k),
+            Expr::Min(a, b) => a.eval(env)?.min(&b.eval(env)?),
+            Expr::Max(a, b) => a.eval(env)?.max(&b.eval(env)?),
+            Expr::Relu(a) => a.eval(env)?.relu(),
+            Expr::Abs(a) => a.eval(env)?.abs(),
+            Expr::Ite(c, a, b) => match c.eval(env)? {
+                Some(true) => a.eval(env)?,
+                Some(false) => b.eval(env)?,
+                None => a.eval(env)?.join(&b.eval(env)?),
+            },
             Expr::Lookup(i, items) => {
-                let idx = i.eval_exact(env)?;
-                let k = lookup_index(&idx, items.len())?;
-                items[k].eval_exact(env)?
+                let mut values = i.eval(env)?.lookup(items.len())?.map(|k| items[k].eval(env));
+                let first = values.next().expect("lookup ranges are non-empty")?;
+                values.try_fold(first, |acc, v| Ok::<A, EvalError>(acc.join(&v?)))?
             }
         })
+    }
+
+    /// The exact value: what verdicts and replays rest on.
+    pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Result<Rational, EvalError> {
+        self.eval(env)
     }
 
     /// Round-to-nearest evaluation, for simulation and sampling (never for verdicts).
     pub fn eval_f64(&self, env: &Env<'_, f64>) -> Result<f64, EvalError> {
-        Ok(match self {
-            Expr::Const(c) => to_f64_nearest(c),
-            Expr::Var(v) => *env.get(*v),
-            Expr::Neg(a) => -a.eval_f64(env)?,
-            Expr::Add(a, b) => a.eval_f64(env)? + b.eval_f64(env)?,
-            Expr::Sub(a, b) => a.eval_f64(env)? - b.eval_f64(env)?,
-            Expr::Mul(a, b) => a.eval_f64(env)? * b.eval_f64(env)?,
-            Expr::Div(a, k) => a.eval_f64(env)? / to_f64_nearest(k),
-            Expr::Min(a, b) => a.eval_f64(env)?.min(b.eval_f64(env)?),
-            Expr::Max(a, b) => a.eval_f64(env)?.max(b.eval_f64(env)?),
-            Expr::Relu(a) => a.eval_f64(env)?.max(0.0),
-            Expr::Abs(a) => a.eval_f64(env)?.abs(),
-            Expr::Ite(c, a, b) => {
-                if c.eval_f64(env)? {
-                    a.eval_f64(env)?
-                } else {
-                    b.eval_f64(env)?
-                }
-            }
-            Expr::Lookup(i, items) => {
-                let idx = i.eval_f64(env)?;
-                let r = idx.round();
-                if r != idx || r < 0.0 || r as usize >= items.len() {
-                    return Err(EvalError::LookupIndex { index: idx.to_string(), len: items.len() });
-                }
-                items[r as usize].eval_f64(env)?
-            }
-        })
+        self.eval(env)
     }
 
     /// A sound enclosure of the expression's range over a box of variable values.
     pub fn eval_interval(&self, env: &Env<'_, Interval>) -> Interval {
-        match self {
-            Expr::Const(c) => Interval::of_rational(c),
-            Expr::Var(v) => *env.get(*v),
-            Expr::Neg(a) => a.eval_interval(env).neg(),
-            Expr::Add(a, b) => a.eval_interval(env).add(&b.eval_interval(env)),
-            Expr::Sub(a, b) => a.eval_interval(env).sub(&b.eval_interval(env)),
-            Expr::Mul(a, b) => a.eval_interval(env).mul(&b.eval_interval(env)),
-            Expr::Div(a, k) => {
-                let inv = Interval::of_rational(&(Rational::from_integer(1.into()) / k));
-                a.eval_interval(env).mul(&inv)
-            }
-            Expr::Min(a, b) => a.eval_interval(env).min(&b.eval_interval(env)),
-            Expr::Max(a, b) => a.eval_interval(env).max(&b.eval_interval(env)),
-            Expr::Relu(a) => a.eval_interval(env).relu(),
-            Expr::Abs(a) => a.eval_interval(env).abs(),
-            Expr::Ite(c, a, b) => match c.eval_interval(env) {
-                Some(true) => a.eval_interval(env),
-                Some(false) => b.eval_interval(env),
-                None => a.eval_interval(env).hull(&b.eval_interval(env)),
-            },
-            Expr::Lookup(i, items) => {
-                let idx = i.eval_interval(env);
-                let lo = idx.lo.ceil().max(0.0);
-                let hi = idx.hi.floor().min(items.len() as f64 - 1.0);
-                if lo > hi {
-                    // No valid index: evaluation would fail; the empty case is reported by the
-                    // exact evaluators. Return the hull of all entries (sound for every valid index).
-                    return items
-                        .iter()
-                        .map(|e| e.eval_interval(env))
-                        .reduce(|a, b| a.hull(&b))
-                        .unwrap_or(Interval::ENTIRE);
-                }
-                (lo as usize..=hi as usize).map(|k| items[k].eval_interval(env)).reduce(|a, b| a.hull(&b)).unwrap()
-            }
-        }
+        // Only an empty lookup table fails on intervals; everything encloses that.
+        self.eval(env).unwrap_or(Interval::ENTIRE)
     }
-}
-
-fn lookup_index(idx: &Rational, len: usize) -> Result<usize, EvalError> {
-    let bad = || EvalError::LookupIndex { index: display_rational(idx), len };
-    if !is_integer(idx) || idx.is_negative() {
-        return Err(bad());
-    }
-    let k = idx.to_integer().to_usize().ok_or_else(bad)?;
-    if k >= len { Err(bad()) } else { Ok(k) }
 }
 
 /// Exact value of an f64 slice.

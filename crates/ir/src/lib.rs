@@ -8,10 +8,12 @@
 //!
 //! Architecture invariant: this crate depends on no solver and no file format.
 
+pub mod arith;
 mod exact_affine;
 pub mod expr;
 pub mod formula;
 pub mod interval;
+pub mod linear;
 pub mod network;
 pub mod nondet;
 pub mod num;
@@ -23,10 +25,11 @@ pub mod sim;
 pub mod space;
 pub mod system;
 
+pub use arith::{Arith, LayerArith};
 pub use expr::{Env, Expr, LinearExpr, VarRef};
 pub use formula::{Ctl, Ltl};
 pub use interval::Interval;
 pub use network::{Activation, Layer, Matrix, Network};
 pub use num::Rational;
-pub use pred::{CmpOp, FBox, Pred, RBox};
+pub use pred::{CmpOp, FBox, InnerBox, OuterBox, Pred, RBox};
 pub use system::System;

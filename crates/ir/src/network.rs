@@ -4,7 +4,7 @@
 //! rescaled or fused on load, so what the solvers see is what the file says. Normalisation steps
 //! (NNet headers) are explicit layers, not hidden preprocessing.
 
-use crate::exact_affine::{self, Scaled};
+use crate::arith::LayerArith;
 use crate::num::Rational;
 use num_traits::Zero;
 use serde::{Deserialize, Serialize};
@@ -231,9 +231,9 @@ impl Network {
         self.hidden_dims().into_iter().map(|n| vec![0.0; n]).collect()
     }
 
-    /// Floating-point forward pass (f64, round to nearest): for simulation and sampling only;
-    /// verdicts never rest on it. `hidden` is read and updated for recurrent layers.
-    pub fn forward(&self, input: &[f64], hidden: &mut [Vec<f64>]) -> Result<Vec<f64>, NetworkError> {
+    /// The forward pass in any [`LayerArith`]: the one definition of what a network computes.
+    /// `hidden` is read and updated for recurrent layers (one entry per recurrent layer).
+    pub fn run<A: LayerArith>(&self, input: &[A], hidden: &mut [Vec<A>]) -> Result<Vec<A>, NetworkError> {
         if input.len() != self.input_dim() {
             return Err(NetworkError::InputDim {
                 network: self.source.clone(),
@@ -241,27 +241,27 @@ impl Network {
                 expected: self.input_dim(),
             });
         }
-        let mut x = input.to_vec();
+        let mut x = A::load(input);
         let mut h_index = 0;
         for layer in &self.layers {
             x = match layer {
-                Layer::Dense(d) => affine(&d.weights, &x, &d.bias, d.activation),
+                Layer::Dense(d) => A::affine(&d.weights, &x, &d.bias, d.activation, None),
                 Layer::Recurrent(r) => {
-                    let mut z = affine(&r.input_weights, &x, &r.bias, Activation::Identity);
-                    let prev = &hidden[h_index];
-                    for (i, zi) in z.iter_mut().enumerate() {
-                        *zi += dot(r.recurrent_weights.row(i), prev);
-                    }
-                    if r.activation == Activation::Relu {
-                        z.iter_mut().for_each(|v| *v = v.max(0.0));
-                    }
-                    hidden[h_index] = z.clone();
+                    let h = A::load(&hidden[h_index]);
+                    let z = A::affine(&r.input_weights, &x, &r.bias, r.activation, Some((&r.recurrent_weights, &h)));
+                    hidden[h_index] = A::unload(&z);
                     h_index += 1;
                     z
                 }
             };
         }
-        Ok(x)
+        Ok(A::unload(&x))
+    }
+
+    /// Floating-point forward pass (f64, round to nearest): for simulation and sampling only;
+    /// verdicts never rest on it. `hidden` is read and updated for recurrent layers.
+    pub fn forward(&self, input: &[f64], hidden: &mut [Vec<f64>]) -> Result<Vec<f64>, NetworkError> {
+        self.run(input, hidden)
     }
 
     /// Forward pass of a feed-forward network from a zero hidden state.
@@ -269,42 +269,15 @@ impl Network {
         self.forward(input, &mut self.initial_hidden())
     }
 
-    /// Exact forward pass in rational arithmetic: the reference every counterexample is replayed with.
+    /// Exact forward pass in rational arithmetic: the reference every counterexample is replayed
+    /// with. Layers run over one common denominator (`exact_affine`); hidden states are kept as
+    /// reduced rationals between steps.
     pub fn forward_exact(
         &self,
         input: &[Rational],
         hidden: &mut [Vec<Rational>],
     ) -> Result<Vec<Rational>, NetworkError> {
-        if input.len() != self.input_dim() {
-            return Err(NetworkError::InputDim {
-                network: self.source.clone(),
-                found: input.len(),
-                expected: self.input_dim(),
-            });
-        }
-        // Layers run over one common denominator (see `exact_affine`); hidden states are kept
-        // as reduced rationals between steps.
-        let mut x = Scaled::of(input);
-        let mut h_index = 0;
-        for layer in &self.layers {
-            x = match layer {
-                Layer::Dense(d) => exact_affine::affine(&d.weights, &x, &d.bias, d.activation, None),
-                Layer::Recurrent(r) => {
-                    let h = Scaled::of(&hidden[h_index]);
-                    let z = exact_affine::affine(
-                        &r.input_weights,
-                        &x,
-                        &r.bias,
-                        r.activation,
-                        Some((&r.recurrent_weights, &h)),
-                    );
-                    hidden[h_index] = z.to_rationals();
-                    h_index += 1;
-                    z
-                }
-            };
-        }
-        Ok(x.to_rationals())
+        self.run(input, hidden)
     }
 
     pub fn initial_hidden_exact(&self) -> Vec<Vec<Rational>> {
@@ -337,31 +310,6 @@ pub fn synthetic_dense(sizes: &[usize], seed: u64) -> Network {
         .collect();
     let name = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join("x");
     Network::new(format!("inline:synthetic-{name}-seed{seed}"), layers).expect("consistent sizes")
-}
-
-#[inline]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    // Eight independent partial sums: the compiler keeps them in vector registers, where one
-    // running sum (a strict left-to-right order) would serialise every addition. This is the
-    // floating-point simulation (search heuristics, plots), never a verdict: those replay exactly.
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    let mut acc = [0.0f64; 8];
-    for (x, y) in ca.zip(cb) {
-        for k in 0..8 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    acc.iter().sum::<f64>() + tail
-}
-
-fn affine(w: &Matrix, x: &[f64], b: &[f64], act: Activation) -> Vec<f64> {
-    (0..w.rows)
-        .map(|i| {
-            let v = dot(w.row(i), x) + b[i];
-            if act == Activation::Relu { v.max(0.0) } else { v }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -39,6 +39,11 @@ impl CmpOp {
     }
 }
 
+/// The truth of a comparison in a point domain (exact or f64), which always has one.
+pub fn decided(t: Option<bool>) -> bool {
+    t.expect("comparisons of points are always decided")
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Pred {
     True,
@@ -114,83 +119,21 @@ impl Pred {
         }
     }
 
-    pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Result<bool, EvalError> {
+    /// The truth value at `env`, in any [`Arith`]: `Some(b)` when the predicate is `b` for
+    /// everything `env` stands for (always, for point domains), `None` when undecided (over a
+    /// box). The one evaluator of predicates; a conjunction stops at its first false conjunct,
+    /// a disjunction at its first true one.
+    pub fn eval<A: crate::arith::Arith>(&self, env: &Env<'_, A>) -> Result<Option<bool>, EvalError> {
         Ok(match self {
-            Pred::True => true,
-            Pred::False => false,
-            Pred::Cmp(a, op, b) => op.holds(&a.eval_exact(env)?, &b.eval_exact(env)?),
-            Pred::Not(p) => !p.eval_exact(env)?,
-            Pred::And(ps) => {
-                for p in ps {
-                    if !p.eval_exact(env)? {
-                        return Ok(false);
-                    }
-                }
-                true
-            }
-            Pred::Or(ps) => {
-                for p in ps {
-                    if p.eval_exact(env)? {
-                        return Ok(true);
-                    }
-                }
-                false
-            }
-        })
-    }
-
-    pub fn eval_f64(&self, env: &Env<'_, f64>) -> Result<bool, EvalError> {
-        Ok(match self {
-            Pred::True => true,
-            Pred::False => false,
-            Pred::Cmp(a, op, b) => op.holds(&a.eval_f64(env)?, &b.eval_f64(env)?),
-            Pred::Not(p) => !p.eval_f64(env)?,
-            Pred::And(ps) => {
-                for p in ps {
-                    if !p.eval_f64(env)? {
-                        return Ok(false);
-                    }
-                }
-                true
-            }
-            Pred::Or(ps) => {
-                for p in ps {
-                    if p.eval_f64(env)? {
-                        return Ok(true);
-                    }
-                }
-                false
-            }
-        })
-    }
-
-    /// Three-valued evaluation over a box: `Some(b)` when the predicate is `b` at every point.
-    pub fn eval_interval(&self, env: &Env<'_, Interval>) -> Option<bool> {
-        match self {
             Pred::True => Some(true),
             Pred::False => Some(false),
-            Pred::Cmp(a, op, b) => {
-                let d = a.eval_interval(env).sub(&b.eval_interval(env));
-                match op {
-                    CmpOp::Le if d.hi <= 0.0 => Some(true),
-                    CmpOp::Le if d.lo > 0.0 => Some(false),
-                    CmpOp::Lt if d.hi < 0.0 => Some(true),
-                    CmpOp::Lt if d.lo >= 0.0 => Some(false),
-                    CmpOp::Ge if d.lo >= 0.0 => Some(true),
-                    CmpOp::Ge if d.hi < 0.0 => Some(false),
-                    CmpOp::Gt if d.lo > 0.0 => Some(true),
-                    CmpOp::Gt if d.hi <= 0.0 => Some(false),
-                    CmpOp::Eq if d.lo == 0.0 && d.hi == 0.0 => Some(true),
-                    CmpOp::Eq if d.lo > 0.0 || d.hi < 0.0 => Some(false),
-                    _ => None,
-                }
-            }
-            Pred::Not(p) => p.eval_interval(env).map(|b| !b),
+            Pred::Cmp(a, op, b) => a.eval(env)?.compare(*op, &b.eval(env)?),
+            Pred::Not(p) => p.eval(env)?.map(|b| !b),
             Pred::And(ps) => {
                 let mut all = Some(true);
                 for p in ps {
-                    match p.eval_interval(env) {
-                        Some(false) => return Some(false),
+                    match p.eval(env)? {
+                        Some(false) => return Ok(Some(false)),
                         Some(true) => {}
                         None => all = None,
                     }
@@ -200,15 +143,31 @@ impl Pred {
             Pred::Or(ps) => {
                 let mut any = Some(false);
                 for p in ps {
-                    match p.eval_interval(env) {
-                        Some(true) => return Some(true),
+                    match p.eval(env)? {
+                        Some(true) => return Ok(Some(true)),
                         Some(false) => {}
                         None => any = None,
                     }
                 }
                 any
             }
-        }
+        })
+    }
+
+    /// The exact truth value: what verdicts and replays rest on.
+    pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Result<bool, EvalError> {
+        self.eval(env).map(decided)
+    }
+
+    /// Round-to-nearest evaluation, for simulation and sampling (never for verdicts).
+    pub fn eval_f64(&self, env: &Env<'_, f64>) -> Result<bool, EvalError> {
+        self.eval(env).map(decided)
+    }
+
+    /// Three-valued evaluation over a box: `Some(b)` when the predicate is `b` at every point.
+    pub fn eval_interval(&self, env: &Env<'_, Interval>) -> Option<bool> {
+        // Only an empty lookup table fails on intervals: then nothing is decided.
+        self.eval(env).ok().flatten()
     }
 
     /// Negation pushed to the atoms (`not (a <= b)` becomes `a > b`), no `Not` left.
@@ -355,10 +314,10 @@ impl RBox {
     }
 
     /// The smallest f64 box containing this one (ends rounded outward); `None` if unbounded.
-    pub fn enclosing_fbox(&self) -> Option<FBox> {
+    pub fn enclosing_fbox(&self) -> Option<OuterBox> {
         let lo = self.lo.iter().map(|l| l.as_ref().map(down)).collect::<Option<Vec<_>>>()?;
         let hi = self.hi.iter().map(|h| h.as_ref().map(up)).collect::<Option<Vec<_>>>()?;
-        Some(FBox { lo, hi })
+        Some(OuterBox(FBox { lo, hi }))
     }
 
     /// Exact membership of an f64 point.
@@ -431,19 +390,19 @@ impl RBox {
     /// The largest f64 box inside this one (ends rounded inward, unbounded sides infinite), or
     /// `None` when no f64 box fits (an end rounds past the other). A set covered by inner boxes is
     /// covered by the exact boxes.
-    pub fn inner_fbox(&self) -> Option<FBox> {
+    pub fn inner_fbox(&self) -> Option<InnerBox> {
         let lo: Vec<f64> = self.lo.iter().map(|l| l.as_ref().map_or(f64::NEG_INFINITY, up)).collect();
         let hi: Vec<f64> = self.hi.iter().map(|h| h.as_ref().map_or(f64::INFINITY, down)).collect();
-        lo.iter().zip(&hi).all(|(l, h)| l <= h).then_some(FBox { lo, hi })
+        lo.iter().zip(&hi).all(|(l, h)| l <= h).then_some(InnerBox(FBox { lo, hi }))
     }
 
     /// The smallest f64 box containing this one, unbounded sides infinite (unlike
     /// [`RBox::enclosing_fbox`], which refuses them).
-    pub fn outer_fbox(&self) -> FBox {
-        FBox {
+    pub fn outer_fbox(&self) -> OuterBox {
+        OuterBox(FBox {
             lo: self.lo.iter().map(|l| l.as_ref().map_or(f64::NEG_INFINITY, down)).collect(),
             hi: self.hi.iter().map(|h| h.as_ref().map_or(f64::INFINITY, up)).collect(),
-        }
+        })
     }
 }
 
@@ -452,7 +411,50 @@ fn lo_above_hi(lo: &Option<Rational>, hi: &Option<Rational>) -> bool {
     matches!((lo, hi), (Some(l), Some(h)) if l > h)
 }
 
-/// A closed box with f64 ends: what the splitting engines and bound computations work on.
+/// An f64 box that contains the exact box it was rounded from (ends rounded outward): what a
+/// sound over-approximation needs (a cover of the invariant, enclosures of a region). Made only
+/// by [`RBox::outer_fbox`] and [`RBox::enclosing_fbox`], so it cannot be confused with an
+/// [`InnerBox`]; read it as an [`FBox`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct OuterBox(FBox);
+
+/// An f64 box inside the exact box it was rounded from (ends rounded inward): what an
+/// under-approximation needs (cells that must lie in Safe, start states that must be initial).
+/// Made only by [`RBox::inner_fbox`]; read it as an [`FBox`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct InnerBox(FBox);
+
+macro_rules! rounded_box {
+    ($t:ident) => {
+        impl $t {
+            pub fn into_fbox(self) -> FBox {
+                self.0
+            }
+        }
+        impl std::ops::Deref for $t {
+            type Target = FBox;
+            fn deref(&self) -> &FBox {
+                &self.0
+            }
+        }
+        impl AsRef<FBox> for $t {
+            fn as_ref(&self) -> &FBox {
+                &self.0
+            }
+        }
+    };
+}
+rounded_box!(OuterBox);
+rounded_box!(InnerBox);
+
+impl AsRef<FBox> for FBox {
+    fn as_ref(&self) -> &FBox {
+        self
+    }
+}
+
+/// A closed box with f64 ends: what the splitting engines and bound computations work on. Its
+/// relation to an exact set is carried by [`OuterBox`] / [`InnerBox`] where it matters.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FBox {
     pub lo: Vec<f64>,

@@ -12,63 +12,47 @@
 //! The logic is generic over [`Scalar`], instantiated with f64 (fast simulation) and exact
 //! rationals (replay), so the two cannot drift apart.
 
+use crate::arith::LayerArith;
 use crate::expr::{Env, EvalError, Expr, VarRef};
 use crate::network::{Network, NetworkError};
-use crate::num::{Rational, display_rational, is_integer, rational_from_f64, rational_from_i64, to_f64_nearest};
+use crate::num::{Rational, display_rational, is_integer, rational_from_f64, rational_from_i64};
 use crate::pred::Pred;
 use crate::system::{ActionKind, ControllerOutput, DomainExit, NondetDomain, Policy, StateVar, System, VarKind};
-use num_traits::{Signed, ToPrimitive};
+use num_traits::{Signed, ToPrimitive, Zero};
 use std::fmt::Debug;
 
-pub trait Scalar: Clone + PartialOrd + Debug {
-    fn eval(e: &Expr, env: &Env<'_, Self>) -> Result<Self, EvalError>;
-    fn holds(p: &Pred, env: &Env<'_, Self>) -> Result<bool, EvalError>;
-    fn forward(net: &Network, input: &[Self], hidden: &mut [Vec<Self>]) -> Result<Vec<Self>, NetworkError>;
-    fn zero_hidden(net: &Network) -> Vec<Vec<Self>>;
-    fn from_rational(q: &Rational) -> Self;
+/// A number domain the step can be executed in: exact rationals (verdicts, replays), f64
+/// (simulation) or dual numbers (gradients). Expressions, predicates and networks are evaluated
+/// by the IR's one generic evaluator over the domain's [`LayerArith`].
+pub trait Scalar: LayerArith + PartialOrd + Debug {
     fn to_rational(&self) -> Rational;
+    fn eval(e: &Expr, env: &Env<'_, Self>) -> Result<Self, EvalError> {
+        e.eval(env)
+    }
+    fn holds(p: &Pred, env: &Env<'_, Self>) -> Result<bool, EvalError> {
+        p.eval(env).map(crate::pred::decided)
+    }
+    fn forward(net: &Network, input: &[Self], hidden: &mut [Vec<Self>]) -> Result<Vec<Self>, NetworkError> {
+        net.run(input, hidden)
+    }
+    fn zero_hidden(net: &Network) -> Vec<Vec<Self>> {
+        net.hidden_dims().into_iter().map(|n| vec![Self::constant(&Rational::zero()); n]).collect()
+    }
+    fn from_rational(q: &Rational) -> Self {
+        Self::constant(q)
+    }
     fn from_index(i: usize) -> Self {
-        Self::from_rational(&rational_from_i64(i as i64))
+        Self::constant(&rational_from_i64(i as i64))
     }
 }
 
 impl Scalar for f64 {
-    fn eval(e: &Expr, env: &Env<'_, f64>) -> Result<f64, EvalError> {
-        e.eval_f64(env)
-    }
-    fn holds(p: &Pred, env: &Env<'_, f64>) -> Result<bool, EvalError> {
-        p.eval_f64(env)
-    }
-    fn forward(net: &Network, input: &[f64], hidden: &mut [Vec<f64>]) -> Result<Vec<f64>, NetworkError> {
-        net.forward(input, hidden)
-    }
-    fn zero_hidden(net: &Network) -> Vec<Vec<f64>> {
-        net.initial_hidden()
-    }
-    fn from_rational(q: &Rational) -> f64 {
-        to_f64_nearest(q)
-    }
     fn to_rational(&self) -> Rational {
         crate::num::try_rational_from_f64(*self).unwrap_or_else(|| rational_from_i64(i64::MAX))
     }
 }
 
 impl Scalar for Rational {
-    fn eval(e: &Expr, env: &Env<'_, Rational>) -> Result<Rational, EvalError> {
-        e.eval_exact(env)
-    }
-    fn holds(p: &Pred, env: &Env<'_, Rational>) -> Result<bool, EvalError> {
-        p.eval_exact(env)
-    }
-    fn forward(net: &Network, input: &[Rational], hidden: &mut [Vec<Rational>]) -> Result<Vec<Rational>, NetworkError> {
-        net.forward_exact(input, hidden)
-    }
-    fn zero_hidden(net: &Network) -> Vec<Vec<Rational>> {
-        net.initial_hidden_exact()
-    }
-    fn from_rational(q: &Rational) -> Rational {
-        q.clone()
-    }
     fn to_rational(&self) -> Rational {
         self.clone()
     }

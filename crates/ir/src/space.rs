@@ -151,9 +151,10 @@ pub fn switch_points(
 
 /// How far (in the max norm) `x` lies outside the union of `boxes`: > 0 outside, <= 0 inside
 /// (minus the depth). A ranking for searches, in floating point; never a verdict.
-pub fn distance_outside(boxes: &[FBox], x: &[f64]) -> f64 {
+pub fn distance_outside<B: AsRef<FBox>>(boxes: &[B], x: &[f64]) -> f64 {
     boxes
         .iter()
+        .map(AsRef::as_ref)
         .map(|b| (0..x.len()).map(|i| (b.lo[i] - x[i]).max(x[i] - b.hi[i])).fold(f64::NEG_INFINITY, f64::max))
         .fold(f64::INFINITY, f64::min)
 }

@@ -7,6 +7,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+use trestle_ir::linear::AffineMap;
 use trestle_ir::network::Matrix;
 use trestle_ir::{FBox, Pred};
 use trestle_smt::{BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Z3Backend};
@@ -24,10 +25,8 @@ fn queries() -> Vec<(FBox, Postcondition, Postcondition)> {
             let (e, m) = (0.02, Matrix::from_rows(&[vec![-1.0, 0.0], vec![0.0, -1.0]]));
             let hull = FBox::new(vec![0.5 - x0 - 0.05 - e, 0.75 - y0 - 0.05 - e], vec![0.5 - x0 + e, 0.75 - y0 + e]);
             let lin = Postcondition::Linear(LinearPost {
-                lower: m.clone(),
-                lower_offset: vec![0.5 - e, 0.75 - e],
-                upper: m,
-                upper_offset: vec![0.5 + e, 0.75 + e],
+                lower: AffineMap { a: m.clone(), c: vec![0.5 - e, 0.75 - e] },
+                upper: AffineMap { a: m, c: vec![0.5 + e, 0.75 + e] },
                 bounds: hull.clone(),
             });
             out.push((p, Postcondition::Box(hull), lin));

@@ -19,8 +19,8 @@ fn assert_post(post: &Postcondition, state: &[Real], action: &[Real], solver: &S
     solver.assert(in_box(action, post.action_box()));
     if let Postcondition::Linear(l) = post {
         for (j, a) in action.iter().enumerate() {
-            solver.assert(a.ge(affine_term(&l.lower, &l.lower_offset, j, state)));
-            solver.assert(a.le(affine_term(&l.upper, &l.upper_offset, j, state)));
+            solver.assert(a.ge(affine_term(&l.lower.a, &l.lower.c, j, state)));
+            solver.assert(a.le(affine_term(&l.upper.a, &l.upper.c, j, state)));
         }
     }
 }

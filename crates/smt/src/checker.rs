@@ -229,10 +229,42 @@ pub struct Checker<'s> {
     z3: Z3Backend<'s>,
 }
 
+/// Which backend decided a query of a [`Checker`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecidedBy {
+    FastPath,
+    Z3,
+}
+
 impl<'s> Checker<'s> {
     pub fn new(sys: &'s System, cfg: CheckerConfig) -> Result<Checker<'s>, CheckError> {
         let fast = if cfg.fast_path { Some(FastPath::new(sys, cfg.clone())?) } else { None };
         Ok(Checker { fast, z3: Z3Backend::new(sys, cfg)? })
+    }
+
+    /// A checker from its parts: a fast path made elsewhere (a worker's fork of a run's pinned
+    /// fast path) and a Z3 backend with its own configuration.
+    pub fn from_parts(fast: Option<FastPath<'s>>, z3: Z3Backend<'s>) -> Checker<'s> {
+        Checker { fast, z3 }
+    }
+
+    /// The bridge query, fast path first and Z3 for what it leaves open, with which of them
+    /// decided. Predicates the fast path pinned are not validated again.
+    pub fn decide_bridge(&mut self, q: &BridgeQuery<'_>) -> Result<(Answer, DecidedBy), CheckError> {
+        match &self.fast {
+            Some(f) => q.validate_trusting(self.z3.sys, |p| f.is_pinned(p))?,
+            None => q.validate(self.z3.sys)?,
+        }
+        let stats = self.stats().clone();
+        let mut by = DecidedBy::Z3;
+        let answer = timed(&stats, || {
+            if let Some(a) = self.fast.as_ref().and_then(|f| f.bridge_unchecked(q)) {
+                by = DecidedBy::FastPath;
+                return Ok((a, true));
+            }
+            Ok((self.z3.bridge_unchecked(q)?, false))
+        })?;
+        Ok((answer, by))
     }
 
     pub fn config(&self) -> &CheckerConfig {
@@ -250,14 +282,7 @@ impl EnvChecker for Checker<'_> {
     }
 
     fn check_bridge(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
-        q.validate(self.z3.sys)?;
-        let stats = self.stats().clone();
-        timed(&stats, || {
-            if let Some(a) = self.fast.as_ref().and_then(|f| f.bridge_unchecked(q)) {
-                return Ok((a, true));
-            }
-            Ok((self.z3.bridge_unchecked(q)?, false))
-        })
+        self.decide_bridge(q).map(|(a, _)| a)
     }
 
     fn check_implication(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {

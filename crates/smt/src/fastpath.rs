@@ -28,7 +28,7 @@ use crate::affine::MultiAffine;
 use crate::query::{BridgeQuery, Postcondition, Target};
 use std::sync::{Arc, Mutex};
 use trestle_ir::expr::{Env, Expr, LinearExpr, VarRef};
-use trestle_ir::pred::{CmpOp, FBox, Pred, RBox};
+use trestle_ir::pred::{CmpOp, FBox, OuterBox, Pred, RBox};
 use trestle_ir::system::{ActionKind, Branch, System, VarKind};
 use trestle_ir::{Interval, Rational};
 
@@ -102,8 +102,8 @@ impl Boxes {
         let mut action = post.action_box().intervals();
         if let Postcondition::Linear(l) = post {
             for (j, a) in action.iter_mut().enumerate() {
-                let lo = row_interval(&l.lower, &l.lower_offset, j, &state).lo;
-                let hi = row_interval(&l.upper, &l.upper_offset, j, &state).hi;
+                let lo = row_interval(&l.lower.a, &l.lower.c, j, &state).lo;
+                let hi = row_interval(&l.upper.a, &l.upper.c, j, &state).hi;
                 *a = a.intersect(&Interval { lo, hi })?;
             }
         }
@@ -178,8 +178,7 @@ fn form_range(g: &IForm, post: &Postcondition, b: &Boxes) -> (f64, f64) {
                     if combo & (1 << bit) != 0 {
                         // h a <= h row(s) with the upper row when h > 0 (the lower row when h < 0).
                         let use_upper = positive == upper;
-                        let (m, off) =
-                            if use_upper { (&l.upper, &l.upper_offset) } else { (&l.lower, &l.lower_offset) };
+                        let (m, off) = if use_upper { (&l.upper.a, &l.upper.c) } else { (&l.lower.a, &l.lower.c) };
                         for (i, c) in cs.iter_mut().enumerate() {
                             *c = c.add(&h.mul(&Interval::point(m.get(j, i))));
                         }
@@ -203,7 +202,8 @@ use num_traits::{Signed, Zero};
 /// to prove `Leaves`).
 pub(crate) struct UnionBoxes {
     exact: Vec<RBox>,
-    outer: Vec<FBox>,
+    /// The exact boxes rounded outward: a box of states that touches none of them is outside.
+    outer: Vec<OuterBox>,
 }
 
 /// The last union target seen and its boxes (`None` when it is not a union of boxes).
@@ -499,7 +499,7 @@ pub(crate) fn boxes_imply(n: usize, premise: &Pred, conclusion: &Pred) -> bool {
     if let [c] = cs.as_slice() {
         return ps.iter().all(|p| box_in(p, c));
     }
-    let outer: Vec<FBox> = cs.iter().map(RBox::outer_fbox).collect();
+    let outer: Vec<OuterBox> = cs.iter().map(RBox::outer_fbox).collect();
     ps.iter().all(|p| {
         let o = p.outer_fbox();
         p.is_covered_by((0..cs.len()).filter(|&k| outer[k].touches(&o)).map(|k| &cs[k]))

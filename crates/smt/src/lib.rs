@@ -82,7 +82,7 @@ mod sample;
 mod solve;
 pub mod stats;
 
-pub use checker::{Checker, EnvChecker, FastPath, InductivenessChecker, Z3Backend};
+pub use checker::{Checker, DecidedBy, EnvChecker, FastPath, InductivenessChecker, Z3Backend};
 pub use config::CheckerConfig;
 pub use error::CheckError;
 pub use fastpath::SuccessorBounds;

@@ -3,18 +3,18 @@
 
 use crate::error::CheckError;
 use trestle_ir::expr::VarRef;
+use trestle_ir::linear::AffineMap;
 use trestle_ir::num::rational_from_f64;
 use trestle_ir::{FBox, Matrix, Pred, Rational, System};
 
-/// Linear bounds `lower * s + lower_offset <= a <= upper * s + upper_offset`, together with the
-/// action box `bounds` (both hold). Matrices have one row per action (`System::actions` order) and
-/// one column per state variable; every f64 is used as its exact rational value.
+/// Linear bounds `lower.a s + lower.c <= a <= upper.a s + upper.c` (the IR's one linear-bounds
+/// type), together with the action box `bounds` (both hold). One row per action
+/// (`System::actions` order), one column per state variable; every f64 is used as its exact
+/// rational value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinearPost {
-    pub lower: Matrix,
-    pub lower_offset: Vec<f64>,
-    pub upper: Matrix,
-    pub upper_offset: Vec<f64>,
+    pub lower: AffineMap,
+    pub upper: AffineMap,
     pub bounds: FBox,
 }
 
@@ -43,8 +43,8 @@ impl Postcondition {
         match self {
             Postcondition::Box(_) => (blo, bhi),
             Postcondition::Linear(l) => {
-                let lo = affine_row(&l.lower, &l.lower_offset, j, state);
-                let hi = affine_row(&l.upper, &l.upper_offset, j, state);
+                let lo = affine_row(&l.lower.a, &l.lower.c, j, state);
+                let hi = affine_row(&l.upper.a, &l.upper.c, j, state);
                 (lo.max(blo), hi.min(bhi))
             }
         }
@@ -53,7 +53,7 @@ impl Postcondition {
     pub(crate) fn validate(&self, n_state: usize, n_actions: usize) -> Result<(), CheckError> {
         validate_box("postcondition action box", self.action_box(), n_actions)?;
         if let Postcondition::Linear(l) = self {
-            for (name, m, off) in [("lower", &l.lower, &l.lower_offset), ("upper", &l.upper, &l.upper_offset)] {
+            for (name, m, off) in [("lower", &l.lower.a, &l.lower.c), ("upper", &l.upper.a, &l.upper.c)] {
                 let what = |s: &str| format!("postcondition {name} {s}");
                 check_dim(&what("matrix rows"), m.rows, n_actions)?;
                 check_dim(&what("matrix columns"), m.cols, n_state)?;

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use trestle_ir::expr::Env;
+use trestle_ir::linear::AffineMap;
 use trestle_ir::network::Matrix;
 use trestle_ir::{FBox, Pred, Rational, System};
 use trestle_smt::{
@@ -49,7 +50,7 @@ fn check_maze_witness(sys: &System, query: &BridgeQuery<'_>, w: &Witness) {
         assert!(f(b.lo[j]) <= w.actions[j] && w.actions[j] <= f(b.hi[j]), "action outside the box: {w}");
         if let Postcondition::Linear(l) = qq.post {
             let row = |m: &Matrix, off: &[f64]| f(off[j]) + f(m.get(j, 0)) * &w.state[0] + f(m.get(j, 1)) * &w.state[1];
-            assert!(row(&l.lower, &l.lower_offset) <= w.actions[j] && w.actions[j] <= row(&l.upper, &l.upper_offset));
+            assert!(row(&l.lower.a, &l.lower.c) <= w.actions[j] && w.actions[j] <= row(&l.upper.a, &l.upper.c));
         }
     }
     let c = if sys.nondet.is_empty() {
@@ -133,10 +134,8 @@ fn straddling_box_is_neither_proven_nor_falsified() {
 /// a0 in [-10x + 9, -10x + 9.2] (box [-2,2]), a1 in [-0.1, 0.1].
 fn steep_linear_post() -> Postcondition {
     Postcondition::Linear(LinearPost {
-        lower: Matrix::from_rows(&[vec![-10.0, 0.0], vec![0.0, 0.0]]),
-        lower_offset: vec![9.0, -0.1],
-        upper: Matrix::from_rows(&[vec![-10.0, 0.0], vec![0.0, 0.0]]),
-        upper_offset: vec![9.2, 0.1],
+        lower: AffineMap { a: Matrix::from_rows(&[vec![-10.0, 0.0], vec![0.0, 0.0]]), c: vec![9.0, -0.1] },
+        upper: AffineMap { a: Matrix::from_rows(&[vec![-10.0, 0.0], vec![0.0, 0.0]]), c: vec![9.2, 0.1] },
         bounds: fbox(&[-2.0, -2.0], &[2.0, 2.0]),
     })
 }
@@ -237,8 +236,8 @@ fn empty_postcondition_makes_everything_vacuous() {
     let sys = det_maze();
     let mut lin = steep_linear_post();
     if let Postcondition::Linear(l) = &mut lin {
-        l.lower = Matrix::from_rows(&[vec![0.0, 0.0], vec![0.0, 0.0]]);
-        l.lower_offset = vec![3.0, -0.1];
+        l.lower.a = Matrix::from_rows(&[vec![0.0, 0.0], vec![0.0, 0.0]]);
+        l.lower.c = vec![3.0, -0.1];
     }
     let inv = pred(INV);
     let p = fbox(&[0.5, 0.6], &[0.6, 0.7]);

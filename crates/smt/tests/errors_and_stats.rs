@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use trestle_ir::linear::AffineMap;
 use trestle_ir::network::Matrix;
 use trestle_ir::{FBox, Pred};
 use trestle_smt::{
@@ -37,10 +38,8 @@ fn malformed_queries_are_errors() {
     // Linear bounds with the wrong shape or a NaN.
     let lin = |rows: usize, v: f64| {
         Postcondition::Linear(LinearPost {
-            lower: Matrix::new(rows, 2, vec![v; rows * 2]),
-            lower_offset: vec![0.0; rows],
-            upper: Matrix::new(rows, 2, vec![0.0; rows * 2]),
-            upper_offset: vec![0.0; rows],
+            lower: AffineMap { a: Matrix::new(rows, 2, vec![v; rows * 2]), c: vec![0.0; rows] },
+            upper: AffineMap { a: Matrix::new(rows, 2, vec![0.0; rows * 2]), c: vec![0.0; rows] },
             bounds: fbox(&[-1.0, -1.0], &[1.0, 1.0]),
         })
     };

@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use trestle_ir::linear::AffineMap;
 use trestle_ir::network::Matrix;
 use trestle_ir::num::rational_from_f64;
 use trestle_ir::sim;
@@ -31,10 +32,8 @@ fn random_post(rng: &mut ChaCha8Rng, p: &FBox) -> Postcondition {
     let c: Vec<f64> = (0..2).map(|j| rng.random_range(-0.5..0.5) - a[j][0] * centre[0] - a[j][1] * centre[1]).collect();
     let w: Vec<f64> = (0..2).map(|_| rng.random_range(0.0..0.2)).collect();
     Postcondition::Linear(LinearPost {
-        lower: Matrix::from_rows(&a),
-        lower_offset: c.clone(),
-        upper: Matrix::from_rows(&a),
-        upper_offset: c.iter().zip(&w).map(|(c, w)| c + w).collect(),
+        lower: AffineMap { a: Matrix::from_rows(&a), c: c.clone() },
+        upper: AffineMap { a: Matrix::from_rows(&a), c: c.iter().zip(&w).map(|(c, w)| c + w).collect() },
         bounds: FBox::new(vec![-1.0, -1.0], vec![1.0, 1.0]),
     })
 }

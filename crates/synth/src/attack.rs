@@ -27,7 +27,7 @@ use trestle_ir::num::{down, rational_from_f64, to_f64_nearest, up};
 use trestle_ir::sim::{self, Scalar};
 use trestle_ir::space::{Stream, distance_outside};
 use trestle_ir::system::{NondetDomain, System};
-use trestle_ir::{Env, FBox, Pred, Rational, space};
+use trestle_ir::{Env, InnerBox, OuterBox, Pred, Rational, space};
 
 /// Steps a simulated run may go on without getting closer to any face of Safe.
 const PATIENCE: usize = 40;
@@ -81,9 +81,9 @@ struct Sim {
 pub(crate) struct Attack<'a> {
     sys: &'a System,
     safe: &'a Pred,
-    safe_boxes: Vec<FBox>,
+    safe_boxes: Vec<OuterBox>,
     init: &'a Pred,
-    init_boxes: Vec<FBox>,
+    init_boxes: Vec<InnerBox>,
     /// The legal exact values of each Init box (`None`: it holds no state).
     init_ranges: Vec<Option<Vec<(Rational, Rational)>>>,
     vertices: Vec<(Vec<f64>, Vec<Rational>)>,
@@ -96,7 +96,7 @@ pub(crate) struct Attack<'a> {
 
 /// The distance outside the union and, per coordinate, the signed gap to the nearer face of the
 /// box that attains it (> 0 beyond the face).
-fn gaps(boxes: &[FBox], x: &[f64]) -> (f64, Vec<f64>) {
+fn gaps(boxes: &[OuterBox], x: &[f64]) -> (f64, Vec<f64>) {
     let mut best = (f64::INFINITY, Vec::new());
     for b in boxes {
         let g: Vec<f64> = x.iter().enumerate().map(|(i, &xi)| (b.lo[i] - xi).max(xi - b.hi[i])).collect();
@@ -114,7 +114,7 @@ fn farther(a: (f64, f64), b: (f64, f64)) -> bool {
 
 /// The distance with the term that attains it: the coordinate and its sign (`+1` when the
 /// distance grows with the coordinate, `-1` when it shrinks).
-fn distance_term(boxes: &[FBox], x: &[f64]) -> (f64, usize, f64) {
+fn distance_term(boxes: &[OuterBox], x: &[f64]) -> (f64, usize, f64) {
     let mut best = (f64::INFINITY, 0, 0.0);
     for b in boxes {
         let mut worst = (f64::NEG_INFINITY, 0, 0.0);
@@ -137,8 +137,8 @@ impl<'a> Attack<'a> {
     pub fn new(
         sys: &'a System,
         safe: &'a Pred,
-        safe_boxes: Vec<FBox>,
-        init_boxes: Vec<FBox>,
+        safe_boxes: Vec<OuterBox>,
+        init_boxes: Vec<InnerBox>,
         steps: usize,
         deadline: Option<Instant>,
     ) -> Attack<'a> {

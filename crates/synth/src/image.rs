@@ -22,7 +22,7 @@ use crate::partition::Partition;
 use rayon::prelude::*;
 use std::sync::Arc;
 use trestle_bridge::post::PostEngine;
-use trestle_ir::{FBox, System, VarRef, space};
+use trestle_ir::{FBox, OuterBox, System, VarRef, space};
 use trestle_smt::SuccessorBounds;
 
 /// How much of Safe's extent (per dimension) an image box may overshoot the kept cells and still
@@ -37,13 +37,15 @@ pub(crate) struct Imager<'s> {
     /// Per dimension: how much every image box is shrunk.
     tolerance: Vec<f64>,
     /// Per branch: its guard as outward f64 boxes, when it is a union of boxes over the state.
-    guards: Vec<Option<Vec<FBox>>>,
+    /// Per branch, the boxes where its guard may hold (rounded outward: images over them cover
+    /// every state where the branch fires).
+    guards: Vec<Option<Vec<OuterBox>>>,
 }
 
 /// Guards expanding to more boxes are not used to restrict images.
 const MAX_GUARD_BOXES: usize = 64;
 
-fn guard_boxes(sys: &System, guard: Option<&trestle_ir::Pred>) -> Option<Vec<FBox>> {
+fn guard_boxes(sys: &System, guard: Option<&trestle_ir::Pred>) -> Option<Vec<OuterBox>> {
     let g = guard?;
     if g.mentions(|v| !matches!(v, VarRef::State(_))) {
         return None;

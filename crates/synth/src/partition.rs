@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use trestle_ir::FBox;
+use trestle_ir::{FBox, InnerBox};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -49,7 +49,8 @@ fn line(lo: f64, hi: f64, k: usize, res: usize) -> f64 {
 impl Partition {
     /// The grid of `res` cells per dimension over the hull of `safe`, clipped to each box of
     /// `safe` (f64 boxes inside the exact safe region). Errors when the grid exceeds `max_cells`.
-    pub fn new(safe: &[FBox], res: usize, max_cells: usize, min_width: f64) -> Result<Partition, String> {
+    /// `safe`: Safe's boxes rounded inward, so every cell lies in Safe exactly.
+    pub fn new(safe: &[InnerBox], res: usize, max_cells: usize, min_width: f64) -> Result<Partition, String> {
         let d = safe[0].dims();
         let hull = FBox::new(
             (0..d).map(|i| safe.iter().map(|b| b.lo[i]).fold(f64::INFINITY, f64::min)).collect(),
@@ -230,10 +231,16 @@ pub(crate) fn overlaps(cell: &FBox, b: &FBox) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trestle_ir::RBox;
+
+    /// An f64 box as the inner box of itself (its ends are exact).
+    fn inner(lo: Vec<f64>, hi: Vec<f64>) -> InnerBox {
+        RBox::of_fbox(&FBox::new(lo, hi)).inner_fbox().unwrap()
+    }
 
     #[test]
     fn grid_tiles_safe_and_lookups_find_neighbours() {
-        let safe = [FBox::new(vec![0.22, 0.54], vec![0.98, 0.98])];
+        let safe = [inner(vec![0.22, 0.54], vec![0.98, 0.98])];
         let mut p = Partition::new(&safe, 4, 100, 1e-3).unwrap();
         assert_eq!(p.cells.len(), 16);
         let all: Vec<&FBox> = p.cells.iter().map(|c| &c.bx).collect();
@@ -250,7 +257,7 @@ mod tests {
 
     #[test]
     fn union_safe_regions_are_clipped() {
-        let safe = [FBox::new(vec![0.0, 0.0], vec![1.0, 1.0]), FBox::new(vec![1.0, 0.0], vec![3.0, 0.5])];
+        let safe = [inner(vec![0.0, 0.0], vec![1.0, 1.0]), inner(vec![1.0, 0.0], vec![3.0, 0.5])];
         let p = Partition::new(&safe, 3, 100, 1e-3).unwrap();
         let cells: Vec<&FBox> = p.cells.iter().map(|c| &c.bx).collect();
         for s in &safe {

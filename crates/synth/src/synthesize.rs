@@ -13,7 +13,7 @@ use trestle_bridge::engine::check_inductive;
 use trestle_bridge::{Condition, Inductiveness};
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::space::distance_outside;
-use trestle_ir::{FBox, Pred, RBox, System};
+use trestle_ir::{FBox, InnerBox, OuterBox, Pred, RBox, System};
 use trestle_smt::{Answer, Checker, CheckerConfig, EnvChecker, Stats, Witness};
 
 /// Most boxes a predicate (Safe, Init) may expand to.
@@ -25,8 +25,8 @@ struct Regions<'s> {
     /// Safe's exact boxes (bounded).
     exact: Vec<RBox>,
     /// Safe's boxes rounded inward (the partition lives inside them) and outward.
-    inner: Vec<FBox>,
-    outer: Vec<FBox>,
+    inner: Vec<InnerBox>,
+    outer: Vec<OuterBox>,
     /// Init's boxes rounded outward, when Init is a union of boxes.
     init: Option<Vec<FBox>>,
 }
@@ -44,12 +44,13 @@ impl<'s> Regions<'s> {
         if !exact.iter().all(RBox::is_bounded) {
             return Err(SynthError::SafeShape("a box is unbounded in some variable".into()));
         }
-        let inner: Vec<FBox> = exact.iter().filter_map(RBox::inner_fbox).collect();
+        let inner: Vec<InnerBox> = exact.iter().filter_map(RBox::inner_fbox).collect();
         if inner.is_empty() {
             return Err(SynthError::SafeShape("no f64 box fits inside it".into()));
         }
         let outer = exact.iter().map(RBox::outer_fbox).collect();
-        let init = sys.init.to_box_union(d, MAX_PRED_BOXES).map(|bs| bs.iter().map(RBox::outer_fbox).collect());
+        let init =
+            sys.init.to_box_union(d, MAX_PRED_BOXES).map(|bs| bs.iter().map(|b| b.outer_fbox().into_fbox()).collect());
         Ok(Regions { safe, exact, inner, outer, init })
     }
 
@@ -67,7 +68,7 @@ impl<'s> Regions<'s> {
 
     /// Init's boxes rounded inward (their points satisfy Init exactly), cut to Safe's hull where
     /// Init is unbounded: where runs are started.
-    fn init_starts(&self, sys: &System) -> Vec<FBox> {
+    fn init_starts(&self, sys: &System) -> Vec<InnerBox> {
         let d = sys.state.len();
         let hull = RBox {
             lo: (0..d).map(|i| self.exact.iter().filter_map(|b| b.lo[i].clone()).min()).collect(),

@@ -1,0 +1,298 @@
+//! The arithmetic every evaluator of the IR is written over.
+//!
+//! Expressions, predicates and networks are evaluated once, generically ([`crate::Expr::eval`],
+//! [`crate::Pred::eval`], [`crate::Network::run`]), over an [`Arith`]:
+//!
+//! - [`Rational`]: exact; what every verdict and replay rests on;
+//! - `f64`: round to nearest; simulation and search heuristics only, never a verdict;
+//! - [`Interval`]: outward-rounded enclosures over a box; comparisons may be undecided, and then
+//!   both branches of an `if` are joined;
+//! - dual numbers (the synthesis crate's gradient attack) implement it too.
+//!
+//! What differs between them is only here: how a constant enters, how each operation rounds, how
+//! a comparison is decided, and which entries a `lookup` index may select.
+
+use crate::exact_affine;
+pub use crate::exact_affine::Scaled;
+use crate::expr::EvalError;
+use crate::interval::Interval;
+use crate::network::{Activation, Matrix};
+use crate::num::{Rational, display_rational, is_integer, to_f64_nearest};
+use crate::pred::CmpOp;
+use num_traits::{Signed, ToPrimitive, Zero};
+use std::ops::RangeInclusive;
+
+/// The operations of the IR's piecewise-linear expressions in one number domain.
+pub trait Arith: Clone {
+    /// An exact constant of the model, as this domain represents it (nearest f64, exact, or an
+    /// outward-rounded enclosure).
+    fn constant(q: &Rational) -> Self;
+    /// A float of the model (a weight): exactly the dyadic rational it is, as this domain
+    /// represents that.
+    fn of_f64(x: f64) -> Self {
+        Self::constant(&crate::num::rational_from_f64(x))
+    }
+    fn neg(&self) -> Self;
+    fn add(&self, o: &Self) -> Self;
+    fn sub(&self, o: &Self) -> Self;
+    fn mul(&self, o: &Self) -> Self;
+    /// Division by a non-zero exact constant.
+    fn div_const(&self, k: &Rational) -> Self;
+    fn min(&self, o: &Self) -> Self;
+    fn max(&self, o: &Self) -> Self;
+    fn relu(&self) -> Self;
+    fn abs(&self) -> Self;
+    /// `self op o`: `Some` when it has one truth value over everything `self` and `o` stand
+    /// for (always, for point domains), `None` when undecided (intervals).
+    fn compare(&self, op: CmpOp, o: &Self) -> Option<bool>;
+    /// A value covering both (an `if` whose condition is undecided). Point domains never need
+    /// it: their conditions are always decided.
+    fn join(&self, o: &Self) -> Self;
+    /// The entries of a table of `len` entries this index may select.
+    fn lookup(&self, len: usize) -> Result<RangeInclusive<usize>, EvalError>;
+}
+
+/// The arithmetic of a network's layers: values between layers may take another form than a
+/// vector of numbers (the exact pass keeps one common denominator per layer).
+pub trait LayerArith: Arith {
+    type Values;
+    fn load(xs: &[Self]) -> Self::Values;
+    fn unload(v: &Self::Values) -> Vec<Self>;
+    /// `act(W x + b + R h)`, the recurrent term when `rec = Some((R, h))`.
+    fn affine(
+        w: &Matrix,
+        x: &Self::Values,
+        b: &[f64],
+        act: Activation,
+        rec: Option<(&Matrix, &Self::Values)>,
+    ) -> Self::Values;
+}
+
+/// `act(W x + b + R h)` term by term in any arithmetic: the reference form, for domains with no
+/// faster kernel (dual numbers).
+pub fn affine_terms<A: Arith>(w: &Matrix, x: &[A], b: &[f64], act: Activation, rec: Option<(&Matrix, &[A])>) -> Vec<A> {
+    let weight = A::of_f64;
+    (0..w.rows)
+        .map(|i| {
+            let mut acc = w.row(i).iter().zip(x).fold(weight(b[i]), |acc, (&wij, xj)| acc.add(&xj.mul(&weight(wij))));
+            if let Some((r, h)) = rec {
+                acc = r.row(i).iter().zip(h).fold(acc, |acc, (&rij, hj)| acc.add(&hj.mul(&weight(rij))));
+            }
+            if act == Activation::Relu { acc.relu() } else { acc }
+        })
+        .collect()
+}
+
+impl Arith for Rational {
+    fn constant(q: &Rational) -> Rational {
+        q.clone()
+    }
+    fn neg(&self) -> Rational {
+        -self
+    }
+    fn add(&self, o: &Rational) -> Rational {
+        self + o
+    }
+    fn sub(&self, o: &Rational) -> Rational {
+        self - o
+    }
+    fn mul(&self, o: &Rational) -> Rational {
+        self * o
+    }
+    fn div_const(&self, k: &Rational) -> Rational {
+        self / k
+    }
+    fn min(&self, o: &Rational) -> Rational {
+        Ord::min(self, o).clone()
+    }
+    fn max(&self, o: &Rational) -> Rational {
+        Ord::max(self, o).clone()
+    }
+    fn relu(&self) -> Rational {
+        Ord::max(self.clone(), Rational::zero())
+    }
+    fn abs(&self) -> Rational {
+        Signed::abs(self)
+    }
+    fn compare(&self, op: CmpOp, o: &Rational) -> Option<bool> {
+        Some(op.holds(self, o))
+    }
+    fn join(&self, _: &Rational) -> Rational {
+        self.clone()
+    }
+    fn lookup(&self, len: usize) -> Result<RangeInclusive<usize>, EvalError> {
+        let bad = || EvalError::LookupIndex { index: display_rational(self), len };
+        if !is_integer(self) || self.is_negative() {
+            return Err(bad());
+        }
+        let k = self.to_integer().to_usize().ok_or_else(bad)?;
+        if k >= len { Err(bad()) } else { Ok(k..=k) }
+    }
+}
+
+impl LayerArith for Rational {
+    /// One common denominator per layer ([`exact_affine`]): integer multiply-adds, fractions
+    /// reduced once at the output.
+    type Values = Scaled;
+    fn load(xs: &[Rational]) -> Scaled {
+        Scaled::of(xs)
+    }
+    fn unload(v: &Scaled) -> Vec<Rational> {
+        v.to_rationals()
+    }
+    fn affine(w: &Matrix, x: &Scaled, b: &[f64], act: Activation, rec: Option<(&Matrix, &Scaled)>) -> Scaled {
+        exact_affine::affine(w, x, b, act, rec)
+    }
+}
+
+impl Arith for f64 {
+    fn constant(q: &Rational) -> f64 {
+        to_f64_nearest(q)
+    }
+    fn of_f64(x: f64) -> f64 {
+        x
+    }
+    fn neg(&self) -> f64 {
+        -self
+    }
+    fn add(&self, o: &f64) -> f64 {
+        self + o
+    }
+    fn sub(&self, o: &f64) -> f64 {
+        self - o
+    }
+    fn mul(&self, o: &f64) -> f64 {
+        self * o
+    }
+    fn div_const(&self, k: &Rational) -> f64 {
+        self / to_f64_nearest(k)
+    }
+    fn min(&self, o: &f64) -> f64 {
+        f64::min(*self, *o)
+    }
+    fn max(&self, o: &f64) -> f64 {
+        f64::max(*self, *o)
+    }
+    fn relu(&self) -> f64 {
+        f64::max(*self, 0.0)
+    }
+    fn abs(&self) -> f64 {
+        f64::abs(*self)
+    }
+    fn compare(&self, op: CmpOp, o: &f64) -> Option<bool> {
+        Some(op.holds(self, o))
+    }
+    fn join(&self, _: &f64) -> f64 {
+        *self
+    }
+    fn lookup(&self, len: usize) -> Result<RangeInclusive<usize>, EvalError> {
+        let r = self.round();
+        if r != *self || r < 0.0 || r as usize >= len {
+            return Err(EvalError::LookupIndex { index: self.to_string(), len });
+        }
+        Ok(r as usize..=r as usize)
+    }
+}
+
+impl LayerArith for f64 {
+    type Values = Vec<f64>;
+    fn load(xs: &[f64]) -> Vec<f64> {
+        xs.to_vec()
+    }
+    fn unload(v: &Vec<f64>) -> Vec<f64> {
+        v.clone()
+    }
+    fn affine(w: &Matrix, x: &Vec<f64>, b: &[f64], act: Activation, rec: Option<(&Matrix, &Vec<f64>)>) -> Vec<f64> {
+        (0..w.rows)
+            .map(|i| {
+                let mut v = dot(w.row(i), x) + b[i];
+                if let Some((r, h)) = rec {
+                    v += dot(r.row(i), h);
+                }
+                if act == Activation::Relu { v.max(0.0) } else { v }
+            })
+            .collect()
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    // Eight independent partial sums: the compiler keeps them in vector registers, where one
+    // running sum (a strict left-to-right order) would serialise every addition. This is the
+    // floating-point simulation (search heuristics, plots), never a verdict: those replay exactly.
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    let mut acc = [0.0f64; 8];
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+impl Arith for Interval {
+    fn constant(q: &Rational) -> Interval {
+        Interval::of_rational(q)
+    }
+    fn of_f64(x: f64) -> Interval {
+        Interval::point(x)
+    }
+    fn neg(&self) -> Interval {
+        Interval::neg(self)
+    }
+    fn add(&self, o: &Interval) -> Interval {
+        Interval::add(self, o)
+    }
+    fn sub(&self, o: &Interval) -> Interval {
+        Interval::sub(self, o)
+    }
+    fn mul(&self, o: &Interval) -> Interval {
+        Interval::mul(self, o)
+    }
+    fn div_const(&self, k: &Rational) -> Interval {
+        // The exact reciprocal, enclosed outward, then an outward product.
+        Interval::mul(self, &Interval::of_rational(&(Rational::from_integer(1.into()) / k)))
+    }
+    fn min(&self, o: &Interval) -> Interval {
+        Interval::min(self, o)
+    }
+    fn max(&self, o: &Interval) -> Interval {
+        Interval::max(self, o)
+    }
+    fn relu(&self) -> Interval {
+        Interval::relu(self)
+    }
+    fn abs(&self) -> Interval {
+        Interval::abs(self)
+    }
+    /// Decided by the sign of the outward-rounded difference.
+    fn compare(&self, op: CmpOp, o: &Interval) -> Option<bool> {
+        let d = Interval::sub(self, o);
+        match op {
+            CmpOp::Le if d.hi <= 0.0 => Some(true),
+            CmpOp::Le if d.lo > 0.0 => Some(false),
+            CmpOp::Lt if d.hi < 0.0 => Some(true),
+            CmpOp::Lt if d.lo >= 0.0 => Some(false),
+            CmpOp::Ge if d.lo >= 0.0 => Some(true),
+            CmpOp::Ge if d.hi < 0.0 => Some(false),
+            CmpOp::Gt if d.lo > 0.0 => Some(true),
+            CmpOp::Gt if d.hi <= 0.0 => Some(false),
+            CmpOp::Eq if d.lo == 0.0 && d.hi == 0.0 => Some(true),
+            CmpOp::Eq if d.lo > 0.0 || d.hi < 0.0 => Some(false),
+            _ => None,
+        }
+    }
+    fn join(&self, o: &Interval) -> Interval {
+        self.hull(o)
+    }
+    /// Every valid index the enclosure holds; when it holds none, evaluation fails at every
+    /// point, and every entry is a sound answer (the exact evaluators report the error).
+    fn lookup(&self, len: usize) -> Result<RangeInclusive<usize>, EvalError> {
+        if len == 0 {
+            return Err(EvalError::LookupIndex { index: format!("[{}, {}]", self.lo, self.hi), len });
+        }
+        let lo = self.lo.ceil().max(0.0);
+        let hi = self.hi.floor().min(len as f64 - 1.0);
+        Ok(if lo > hi { 0..=len - 1 } else { lo as usize..=hi as usize })
+    }
+}
