@@ -34,6 +34,10 @@ pub enum Command {
     /// monolithic; "true" is floating-point evidence, exit code 3, unless bounds alone decide) or
     /// exactly (explicit). "false" comes with runs replayed exactly.
     Ctl(crate::commands::ctl::CtlArgs),
+    /// Bounded LTL on every path from Init (recurrent controllers included): bound propagation
+    /// through time (exact when it decides), then one MILP over the unrolled path ("true" is
+    /// floating-point evidence, exit code 3); "false" comes with a path replayed exactly.
+    Ltl(crate::commands::ltl::LtlArgs),
     /// Re-check a certificate written by `check --certificate` (or `synth`) against the system,
     /// without trusting the run that made it.
     Certify(CertifyArgs),
@@ -64,6 +68,7 @@ impl Command {
             Command::Bounds(a) => a.json,
             Command::Check(a) => a.system.json,
             Command::Ctl(a) => a.system.json,
+            Command::Ltl(a) => a.system.json,
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,

@@ -708,3 +708,42 @@ fn exit_codes_per_command() {
         assert!(!r.stderr.contains("panicked") && !r.stderr.is_empty(), "{args:?}: {}", r.stderr);
     }
 }
+
+/// `trestle ltl`: exit codes by verdict and status, the result schema, bad input.
+#[test]
+fn ltl_exit_codes_json_and_bad_input() {
+    let fig = "configs/systems/rnn-figure1.toml";
+    let r = trestle(&["ltl", fig, "--property", "bounded-2", "--method", "bpt", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(
+        (j["verdict"].as_str(), j["status"].as_str(), j["method"].as_str()),
+        (Some("true"), Some("proven"), Some("bpt"))
+    );
+    assert_eq!(j["details"]["depth"], 2);
+    assert_eq!(j["details"]["bpt_enclosures"][2], serde_json::json!([[0.0, 2.0]]));
+    let r = trestle(&["ltl", fig, "--property", "bounded-3", "--method", "bpt", "--json"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert_eq!(r.json()["status"], "unknown");
+    let r = trestle(&["ltl", fig, "--property", "bounded-3", "--json"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!((j["status"].as_str(), j["method"].as_str()), (Some("evidence"), Some("rmilp")));
+    assert!(j["margin"].as_f64().unwrap() > 0.0);
+    let r = trestle(&["ltl", fig, "--formula", "X^k (z >= 0.5)", "--k", "4", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["trace"]["steps"].as_array().unwrap().len(), 4);
+    assert!(j["trace"]["hidden_exact"].is_array(), "the recurrent hidden state is part of the trace: {j}");
+    let r = trestle(&["ltl", fig, "--formula", "X^2 (z <= 2)"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("verdict:  true (proven)"), "{}", r.stdout);
+    expect_input_error(&trestle(&["ltl", fig, "--formula", "G (z <= 2)"]), &["unbounded G"]);
+    expect_input_error(&trestle(&["ltl", fig, "--formula", "X^2 (w <= 2)"]), &["--formula"]);
+    expect_input_error(&trestle(&["ltl", fig, "--property", "nope"]), &["no property 'nope'", "bounded-2"]);
+    expect_input_error(
+        &trestle(&["ltl", "configs/systems/frozenlake.toml", "--property", "safe"]),
+        &["not an LTL formula"],
+    );
+    expect_input_error(&trestle(&["ltl", fig, "--property", "bounded-2", "--method", "lasso"]), &["lasso"]);
+}

@@ -101,13 +101,15 @@ fn shipped_systems_give_their_known_verdicts() {
         // The peer tool's mazes, no [[property]]: their [safe], proven with the file's invariant.
         ("configs/systems/peer-maze-det.toml", &[], &[("safe", "true", "proven")], 0),
         ("configs/systems/peer-maze-nondet.toml", &[], &[("safe", "true", "proven")], 0),
-        // LTL: no engine yet; the LTL engine replaces these rows with its verdicts.
+        // The notes' Figure-1 RNN: z_t = 0 on every path. Bound propagation proves X^2 (z <= 2)
+        // exactly; X^3 needs the MILP, whose "true" is evidence (exit 3).
         (
             "configs/systems/rnn-figure1.toml",
             &[],
-            &[("bounded-2", "unknown", "unknown"), ("bounded-3", "unknown", "unknown")],
+            &[("bounded-2", "true", "proven"), ("bounded-3", "true", "evidence")],
             3,
         ),
+        ("configs/systems/rnn-figure1.toml", &["--property", "bounded-2"], &[("bounded-2", "true", "proven")], 0),
     ];
     for (file, set, expected, code) in rows {
         let r = verify(file, set);

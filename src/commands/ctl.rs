@@ -10,11 +10,11 @@ use serde_json::json;
 use std::sync::Arc;
 use trestle_core::{RunResult, Status};
 use trestle_ctl::{CtlError, CtlOptions, CtlResult, CtlVerdict, Method, check_ctl};
+use trestle_ir::System;
 use trestle_ir::formula::Ctl;
-use trestle_ir::num::{display_rational, rational_from_i64};
-use trestle_ir::parse::{Scope, SimpleScope, Symbol, parse_ctl};
-use trestle_ir::system::{PropertyFormula, VarKind};
-use trestle_ir::{System, VarRef};
+use trestle_ir::num::display_rational;
+use trestle_ir::parse::parse_ctl;
+use trestle_ir::system::PropertyFormula;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -65,56 +65,17 @@ pub(crate) fn cli_error(e: CtlError) -> CliError {
 fn formula(a: &CtlArgs) -> Result<(System, Ctl, String, String), CliError> {
     if let Some(text) = &a.formula {
         let sys = super::load(&a.system)?;
-        let mut scope = SimpleScope::default();
-        for (n, q) in &sys.constants {
-            scope.add(n, Symbol::Const(q.clone()));
-        }
-        for (i, v) in sys.state.iter().enumerate() {
-            let sym =
-                if v.kind == VarKind::Bool { Symbol::BoolVar(VarRef::State(i)) } else { Symbol::Var(VarRef::State(i)) };
-            scope.add(&v.name, sym);
-        }
-        if let Some(k) = a.k {
-            if scope.lookup("k").is_some() {
-                return Err(CliError::input("--k: the system already has a constant or variable named k"));
-            }
-            scope.add("k", Symbol::Const(rational_from_i64(k.into())));
-        }
+        let scope = super::formula_scope(&sys, a.k)?;
         let phi = parse_ctl(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
         return Ok((sys, phi, "formula".into(), text.clone()));
     }
     let name = a.property.as_deref().expect("clap requires --property or --formula");
-    let sys = super::load(&a.system)?;
-    let Some(index) = sys.properties.iter().position(|p| p.name == name) else {
-        let known: Vec<&str> = sys.properties.iter().map(|p| p.name.as_str()).collect();
-        return Err(CliError::input(format!(
-            "no property '{name}' in {} (properties: {})",
-            a.system.system.display(),
-            if known.is_empty() { "none".into() } else { known.join(", ") }
-        )));
-    };
-    let sys = match a.k {
-        None => sys,
-        Some(_) if sys.properties[index].horizon.is_none() => {
-            return Err(CliError::input(format!(
-                "--k: property '{name}' has no horizon parameter (give it `k = ..` in the file and use k in its formula)"
-            )));
-        }
-        Some(k) => {
-            let mut args = a.system.clone();
-            args.set.push(format!("property.{index}.k={k}"));
-            super::load(&args)?
-        }
-    };
+    let (sys, index) = super::load_property(&a.system, name, a.k)?;
     let p = &sys.properties[index];
     let PropertyFormula::Ctl(phi) = &p.formula else {
         return Err(CliError::input(format!("property '{name}' is not a CTL formula (`ctl = ..`)")));
     };
-    let text = match p.horizon {
-        Some(k) => format!("{} (k = {k})", p.text),
-        None => p.text.clone(),
-    };
-    Ok((sys.clone(), phi.clone(), name.to_string(), text))
+    Ok((sys.clone(), phi.clone(), name.to_string(), super::property_text(p)))
 }
 
 pub fn run(a: &CtlArgs) -> CliResult {

@@ -7,6 +7,7 @@ mod check;
 pub mod ctl;
 mod eval;
 mod info;
+pub mod ltl;
 mod maze;
 mod simulate;
 mod suite;
@@ -16,7 +17,10 @@ pub mod verify;
 use crate::args::{Command, SystemArgs};
 use crate::{CliError, CliResult};
 use trestle_config::Overrides;
-use trestle_ir::System;
+use trestle_ir::num::rational_from_i64;
+use trestle_ir::parse::{Scope, SimpleScope, Symbol};
+use trestle_ir::system::{Property, VarKind};
+use trestle_ir::{System, VarRef};
 
 pub fn run(command: Command) -> CliResult {
     match command {
@@ -26,6 +30,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Bounds(a) => bounds::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Ctl(a) => ctl::run(&a),
+        Command::Ltl(a) => ltl::run(&a),
         Command::Certify(a) => certify::run(&a),
         Command::Synth(a) => synth::run(&a),
         Command::Verify(a) => verify::run(&a),
@@ -66,6 +71,60 @@ pub fn bridge_error(e: trestle_bridge::BridgeError) -> CliError {
     match e {
         BridgeError::Internal(m) => CliError::Internal(anyhow::anyhow!(m)),
         other => CliError::Input(other.into()),
+    }
+}
+
+/// The names a `--formula` may use: the system's constants and state variables, and `k` when
+/// `--k` gives it.
+pub fn formula_scope(sys: &System, k: Option<u32>) -> Result<SimpleScope, CliError> {
+    let mut scope = SimpleScope::default();
+    for (n, q) in &sys.constants {
+        scope.add(n, Symbol::Const(q.clone()));
+    }
+    for (i, v) in sys.state.iter().enumerate() {
+        let sym =
+            if v.kind == VarKind::Bool { Symbol::BoolVar(VarRef::State(i)) } else { Symbol::Var(VarRef::State(i)) };
+        scope.add(&v.name, sym);
+    }
+    if let Some(k) = k {
+        if scope.lookup("k").is_some() {
+            return Err(CliError::input("--k: the system already has a constant or variable named k"));
+        }
+        scope.add("k", Symbol::Const(rational_from_i64(k.into())));
+    }
+    Ok(scope)
+}
+
+/// The system with its property `name` (re-read with `property.N.k=K` when `k` is given) and
+/// the property's index.
+pub fn load_property(args: &SystemArgs, name: &str, k: Option<u32>) -> Result<(System, usize), CliError> {
+    let sys = load(args)?;
+    let Some(index) = sys.properties.iter().position(|p| p.name == name) else {
+        let known: Vec<&str> = sys.properties.iter().map(|p| p.name.as_str()).collect();
+        return Err(CliError::input(format!(
+            "no property '{name}' in {} (properties: {})",
+            args.system.display(),
+            if known.is_empty() { "none".into() } else { known.join(", ") }
+        )));
+    };
+    match k {
+        None => Ok((sys, index)),
+        Some(_) if sys.properties[index].horizon.is_none() => Err(CliError::input(format!(
+            "--k: property '{name}' has no horizon parameter (give it `k = ..` in the file and use k in its formula)"
+        ))),
+        Some(k) => {
+            let mut args = args.clone();
+            args.set.push(format!("property.{index}.k={k}"));
+            Ok((load(&args)?, index))
+        }
+    }
+}
+
+/// A property's formula as written, with the horizon it was read with.
+pub fn property_text(p: &Property) -> String {
+    match p.horizon {
+        Some(k) => format!("{} (k = {k})", p.text),
+        None => p.text.clone(),
     }
 }
 

@@ -7,7 +7,7 @@
 //!   synthesis looks for another invariant inside P or a run from Init that leaves P. A refuted
 //!   candidate is not a refuted property: only a run from Init is.
 //! - `ctl = ..`: the bounded-CTL engine (compositional MILP).
-//! - `ltl = ..`: not supported yet; reported as `unknown` with that reason.
+//! - `ltl = ..`: the LTL engine (bound propagation through time, then the recursive MILP).
 //!
 //! The exit code is 1 when any property is refuted, 3 when any other is not proven (evidence
 //! or unknown), 0 when all are proven.
@@ -53,7 +53,7 @@ struct Task<'s> {
 enum Formula<'s> {
     Invariant(&'s Pred),
     Ctl(&'s trestle_ir::formula::Ctl),
-    Ltl,
+    Ltl(&'s trestle_ir::formula::Ltl),
 }
 
 fn tasks<'s>(sys: &'s System, wanted: &[String]) -> Result<Vec<Task<'s>>, CliError> {
@@ -62,14 +62,11 @@ fn tasks<'s>(sys: &'s System, wanted: &[String]) -> Result<Vec<Task<'s>>, CliErr
         .iter()
         .map(|p| Task {
             name: p.name.clone(),
-            text: match p.horizon {
-                Some(k) => format!("{} (k = {k})", p.text),
-                None => p.text.clone(),
-            },
+            text: super::property_text(p),
             formula: match &p.formula {
                 PropertyFormula::Invariant(pred) => Formula::Invariant(pred),
                 PropertyFormula::Ctl(phi) => Formula::Ctl(phi),
-                PropertyFormula::Ltl(_) => Formula::Ltl,
+                PropertyFormula::Ltl(phi) => Formula::Ltl(phi),
             },
         })
         .collect();
@@ -122,10 +119,10 @@ pub fn run(a: &VerifyArgs) -> CliResult {
                 let result = check_ctl(&sys, phi, &opts).map_err(super::ctl::cli_error)?;
                 super::ctl::result_json(&sys, &task.name, &task.text, opts.method.name(), &result)
             }
-            Formula::Ltl => {
-                let mut r = RunResult::new("verify", &sys.name, "none", "unknown", Status::Unknown);
-                r.reason = Some("LTL properties are not supported yet (no LTL engine in this version)".into());
-                r
+            Formula::Ltl(phi) => {
+                let opts = trestle_ltl::LtlOptions { timeout, ..trestle_ltl::LtlOptions::default() };
+                let result = trestle_ltl::check_ltl(&sys, phi, &opts).map_err(super::ltl::cli_error)?;
+                super::ltl::result_json(&sys, &task.name, &task.text, &result)
             }
         };
         r.command = "verify".into();

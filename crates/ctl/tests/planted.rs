@@ -7,31 +7,7 @@ use common::decided;
 use trestle_ctl::{CtlOptions, CtlVerdict, Method, check_ctl};
 use trestle_ir::System;
 use trestle_ir::parse::{SimpleScope, parse_ctl};
-use trestle_testkit::{WALK, system_from_text};
-
-/// x: a real in [0, 1] at the start; a = x; x' = x + a (doubling) or x' = x / 2.
-const SCALE: &str = r#"
-init = "0 <= x <= 1"
-[system]
-name = "scale"
-[state]
-x = { type = "real" }
-[networks.id]
-layers = [
-  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
-  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
-]
-[controller]
-network = "id"
-inputs = ["x"]
-actions = ["a"]
-[[branch]]
-name = "double"
-update = { x = "x + a" }
-[[branch]]
-name = "halve"
-update = { x = "x / 2" }
-"#;
+use trestle_testkit::{SCALE, WALK, system_from_text};
 
 fn decide(sys: &System, text: &str, method: Method) -> CtlVerdict {
     let phi = parse_ctl(text, &SimpleScope::with_state(&["x"])).unwrap();

@@ -296,3 +296,25 @@ impl Arith for Interval {
         Ok(if lo > hi { 0..=len - 1 } else { lo as usize..=hi as usize })
     }
 }
+
+/// Interval bound propagation through a network (IBP, every operation rounded outward): sound
+/// enclosures of the outputs and the new hidden states over boxes of inputs and hidden states.
+/// Loose (no relaxation, no correlation between neurons); the bounds crate's methods are tighter.
+impl LayerArith for Interval {
+    type Values = Vec<Interval>;
+    fn load(xs: &[Interval]) -> Vec<Interval> {
+        xs.to_vec()
+    }
+    fn unload(v: &Vec<Interval>) -> Vec<Interval> {
+        v.clone()
+    }
+    fn affine(
+        w: &Matrix,
+        x: &Vec<Interval>,
+        b: &[f64],
+        act: Activation,
+        rec: Option<(&Matrix, &Vec<Interval>)>,
+    ) -> Vec<Interval> {
+        affine_terms(w, x, b, act, rec.map(|(r, h)| (r, &h[..])))
+    }
+}

@@ -114,6 +114,9 @@ impl Unrolled {
     /// inputs against their domains, networks exact, argmax by the lowest index, hidden states
     /// carried) from its start state (integer and boolean variables rounded to the nearest
     /// integer, real ones the solver's f64 values exactly), with its inputs and branches.
+    /// The start is the solver's value and may lie outside the start region by HiGHS's
+    /// tolerances: a caller that reports the run checks it against Init first (or starts from
+    /// [`crate::replay::candidates`], which clamps into the region).
     pub fn replay(&self, sys: &System, values: &[f64]) -> Result<Trace, ReplayError> {
         let run = self.run_at(sys, values);
         let start: Vec<Rational> = run

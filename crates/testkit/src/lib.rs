@@ -109,6 +109,30 @@ name = "down"
 update = { x = "max(a - 1, 0)" }
 "#;
 
+/// x: a real in [0, 1] at the start; a = x; x' = x + a (doubling) or x' = x / 2.
+pub const SCALE: &str = r#"
+init = "0 <= x <= 1"
+[system]
+name = "scale"
+[state]
+x = { type = "real" }
+[networks.id]
+layers = [
+  { weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "relu" },
+  { weights = [[1.0, -1.0]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[[branch]]
+name = "double"
+update = { x = "x + a" }
+[[branch]]
+name = "halve"
+update = { x = "x / 2" }
+"#;
+
 /// The first reproducer of issue 9 (verbatim), once answered "not-inductive" and "unsafe" from
 /// x = 0.5. Truth: x is an int in [0, 1], so x is 0 or 1; the guard `0 < x < 1` holds for
 /// neither, so x' = a = relu(x) - relu(-x) = x: both are fixed points, [0, 1] is an inductive

@@ -1,0 +1,183 @@
+//! The dispatcher: for a formula, the methods able to decide it, cheapest first, and which one
+//! decided at which depth.
+
+use crate::bpt;
+use crate::error::LtlError;
+use crate::path::PathFormula;
+use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
+use std::time::{Duration, Instant};
+use trestle_core::Trace;
+use trestle_ir::formula::Ltl;
+use trestle_ir::num::Rational;
+use trestle_ir::system::System;
+use trestle_ir::{RBox, sim, space};
+
+/// Which method decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// BPT first, then RMILP for what it leaves open.
+    Auto,
+    /// Bound propagation through time alone (exact when it decides, incomplete).
+    Bpt,
+    /// The recursive MILP alone.
+    Rmilp,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::Bpt => "bpt",
+            Method::Rmilp => "rmilp",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LtlOptions {
+    pub method: Method,
+    /// Wall-clock limit of the whole check.
+    pub timeout: Option<Duration>,
+    pub rmilp: RmilpOptions,
+}
+
+impl Default for LtlOptions {
+    fn default() -> LtlOptions {
+        LtlOptions { method: Method::Auto, timeout: None, rmilp: RmilpOptions::default() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LtlVerdict {
+    /// The formula holds on every path from Init: `exact` when bound propagation decided it
+    /// (outward-rounded enclosures), otherwise floating-point evidence of the MILP with `margin`.
+    True {
+        exact: bool,
+        margin: Option<f64>,
+    },
+    /// A path from Init violating the formula, replayed exactly.
+    False {
+        trace: Trace,
+    },
+    Unknown {
+        reason: String,
+    },
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LtlStats {
+    /// Init boxes the formula was checked from.
+    pub init_boxes: usize,
+    /// Each step's enclosure by BPT (the first Init box), for reports.
+    pub bpt_enclosures: Vec<Vec<(f64, f64)>>,
+    pub rmilp: RmilpStats,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LtlResult {
+    pub verdict: LtlVerdict,
+    /// The method that decided (`bpt`, `rmilp`), or the last one tried.
+    pub method: &'static str,
+    /// Steps of the unrolled path (the formula's depth).
+    pub depth: usize,
+    pub stats: LtlStats,
+}
+
+/// Most boxes Init may be cut into.
+const MAX_INIT_BOXES: usize = 1024;
+
+/// Checks a bounded LTL formula on every path from Init.
+pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
+    let start = Instant::now();
+    let holds = PathFormula::of(phi, false)?;
+    let negated = PathFormula::of(phi, true)?;
+    let depth = negated.depth().max(holds.depth());
+    let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).ok_or_else(|| {
+        LtlError::Unsupported("Init must be a union of boxes (a conjunction/disjunction of variable bounds)".into())
+    })?;
+    let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
+    let finish = |verdict: LtlVerdict, method: &'static str, mut stats: LtlStats| {
+        stats.seconds = start.elapsed().as_secs_f64();
+        Ok(LtlResult { verdict, method, depth, stats })
+    };
+    if matches!(opts.method, Method::Auto | Method::Bpt) {
+        let mut all_hold = true;
+        for (i, b) in inits.iter().enumerate() {
+            let boxes = bpt::propagate(sys, b, depth)?;
+            if i == 0 {
+                stats.bpt_enclosures = boxes.iter().map(|s| s.iter().map(|iv| (iv.lo, iv.hi)).collect()).collect();
+            }
+            match holds.holds_on_boxes(&boxes) {
+                Some(true) => {}
+                // Every path from this box violates the formula: any one of them is a refutation.
+                Some(false) => {
+                    let trace = any_run(sys, b, depth)?;
+                    if !negated.holds_exact(&trace.states)? {
+                        return Err(LtlError::Semantics(
+                            "internal disagreement: bound propagation refuted the formula on a box, but a run from it \
+                             satisfies it exactly"
+                                .into(),
+                        ));
+                    }
+                    return finish(LtlVerdict::False { trace }, "bpt", stats);
+                }
+                None => all_hold = false,
+            }
+        }
+        if all_hold {
+            return finish(LtlVerdict::True { exact: true, margin: None }, "bpt", stats);
+        }
+        if opts.method == Method::Bpt {
+            let reason = "bound propagation through time leaves an atom undecided on the enclosures".to_string();
+            return finish(LtlVerdict::Unknown { reason }, "bpt", stats);
+        }
+    }
+    let deadline = opts.timeout.map(|t| start + t);
+    let mut margin = f64::INFINITY;
+    let mut unknown = None;
+    for b in &inits {
+        let mut o = opts.rmilp.clone();
+        o.timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        match rmilp::check(sys, b, &negated, &o, &mut stats.rmilp)? {
+            RmilpOutcome::Holds { margin: m } => margin = margin.min(m),
+            RmilpOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "rmilp", stats),
+            RmilpOutcome::Unknown(reason) => {
+                unknown.get_or_insert(reason);
+            }
+        }
+    }
+    match unknown {
+        Some(reason) => finish(LtlVerdict::Unknown { reason }, "rmilp", stats),
+        None => finish(LtlVerdict::True { exact: false, margin: Some(margin) }, "rmilp", stats),
+    }
+}
+
+/// One run of `k` steps from a state of `start`: the lowest legal value of every variable, the
+/// first extreme value of every input, the first enabled branch; built exactly.
+fn any_run(sys: &System, start: &RBox, k: usize) -> Result<Trace, LtlError> {
+    let unbounded = || LtlError::Unsupported("Init holds no state to start a run from".into());
+    let state = (0..sys.state.len())
+        .map(|i| {
+            let lo = start.lo[i].clone().or_else(|| start.hi[i].clone()).unwrap_or_default();
+            let hi = start.hi[i].clone().unwrap_or_else(|| lo.clone());
+            space::legal_range(sys, i, &lo, &hi).map(|(l, _)| l).ok_or_else(unbounded)
+        })
+        .collect::<Result<Vec<Rational>, _>>()?;
+    let nondet: Vec<Rational> = sys.nondet.iter().map(|v| trestle_ir::nondet::extreme_values(v).remove(0)).collect();
+    let mut choices: Vec<(Vec<Rational>, usize)> = Vec::with_capacity(k);
+    let semantics = |e: String| LtlError::Semantics(e);
+    for _ in 0..k {
+        let prefix = Trace::simulate(sys, state.clone(), choices.clone()).map_err(|e| semantics(e.to_string()))?;
+        let mut memory = prefix.hidden.last().cloned().unwrap_or_default();
+        let actions =
+            sim::controller_actions(sys, prefix.last(), &nondet, &mut memory).map_err(|e| semantics(e.to_string()))?;
+        let enabled =
+            sim::enabled_branches(sys, prefix.last(), &actions, &nondet).map_err(|e| semantics(e.to_string()))?;
+        let branch = *enabled.first().ok_or_else(|| semantics("a run deadlocks: no branch is enabled".into()))?;
+        choices.push((nondet.clone(), branch));
+    }
+    let trace = Trace::simulate(sys, state, choices).map_err(|e| semantics(e.to_string()))?;
+    trace.replay(sys).map_err(|e| semantics(format!("a run does not replay: {e}")))?;
+    Ok(trace)
+}

@@ -1,0 +1,276 @@
+//! RMILP: the closed loop unrolled over the depth of the formula in one MILP (a fresh copy of
+//! every network per step, linked through the state and the recurrent hidden states:
+//! `trestle_milp::unroll`, whose big-M constants come from bounds propagated step by step and whose
+//! ReLUs of decided sign are fixed), and the NEGATED formula asserted over that one path: its
+//! disjunctions by binaries, its atoms relaxed by one slack `s` in `[0, MAX_SLACK]` that the MILP
+//! minimises. The notes' correction: or/not do not decompose into separate checks on
+//! non-deterministic systems; the whole negation is one model.
+//!
+//! - The minimum of `s` above the threshold (or no solution at all) says no path violates the
+//!   formula even with every atom relaxed by that much: the formula holds, as floating-point
+//!   evidence with that margin (HiGHS's dual bound; infeasibility is confirmed without presolve).
+//! - A solution with `s` at 0 is a candidate path: rebuilt exactly from its start state and
+//!   choices (`Trace::simulate`), it is reported only when the negation holds on it exactly.
+//!   A candidate that does not replay is searched again with strict atoms holding by a gap and
+//!   argmax choices winning by a margin (solutions no tolerance can tip).
+
+use crate::error::LtlError;
+use crate::path::PathFormula;
+use good_lp::{Expression, Variable};
+use std::time::{Duration, Instant};
+use trestle_core::Trace;
+use trestle_ir::Env;
+use trestle_ir::interval::Interval;
+use trestle_ir::{CmpOp, Pred, RBox, System};
+use trestle_milp::model::{MilpModel, constant};
+use trestle_milp::replay::candidates;
+use trestle_milp::{
+    Bounded, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions, VarMap, encode_expr_if,
+    forbid, unroll,
+};
+
+/// The slack's cap: a margin reported as `MAX_SLACK` means "at least".
+pub const MAX_SLACK: f64 = 1.0;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RmilpOptions {
+    /// Wall-clock limit of the whole check.
+    pub timeout: Option<Duration>,
+    /// Evidence needs the slack's bound above `tolerance + feasibility_tolerance`.
+    pub tolerance: f64,
+    /// HiGHS's feasibility tolerances.
+    pub feasibility_tolerance: f64,
+    /// The gap by which strict atoms and argmax choices must hold in the second search.
+    pub gap: f64,
+}
+
+impl Default for RmilpOptions {
+    fn default() -> RmilpOptions {
+        RmilpOptions { timeout: None, tolerance: 1e-6, feasibility_tolerance: 1e-6, gap: 1e-5 }
+    }
+}
+
+/// What one unrolled model says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RmilpOutcome {
+    /// No path from the start region violates the formula: floating-point evidence with this
+    /// margin (`MAX_SLACK` meaning at least that).
+    Holds {
+        margin: f64,
+    },
+    /// A path violating the formula, replayed exactly.
+    Violated(Trace),
+    Unknown(String),
+}
+
+/// Counters of a check.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RmilpStats {
+    pub milps: usize,
+    pub binaries: usize,
+    pub variables: usize,
+}
+
+/// Decides the formula whose negation is `negated` on every path from the states of `start`.
+pub fn check(
+    sys: &System,
+    start: &RBox,
+    negated: &PathFormula,
+    opts: &RmilpOptions,
+    stats: &mut RmilpStats,
+) -> Result<RmilpOutcome, LtlError> {
+    let deadline = opts.timeout.map(|t| Instant::now() + t);
+    let threshold = opts.tolerance + opts.feasibility_tolerance;
+    let mut first_failure = None;
+    for search in [Search::Closure, Search::Strict] {
+        let Some((slack, unrolled)) = build(sys, start, negated, search, opts)? else {
+            return Ok(RmilpOutcome::Unknown(
+                "the unrolling has no transition (the start region holds no state, or a step deadlocks)".into(),
+            ));
+        };
+        stats.milps += 1;
+        stats.binaries += unrolled.model.num_binaries();
+        stats.variables += unrolled.model.num_variables();
+        let time_limit = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if time_limit.is_some_and(|t| t.is_zero()) {
+            return Ok(RmilpOutcome::Unknown("time-out".into()));
+        }
+        let solve =
+            SolveOptions { time_limit, feasibility_tolerance: opts.feasibility_tolerance, ..SolveOptions::default() };
+        let out = unrolled.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
+        if let Some(why) = &out.out_of_range {
+            return Ok(RmilpOutcome::Unknown(format!("the model is out of HiGHS's numeric range: {why}")));
+        }
+        match (&out.status, search) {
+            (SolveStatus::Infeasible, Search::Closure) => return Ok(RmilpOutcome::Holds { margin: MAX_SLACK }),
+            (SolveStatus::Limit(why), _) => return Ok(RmilpOutcome::Unknown(format!("time-out ({why})"))),
+            (SolveStatus::Other(why), _) => return Ok(RmilpOutcome::Unknown(format!("HiGHS: {why}"))),
+            _ => {}
+        }
+        if search == Search::Closure
+            && let Some(b) = out.bound
+            && b > threshold
+        {
+            return Ok(RmilpOutcome::Holds { margin: b.min(MAX_SLACK) });
+        }
+        let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold)) else {
+            continue;
+        };
+        if let Some(trace) = replay(sys, start, negated, &unrolled, values, &mut first_failure)? {
+            return Ok(RmilpOutcome::Violated(trace));
+        }
+    }
+    Ok(RmilpOutcome::Unknown(format!(
+        "no path violating the formula was confirmed exactly and the relaxation's bound is not above {threshold:.1e}{}",
+        first_failure.map(|f| format!(" ({f})")).unwrap_or_default()
+    )))
+}
+
+/// The solver's path rebuilt exactly from an exact start state: the solver's start and nearby
+/// points clamped into the start box (a solver's start may lie outside it by its tolerance, and a
+/// run from outside Init refutes nothing), each run with the solver's inputs and branches through
+/// `Trace::simulate`, kept only when the start satisfies Init and the negation holds on it exactly.
+fn replay(
+    sys: &System,
+    start: &RBox,
+    negated: &PathFormula,
+    unrolled: &trestle_milp::Unrolled,
+    values: &[f64],
+    first_failure: &mut Option<String>,
+) -> Result<Option<Trace>, LtlError> {
+    let run = unrolled.run_at(sys, values);
+    let choices: Vec<(Vec<trestle_ir::Rational>, usize)> =
+        run.nondet.iter().cloned().zip(run.branches.iter().copied()).collect();
+    for point in candidates(sys, start, &run.start) {
+        if !sys.init.eval_exact(&Env::new(&point, &[], &[])).unwrap_or(false) {
+            first_failure.get_or_insert_with(|| "the solver's start state is not initial".into());
+            continue;
+        }
+        match Trace::simulate(sys, point, choices.iter().cloned()) {
+            Ok(trace) if negated.holds_exact(&trace.states)? => return Ok(Some(trace)),
+            Ok(_) => {
+                first_failure.get_or_insert_with(|| "the solver's path satisfies the formula exactly".into());
+            }
+            Err(e) => {
+                first_failure.get_or_insert_with(|| format!("the solver's path does not replay: {e}"));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The first model is the closure (sound for evidence); the second keeps only paths whose strict
+/// atoms and argmax choices hold by a gap (for finding one that replays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Search {
+    Closure,
+    Strict,
+}
+
+type Built = (Variable, trestle_milp::Unrolled);
+
+fn build(
+    sys: &System,
+    start: &RBox,
+    negated: &PathFormula,
+    search: Search,
+    opts: &RmilpOptions,
+) -> Result<Option<Built>, LtlError> {
+    let strictness = match search {
+        Search::Closure => Strictness::Closure,
+        Search::Strict => Strictness::Margin(opts.gap),
+    };
+    let unroll_opts = UnrollOptions { step: StepOptions { strictness, ..StepOptions::default() }, nondet: Vec::new() };
+    let Some(mut unrolled) = unroll(sys, start, negated.depth(), &unroll_opts)? else { return Ok(None) };
+    let slack = unrolled.model.continuous(0.0, MAX_SLACK, "slack")?;
+    let gap = if search == Search::Strict { opts.gap } else { 0.0 };
+    let mut enc = Encoder { model: &mut unrolled.model, states: &unrolled.states, slack, gap };
+    enc.assert(negated, &Lit::True)?;
+    Ok(Some((slack, unrolled)))
+}
+
+struct Encoder<'a> {
+    model: &'a mut MilpModel,
+    states: &'a [Vec<Bounded>],
+    slack: Variable,
+    gap: f64,
+}
+
+impl Encoder<'_> {
+    /// `lit => f`.
+    fn assert(&mut self, f: &PathFormula, lit: &Lit) -> Result<(), LtlError> {
+        match f {
+            PathFormula::True => Ok(()),
+            PathFormula::False => {
+                forbid(self.model, lit, "the negated formula is false");
+                Ok(())
+            }
+            PathFormula::Atom { pred, t } => self.atom(pred, *t, lit),
+            PathFormula::And(xs) => xs.iter().try_for_each(|x| self.assert(x, lit)),
+            PathFormula::Or(xs) => {
+                // One binary per disjunct; at least one is chosen when `lit` holds.
+                let picks: Vec<Variable> = xs.iter().map(|_| self.model.binary()).collect();
+                let sum: Expression = picks.iter().map(|&b| Expression::from(b)).sum();
+                match lit {
+                    Lit::False => return Ok(()),
+                    Lit::True => self.model.add(sum.geq(1.0)),
+                    Lit::Expr(l) => self.model.add((sum - l.clone()).geq(0.0)),
+                }
+                for (x, b) in xs.iter().zip(picks) {
+                    self.assert(x, &Lit::Expr(Expression::from(b)))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `lit => atom at step t`, relaxed by the slack: `lit => violation <= s`.
+    fn atom(&mut self, p: &Pred, t: usize, lit: &Lit) -> Result<(), LtlError> {
+        let Pred::Cmp(a, op, b) = p else {
+            return Err(LtlError::Unsupported(format!("atom {p:?} is not a comparison")));
+        };
+        let vars = VarMap { state: self.states[t].clone(), action: Vec::new(), nondet: Vec::new() };
+        let x = encode_expr_if(self.model, a, lit, &vars)?;
+        let y = encode_expr_if(self.model, b, lit, &vars)?;
+        let d = Bounded::new(x.expr.clone() - y.expr.clone(), x.iv.sub(&y.iv));
+        let integral = self.model.is_integral(&d.expr);
+        let neg = |v: &Bounded| Bounded::new(constant(0.0) - v.expr.clone(), v.iv.neg());
+        // Between integers `v < 0` is `v + 1 <= 0` exactly; between reals the closure, or
+        // `v + gap <= 0` in the strict search.
+        let step = if integral { 1.0 } else { self.gap };
+        let shift = |v: Bounded| {
+            if step > 0.0 { Bounded::new(v.expr + step, v.iv.add(&Interval::point(step))) } else { v }
+        };
+        // Each item must be <= 0 for the atom.
+        let items = match op {
+            CmpOp::Le => vec![d],
+            CmpOp::Lt => vec![shift(d)],
+            CmpOp::Ge => vec![neg(&d)],
+            CmpOp::Gt => vec![shift(neg(&d))],
+            CmpOp::Eq => vec![neg(&d), d],
+        };
+        for v in items {
+            if v.iv.hi <= 0.0 {
+                continue;
+            }
+            if v.iv.lo > MAX_SLACK {
+                // Violated by more than the slack's cap on the whole enclosure (rounded outward):
+                // no path satisfies this literal even relaxed, so excluding it changes neither
+                // the real paths nor the margin (which is capped there).
+                forbid(self.model, lit, "an atom is false on the enclosure");
+                return Ok(());
+            }
+            // Between integers a violation is a whole unit: stated exactly, without slack.
+            let e = if integral { v.expr } else { v.expr - self.slack };
+            match lit {
+                Lit::True => self.model.add(e.leq(0.0)),
+                Lit::Expr(l) => {
+                    let m = v.iv.hi;
+                    self.model.add((e + m * l.clone()).leq(m));
+                }
+                Lit::False => {}
+            }
+        }
+        Ok(())
+    }
+}

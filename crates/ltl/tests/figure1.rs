@@ -1,0 +1,67 @@
+//! The notes' Figure-1 vector: y = relu(W1 x), z_t = relu(W2 y + z_{t-1}), x in [0, 1]^2 fresh at
+//! every step. Intervals give z_t in [0, t]; the truth is z_t = 0.
+
+use trestle_ir::System;
+use trestle_ir::parse::{SimpleScope, parse_ltl};
+use trestle_ltl::{LtlOptions, LtlVerdict, Method, check_ltl};
+use trestle_testkit::{load, repo};
+
+fn figure1() -> System {
+    load(&repo().join("configs/systems/rnn-figure1.toml"), &[])
+}
+
+fn check(sys: &System, text: &str, method: Method) -> trestle_ltl::LtlResult {
+    let phi = parse_ltl(text, &SimpleScope::with_state(&["z"])).unwrap();
+    check_ltl(sys, &phi, &LtlOptions { method, ..LtlOptions::default() }).unwrap()
+}
+
+#[test]
+fn bpt_proves_two_steps_and_not_three() {
+    let sys = figure1();
+    let r = check(&sys, "X^2 (z <= 2)", Method::Bpt);
+    assert_eq!(r.verdict, LtlVerdict::True { exact: true, margin: None });
+    assert_eq!((r.method, r.depth), ("bpt", 2));
+    assert_eq!(r.stats.bpt_enclosures, vec![vec![(0.0, 0.0)], vec![(0.0, 1.0)], vec![(0.0, 2.0)]]);
+    let r = check(&sys, "X^3 (z <= 2)", Method::Bpt);
+    assert!(matches!(r.verdict, LtlVerdict::Unknown { .. }), "{:?}", r.verdict);
+}
+
+#[test]
+fn rmilp_proves_every_horizon_up_to_ten() {
+    let sys = figure1();
+    for t in 1..=10 {
+        let r = check(&sys, &format!("X^{t} (z <= 2)"), Method::Rmilp);
+        match r.verdict {
+            // z_t = 0 exactly: no path comes within 2 of violating it (the slack's cap is 1).
+            LtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 1.0 - 1e-9, "t = {t}: margin {m}"),
+            other => panic!("t = {t}: {other:?}"),
+        }
+        assert_eq!((r.method, r.depth), ("rmilp", t));
+    }
+    // Auto: BPT decides t <= 2, RMILP the rest.
+    assert_eq!(check(&sys, "X^2 (z <= 2)", Method::Auto).method, "bpt");
+    assert_eq!(check(&sys, "X^5 (z <= 2)", Method::Auto).method, "rmilp");
+}
+
+#[test]
+fn refutations_come_with_replayed_paths() {
+    let sys = figure1();
+    // z_1 is 0 on every path: BPT's enclosure [0, 1] already excludes z_1 <= -1.
+    let r = check(&sys, "X (z <= -1)", Method::Auto);
+    assert_eq!(r.method, "bpt");
+    let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
+    trace.replay(&sys).unwrap();
+    // z_3 >= 1/2 fails on every path, which BPT cannot see ([0, 3]); RMILP finds one.
+    let r = check(&sys, "X^3 (z >= 0.5)", Method::Auto);
+    assert_eq!(r.method, "rmilp");
+    let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
+    trace.replay(&sys).unwrap();
+    assert_eq!(trace.len(), 3);
+    assert!(
+        trace.hidden.iter().all(|m| m
+            .iter()
+            .flatten()
+            .flatten()
+            .all(|h| *h == trestle_ir::Rational::from_integer(0.into())))
+    );
+}

@@ -1,0 +1,157 @@
+//! `trestle ltl`: a bounded LTL property of the file (or a formula) on every path from Init, by
+//! bound propagation through time (exact when it decides) and the recursive MILP (floating-point
+//! evidence when no path violates it, a replayed path when one does).
+
+use crate::args::SystemArgs;
+use crate::output::print_json;
+use crate::{CliError, CliResult, Outcome};
+use anyhow::anyhow;
+use serde_json::json;
+use trestle_core::{RunResult, Status};
+use trestle_ir::System;
+use trestle_ir::formula::Ltl;
+use trestle_ir::num::to_f64_nearest;
+use trestle_ir::parse::parse_ltl;
+use trestle_ir::system::PropertyFormula;
+use trestle_ltl::{LtlError, LtlOptions, LtlResult, LtlVerdict, Method, check_ltl};
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodArg {
+    /// Bound propagation first, then the recursive MILP for what it leaves open.
+    Auto,
+    /// Bound propagation through time alone (exact, incomplete).
+    Bpt,
+    /// The recursive MILP alone.
+    Rmilp,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct LtlArgs {
+    #[command(flatten)]
+    pub system: SystemArgs,
+    /// A property of the system file (a `[[property]]` with `ltl = ..`).
+    #[arg(long, conflicts_with = "formula", required_unless_present = "formula")]
+    pub property: Option<String>,
+    /// A formula, e.g. "X^3 (z <= 2)" or "G<=10 F<=3 (x >= 0)"; it may use `k` when --k is given.
+    #[arg(long)]
+    pub formula: Option<String>,
+    /// The horizon `k` of a property defined with one (or of --formula).
+    #[arg(long)]
+    pub k: Option<u32>,
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// Wall-clock limit, in seconds (verdict unknown when reached).
+    #[arg(long)]
+    pub timeout: Option<f64>,
+}
+
+pub(crate) fn cli_error(e: LtlError) -> CliError {
+    if e.is_input() { CliError::Input(e.into()) } else { CliError::Internal(e.into()) }
+}
+
+fn formula(a: &LtlArgs) -> Result<(System, Ltl, String, String), CliError> {
+    if let Some(text) = &a.formula {
+        let sys = super::load(&a.system)?;
+        let scope = super::formula_scope(&sys, a.k)?;
+        let phi = parse_ltl(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
+        return Ok((sys, phi, "formula".into(), text.clone()));
+    }
+    let name = a.property.as_deref().expect("clap requires --property or --formula");
+    let (sys, index) = super::load_property(&a.system, name, a.k)?;
+    let p = &sys.properties[index];
+    let PropertyFormula::Ltl(phi) = &p.formula else {
+        return Err(CliError::input(format!("property '{name}' is not an LTL formula (`ltl = ..`)")));
+    };
+    Ok((sys.clone(), phi.clone(), name.to_string(), super::property_text(p)))
+}
+
+pub fn run(a: &LtlArgs) -> CliResult {
+    let (sys, phi, name, text) = formula(a)?;
+    let mut opts = LtlOptions {
+        method: match a.method {
+            MethodArg::Auto => Method::Auto,
+            MethodArg::Bpt => Method::Bpt,
+            MethodArg::Rmilp => Method::Rmilp,
+        },
+        ..LtlOptions::default()
+    };
+    if let Some(t) = a.timeout {
+        opts.timeout = Some(super::seconds(t, "--timeout")?);
+    }
+    let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;
+    let out = result_json(&sys, &name, &text, &result);
+    if a.system.json {
+        print_json(&serde_json::to_value(&out).map_err(|e| CliError::Internal(anyhow!(e)))?);
+    } else {
+        print_text(&sys, &name, &text, &result, &out);
+    }
+    Ok(match &result.verdict {
+        LtlVerdict::True { exact: true, .. } => Outcome::Done,
+        LtlVerdict::False { .. } => Outcome::Refuted,
+        LtlVerdict::True { exact: false, .. } | LtlVerdict::Unknown { .. } => Outcome::Unknown,
+    })
+}
+
+const EVIDENCE: &str = "HiGHS found no path violating the formula: the MILP of the negation over one unrolled path is \
+    infeasible, or its bound on the atoms' relaxation is above the threshold (floating-point evidence with this \
+    margin, not an exact proof)";
+
+const EXACT: &str = "bound propagation through time: the formula holds on the outward-rounded enclosures of every step";
+
+/// The `trestle-result/1` form of a result (`ltl` and `verify` print it).
+pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -> RunResult {
+    let (verdict, status) = match &r.verdict {
+        LtlVerdict::True { exact: true, .. } => ("true", Status::Proven),
+        LtlVerdict::True { exact: false, .. } => ("true", Status::Evidence),
+        LtlVerdict::False { .. } => ("false", Status::Refuted),
+        LtlVerdict::Unknown { .. } => ("unknown", Status::Unknown),
+    };
+    let mut out = RunResult::new("ltl", &sys.name, r.method, verdict, status);
+    out.property = Some(name.to_string());
+    out.details.insert("formula".into(), json!(text));
+    out.details.insert("depth".into(), json!(r.depth));
+    match &r.verdict {
+        LtlVerdict::True { exact: true, .. } => out.evidence = Some(EXACT.into()),
+        LtlVerdict::True { exact: false, margin } => {
+            out.evidence = Some(EVIDENCE.into());
+            out.margin = *margin;
+        }
+        LtlVerdict::False { trace } => out.trace = Some(trace.to_json(sys)),
+        LtlVerdict::Unknown { reason } => out.reason = Some(reason.clone()),
+    }
+    if !r.stats.bpt_enclosures.is_empty() {
+        out.details.insert("bpt_enclosures".into(), json!(r.stats.bpt_enclosures));
+    }
+    out.stat("init_boxes", r.stats.init_boxes)
+        .stat("milps", r.stats.rmilp.milps)
+        .stat("binaries", r.stats.rmilp.binaries)
+        .stat("variables", r.stats.rmilp.variables)
+        .stat("seconds", r.stats.seconds);
+    out
+}
+
+fn print_text(sys: &System, name: &str, text: &str, r: &LtlResult, out: &RunResult) {
+    println!("system:   {}", sys.name);
+    println!("property: {name}: {text}");
+    println!("method:   {} (depth {})", r.method, r.depth);
+    match &r.verdict {
+        LtlVerdict::True { exact, margin } => {
+            println!("verdict:  true ({})", if *exact { "proven" } else { "floating-point evidence" });
+            println!("  {}", out.evidence.as_deref().unwrap_or(""));
+            if let Some(m) = margin {
+                let at_least = if *m >= trestle_ltl::rmilp::MAX_SLACK { "at least " } else { "" };
+                println!("  margin: {at_least}{m:.3e}");
+            }
+        }
+        LtlVerdict::False { trace } => {
+            println!("verdict:  false (a path replayed in exact rational arithmetic)");
+            for (k, s) in trace.states.iter().enumerate() {
+                let values: Vec<String> =
+                    sys.state.iter().zip(s).map(|(v, x)| format!("{} = {}", v.name, to_f64_nearest(x))).collect();
+                println!("  s{k}: {}", values.join(", "));
+            }
+        }
+        LtlVerdict::Unknown { reason } => println!("verdict:  unknown: {reason}"),
+    }
+    println!("time:     {:.3} s", r.stats.seconds);
+}
