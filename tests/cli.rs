@@ -738,7 +738,10 @@ fn ltl_exit_codes_json_and_bad_input() {
     let r = trestle(&["ltl", fig, "--formula", "X^2 (z <= 2)"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("verdict:  true (proven)"), "{}", r.stdout);
-    expect_input_error(&trestle(&["ltl", fig, "--formula", "G (z <= 2)"]), &["unbounded G"]);
+    expect_input_error(&trestle(&["ltl", fig, "--formula", "G F (z <= 2)"]), &["unbounded LTL"]);
+    // Unbounded G with no box invariant (intervals give z_t in [0, t]) and no violation: unknown.
+    assert_eq!(trestle(&["ltl", fig, "--formula", "G (z <= 2)"]).code, 3);
+    expect_input_error(&trestle(&["ltl", fig, "--formula", "X (z <= 2)", "--depth", "0"]), &["--depth"]);
     expect_input_error(&trestle(&["ltl", fig, "--formula", "X^2 (w <= 2)"]), &["--formula"]);
     expect_input_error(&trestle(&["ltl", fig, "--property", "nope"]), &["no property 'nope'", "bounded-2"]);
     expect_input_error(

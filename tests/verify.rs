@@ -110,6 +110,16 @@ fn shipped_systems_give_their_known_verdicts() {
             3,
         ),
         ("configs/systems/rnn-figure1.toml", &["--property", "bounded-2"], &[("bounded-2", "true", "proven")], 0),
+        // The PI controller as a ReLU RNN: tuned, |x| <= 1/2 forever (invariant of x and hidden
+        // state) and to t = 20 (bound propagation), settling on MILP evidence; badly tuned, a
+        // limit cycle: never settles (a lasso on the full state).
+        (
+            "configs/systems/pi-tuned.toml",
+            &[],
+            &[("stays", "true", "proven"), ("stays-20", "true", "proven"), ("settles", "true", "evidence")],
+            3,
+        ),
+        ("configs/systems/pi-oscillating.toml", &[], &[("settles", "false", "refuted")], 1),
     ];
     for (file, set, expected, code) in rows {
         let r = verify(file, set);

@@ -23,6 +23,10 @@ pub enum MethodArg {
     Bpt,
     /// The recursive MILP alone.
     Rmilp,
+    /// The lasso search alone (refutes unbounded F p and p U q).
+    Lasso,
+    /// Invariants alone (prove unbounded G p).
+    Invariant,
 }
 
 #[derive(clap::Args, Debug)]
@@ -40,6 +44,10 @@ pub struct LtlArgs {
     pub k: Option<u32>,
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
+    /// For unbounded F, G and U: the horizon of the bounded checks and the longest lasso (the
+    /// invariant search iterates up to 16 times this).
+    #[arg(long, default_value_t = 10)]
+    pub depth: usize,
     /// Wall-clock limit, in seconds (verdict unknown when reached).
     #[arg(long)]
     pub timeout: Option<f64>,
@@ -72,9 +80,15 @@ pub fn run(a: &LtlArgs) -> CliResult {
             MethodArg::Auto => Method::Auto,
             MethodArg::Bpt => Method::Bpt,
             MethodArg::Rmilp => Method::Rmilp,
+            MethodArg::Lasso => Method::Lasso,
+            MethodArg::Invariant => Method::Invariant,
         },
+        depth: a.depth,
         ..LtlOptions::default()
     };
+    if a.depth == 0 || a.depth > 10_000 {
+        return Err(CliError::input("--depth must be between 1 and 10000"));
+    }
     if let Some(t) = a.timeout {
         opts.timeout = Some(super::seconds(t, "--timeout")?);
     }
@@ -98,6 +112,9 @@ const EVIDENCE: &str = "HiGHS found no path violating the formula: the MILP of t
 
 const EXACT: &str = "bound propagation through time: the formula holds on the outward-rounded enclosures of every step";
 
+const INVARIANT: &str = "an inductive box of the full state (environment and hidden states) contains Init and lies \
+    inside the predicate (outward-rounded enclosures)";
+
 /// The `trestle-result/1` form of a result (`ltl` and `verify` print it).
 pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -> RunResult {
     let (verdict, status) = match &r.verdict {
@@ -111,6 +128,7 @@ pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -
     out.details.insert("formula".into(), json!(text));
     out.details.insert("depth".into(), json!(r.depth));
     match &r.verdict {
+        LtlVerdict::True { exact: true, .. } if r.method == "invariant" => out.evidence = Some(INVARIANT.into()),
         LtlVerdict::True { exact: true, .. } => out.evidence = Some(EXACT.into()),
         LtlVerdict::True { exact: false, margin } => {
             out.evidence = Some(EVIDENCE.into());
@@ -144,7 +162,12 @@ fn print_text(sys: &System, name: &str, text: &str, r: &LtlResult, out: &RunResu
             }
         }
         LtlVerdict::False { trace } => {
-            println!("verdict:  false (a path replayed in exact rational arithmetic)");
+            match trace.loop_back {
+                Some(j) => {
+                    println!("verdict:  false (a lasso replayed in exact rational arithmetic; s{} = s{j})", trace.len())
+                }
+                None => println!("verdict:  false (a path replayed in exact rational arithmetic)"),
+            }
             for (k, s) in trace.states.iter().enumerate() {
                 let values: Vec<String> =
                     sys.state.iter().zip(s).map(|(v, x)| format!("{} = {}", v.name, to_f64_nearest(x))).collect();

@@ -226,7 +226,12 @@ fn print_table(sys: &System, results: &[RunResult]) {
         let formula = r.details.get("formula").and_then(|v| v.as_str()).unwrap_or("");
         match r.status {
             Status::Refuted => {
-                println!("\n{name}: {formula}: false; a run replayed in exact rational arithmetic:");
+                let lasso = r.trace.as_ref().and_then(|t| t.loop_back);
+                let what = match lasso {
+                    Some(j) => format!("a lasso (the last state is s{j} again, hidden states included)"),
+                    None => "a run".into(),
+                };
+                println!("\n{name}: {formula}: false; {what} replayed in exact rational arithmetic:");
                 if let Some(t) = &r.trace {
                     for (i, s) in t.states.iter().enumerate() {
                         let values: Vec<String> = s.iter().map(|(k, v)| format!("{k} = {v}")).collect();

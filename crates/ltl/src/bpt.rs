@@ -10,56 +10,172 @@ use crate::error::LtlError;
 use trestle_ir::arith::Arith;
 use trestle_ir::interval::Interval;
 use trestle_ir::nondet;
-use trestle_ir::system::{ControllerOutput, Policy, System};
+use trestle_ir::num;
+use trestle_ir::round;
+use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
 use trestle_ir::{CmpOp, Env, RBox};
+
+/// A box of the full state: the environment's variables and every recurrent hidden state
+/// (`[controller][recurrent layer][neuron]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FullBox {
+    pub state: Vec<Interval>,
+    pub hidden: Vec<Vec<Vec<Interval>>>,
+}
+
+impl FullBox {
+    /// The states of `start` (a bounded exact box) with zero hidden states.
+    pub fn initial(sys: &System, start: &RBox) -> Result<FullBox, LtlError> {
+        let Some(outer) = start.enclosing_fbox() else {
+            return Err(LtlError::Unsupported("Init must be bounded in every state variable for BPT".into()));
+        };
+        let state = outer.lo.iter().zip(&outer.hi).map(|(&l, &h)| Interval::new(l, h)).collect();
+        let hidden = sys
+            .controllers
+            .iter()
+            .map(|c| match &c.policy {
+                Policy::Network(n) => Ok(sys.networks[*n]
+                    .network
+                    .hidden_dims()
+                    .into_iter()
+                    .map(|d| vec![Interval::point(0.0); d])
+                    .collect()),
+                Policy::Select { .. } => {
+                    Err(LtlError::Unsupported("network selectors are not propagated by BPT".into()))
+                }
+            })
+            .collect::<Result<_, LtlError>>()?;
+        Ok(FullBox { state, hidden })
+    }
+
+    /// The smallest box holding both.
+    pub fn hull(&self, o: &FullBox) -> FullBox {
+        let hull = |a: &[Interval], b: &[Interval]| a.iter().zip(b).map(|(x, y)| x.hull(y)).collect::<Vec<_>>();
+        FullBox {
+            state: hull(&self.state, &o.state),
+            hidden: self
+                .hidden
+                .iter()
+                .zip(&o.hidden)
+                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| hull(x, y)).collect())
+                .collect(),
+        }
+    }
+
+    /// The hull with `next`, each side that `next` crossed pushed out by `factor` of the hull's
+    /// width (rounded outward); sides `next` did not cross stay (a ReLU output's lower end stays 0).
+    pub fn widened_toward(&self, next: &FullBox, factor: f64) -> FullBox {
+        let widen = |h: &Interval, n: &Interval| {
+            let hull = h.hull(n);
+            let pad = round::mul_up(hull.hi - hull.lo, factor);
+            let lo = if n.lo < h.lo { round::sub_down(hull.lo, pad) } else { hull.lo };
+            let hi = if n.hi > h.hi { round::add_up(hull.hi, pad) } else { hull.hi };
+            Interval::new(lo, hi)
+        };
+        let widen_all = |a: &[Interval], b: &[Interval]| a.iter().zip(b).map(|(h, n)| widen(h, n)).collect::<Vec<_>>();
+        FullBox {
+            state: widen_all(&self.state, &next.state),
+            hidden: self
+                .hidden
+                .iter()
+                .zip(&next.hidden)
+                .map(|(a, b)| a.iter().zip(b).map(|(h, n)| widen_all(h, n)).collect())
+                .collect(),
+        }
+    }
+
+    /// The box cut to the values states can take (inside the declared domains, integral for
+    /// `int` and `bool` variables), unless the system ignores domains. Sound for a candidate
+    /// invariant: reachable states are states, and a successor outside the domains would show in
+    /// `step(H)` (which is not cut) and fail the inclusion.
+    pub fn legal(mut self, sys: &System) -> FullBox {
+        if sys.domain_exit == DomainExit::Ignore {
+            return self;
+        }
+        for (iv, v) in self.state.iter_mut().zip(&sys.state) {
+            let mut lo = v.domain.lo.as_ref().map_or(iv.lo, |l| iv.lo.max(num::down(l)));
+            let mut hi = v.domain.hi.as_ref().map_or(iv.hi, |h| iv.hi.min(num::up(h)));
+            if v.kind != VarKind::Real {
+                (lo, hi) = (lo.ceil(), hi.floor());
+            }
+            if lo <= hi {
+                *iv = Interval::new(lo, hi);
+            }
+        }
+        self
+    }
+
+    /// Whether this box lies inside `o` (every coordinate's interval inside `o`'s).
+    pub fn is_inside(&self, o: &FullBox) -> bool {
+        let inside = |a: &[Interval], b: &[Interval]| a.iter().zip(b).all(|(x, y)| x.is_subset_of(y));
+        inside(&self.state, &o.state)
+            && self.hidden.iter().zip(&o.hidden).all(|(a, b)| a.iter().zip(b).all(|(x, y)| inside(x, y)))
+    }
+}
+
+/// One step of every run from the box: an enclosure of every successor (state and hidden state)
+/// under every input and every branch that may fire.
+pub fn step(sys: &System, from: &FullBox) -> Result<FullBox, LtlError> {
+    let inputs: Vec<Interval> = sys.nondet.iter().map(nondet::hull).collect();
+    let mut hidden = from.hidden.clone();
+    let actions = actions(sys, &from.state, &inputs, &mut hidden)?;
+    let env = Env::new(&from.state[..], &actions[..], &inputs[..]);
+    let mut next: Option<Vec<Interval>> = None;
+    for b in &sys.step.branches {
+        if let Some((a, value)) = b.label
+            && !actions[a].contains(value as f64)
+        {
+            continue;
+        }
+        if b.guard.as_ref().is_some_and(|g| g.eval_interval(&env) == Some(false)) {
+            continue;
+        }
+        let succ: Vec<Interval> = b.updates.iter().map(|e| e.eval_interval(&env)).collect();
+        next = Some(match next {
+            None => succ,
+            Some(n) => n.iter().zip(&succ).map(|(a, b)| a.hull(b)).collect(),
+        });
+    }
+    let state = next.ok_or_else(|| {
+        LtlError::Semantics("no branch of the step can fire from an enclosure: every run deadlocks".into())
+    })?;
+    Ok(FullBox { state, hidden })
+}
 
 /// Enclosures of the state at steps `0..=k` (one interval per state variable) from the states of
 /// `start` (a bounded exact box), with the recurrent controllers' hidden states carried as boxes
 /// from zero.
 pub fn propagate(sys: &System, start: &RBox, k: usize) -> Result<Vec<Vec<Interval>>, LtlError> {
-    let Some(outer) = start.enclosing_fbox() else {
-        return Err(LtlError::Unsupported("Init must be bounded in every state variable for BPT".into()));
-    };
-    let mut state: Vec<Interval> = outer.lo.iter().zip(&outer.hi).map(|(&l, &h)| Interval::new(l, h)).collect();
-    let inputs: Vec<Interval> = sys.nondet.iter().map(nondet::hull).collect();
-    let mut memory = sys
-        .controllers
-        .iter()
-        .map(|c| match &c.policy {
-            Policy::Network(n) => {
-                Ok(sys.networks[*n].network.hidden_dims().into_iter().map(|d| vec![Interval::point(0.0); d]).collect())
-            }
-            Policy::Select { .. } => Err(LtlError::Unsupported("network selectors are not propagated by BPT".into())),
-        })
-        .collect::<Result<Vec<Vec<Vec<Interval>>>, LtlError>>()?;
-    let mut boxes = vec![state.clone()];
-    for t in 0..k {
-        let actions = actions(sys, &state, &inputs, &mut memory)?;
-        let env = Env::new(&state[..], &actions[..], &inputs[..]);
-        let mut next: Option<Vec<Interval>> = None;
-        for b in &sys.step.branches {
-            if let Some((a, value)) = b.label
-                && !actions[a].contains(value as f64)
-            {
-                continue;
-            }
-            if b.guard.as_ref().is_some_and(|g| g.eval_interval(&env) == Some(false)) {
-                continue;
-            }
-            let succ: Vec<Interval> = b.updates.iter().map(|e| e.eval_interval(&env)).collect();
-            next = Some(match next {
-                None => succ,
-                Some(n) => n.iter().zip(&succ).map(|(a, b)| a.hull(b)).collect(),
-            });
-        }
-        state = next.ok_or_else(|| {
-            LtlError::Semantics(format!(
-                "no branch of the step can fire from the enclosure of step {t}: every run deadlocks"
-            ))
-        })?;
-        boxes.push(state.clone());
+    let mut b = FullBox::initial(sys, start)?;
+    let mut boxes = vec![b.state.clone()];
+    for _ in 0..k {
+        b = step(sys, &b)?;
+        boxes.push(b.state.clone());
     }
     Ok(boxes)
+}
+
+/// An inductive box of the full state containing the states of `start` (the minimal-invariant
+/// method realised soundly): Kleene iteration over boxes, `H <- widen(hull(H, step(H)))` from the
+/// Init box, until `step(H)` lies inside `H`; at most `max_iterations` rounds. Every reachable
+/// (state, hidden state) then lies in `H`: `H` contains Init and is mapped into itself.
+///
+/// The widening pushes every side the step crossed out by 1/64 of the width: enclosures of a
+/// contracting system approach their limit without reaching it, and the padded iteration
+/// overshoots it, after which the box is mapped strictly inside itself.
+pub fn invariant(sys: &System, start: &RBox, max_iterations: usize) -> Result<Option<FullBox>, LtlError> {
+    let mut h = FullBox::initial(sys, start)?;
+    for _ in 0..max_iterations {
+        let next = step(sys, &h)?;
+        if next.is_inside(&h) {
+            return Ok(Some(h));
+        }
+        h = h.widened_toward(&next, 1.0 / 64.0).legal(sys);
+        if h.state.iter().any(|iv| !(iv.lo.is_finite() && iv.hi.is_finite())) {
+            return Ok(None);
+        }
+    }
+    Ok(None)
 }
 
 /// Enclosures of every action over the state box (argmax actions as the hull of the indices that

@@ -3,6 +3,7 @@
 
 use crate::bpt;
 use crate::error::LtlError;
+use crate::lasso::{self, LassoOutcome};
 use crate::path::PathFormula;
 use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
 use std::time::{Duration, Instant};
@@ -21,6 +22,10 @@ pub enum Method {
     Bpt,
     /// The recursive MILP alone.
     Rmilp,
+    /// The lasso search alone (refutes unbounded `F p` and `p U q`).
+    Lasso,
+    /// Invariants alone (prove unbounded `G p`).
+    Invariant,
 }
 
 impl Method {
@@ -29,6 +34,8 @@ impl Method {
             Method::Auto => "auto",
             Method::Bpt => "bpt",
             Method::Rmilp => "rmilp",
+            Method::Lasso => "lasso",
+            Method::Invariant => "invariant",
         }
     }
 }
@@ -36,6 +43,9 @@ impl Method {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LtlOptions {
     pub method: Method,
+    /// For unbounded formulas: the horizon of the bounded checks that prove `F` / `U` and refute
+    /// `G`, and the longest lasso searched (the invariant search iterates up to 16 times this).
+    pub depth: usize,
     /// Wall-clock limit of the whole check.
     pub timeout: Option<Duration>,
     pub rmilp: RmilpOptions,
@@ -43,7 +53,7 @@ pub struct LtlOptions {
 
 impl Default for LtlOptions {
     fn default() -> LtlOptions {
-        LtlOptions { method: Method::Auto, timeout: None, rmilp: RmilpOptions::default() }
+        LtlOptions { method: Method::Auto, depth: 10, timeout: None, rmilp: RmilpOptions::default() }
     }
 }
 
@@ -87,8 +97,25 @@ pub struct LtlResult {
 /// Most boxes Init may be cut into.
 const MAX_INIT_BOXES: usize = 1024;
 
-/// Checks a bounded LTL formula on every path from Init.
+/// Checks an LTL formula on every path from Init: bounded formulas by BPT and RMILP; the
+/// unbounded shapes `F p`, `G p` and `p U q` (p, q state predicates) by what Table 1 of the notes
+/// allows: `F` / `U` proven by a bounded instance (`F<=d`, `U<=d`) and refuted by a lasso (or, for
+/// `U`, a finite path reaching `not p and not q` first); `G` proven by an invariant and refuted
+/// by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
+    if !phi.is_bounded() {
+        return check_unbounded(sys, phi, opts);
+    }
+    if matches!(opts.method, Method::Lasso | Method::Invariant) {
+        return Err(LtlError::Unsupported(format!(
+            "--method {} decides unbounded F, G and U; this formula is bounded (use bpt or rmilp)",
+            opts.method.name()
+        )));
+    }
+    check_bounded(sys, phi, opts)
+}
+
+fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
     let start = Instant::now();
     let holds = PathFormula::of(phi, false)?;
     let negated = PathFormula::of(phi, true)?;
@@ -150,6 +177,140 @@ pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
     match unknown {
         Some(reason) => finish(LtlVerdict::Unknown { reason }, "rmilp", stats),
         None => finish(LtlVerdict::True { exact: false, margin: Some(margin) }, "rmilp", stats),
+    }
+}
+
+/// The formula as a state predicate, when it has no temporal operator.
+fn state_pred(phi: &Ltl) -> Option<trestle_ir::Pred> {
+    use trestle_ir::Pred;
+    Some(match phi {
+        Ltl::Atom(p) => p.clone(),
+        Ltl::Not(a) => Pred::Not(Box::new(state_pred(a)?)),
+        Ltl::And(xs) => Pred::And(xs.iter().map(state_pred).collect::<Option<_>>()?),
+        Ltl::Or(xs) => Pred::Or(xs.iter().map(state_pred).collect::<Option<_>>()?),
+        _ => return None,
+    })
+}
+
+fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
+    let start = Instant::now();
+    let d = opts.depth as u32;
+    let unsupported = || {
+        LtlError::Unsupported(
+            "unbounded LTL: only F p, G p and p U q with state predicates p, q are decided (bounded operators \
+             anywhere)"
+                .into(),
+        )
+    };
+    let boxed = |f: Ltl| Box::new(f);
+    let deadline_opts = |o: &LtlOptions| {
+        let mut o = o.clone();
+        o.timeout = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
+        o
+    };
+    let bounded = |f: &Ltl| {
+        let mut o = deadline_opts(opts);
+        if matches!(o.method, Method::Lasso | Method::Invariant) {
+            o.method = Method::Auto;
+        }
+        check_bounded(sys, f, &o)
+    };
+    let finish = |verdict: LtlVerdict, method: &'static str, depth: usize, mut stats: LtlStats| {
+        stats.seconds = start.elapsed().as_secs_f64();
+        Ok(LtlResult { verdict, method, depth, stats })
+    };
+    let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).ok_or_else(|| {
+        LtlError::Unsupported("Init must be a union of boxes (a conjunction/disjunction of variable bounds)".into())
+    })?;
+    let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
+    let use_bounded = matches!(opts.method, Method::Auto | Method::Bpt | Method::Rmilp);
+    let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso);
+    let use_invariant = matches!(opts.method, Method::Auto | Method::Invariant);
+    // The lasso half: a run on which `q` never holds refutes `F q` and `p U q`.
+    let lasso = |q: &trestle_ir::Pred, stats: &mut LtlStats| -> Result<Option<(Trace, usize)>, LtlError> {
+        let mut o = opts.rmilp.clone();
+        o.timeout = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
+        for b in &inits {
+            if let LassoOutcome::Found(t) = lasso::search(sys, b, q, opts.depth.max(1), &o, &mut stats.rmilp)? {
+                let n = t.len();
+                return Ok(Some((t, n)));
+            }
+        }
+        Ok(None)
+    };
+    match phi {
+        Ltl::F(None, q) => {
+            let q = &state_pred(q).ok_or_else(unsupported)?;
+            if use_bounded {
+                let r = bounded(&Ltl::F(Some(d), boxed(Ltl::Atom(q.clone()))))?;
+                if let LtlVerdict::True { .. } = r.verdict {
+                    return finish(r.verdict, r.method, r.depth, r.stats);
+                }
+            }
+            if use_lasso && let Some((trace, n)) = lasso(q, &mut stats)? {
+                return finish(LtlVerdict::False { trace }, "lasso", n, stats);
+            }
+            let reason =
+                format!("F<={d} does not hold on every path and no lasso avoiding it of length <= {d} was found");
+            finish(LtlVerdict::Unknown { reason }, opts.method.name(), opts.depth, stats)
+        }
+        Ltl::U(None, p, q) => {
+            let (p, q) = (&state_pred(p).ok_or_else(unsupported)?, &state_pred(q).ok_or_else(unsupported)?);
+            let (pa, qa) = (boxed(Ltl::Atom(p.clone())), boxed(Ltl::Atom(q.clone())));
+            if use_bounded {
+                let r = bounded(&Ltl::U(Some(d), pa.clone(), qa.clone()))?;
+                if let LtlVerdict::True { .. } = r.verdict {
+                    return finish(r.verdict, r.method, r.depth, r.stats);
+                }
+                // A finite path with `not q` until `not p and not q` refutes `p U q`: it is the
+                // violation of `not ((not q) U<=d (not p and not q))`.
+                let not = |f: Box<Ltl>| Box::new(Ltl::Not(f));
+                let prefix = Ltl::Not(Box::new(Ltl::U(
+                    Some(d),
+                    not(qa.clone()),
+                    Box::new(Ltl::And(vec![Ltl::Not(pa), Ltl::Not(qa)])),
+                )));
+                let r = bounded(&prefix)?;
+                if let LtlVerdict::False { .. } = r.verdict {
+                    return finish(r.verdict, r.method, r.depth, r.stats);
+                }
+            }
+            if use_lasso && let Some((trace, n)) = lasso(q, &mut stats)? {
+                return finish(LtlVerdict::False { trace }, "lasso", n, stats);
+            }
+            let reason = format!("U<={d} does not hold on every path and no refuting path of length <= {d} was found");
+            finish(LtlVerdict::Unknown { reason }, opts.method.name(), opts.depth, stats)
+        }
+        Ltl::G(None, p) => {
+            let p = &state_pred(p).ok_or_else(unsupported)?;
+            if use_invariant {
+                let mut all = true;
+                for b in &inits {
+                    match bpt::invariant(sys, b, 16 * opts.depth.max(1))? {
+                        Some(h) if p.eval_interval(&trestle_ir::Env::new(&h.state[..], &[], &[])) == Some(true) => {
+                            if stats.bpt_enclosures.is_empty() {
+                                stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
+                            }
+                        }
+                        _ => all = false,
+                    }
+                }
+                if all {
+                    return finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats);
+                }
+            }
+            if use_bounded {
+                let r = bounded(&Ltl::G(Some(d), boxed(Ltl::Atom(p.clone()))))?;
+                if let LtlVerdict::False { .. } = r.verdict {
+                    return finish(r.verdict, r.method, r.depth, r.stats);
+                }
+            }
+            let reason = format!(
+                "no inductive box inside the predicate was found in {d} steps and no path violates it within {d} steps"
+            );
+            finish(LtlVerdict::Unknown { reason }, opts.method.name(), opts.depth, stats)
+        }
+        _ => Err(unsupported()),
     }
 }
 

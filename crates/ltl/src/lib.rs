@@ -7,12 +7,15 @@
 //! the formula, a replayed path when one does). [`check_ltl`] runs them cheapest first and says
 //! which decided at which depth.
 //!
-//! Not built yet: the lasso search (refuting unbounded `F` / `U`) and invariant synthesis
-//! (proving unbounded `G`); unbounded operators are refused as unsupported.
+//! Unbounded `F p`, `G p` and `p U q` are decided as the notes' Table 1 allows: [`lasso`] refutes
+//! `F` / `U` with one looping path replayed exactly (state and hidden state), bounded instances
+//! prove them; [`bpt::invariant`] proves `G` with an inductive box of the full state, finite
+//! paths refute it. Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
 
 pub mod bpt;
 mod engine;
 mod error;
+pub mod lasso;
 pub mod path;
 pub mod rmilp;
 

@@ -168,7 +168,7 @@ fn size(phi: &Ltl) -> u128 {
 }
 
 /// A state predicate (negated when `negate`) at step `t`, its comparisons as atoms.
-fn atoms(p: &Pred, t: usize, negate: bool) -> PathFormula {
+pub(crate) fn atoms(p: &Pred, t: usize, negate: bool) -> PathFormula {
     fn walk(p: &Pred, t: usize) -> PathFormula {
         match p {
             Pred::True => PathFormula::True,

@@ -189,16 +189,16 @@ fn build(
     Ok(Some((slack, unrolled)))
 }
 
-struct Encoder<'a> {
-    model: &'a mut MilpModel,
-    states: &'a [Vec<Bounded>],
-    slack: Variable,
-    gap: f64,
+pub(crate) struct Encoder<'a> {
+    pub model: &'a mut MilpModel,
+    pub states: &'a [Vec<Bounded>],
+    pub slack: Variable,
+    pub gap: f64,
 }
 
 impl Encoder<'_> {
     /// `lit => f`.
-    fn assert(&mut self, f: &PathFormula, lit: &Lit) -> Result<(), LtlError> {
+    pub fn assert(&mut self, f: &PathFormula, lit: &Lit) -> Result<(), LtlError> {
         match f {
             PathFormula::True => Ok(()),
             PathFormula::False => {
