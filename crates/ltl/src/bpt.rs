@@ -155,6 +155,19 @@ pub fn propagate(sys: &System, start: &RBox, k: usize) -> Result<Vec<Vec<Interva
     Ok(boxes)
 }
 
+/// Whether some state of the enclosures may lie outside the declared domains of a system whose
+/// runs stop with an error there (`on_domain_exit = "error"`): a run might then end in an error,
+/// which the enclosures cannot tell from a run that continues, so they decide nothing.
+pub fn may_leave_domains(sys: &System, boxes: &[Vec<Interval>]) -> bool {
+    sys.domain_exit == DomainExit::Error
+        && boxes.iter().any(|b| {
+            b.iter().zip(&sys.state).any(|(iv, v)| {
+                v.domain.lo.as_ref().is_some_and(|l| num::cmp_f64_rational(iv.lo, l).is_lt())
+                    || v.domain.hi.as_ref().is_some_and(|h| num::cmp_f64_rational(iv.hi, h).is_gt())
+            })
+        })
+}
+
 /// An inductive box of the full state containing the states of `start` (the minimal-invariant
 /// method realised soundly): Kleene iteration over boxes, `H <- widen(hull(H, step(H)))` from the
 /// Init box, until `step(H)` lies inside `H`; at most `max_iterations` rounds. Every reachable

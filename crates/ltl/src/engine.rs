@@ -135,6 +135,10 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
             if i == 0 {
                 stats.bpt_enclosures = boxes.iter().map(|s| s.iter().map(|iv| (iv.lo, iv.hi)).collect()).collect();
             }
+            if bpt::may_leave_domains(sys, &boxes) {
+                all_hold = false;
+                continue;
+            }
             match holds.holds_on_boxes(&boxes) {
                 Some(true) => {}
                 // Every path from this box violates the formula: any one of them is a refutation.

@@ -138,3 +138,16 @@ fn boundary_cases_on_a_continuous_system() {
         assert_eq!(truth(&check(&sys, "F<=2 (x <= 0.25)", method)), Some(false), "{method:?}");
     }
 }
+
+/// A system whose runs stop with an error outside the domain (the default `on_domain_exit`):
+/// enclosures that reach past the domain decide nothing, since a run might end in an error there.
+#[test]
+fn enclosures_past_an_erroring_domain_decide_nothing() {
+    // x in [0, 10] starting at 9, moving up by 1 (no clamp): the second step leaves the domain.
+    let text = WALK.replace("init = \"x == 5\"", "init = \"x == 9\"").replace("min(a + 1, 10)", "a + 1");
+    let sys = system_from_text(&text);
+    let v = check(&sys, "X^2 (x >= 0)", Method::Bpt);
+    assert!(matches!(v, LtlVerdict::Unknown { .. }), "{v:?}");
+    // Within the domain, the enclosures still decide.
+    assert_eq!(truth(&check(&sys, "X (x >= 0)", Method::Bpt)), Some(true));
+}
