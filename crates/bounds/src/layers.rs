@@ -75,7 +75,7 @@ pub fn layer_bounds_batch(
 }
 
 fn on_graph(graph: &Graph<'_>, input: &InputBox, method: &Method) -> Result<Vec<LayerBounds>, BoundsError> {
-    input.validate("input box", graph.input_dim)?;
+    crate::validate(input, "input box", graph.input_dim)?;
     per_layer(graph, Level::new(input.lo.clone(), input.hi.clone()), method)
 }
 

@@ -98,35 +98,27 @@ impl FromStr for Method {
     }
 }
 
-/// The box `lo <= x <= hi` (componentwise; `lo == hi` is a point in that dimension).
-#[derive(Clone, Debug, PartialEq)]
-pub struct InputBox {
-    pub lo: Vec<f64>,
-    pub hi: Vec<f64>,
-}
+/// The box `lo <= x <= hi` (componentwise; `lo == hi` is a point in that dimension): the IR's f64
+/// box, under the name the bounds' signatures read best with.
+pub type InputBox = trestle_ir::FBox;
 
-impl InputBox {
-    pub fn new(lo: Vec<f64>, hi: Vec<f64>) -> InputBox {
-        InputBox { lo, hi }
+/// The input box has the network's dimension, finite ends and `lo <= hi`.
+fn validate(input: &InputBox, what: &str, expected: usize) -> Result<(), BoundsError> {
+    if input.lo.len() != input.hi.len() {
+        return Err(BoundsError::BoxLengths { what: what.to_string(), lo: input.lo.len(), hi: input.hi.len() });
     }
-
-    fn validate(&self, what: &str, expected: usize) -> Result<(), BoundsError> {
-        if self.lo.len() != self.hi.len() {
-            return Err(BoundsError::BoxLengths { what: what.to_string(), lo: self.lo.len(), hi: self.hi.len() });
-        }
-        if self.lo.len() != expected {
-            return Err(BoundsError::Dimension { what: what.to_string(), found: self.lo.len(), expected });
-        }
-        for (index, (&lo, &hi)) in self.lo.iter().zip(&self.hi).enumerate() {
-            if !lo.is_finite() || !hi.is_finite() {
-                return Err(BoundsError::NotFinite { what: what.to_string(), index, lo, hi });
-            }
-            if lo > hi {
-                return Err(BoundsError::Inverted { what: what.to_string(), index, lo, hi });
-            }
-        }
-        Ok(())
+    if input.lo.len() != expected {
+        return Err(BoundsError::Dimension { what: what.to_string(), found: input.lo.len(), expected });
     }
+    for (index, (&lo, &hi)) in input.lo.iter().zip(&input.hi).enumerate() {
+        if !lo.is_finite() || !hi.is_finite() {
+            return Err(BoundsError::NotFinite { what: what.to_string(), index, lo, hi });
+        }
+        if lo > hi {
+            return Err(BoundsError::Inverted { what: what.to_string(), index, lo, hi });
+        }
+    }
+    Ok(())
 }
 
 /// Bounds of the network outputs over a box: `lo <= f(x) <= hi` for every `x` in it, and for the
@@ -154,7 +146,7 @@ pub fn bound_batch(net: &Network, inputs: &[InputBox], method: &Method) -> Vec<R
 }
 
 fn bound_on_graph(graph: &Graph<'_>, input: &InputBox, method: &Method) -> Result<OutputBounds, BoundsError> {
-    input.validate("input box", graph.input_dim)?;
+    validate(input, "input box", graph.input_dim)?;
     graph_bounds(graph, Level::new(input.lo.clone(), input.hi.clone()), method)
 }
 
@@ -176,7 +168,7 @@ pub fn bound_affine_of(
     c: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>), BoundsError> {
     let graph = Graph::feed_forward(net)?;
-    input.validate("input box", graph.input_dim)?;
+    validate(input, "input box", graph.input_dim)?;
     let k = c.len();
     check_coefficients("out_coeffs", out_coeffs, k, graph.output_dim())?;
     check_coefficients("in_coeffs", in_coeffs, k, graph.input_dim)?;

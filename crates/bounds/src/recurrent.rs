@@ -149,12 +149,12 @@ pub(crate) fn unrolled_input<'n>(
     }
     let (mut lo, mut hi) = (Vec::with_capacity(graph.input_dim), Vec::with_capacity(graph.input_dim));
     for (t, b) in inputs_per_step.iter().enumerate() {
-        b.validate(&format!("input box of step {}", t + 1), net.input_dim())?;
+        crate::validate(b, &format!("input box of step {}", t + 1), net.input_dim())?;
         lo.extend_from_slice(&b.lo);
         hi.extend_from_slice(&b.hi);
     }
     for (j, (b, &dim)) in hidden0.iter().zip(&hidden_dims).enumerate() {
-        b.validate(&format!("hidden box {j}"), dim)?;
+        crate::validate(b, &format!("hidden box {j}"), dim)?;
         lo.extend_from_slice(&b.lo);
         hi.extend_from_slice(&b.hi);
     }
