@@ -14,13 +14,12 @@
 
 use crate::error::LtlError;
 use crate::path::{PathFormula, atoms};
-use crate::rmilp::{Encoder, MAX_SLACK, RmilpOptions, RmilpStats};
+use crate::rmilp::{Encoder, MAX_SLACK, RmilpOptions, RmilpStats, initial_runs, solve_options};
 use good_lp::{Expression, Variable};
 use std::time::Instant;
 use trestle_core::Trace;
 use trestle_ir::{Env, Pred, RBox, System};
-use trestle_milp::replay::candidates;
-use trestle_milp::{Bounded, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions, unroll};
+use trestle_milp::{Bounded, Lit, Sense, SolveStatus, StepOptions, Strictness, UnrollOptions, unroll};
 
 /// What the search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,7 +31,7 @@ pub enum LassoOutcome {
     NotFound(String),
 }
 
-/// Searches a lasso from the states of `start` on which `never` is false at every state.
+/// Searches a lasso from the states of `start` on which `holds_nowhere` is false at every state.
 pub fn search(
     sys: &System,
     start: &RBox,
@@ -57,15 +56,10 @@ pub fn search(
             stats.milps += 1;
             stats.binaries += u.model.num_binaries();
             stats.variables += u.model.num_variables();
-            let time_limit = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if time_limit.is_some_and(|t| t.is_zero()) {
+            let solve = solve_options(opts, deadline);
+            if solve.time_limit.is_some_and(|t| t.is_zero()) {
                 return Ok(LassoOutcome::NotFound("time-out".into()));
             }
-            let solve = SolveOptions {
-                time_limit,
-                feasibility_tolerance: opts.feasibility_tolerance,
-                ..SolveOptions::default()
-            };
             let out = u.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
             match &out.status {
                 SolveStatus::Infeasible => break,
@@ -76,19 +70,12 @@ pub fn search(
                 break;
             };
             let j = loops.iter().position(|&l| u.model.value(l, values) > 0.5).unwrap_or(0);
-            let run = u.run_at(sys, values);
-            let choices: Vec<_> = run.nondet.iter().cloned().zip(run.branches.iter().copied()).collect();
-            for point in candidates(sys, start, &run.start) {
-                if !sys.init.eval_exact(&Env::new(&point, &[], &[])).unwrap_or(false) {
-                    continue;
-                }
-                let Ok(trace) = Trace::simulate(sys, point, choices.iter().cloned()) else { continue };
+            for trace in initial_runs(sys, start, &u, values, &mut failure) {
                 let lasso = trace.with_loop_back(j);
                 match lasso.replay(sys) {
                     Ok(()) if never_holds(holds_nowhere, &lasso)? => return Ok(LassoOutcome::Found(lasso)),
                     Ok(()) => {
-                        failure
-                            .get_or_insert_with(|| "the predicate holds somewhere on the solver's lasso".to_string());
+                        failure.get_or_insert_with(|| "the predicate holds somewhere on the solver's lasso".into());
                     }
                     Err(e) => {
                         failure.get_or_insert_with(|| format!("the solver's lasso does not close exactly: {e}"));

@@ -91,12 +91,10 @@ pub fn check(
         stats.milps += 1;
         stats.binaries += unrolled.model.num_binaries();
         stats.variables += unrolled.model.num_variables();
-        let time_limit = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        if time_limit.is_some_and(|t| t.is_zero()) {
+        let solve = solve_options(opts, deadline);
+        if solve.time_limit.is_some_and(|t| t.is_zero()) {
             return Ok(RmilpOutcome::Unknown("time-out".into()));
         }
-        let solve =
-            SolveOptions { time_limit, feasibility_tolerance: opts.feasibility_tolerance, ..SolveOptions::default() };
         let out = unrolled.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
         if let Some(why) = &out.out_of_range {
             return Ok(RmilpOutcome::Unknown(format!("the model is out of HiGHS's numeric range: {why}")));
@@ -116,8 +114,11 @@ pub fn check(
         let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold)) else {
             continue;
         };
-        if let Some(trace) = replay(sys, start, negated, &unrolled, values, &mut first_failure)? {
-            return Ok(RmilpOutcome::Violated(trace));
+        for trace in initial_runs(sys, start, &unrolled, values, &mut first_failure) {
+            if negated.holds_exact(&trace.states)? {
+                return Ok(RmilpOutcome::Violated(trace));
+            }
+            first_failure.get_or_insert_with(|| "the solver's path satisfies the formula exactly".into());
         }
     }
     Ok(RmilpOutcome::Unknown(format!(
@@ -126,37 +127,43 @@ pub fn check(
     )))
 }
 
-/// The solver's path rebuilt exactly from an exact start state: the solver's start and nearby
+/// The solver's path rebuilt exactly from exact start states: the solver's start and nearby
 /// points clamped into the start box (a solver's start may lie outside it by its tolerance, and a
-/// run from outside Init refutes nothing), each run with the solver's inputs and branches through
-/// `Trace::simulate`, kept only when the start satisfies Init and the negation holds on it exactly.
-fn replay(
+/// run from outside Init refutes nothing), those that satisfy Init, each run with the solver's
+/// inputs and branches through `Trace::simulate`. Why a start was dropped goes to `failure`.
+pub(crate) fn initial_runs(
     sys: &System,
     start: &RBox,
-    negated: &PathFormula,
     unrolled: &trestle_milp::Unrolled,
     values: &[f64],
-    first_failure: &mut Option<String>,
-) -> Result<Option<Trace>, LtlError> {
+    failure: &mut Option<String>,
+) -> Vec<Trace> {
     let run = unrolled.run_at(sys, values);
     let choices: Vec<(Vec<trestle_ir::Rational>, usize)> =
         run.nondet.iter().cloned().zip(run.branches.iter().copied()).collect();
+    let mut runs = Vec::new();
     for point in candidates(sys, start, &run.start) {
         if !sys.init.eval_exact(&Env::new(&point, &[], &[])).unwrap_or(false) {
-            first_failure.get_or_insert_with(|| "the solver's start state is not initial".into());
+            failure.get_or_insert_with(|| "the solver's start state is not initial".into());
             continue;
         }
         match Trace::simulate(sys, point, choices.iter().cloned()) {
-            Ok(trace) if negated.holds_exact(&trace.states)? => return Ok(Some(trace)),
-            Ok(_) => {
-                first_failure.get_or_insert_with(|| "the solver's path satisfies the formula exactly".into());
-            }
+            Ok(trace) => runs.push(trace),
             Err(e) => {
-                first_failure.get_or_insert_with(|| format!("the solver's path does not replay: {e}"));
+                failure.get_or_insert_with(|| format!("the solver's path does not replay: {e}"));
             }
         }
     }
-    Ok(None)
+    runs
+}
+
+/// HiGHS's options for a solve of a check that must end by `deadline`.
+pub(crate) fn solve_options(opts: &RmilpOptions, deadline: Option<Instant>) -> SolveOptions {
+    SolveOptions {
+        time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
+        feasibility_tolerance: opts.feasibility_tolerance,
+        ..SolveOptions::default()
+    }
 }
 
 /// The first model is the closure (sound for evidence); the second keeps only paths whose strict
