@@ -63,19 +63,21 @@ pub(crate) fn cli_error(e: CtlError) -> CliError {
 
 /// The formula to check, its name and text, and the horizon it was read with.
 fn formula(a: &CtlArgs) -> Result<(System, Ctl, String, String), CliError> {
-    if let Some(text) = &a.formula {
-        let sys = super::load(&a.system)?;
-        let scope = super::formula_scope(&sys, a.k)?;
-        let phi = parse_ctl(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
-        return Ok((sys, phi, "formula".into(), text.clone()));
+    fn pick(f: &PropertyFormula) -> Option<&Ctl> {
+        match f {
+            PropertyFormula::Ctl(phi) => Some(phi),
+            _ => None,
+        }
     }
-    let name = a.property.as_deref().expect("clap requires --property or --formula");
-    let (sys, index) = super::load_property(&a.system, name, a.k)?;
-    let p = &sys.properties[index];
-    let PropertyFormula::Ctl(phi) = &p.formula else {
-        return Err(CliError::input(format!("property '{name}' is not a CTL formula (`ctl = ..`)")));
-    };
-    Ok((sys.clone(), phi.clone(), name.to_string(), super::property_text(p)))
+    super::temporal_formula(
+        &a.system,
+        a.property.as_deref(),
+        a.formula.as_deref(),
+        a.k,
+        |text, scope| parse_ctl(text, scope),
+        pick,
+        "a CTL formula (`ctl = ..`)",
+    )
 }
 
 pub fn run(a: &CtlArgs) -> CliResult {

@@ -58,19 +58,21 @@ pub(crate) fn cli_error(e: LtlError) -> CliError {
 }
 
 fn formula(a: &LtlArgs) -> Result<(System, Ltl, String, String), CliError> {
-    if let Some(text) = &a.formula {
-        let sys = super::load(&a.system)?;
-        let scope = super::formula_scope(&sys, a.k)?;
-        let phi = parse_ltl(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
-        return Ok((sys, phi, "formula".into(), text.clone()));
+    fn pick(f: &PropertyFormula) -> Option<&Ltl> {
+        match f {
+            PropertyFormula::Ltl(phi) => Some(phi),
+            _ => None,
+        }
     }
-    let name = a.property.as_deref().expect("clap requires --property or --formula");
-    let (sys, index) = super::load_property(&a.system, name, a.k)?;
-    let p = &sys.properties[index];
-    let PropertyFormula::Ltl(phi) = &p.formula else {
-        return Err(CliError::input(format!("property '{name}' is not an LTL formula (`ltl = ..`)")));
-    };
-    Ok((sys.clone(), phi.clone(), name.to_string(), super::property_text(p)))
+    super::temporal_formula(
+        &a.system,
+        a.property.as_deref(),
+        a.formula.as_deref(),
+        a.k,
+        |text, scope| parse_ltl(text, scope),
+        pick,
+        "an LTL formula (`ltl = ..`)",
+    )
 }
 
 pub fn run(a: &LtlArgs) -> CliResult {

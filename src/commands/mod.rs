@@ -19,7 +19,7 @@ use crate::{CliError, CliResult};
 use trestle_config::Overrides;
 use trestle_ir::num::rational_from_i64;
 use trestle_ir::parse::{Scope, SimpleScope, Symbol};
-use trestle_ir::system::{Property, VarKind};
+use trestle_ir::system::{Property, PropertyFormula, VarKind};
 use trestle_ir::{System, VarRef};
 
 pub fn run(command: Command) -> CliResult {
@@ -118,6 +118,32 @@ pub fn load_property(args: &SystemArgs, name: &str, k: Option<u32>) -> Result<(S
             Ok((load(&args)?, index))
         }
     }
+}
+
+/// The temporal formula a command checks, with the system and the formula's name and text: the
+/// `--formula` text read by `parse`, or the property `name` when `pick` finds a formula of the
+/// command's logic (`what` names it in the error: "a CTL formula (`ctl = ..`)").
+#[allow(clippy::too_many_arguments)]
+pub fn temporal_formula<F: Clone>(
+    system: &SystemArgs,
+    property: Option<&str>,
+    formula: Option<&str>,
+    k: Option<u32>,
+    parse: impl Fn(&str, &SimpleScope) -> Result<F, trestle_ir::parse::ParseError>,
+    pick: impl Fn(&PropertyFormula) -> Option<&F>,
+    what: &str,
+) -> Result<(System, F, String, String), CliError> {
+    if let Some(text) = formula {
+        let sys = load(system)?;
+        let scope = formula_scope(&sys, k)?;
+        let phi = parse(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
+        return Ok((sys, phi, "formula".into(), text.to_string()));
+    }
+    let name = property.expect("clap requires --property or --formula");
+    let (sys, index) = load_property(system, name, k)?;
+    let p = &sys.properties[index];
+    let phi = pick(&p.formula).ok_or_else(|| CliError::input(format!("property '{name}' is not {what}")))?;
+    Ok((sys.clone(), phi.clone(), name.to_string(), property_text(p)))
 }
 
 /// A property's formula as written, with the horizon it was read with.

@@ -37,13 +37,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use trestle_ir::Rational;
 use trestle_ir::num::to_f64_nearest;
-use trestle_ir::pred::{CmpOp, Pred};
+use trestle_ir::pred::Pred;
 use trestle_ir::system::{ActionKind, System, VarKind};
 use trestle_ir::{Interval, RBox};
 use trestle_milp::model::{MilpModel, constant};
 use trestle_milp::{
-    Bounded, Hidden, Lit, StepOptions, VarMap, assert_pred_if, encode_controllers, encode_expr_if, forbid,
-    initial_hidden, label_lit, reify_pred, select, state_variables, successor_as_state,
+    Bounded, Hidden, Lit, StepOptions, VarMap, assert_cmp_relaxed, assert_pred_if, encode_controllers, encode_expr_if,
+    forbid, initial_hidden, label_lit, reify_pred, select, state_variables, successor_as_state,
 };
 
 /// Largest relaxation of the atoms a job looks at: an infeasible job has a margin of at least this.
@@ -381,47 +381,8 @@ impl<'a> Encoder<'a> {
             return self.table_atom(job, p, &picks, lit);
         }
         let vars = VarMap { state: job.slots[slot].state.clone(), action: Vec::new(), nondet: Vec::new() };
-        let x = encode_expr_if(&mut job.model, a, lit, &vars)?;
-        let y = encode_expr_if(&mut job.model, b, lit, &vars)?;
-        let d = Bounded::new(x.expr.clone() - y.expr.clone(), x.iv.sub(&y.iv));
-        let integral = job.model.is_integral(&d.expr);
-        let neg = |v: &Bounded| Bounded::new(constant(0.0) - v.expr.clone(), v.iv.neg());
-        let gap = if integral { 1.0 } else { self.strict_gap };
-        let shift = |v: Bounded| {
-            // Between integers, `v < 0` is `v + 1 <= 0`, exactly; between reals the closure, or
-            // `v + gap <= 0` when searching past a boundary.
-            if gap > 0.0 { Bounded::new(v.expr + gap, v.iv.add(&Interval::point(gap))) } else { v }
-        };
-        // Each item must be <= 0 for the atom (strict comparisons as their closures).
-        let items = match op {
-            CmpOp::Le => vec![d],
-            CmpOp::Lt => vec![shift(d)],
-            CmpOp::Ge => vec![neg(&d)],
-            CmpOp::Gt => vec![shift(neg(&d))],
-            CmpOp::Eq => vec![neg(&d), d],
-        };
-        for v in items {
-            if v.iv.hi <= 0.0 {
-                continue;
-            }
-            if v.iv.lo > 0.0 {
-                // False on the whole enclosure (rounded outward): exact.
-                forbid(&mut job.model, lit, "an atom is false on the enclosure");
-                return Ok(());
-            }
-            // Between integers a violation is a whole unit, more than the slack can relax: stated
-            // exactly, which keeps such models pure feasibility problems.
-            let e = if integral { v.expr } else { v.expr - job.slack };
-            match lit {
-                Lit::True => job.model.add(e.leq(0.0)),
-                Lit::Expr(l) => {
-                    // e <= hi (1 - l), with e <= v.hi everywhere.
-                    let m = v.iv.hi;
-                    job.model.add((e + m * l.clone()).leq(m));
-                }
-                Lit::False => {}
-            }
-        }
+        // An atom false on the whole enclosure (rounded outward) forbids its literal: exact.
+        assert_cmp_relaxed(&mut job.model, (a, *op, b), lit, &vars, job.slack, self.strict_gap, 0.0)?;
         Ok(())
     }
 

@@ -20,12 +20,11 @@ use good_lp::{Expression, Variable};
 use std::time::{Duration, Instant};
 use trestle_core::Trace;
 use trestle_ir::Env;
-use trestle_ir::interval::Interval;
-use trestle_ir::{CmpOp, Pred, RBox, System};
-use trestle_milp::model::{MilpModel, constant};
+use trestle_ir::{Pred, RBox, System};
+use trestle_milp::model::MilpModel;
 use trestle_milp::replay::candidates;
 use trestle_milp::{
-    Bounded, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions, VarMap, encode_expr_if,
+    Bounded, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions, VarMap, assert_cmp_relaxed,
     forbid, unroll,
 };
 
@@ -237,47 +236,9 @@ impl Encoder<'_> {
             return Err(LtlError::Unsupported(format!("atom {p:?} is not a comparison")));
         };
         let vars = VarMap { state: self.states[t].clone(), action: Vec::new(), nondet: Vec::new() };
-        let x = encode_expr_if(self.model, a, lit, &vars)?;
-        let y = encode_expr_if(self.model, b, lit, &vars)?;
-        let d = Bounded::new(x.expr.clone() - y.expr.clone(), x.iv.sub(&y.iv));
-        let integral = self.model.is_integral(&d.expr);
-        let neg = |v: &Bounded| Bounded::new(constant(0.0) - v.expr.clone(), v.iv.neg());
-        // Between integers `v < 0` is `v + 1 <= 0` exactly; between reals the closure, or
-        // `v + gap <= 0` in the strict search.
-        let step = if integral { 1.0 } else { self.gap };
-        let shift = |v: Bounded| {
-            if step > 0.0 { Bounded::new(v.expr + step, v.iv.add(&Interval::point(step))) } else { v }
-        };
-        // Each item must be <= 0 for the atom.
-        let items = match op {
-            CmpOp::Le => vec![d],
-            CmpOp::Lt => vec![shift(d)],
-            CmpOp::Ge => vec![neg(&d)],
-            CmpOp::Gt => vec![shift(neg(&d))],
-            CmpOp::Eq => vec![neg(&d), d],
-        };
-        for v in items {
-            if v.iv.hi <= 0.0 {
-                continue;
-            }
-            if v.iv.lo > MAX_SLACK {
-                // Violated by more than the slack's cap on the whole enclosure (rounded outward):
-                // no path satisfies this literal even relaxed, so excluding it changes neither
-                // the real paths nor the margin (which is capped there).
-                forbid(self.model, lit, "an atom is false on the enclosure");
-                return Ok(());
-            }
-            // Between integers a violation is a whole unit: stated exactly, without slack.
-            let e = if integral { v.expr } else { v.expr - self.slack };
-            match lit {
-                Lit::True => self.model.add(e.leq(0.0)),
-                Lit::Expr(l) => {
-                    let m = v.iv.hi;
-                    self.model.add((e + m * l.clone()).leq(m));
-                }
-                Lit::False => {}
-            }
-        }
+        // Forbidden only past the slack's cap: no path satisfies such a literal even relaxed,
+        // so excluding it changes neither the real paths nor the (capped) margin.
+        assert_cmp_relaxed(self.model, (a, *op, b), lit, &vars, self.slack, self.gap, MAX_SLACK)?;
         Ok(())
     }
 }

@@ -198,6 +198,56 @@ pub fn select(model: &mut MilpModel, choices: &[(Lit, Bounded)], what: &str) -> 
     Ok(Bounded::new(y, iv))
 }
 
+/// `lit => a op b`, relaxed by `slack`: each quantity that must be `<= 0` for the comparison is
+/// stated as `quantity <= slack` under `lit` (big-M from its enclosure). Between integers a
+/// violation is a whole unit, more than a slack can relax: `a < b` is `a - b + 1 <= 0`, stated
+/// exactly without slack. Between reals a strict comparison is its closure, or holds by
+/// `strict_gap` when that is positive. A quantity whose enclosure (rounded outward) lies above
+/// `forbid_above` everywhere forbids `lit` (exact for `forbid_above >= 0`: no point satisfies the
+/// comparison even relaxed by that much).
+#[allow(clippy::too_many_arguments)]
+pub fn assert_cmp_relaxed(
+    model: &mut MilpModel,
+    (a, op, b): (&Expr, CmpOp, &Expr),
+    lit: &Lit,
+    vars: &VarMap,
+    slack: good_lp::Variable,
+    strict_gap: f64,
+    forbid_above: f64,
+) -> Result<(), MilpError> {
+    let x = encode_expr_if(model, a, lit, vars)?;
+    let y = encode_expr_if(model, b, lit, vars)?;
+    let d = Bounded::new(x.expr.clone() - y.expr.clone(), x.iv.sub(&y.iv));
+    let integral = model.is_integral(&d.expr);
+    let neg = |v: &Bounded| Bounded::new(constant(0.0) - v.expr.clone(), v.iv.neg());
+    let step = if integral { 1.0 } else { strict_gap };
+    let shift = |v: Bounded| if step > 0.0 { Bounded::new(v.expr + step, v.iv.add(&Interval::point(step))) } else { v };
+    let items = match op {
+        CmpOp::Le => vec![d],
+        CmpOp::Lt => vec![shift(d)],
+        CmpOp::Ge => vec![neg(&d)],
+        CmpOp::Gt => vec![shift(neg(&d))],
+        CmpOp::Eq => vec![neg(&d), d],
+    };
+    for v in items {
+        if v.iv.hi <= 0.0 {
+            continue;
+        }
+        if v.iv.lo > forbid_above {
+            forbid(model, lit, "an atom is false on the enclosure");
+            return Ok(());
+        }
+        let e = if integral { v.expr } else { v.expr - slack };
+        match lit {
+            Lit::True => model.add(e.leq(0.0)),
+            // e <= hi (1 - l), with e <= v.hi everywhere.
+            Lit::Expr(l) => model.add((e + v.iv.hi * l.clone()).leq(v.iv.hi)),
+            Lit::False => {}
+        }
+    }
+    Ok(())
+}
+
 /// Adds constraints forcing the (closure of the) predicate to hold.
 pub fn assert_pred(model: &mut MilpModel, p: &Pred, vars: &VarMap) -> Result<(), MilpError> {
     Encoder { model, vars }.implied(&p.nnf(false), &Lit::True, &Lit::True)

@@ -115,7 +115,8 @@ pub use bounds::{BoundOptions, layer_bounds, layer_bounds_step, output_bounds_st
 pub use controller::{Controllers, encode_controllers};
 pub use error::MilpError;
 pub use expr::{
-    Bounded, Lit, VarMap, assert_pred, assert_pred_if, encode_expr, encode_expr_if, forbid, reify_pred, select,
+    Bounded, Lit, VarMap, assert_cmp_relaxed, assert_pred, assert_pred_if, encode_expr, encode_expr_if, forbid,
+    reify_pred, select,
 };
 pub use inductive::check_inductive_milp;
 pub use model::{HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
