@@ -57,6 +57,10 @@ pub enum Command {
     /// Generated 2-D maze suites: trained controllers, systems, independently established verdicts.
     #[command(subcommand)]
     Maze(MazeCommand),
+    /// Generated Simple-Spread multi-agent benchmarks for `trestle ltl`: recurrent policies
+    /// trained from a seed, the system file with its bounded stability and liveness properties.
+    #[command(subcommand)]
+    Spread(SpreadCommand),
 }
 
 impl Command {
@@ -72,7 +76,7 @@ impl Command {
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,
-            Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) => false,
+            Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) | Command::Spread(_) => false,
         }
     }
 }
@@ -496,4 +500,23 @@ pub struct MazeGenerateArgs {
     /// No line per instance on stderr.
     #[arg(long)]
     pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SpreadCommand {
+    /// Train the agents' R2x8 policies (imitation of go-to-the-nearest-free-landmark) and write
+    /// OUT_DIR/networks/spread-N-agentI.onnx and OUT_DIR/spread-N.toml.
+    Generate(SpreadGenerateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SpreadGenerateArgs {
+    /// Where the system file and networks/ are written.
+    pub out_dir: PathBuf,
+    /// The number of agents: 2 or 4.
+    #[arg(long, default_value_t = 2)]
+    pub agents: usize,
+    /// Seeds the training data and the training (same seed, same bytes).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }

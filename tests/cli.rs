@@ -678,6 +678,7 @@ fn exit_codes_per_command() {
         (&["synth", forge], 1),
         (&["ctl", "configs/systems/frozenlake.toml", "--property", "succ"], 1),
         (&["verify", "configs/systems/frozenlake.toml", "--property", "safe"], 0),
+        (&["ltl", "configs/systems/spread-2.toml", "--property", "live", "--k", "9"], 1),
         (&["campaign", "explain", "configs/campaigns/paper-table1.toml"], 0),
     ];
     for (args, code) in runs {
@@ -701,6 +702,7 @@ fn exit_codes_per_command() {
         &["verify", "missing.toml"],
         &["campaign", "explain", "missing.toml"],
         &["suite", "run", "missing.toml"],
+        &["spread", "generate", "unused-dir", "--agents", "3"],
     ];
     for args in inputs {
         let r = trestle(args);
@@ -749,4 +751,12 @@ fn ltl_exit_codes_json_and_bad_input() {
         &["not an LTL formula"],
     );
     expect_input_error(&trestle(&["ltl", fig, "--property", "bounded-2", "--method", "lasso"]), &["lasso"]);
+    // A lasso names its shape besides the trace's loop-back.
+    let r = trestle(&["ltl", "configs/systems/pi-oscillating.toml", "--property", "settles", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j = r.json();
+    let (stem, cycle) =
+        (j["details"]["lasso"]["stem"].as_u64().unwrap(), j["details"]["lasso"]["loop"].as_u64().unwrap());
+    assert_eq!(j["trace"]["loop_back"].as_u64(), Some(stem));
+    assert_eq!(j["trace"]["states"].as_array().unwrap().len() as u64, stem + cycle + 1);
 }

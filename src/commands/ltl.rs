@@ -51,6 +51,10 @@ pub struct LtlArgs {
     /// Wall-clock limit, in seconds (verdict unknown when reached).
     #[arg(long)]
     pub timeout: Option<f64>,
+    /// The MILPs without adaptive splitting: interval bounds as big-M constants and a binary for
+    /// every ReLU (the paper's RMILP-only baseline, for measuring what the splitting buys).
+    #[arg(long)]
+    pub no_adaptive: bool,
 }
 
 pub(crate) fn cli_error(e: LtlError) -> CliError {
@@ -94,6 +98,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
     if let Some(t) = a.timeout {
         opts.timeout = Some(super::seconds(t, "--timeout")?);
     }
+    opts.rmilp.adaptive = !a.no_adaptive;
     let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;
     let out = result_json(&sys, &name, &text, &result);
     if a.system.json {
@@ -136,7 +141,13 @@ pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -
             out.evidence = Some(EVIDENCE.into());
             out.margin = *margin;
         }
-        LtlVerdict::False { trace } => out.trace = Some(trace.to_json(sys)),
+        LtlVerdict::False { trace } => {
+            if let Some(j) = trace.loop_back {
+                // The loop is also in the trace (`loop_back`); this names the shape for readers.
+                out.details.insert("lasso".into(), json!({ "stem": j, "loop": trace.len() - j }));
+            }
+            out.trace = Some(trace.to_json(sys));
+        }
         LtlVerdict::Unknown { reason } => out.reason = Some(reason.clone()),
     }
     if !r.stats.bpt_enclosures.is_empty() {
@@ -146,6 +157,7 @@ pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -
         .stat("milps", r.stats.rmilp.milps)
         .stat("binaries", r.stats.rmilp.binaries)
         .stat("variables", r.stats.rmilp.variables)
+        .stat("splits", r.stats.splits)
         .stat("seconds", r.stats.seconds);
     out
 }

@@ -10,6 +10,7 @@ mod info;
 pub mod ltl;
 mod maze;
 mod simulate;
+mod spread;
 mod suite;
 pub mod synth;
 pub mod verify;
@@ -37,6 +38,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Campaign(c) => campaign::run(c),
         Command::Suite(c) => suite::run(c),
         Command::Maze(c) => maze::run(c),
+        Command::Spread(c) => spread::run(c),
     }
 }
 

@@ -6,6 +6,7 @@ use crate::error::LtlError;
 use crate::lasso::{self, LassoOutcome};
 use crate::path::PathFormula;
 use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
+use crate::sample;
 use std::time::{Duration, Instant};
 use trestle_core::Trace;
 use trestle_ir::formula::Ltl;
@@ -16,7 +17,8 @@ use trestle_ir::{RBox, sim, space};
 /// Which method decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// BPT first, then RMILP for what it leaves open.
+    /// BPT first, then simulated runs (a refutation when one violates the formula exactly),
+    /// then RMILP for what they leave open.
     Auto,
     /// Bound propagation through time alone (exact when it decides, incomplete).
     Bpt,
@@ -81,13 +83,16 @@ pub struct LtlStats {
     /// Each step's enclosure by BPT (the first Init box), for reports.
     pub bpt_enclosures: Vec<Vec<(f64, f64)>>,
     pub rmilp: RmilpStats,
+    /// Bisections of Init boxes by adaptive splitting.
+    pub splits: usize,
     pub seconds: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct LtlResult {
     pub verdict: LtlVerdict,
-    /// The method that decided (`bpt`, `rmilp`), or the last one tried.
+    /// The method that decided (`bpt`, `simulation`, `rmilp`, `lasso`, `invariant`), or the last
+    /// one tried.
     pub method: &'static str,
     /// Steps of the unrolled path (the formula's depth).
     pub depth: usize,
@@ -128,51 +133,75 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
         stats.seconds = start.elapsed().as_secs_f64();
         Ok(LtlResult { verdict, method, depth, stats })
     };
-    if matches!(opts.method, Method::Auto | Method::Bpt) {
-        let mut all_hold = true;
-        for (i, b) in inits.iter().enumerate() {
-            let boxes = bpt::propagate(sys, b, depth)?;
-            if i == 0 {
-                stats.bpt_enclosures = boxes.iter().map(|s| s.iter().map(|iv| (iv.lo, iv.hi)).collect()).collect();
-            }
-            if bpt::may_leave_domains(sys, &boxes) {
-                all_hold = false;
-                continue;
-            }
-            match holds.holds_on_boxes(&boxes) {
-                Some(true) => {}
-                // Every path from this box violates the formula: any one of them is a refutation.
-                Some(false) => {
-                    let trace = any_run(sys, b, depth)?;
-                    if !negated.holds_exact(&trace.states)? {
-                        return Err(LtlError::Semantics(
-                            "internal disagreement: bound propagation refuted the formula on a box, but a run from it \
-                             satisfies it exactly"
-                                .into(),
-                        ));
-                    }
-                    return finish(LtlVerdict::False { trace }, "bpt", stats);
-                }
-                None => all_hold = false,
-            }
+    let use_bpt = matches!(opts.method, Method::Auto | Method::Bpt);
+    // 1. Bound propagation on every Init box: what it decides is exact.
+    let mut open = Vec::new();
+    for (i, b) in inits.iter().enumerate() {
+        if !use_bpt {
+            open.push(b.clone());
+            continue;
         }
-        if all_hold {
-            return finish(LtlVerdict::True { exact: true, margin: None }, "bpt", stats);
-        }
-        if opts.method == Method::Bpt {
-            let reason = "bound propagation through time leaves an atom undecided on the enclosures".to_string();
-            return finish(LtlVerdict::Unknown { reason }, "bpt", stats);
+        match bpt_decides(sys, b, depth, &holds, &negated, (i == 0).then_some(&mut stats))? {
+            BptOutcome::Holds => {}
+            BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "bpt", stats),
+            BptOutcome::Open => open.push(b.clone()),
         }
     }
+    if open.is_empty() {
+        return finish(LtlVerdict::True { exact: true, margin: None }, "bpt", stats);
+    }
+    if opts.method == Method::Bpt {
+        let reason = "bound propagation through time leaves an atom undecided on the enclosures".to_string();
+        return finish(LtlVerdict::Unknown { reason }, "bpt", stats);
+    }
+    // 2. Random runs, replayed exactly.
+    if opts.method == Method::Auto {
+        for (i, b) in open.iter().enumerate() {
+            if let Some(trace) = sample::search(sys, b, &negated, depth, sample::RUNS, i as u64)? {
+                return finish(LtlVerdict::False { trace }, "simulation", stats);
+            }
+        }
+    }
+    // 3. RMILP on what is left. With adaptive splitting, a box whose MILP does not finish within
+    // its time slice is bisected and each half tried again, by bound propagation first (smaller
+    // boxes: tighter bounds, more ReLUs and argmax choices decided).
     let deadline = opts.timeout.map(|t| start + t);
     let mut margin = f64::INFINITY;
+    let mut milp_decided = false;
     let mut unknown = None;
-    for b in &inits {
+    let mut queue: std::collections::VecDeque<RBox> = open.into();
+    let mut boxes = queue.len();
+    while let Some(b) = queue.pop_front() {
+        let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let may_split = opts.rmilp.adaptive && boxes + 2 <= MAX_SPLIT_BOXES;
+        let slice = may_split.then_some(MILP_SLICE);
         let mut o = opts.rmilp.clone();
-        o.timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        match rmilp::check(sys, b, &negated, &o, &mut stats.rmilp)? {
-            RmilpOutcome::Holds { margin: m } => margin = margin.min(m),
+        o.timeout = match (remaining, slice) {
+            (Some(r), Some(s)) => Some(r.min(s)),
+            (r, s) => r.or(s),
+        };
+        let sliced = slice.is_some_and(|s| remaining.is_none_or(|r| s < r));
+        match rmilp::check(sys, &b, &negated, &o, &mut stats.rmilp)? {
+            RmilpOutcome::Holds { margin: m } => {
+                margin = margin.min(m);
+                milp_decided = true;
+            }
             RmilpOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "rmilp", stats),
+            RmilpOutcome::TimedOut(_) if sliced && let Some((left, right)) = bisect(sys, &b) => {
+                stats.splits += 1;
+                boxes += 1;
+                for half in [left, right] {
+                    match bpt_decides(sys, &half, depth, &holds, &negated, None)? {
+                        BptOutcome::Holds => {}
+                        BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "bpt", stats),
+                        BptOutcome::Open => queue.push_back(half),
+                    }
+                }
+            }
+            RmilpOutcome::TimedOut(why) => {
+                unknown.get_or_insert(format!("time-out ({why})"));
+                break;
+            }
             RmilpOutcome::Unknown(reason) => {
                 unknown.get_or_insert(reason);
             }
@@ -180,8 +209,89 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
     }
     match unknown {
         Some(reason) => finish(LtlVerdict::Unknown { reason }, "rmilp", stats),
+        // Every leaf decided by bound propagation after splitting is still exact.
+        None if !milp_decided => finish(LtlVerdict::True { exact: true, margin: None }, "bpt", stats),
         None => finish(LtlVerdict::True { exact: false, margin: Some(margin) }, "rmilp", stats),
     }
+}
+
+/// Most boxes adaptive splitting cuts the undecided Init boxes into.
+const MAX_SPLIT_BOXES: usize = 512;
+/// How long one box's MILP may run before the box is bisected.
+const MILP_SLICE: Duration = Duration::from_secs(1);
+
+enum BptOutcome {
+    Holds,
+    Violated(Trace),
+    Open,
+}
+
+/// Bound propagation from the states of `b` (its enclosures recorded in `stats` when given).
+fn bpt_decides(
+    sys: &System,
+    b: &RBox,
+    depth: usize,
+    holds: &PathFormula,
+    negated: &PathFormula,
+    stats: Option<&mut LtlStats>,
+) -> Result<BptOutcome, LtlError> {
+    let boxes = bpt::propagate(sys, b, depth)?;
+    if let Some(stats) = stats {
+        stats.bpt_enclosures = boxes.iter().map(|s| s.iter().map(|iv| (iv.lo, iv.hi)).collect()).collect();
+    }
+    if bpt::may_leave_domains(sys, &boxes) {
+        return Ok(BptOutcome::Open);
+    }
+    Ok(match holds.holds_on_boxes(&boxes) {
+        Some(true) => BptOutcome::Holds,
+        // Every path from this box violates the formula: any one of them is a refutation.
+        Some(false) => {
+            let trace = any_run(sys, b, depth)?;
+            if !negated.holds_exact(&trace.states)? {
+                return Err(LtlError::Semantics(
+                    "internal disagreement: bound propagation refuted the formula on a box, but a run from it \
+                     satisfies it exactly"
+                        .into(),
+                ));
+            }
+            BptOutcome::Violated(trace)
+        }
+        None => BptOutcome::Open,
+    })
+}
+
+/// `b` cut in two across its widest bounded dimension (integers on both sides of an integer
+/// cut; reals sharing the middle face, so the halves cover the box). `None` when no dimension
+/// can be cut.
+fn bisect(sys: &System, b: &RBox) -> Option<(RBox, RBox)> {
+    use trestle_ir::system::VarKind;
+    let mut best: Option<(usize, Rational)> = None;
+    for (i, v) in sys.state.iter().enumerate() {
+        let (Some(lo), Some(hi)) = (&b.lo[i], &b.hi[i]) else { continue };
+        let width = match v.kind {
+            VarKind::Real => hi - lo,
+            VarKind::Int | VarKind::Bool => hi.floor() - lo.ceil(),
+        };
+        if width > Rational::from_integer(0.into()) && best.as_ref().is_none_or(|(_, w)| width > *w) {
+            best = Some((i, width));
+        }
+    }
+    let (d, _) = best?;
+    let (lo, hi) = (b.lo[d].clone()?, b.hi[d].clone()?);
+    let mid = (&lo + &hi) / Rational::from_integer(2.into());
+    let (mut left, mut right) = (b.clone(), b.clone());
+    match sys.state[d].kind {
+        VarKind::Real => {
+            left.hi[d] = Some(mid.clone());
+            right.lo[d] = Some(mid);
+        }
+        VarKind::Int | VarKind::Bool => {
+            let cut = mid.floor();
+            left.hi[d] = Some(cut.clone());
+            right.lo[d] = Some(cut + Rational::from_integer(1.into()));
+        }
+    }
+    Some((left, right))
 }
 
 /// The formula as a state predicate, when it has no temporal operator.

@@ -19,7 +19,7 @@ use good_lp::{Expression, Variable};
 use std::time::Instant;
 use trestle_core::Trace;
 use trestle_ir::{Env, Pred, RBox, System};
-use trestle_milp::{Bounded, Lit, Sense, SolveStatus, StepOptions, Strictness, UnrollOptions, unroll};
+use trestle_milp::{Bounded, Lit, Sense, SolveStatus, Strictness, UnrollOptions, unroll};
 
 /// What the search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,8 +46,7 @@ pub fn search(
     for n in 1..=max_len {
         for strictness in [Strictness::Closure, Strictness::Margin(opts.gap)] {
             let gap = if strictness == Strictness::Closure { 0.0 } else { opts.gap };
-            let unroll_opts =
-                UnrollOptions { step: StepOptions { strictness, ..StepOptions::default() }, nondet: Vec::new() };
+            let unroll_opts = UnrollOptions { step: crate::rmilp::step_options(strictness, opts), nondet: Vec::new() };
             let Some(mut u) = unroll(sys, start, n, &unroll_opts)? else { break };
             let slack = u.model.continuous(0.0, MAX_SLACK, "slack")?;
             let never = PathFormula::And((0..n).map(|t| atoms(holds_nowhere, t, true)).collect());
@@ -56,7 +55,7 @@ pub fn search(
             stats.milps += 1;
             stats.binaries += u.model.num_binaries();
             stats.variables += u.model.num_variables();
-            let solve = solve_options(opts, deadline);
+            let solve = solve_options(opts, deadline, Some(2.0 * threshold));
             if solve.time_limit.is_some_and(|t| t.is_zero()) {
                 return Ok(LassoOutcome::NotFound("time-out".into()));
             }

@@ -4,8 +4,8 @@
 //! negation pushed to the comparisons). [`bpt`] pushes boxes of (state, hidden state) through time
 //! and decides what the enclosures decide, exactly; [`rmilp`] unrolls the closed loop in one MILP
 //! and asserts the negation over that one path (floating-point evidence when no path violates
-//! the formula, a replayed path when one does). [`check_ltl`] runs them cheapest first and says
-//! which decided at which depth.
+//! the formula, a replayed path when one does); [`sample`] tries random runs, exactly replayed,
+//! before the MILP. [`check_ltl`] runs them cheapest first and says which decided at which depth.
 //!
 //! Unbounded `F p`, `G p` and `p U q` are decided as the notes' Table 1 allows: [`lasso`] refutes
 //! `F` / `U` with one looping path replayed exactly (state and hidden state), bounded instances
@@ -18,6 +18,7 @@ mod error;
 pub mod lasso;
 pub mod path;
 pub mod rmilp;
+pub mod sample;
 
 pub use engine::{LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl};
 pub use error::LtlError;

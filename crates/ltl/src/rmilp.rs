@@ -24,12 +24,15 @@ use trestle_ir::{Pred, RBox, System};
 use trestle_milp::model::MilpModel;
 use trestle_milp::replay::candidates;
 use trestle_milp::{
-    Bounded, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions, VarMap, assert_cmp_relaxed,
-    forbid, unroll,
+    BoundOptions, Bounded, HighsValue, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions,
+    VarMap, assert_cmp_relaxed, forbid, unroll,
 };
 
 /// The slack's cap: a margin reported as `MAX_SLACK` means "at least".
 pub const MAX_SLACK: f64 = 1.0;
+
+/// The default [`RmilpOptions::margin_cutoff`] (2^-10).
+pub const MARGIN_CUTOFF: f64 = 1.0 / 1024.0;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RmilpOptions {
@@ -41,11 +44,27 @@ pub struct RmilpOptions {
     pub feasibility_tolerance: f64,
     /// The gap by which strict atoms and argmax choices must hold in the second search.
     pub gap: f64,
+    /// Adaptive splitting (the paper's name): CROWN bounds through time as the big-M constants
+    /// and every ReLU whose sign they decide fixed, without a binary. Off: interval bounds and a
+    /// binary for every ReLU, the paper's RMILP-only baseline, kept to measure the difference.
+    pub adaptive: bool,
+    /// Stop proving at this margin: HiGHS prunes every node whose bound on the slack is above it
+    /// (its `objective_bound`), so "holds" needs no optimality proof, only that no path violates
+    /// the formula with the atoms relaxed by less than this; the margin reported is then at
+    /// least this. `None`: the exact minimum of the slack (slower).
+    pub margin_cutoff: Option<f64>,
 }
 
 impl Default for RmilpOptions {
     fn default() -> RmilpOptions {
-        RmilpOptions { timeout: None, tolerance: 1e-6, feasibility_tolerance: 1e-6, gap: 1e-5 }
+        RmilpOptions {
+            timeout: None,
+            tolerance: 1e-6,
+            feasibility_tolerance: 1e-6,
+            gap: 1e-5,
+            adaptive: true,
+            margin_cutoff: Some(MARGIN_CUTOFF),
+        }
     }
 }
 
@@ -59,6 +78,8 @@ pub enum RmilpOutcome {
     },
     /// A path violating the formula, replayed exactly.
     Violated(Trace),
+    /// The time limit was reached (HiGHS's reason).
+    TimedOut(String),
     Unknown(String),
 }
 
@@ -90,17 +111,25 @@ pub fn check(
         stats.milps += 1;
         stats.binaries += unrolled.model.num_binaries();
         stats.variables += unrolled.model.num_variables();
-        let solve = solve_options(opts, deadline);
+        // The closure search proves (up to the cutoff); the strict one only looks for paths.
+        let cutoff = match search {
+            Search::Closure => opts.margin_cutoff,
+            Search::Strict => Some(2.0 * threshold),
+        };
+        let solve = solve_options(opts, deadline, cutoff);
         if solve.time_limit.is_some_and(|t| t.is_zero()) {
-            return Ok(RmilpOutcome::Unknown("time-out".into()));
+            return Ok(RmilpOutcome::TimedOut("time limit".into()));
         }
         let out = unrolled.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
         if let Some(why) = &out.out_of_range {
             return Ok(RmilpOutcome::Unknown(format!("the model is out of HiGHS's numeric range: {why}")));
         }
         match (&out.status, search) {
-            (SolveStatus::Infeasible, Search::Closure) => return Ok(RmilpOutcome::Holds { margin: MAX_SLACK }),
-            (SolveStatus::Limit(why), _) => return Ok(RmilpOutcome::Unknown(format!("time-out ({why})"))),
+            (SolveStatus::Infeasible, Search::Closure) => {
+                let margin = opts.margin_cutoff.map_or(MAX_SLACK, |c| c.min(MAX_SLACK));
+                return Ok(RmilpOutcome::Holds { margin });
+            }
+            (SolveStatus::Limit(why), _) => return Ok(RmilpOutcome::TimedOut(why.to_string())),
             (SolveStatus::Other(why), _) => return Ok(RmilpOutcome::Unknown(format!("HiGHS: {why}"))),
             _ => {}
         }
@@ -156,13 +185,25 @@ pub(crate) fn initial_runs(
     runs
 }
 
-/// HiGHS's options for a solve of a check that must end by `deadline`.
-pub(crate) fn solve_options(opts: &RmilpOptions, deadline: Option<Instant>) -> SolveOptions {
+/// HiGHS's options for a solve of a check that must end by `deadline`, pruning nodes whose bound
+/// on the objective is above `cutoff`.
+pub(crate) fn solve_options(opts: &RmilpOptions, deadline: Option<Instant>, cutoff: Option<f64>) -> SolveOptions {
     SolveOptions {
         time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
         feasibility_tolerance: opts.feasibility_tolerance,
+        highs_options: cutoff.map(|c| ("objective_bound".to_string(), HighsValue::Float(c))).into_iter().collect(),
         ..SolveOptions::default()
     }
+}
+
+/// How each step of an unrolling is encoded (see [`RmilpOptions::adaptive`]).
+pub(crate) fn step_options(strictness: Strictness, opts: &RmilpOptions) -> StepOptions {
+    let bounds = if opts.adaptive {
+        BoundOptions::default()
+    } else {
+        BoundOptions { method: trestle_bounds::Method::Ibp, pieces: 1, fix_stable: false }
+    };
+    StepOptions { bounds, strictness }
 }
 
 /// The first model is the closure (sound for evidence); the second keeps only paths whose strict
@@ -186,7 +227,7 @@ fn build(
         Search::Closure => Strictness::Closure,
         Search::Strict => Strictness::Margin(opts.gap),
     };
-    let unroll_opts = UnrollOptions { step: StepOptions { strictness, ..StepOptions::default() }, nondet: Vec::new() };
+    let unroll_opts = UnrollOptions { step: step_options(strictness, opts), nondet: Vec::new() };
     let Some(mut unrolled) = unroll(sys, start, negated.depth(), &unroll_opts)? else { return Ok(None) };
     let slack = unrolled.model.continuous(0.0, MAX_SLACK, "slack")?;
     let gap = if search == Search::Strict { opts.gap } else { 0.0 };

@@ -3,6 +3,7 @@
 
 use trestle_ir::System;
 use trestle_ir::parse::{SimpleScope, parse_ltl};
+use trestle_ltl::rmilp::MARGIN_CUTOFF;
 use trestle_ltl::{LtlOptions, LtlVerdict, Method, check_ltl};
 use trestle_testkit::{load, repo};
 
@@ -11,8 +12,12 @@ fn figure1() -> System {
 }
 
 fn check(sys: &System, text: &str, method: Method) -> trestle_ltl::LtlResult {
+    check_with(sys, text, LtlOptions { method, ..LtlOptions::default() })
+}
+
+fn check_with(sys: &System, text: &str, opts: LtlOptions) -> trestle_ltl::LtlResult {
     let phi = parse_ltl(text, &SimpleScope::with_state(&["z"])).unwrap();
-    check_ltl(sys, &phi, &LtlOptions { method, ..LtlOptions::default() }).unwrap()
+    check_ltl(sys, &phi, &opts).unwrap()
 }
 
 #[test]
@@ -32,11 +37,19 @@ fn rmilp_proves_every_horizon_up_to_ten() {
     for t in 1..=10 {
         let r = check(&sys, &format!("X^{t} (z <= 2)"), Method::Rmilp);
         match r.verdict {
-            // z_t = 0 exactly: no path comes within 2 of violating it (the slack's cap is 1).
-            LtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 1.0 - 1e-9, "t = {t}: margin {m}"),
+            // Proven up to the margin cutoff: no path violates it with the atoms relaxed by less.
+            LtlVerdict::True { exact: false, margin: Some(m) } => assert_eq!(m, MARGIN_CUTOFF, "t = {t}"),
             other => panic!("t = {t}: {other:?}"),
         }
         assert_eq!((r.method, r.depth), ("rmilp", t));
+    }
+    // Without the cutoff the MILP finds the whole margin: z_t = 0 exactly, no path comes within 2
+    // of violating it (the slack's cap is 1).
+    let mut opts = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
+    opts.rmilp.margin_cutoff = None;
+    match check_with(&sys, "X^10 (z <= 2)", opts).verdict {
+        LtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 1.0 - 1e-9, "margin {m}"),
+        other => panic!("{other:?}"),
     }
     // Auto: BPT decides t <= 2, RMILP the rest.
     assert_eq!(check(&sys, "X^2 (z <= 2)", Method::Auto).method, "bpt");
@@ -51,12 +64,16 @@ fn refutations_come_with_replayed_paths() {
     assert_eq!(r.method, "bpt");
     let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
     trace.replay(&sys).unwrap();
-    // z_3 >= 1/2 fails on every path, which BPT cannot see ([0, 3]); RMILP finds one.
-    let r = check(&sys, "X^3 (z >= 0.5)", Method::Auto);
-    assert_eq!(r.method, "rmilp");
-    let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
-    trace.replay(&sys).unwrap();
-    assert_eq!(trace.len(), 3);
+    // z_3 >= 1/2 fails on every path, which BPT cannot see ([0, 3]): a simulated run shows it
+    // (auto), and RMILP finds one alone.
+    for (method, by) in [(Method::Auto, "simulation"), (Method::Rmilp, "rmilp")] {
+        let r = check(&sys, "X^3 (z >= 0.5)", method);
+        assert_eq!(r.method, by);
+        let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
+        trace.replay(&sys).unwrap();
+        assert_eq!(trace.len(), 3);
+    }
+    let LtlVerdict::False { trace } = check(&sys, "X^3 (z >= 0.5)", Method::Rmilp).verdict else { unreachable!() };
     assert!(
         trace.hidden.iter().all(|m| m
             .iter()

@@ -32,8 +32,12 @@ fn oracle(sys: &System, phi: &Ltl) -> bool {
 }
 
 fn check(sys: &System, text: &str, method: Method) -> LtlVerdict {
+    check_with(sys, text, LtlOptions { method, ..LtlOptions::default() })
+}
+
+fn check_with(sys: &System, text: &str, opts: LtlOptions) -> LtlVerdict {
     let phi = parse_ltl(text, &SimpleScope::with_state(&["x"])).unwrap();
-    let r = check_ltl(sys, &phi, &LtlOptions { method, ..LtlOptions::default() }).unwrap();
+    let r = check_ltl(sys, &phi, &opts).unwrap();
     if let LtlVerdict::False { trace } = &r.verdict {
         trace.replay(sys).unwrap();
         assert!(!PathFormula::of(&phi, false).unwrap().holds_exact(&trace.states).unwrap(), "{text}: {trace:?}");
@@ -125,9 +129,16 @@ fn boundary_cases_on_a_continuous_system() {
     // Likewise x = 0 stays 0: x >= 0 is tight.
     assert_eq!(check(&sys, "G<=3 (x >= 0)", Method::Auto), LtlVerdict::True { exact: true, margin: None });
     assert_eq!(truth(&check(&sys, "G<=3 (x >= 0)", Method::Rmilp)), None);
-    // With room to spare the MILP's evidence has a margin.
-    match check(&sys, "G<=3 (x >= -0.5)", Method::Rmilp) {
+    // With room to spare the MILP's evidence has a margin: the whole of it without the cutoff,
+    // the cutoff with it (no path violates the bound with the atoms relaxed by less).
+    let mut whole = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
+    whole.rmilp.margin_cutoff = None;
+    match check_with(&sys, "G<=3 (x >= -0.5)", whole) {
         LtlVerdict::True { exact: false, margin: Some(m) } => assert!((m - 0.5).abs() < 1e-6, "{m}"),
+        other => panic!("{other:?}"),
+    }
+    match check(&sys, "G<=3 (x >= -0.5)", Method::Rmilp) {
+        LtlVerdict::True { exact: false, margin: Some(m) } => assert_eq!(m, trestle_ltl::rmilp::MARGIN_CUTOFF),
         other => panic!("{other:?}"),
     }
     for method in [Method::Auto, Method::Rmilp] {

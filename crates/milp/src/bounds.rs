@@ -19,11 +19,15 @@ pub struct BoundOptions {
     /// over the sub-boxes (still sound for the whole box, and tighter when the input is
     /// low-dimensional). `1` bounds the box as a whole.
     pub pieces: usize,
+    /// Encode a ReLU whose sign the bounds decide as the identity or zero (no binary). Off only to
+    /// measure what that buys (the memoryful-agents paper's RMILP-only baseline): every ReLU then
+    /// gets its binary.
+    pub fix_stable: bool,
 }
 
 impl Default for BoundOptions {
     fn default() -> BoundOptions {
-        BoundOptions { method: Method::Crown, pieces: 256 }
+        BoundOptions { method: Method::Crown, pieces: 256, fix_stable: true }
     }
 }
 

@@ -93,7 +93,7 @@ pub fn encode_network_step(
     let exprs: Vec<Expression> = inputs.iter().map(|b| b.expr.clone()).collect();
     let hidden_exprs: Vec<Vec<Expression>> =
         hidden.iter().map(|h| h.iter().map(|b| b.expr.clone()).collect()).collect();
-    encode_layers(model, net, &exprs, &hidden_exprs, bounds)
+    encode_layers(model, net, &exprs, &hidden_exprs, bounds, bound_opts.fix_stable)
 }
 
 /// The box of the enclosures of some bounded quantities.
@@ -121,13 +121,15 @@ fn check_inputs(net: &Network, inputs: usize, hidden: &[Vec<Bounded>]) -> Result
 }
 
 /// Encodes `net` on `inputs` and previous hidden states `hidden` with the given pre-activation
-/// bounds, one per layer, which must contain every pre-activation value the model admits.
+/// bounds, one per layer, which must contain every pre-activation value the model admits
+/// (`fix_stable`: see [`BoundOptions::fix_stable`]).
 pub fn encode_layers(
     model: &mut MilpModel,
     net: &Network,
     inputs: &[Expression],
     hidden: &[Vec<Expression>],
     bounds: Vec<LayerBounds>,
+    fix_stable: bool,
 ) -> Result<EncodedNetwork, MilpError> {
     if bounds.len() != net.layers.len() || bounds.iter().zip(&net.layers).any(|(b, l)| b.lo.len() != l.output_dim()) {
         return Err(MilpError::Dimension {
@@ -153,7 +155,7 @@ pub fn encode_layers(
         for i in 0..layer.output_dim() {
             let z = preactivation(layer, i, &x, previous.map(Vec::as_slice));
             let what = || format!("neuron {i} of layer {k} of {}", net.source);
-            next.push(activate(model, z, lb.lo[i], lb.hi[i], layer.activation(), &mut counts, &what)?);
+            next.push(activate(model, z, lb.lo[i], lb.hi[i], layer.activation(), fix_stable, &mut counts, &what)?);
         }
         if previous.is_some() {
             let out = lb.activated(layer.activation());
@@ -205,14 +207,16 @@ fn preactivation(layer: &Layer, i: usize, x: &[Expression], previous: Option<&[E
 }
 
 /// `act(z)` for `z` in `[l, u]`: a variable equal to `z` (identity, or a ReLU active on the whole
-/// box), the constant 0 (a ReLU inactive on it), or the big-M encoding with one binary. `counts`
-/// counts the ReLUs of each kind (active, inactive, unstable).
+/// box), the constant 0 (a ReLU inactive on it), or the big-M encoding with one binary (for every
+/// ReLU when not `fix_stable`). `counts` counts the ReLUs of each kind (active, inactive, unstable).
+#[allow(clippy::too_many_arguments)]
 fn activate(
     model: &mut MilpModel,
     z: Expression,
     l: f64,
     u: f64,
     activation: Activation,
+    fix_stable: bool,
     counts: &mut [usize; 3],
     what: &dyn Fn() -> String,
 ) -> Result<Expression, MilpError> {
@@ -222,18 +226,20 @@ fn activate(
             model.add(z.eq(y));
             Expression::from(y)
         }
-        Activation::Relu if l >= 0.0 => {
+        Activation::Relu if fix_stable && l >= 0.0 => {
             counts[0] += 1;
             let y = model.continuous(l, u, &what())?;
             model.add(z.eq(y));
             Expression::from(y)
         }
-        Activation::Relu if u <= 0.0 => {
+        Activation::Relu if fix_stable && u <= 0.0 => {
             counts[1] += 1;
             constant(0.0)
         }
         Activation::Relu => {
             counts[2] += 1;
+            // Exact for any bounds with l <= z <= u, decided or not (only weaker when decided).
+            let (l, u) = (l.min(0.0), u.max(0.0));
             let y = model.continuous(0.0, u, &what())?;
             let dvar = model.binary();
             // y >= z

@@ -1,0 +1,133 @@
+//! Falsification by simulation: runs from Init with random start states, inputs and branches,
+//! screened in f64 against the negated formula and, when one looks like a violation, rebuilt
+//! exactly from the same start and choices (`Trace::simulate`) and reported only if the negation
+//! holds on the exact run. Cheap where violations are common (a bounded "reach the goal" from a
+//! start region most of which is far from it); it decides nothing when it finds none.
+
+use crate::error::LtlError;
+use crate::path::PathFormula;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use trestle_core::Trace;
+use trestle_ir::num::{Rational, rational_from_f64, to_f64_nearest};
+use trestle_ir::sim::{self, SimError};
+use trestle_ir::system::NondetDomain;
+use trestle_ir::system::VarKind;
+use trestle_ir::{RBox, System, space};
+
+/// Runs tried per start box.
+pub const RUNS: usize = 256;
+
+/// A run of `depth` steps from a state of `start` on which `negated` holds exactly, if one of
+/// `runs` random runs (seeded by `seed`) is one.
+pub fn search(
+    sys: &System,
+    start: &RBox,
+    negated: &PathFormula,
+    depth: usize,
+    runs: usize,
+    seed: u64,
+) -> Result<Option<Trace>, LtlError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let Some(ranges) = legal_ranges(sys, start) else { return Ok(None) };
+    for r in 0..runs {
+        // The first runs start at corners of the box (where bounded properties tend to fail).
+        let corner = (r < runs / 4).then(|| rng.random::<u64>());
+        let state: Vec<Rational> = ranges
+            .iter()
+            .enumerate()
+            .map(|(i, (lo, hi))| match corner {
+                Some(bits) => {
+                    if bits >> (i % 64) & 1 == 0 {
+                        lo.clone()
+                    } else {
+                        hi.clone()
+                    }
+                }
+                None => draw(sys.state[i].kind, lo, hi, &mut rng),
+            })
+            .collect();
+        if !sys.init.eval_exact(&trestle_ir::Env::new(&state, &[], &[])).unwrap_or(false) {
+            continue;
+        }
+        let Some((choices, states)) = screen(sys, &state, depth, &mut rng) else { continue };
+        if !negated.holds_exact(&states)? {
+            continue;
+        }
+        let Ok(trace) = Trace::simulate(sys, state, choices) else { continue };
+        if trace.len() == depth && negated.holds_exact(&trace.states)? {
+            return Ok(Some(trace));
+        }
+    }
+    Ok(None)
+}
+
+/// Every variable's legal values in `start` (domains and integrality), or `None` when some
+/// variable is unbounded there or has no legal value.
+fn legal_ranges(sys: &System, start: &RBox) -> Option<Vec<(Rational, Rational)>> {
+    (0..sys.state.len())
+        .map(|i| {
+            let (lo, hi) = (start.lo[i].as_ref()?, start.hi[i].as_ref()?);
+            space::legal_range(sys, i, lo, hi)
+        })
+        .collect()
+}
+
+/// A value in `[lo, hi]`: an f64 inside the interval for reals, an integer for int and bool.
+fn draw(kind: VarKind, lo: &Rational, hi: &Rational, rng: &mut ChaCha8Rng) -> Rational {
+    match kind {
+        VarKind::Real => {
+            let (l, h) = (to_f64_nearest(lo), to_f64_nearest(hi));
+            rational_from_f64(l + (h - l) * rng.random::<f64>()).clamp(lo.clone(), hi.clone())
+        }
+        VarKind::Int | VarKind::Bool => {
+            let (l, h) = (lo.ceil().to_integer(), hi.floor().to_integer());
+            match i64::try_from(&h - &l) {
+                Ok(span) if span >= 0 => Rational::from_integer(l + rng.random_range(0..=span)),
+                _ => lo.ceil(),
+            }
+        }
+    }
+}
+
+type Choices = Vec<(Vec<Rational>, usize)>;
+
+/// A random run of `depth` steps in f64 from `state`: its choices (inputs exact, as drawn) and its
+/// states as the exact values of the f64 ones. `None` when the run stops (a domain exit, a
+/// deadlock) before `depth` steps.
+fn screen(
+    sys: &System,
+    state: &[Rational],
+    depth: usize,
+    rng: &mut ChaCha8Rng,
+) -> Option<(Choices, Vec<Vec<Rational>>)> {
+    let mut x: Vec<f64> = state.iter().map(to_f64_nearest).collect();
+    let mut memory = sim::initial_memory::<f64>(sys);
+    let mut choices = Vec::with_capacity(depth);
+    let mut states = vec![state.to_vec()];
+    for _ in 0..depth {
+        let nondet: Vec<Rational> = sys
+            .nondet
+            .iter()
+            .map(|v| match &v.domain {
+                // Extremes half of the time: bounded disturbances do their worst at the ends.
+                NondetDomain::Interval(lo, hi) => match rng.random_range(0..4) {
+                    0 => lo.clone(),
+                    1 => hi.clone(),
+                    _ => draw(VarKind::Real, lo, hi, rng),
+                },
+                NondetDomain::Set(s) => s[rng.random_range(0..s.len())].clone(),
+            })
+            .collect();
+        let n64: Vec<f64> = nondet.iter().map(to_f64_nearest).collect();
+        let pick = |enabled: &[usize]| -> Result<usize, SimError> { Ok(enabled[rng.random_range(0..enabled.len())]) };
+        let t = sim::step_choosing(sys, &x, &mut memory, &n64, pick).ok()?;
+        if t.next.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        choices.push((nondet, t.branch));
+        states.push(t.next.iter().map(|&v| rational_from_f64(v)).collect());
+        x = t.next;
+    }
+    Some((choices, states))
+}
