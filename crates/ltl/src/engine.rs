@@ -83,8 +83,6 @@ pub struct LtlStats {
     /// Each step's enclosure by BPT (the first Init box), for reports.
     pub bpt_enclosures: Vec<Vec<(f64, f64)>>,
     pub rmilp: RmilpStats,
-    /// Bisections of Init boxes by adaptive splitting.
-    pub splits: usize,
     pub seconds: f64,
 }
 
@@ -162,42 +160,16 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
             }
         }
     }
-    // 3. RMILP on what is left. With adaptive splitting, a box whose MILP does not finish within
-    // its time slice is bisected and each half tried again, by bound propagation first (smaller
-    // boxes: tighter bounds, more ReLUs and argmax choices decided).
+    // 3. RMILP on what is left.
     let deadline = opts.timeout.map(|t| start + t);
     let mut margin = f64::INFINITY;
-    let mut milp_decided = false;
     let mut unknown = None;
-    let mut queue: std::collections::VecDeque<RBox> = open.into();
-    let mut boxes = queue.len();
-    while let Some(b) = queue.pop_front() {
-        let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let may_split = opts.rmilp.adaptive && boxes + 2 <= MAX_SPLIT_BOXES;
-        let slice = may_split.then_some(MILP_SLICE);
+    for b in &open {
         let mut o = opts.rmilp.clone();
-        o.timeout = match (remaining, slice) {
-            (Some(r), Some(s)) => Some(r.min(s)),
-            (r, s) => r.or(s),
-        };
-        let sliced = slice.is_some_and(|s| remaining.is_none_or(|r| s < r));
-        match rmilp::check(sys, &b, &negated, &o, &mut stats.rmilp)? {
-            RmilpOutcome::Holds { margin: m } => {
-                margin = margin.min(m);
-                milp_decided = true;
-            }
+        o.timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        match rmilp::check(sys, b, &negated, &o, &mut stats.rmilp)? {
+            RmilpOutcome::Holds { margin: m } => margin = margin.min(m),
             RmilpOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "rmilp", stats),
-            RmilpOutcome::TimedOut(_) if sliced && let Some((left, right)) = bisect(sys, &b) => {
-                stats.splits += 1;
-                boxes += 1;
-                for half in [left, right] {
-                    match bpt_decides(sys, &half, depth, &holds, &negated, None)? {
-                        BptOutcome::Holds => {}
-                        BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "bpt", stats),
-                        BptOutcome::Open => queue.push_back(half),
-                    }
-                }
-            }
             RmilpOutcome::TimedOut(why) => {
                 unknown.get_or_insert(format!("time-out ({why})"));
                 break;
@@ -209,16 +181,9 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
     }
     match unknown {
         Some(reason) => finish(LtlVerdict::Unknown { reason }, "rmilp", stats),
-        // Every leaf decided by bound propagation after splitting is still exact.
-        None if !milp_decided => finish(LtlVerdict::True { exact: true, margin: None }, "bpt", stats),
         None => finish(LtlVerdict::True { exact: false, margin: Some(margin) }, "rmilp", stats),
     }
 }
-
-/// Most boxes adaptive splitting cuts the undecided Init boxes into.
-const MAX_SPLIT_BOXES: usize = 512;
-/// How long one box's MILP may run before the box is bisected.
-const MILP_SLICE: Duration = Duration::from_secs(1);
 
 enum BptOutcome {
     Holds,
@@ -258,40 +223,6 @@ fn bpt_decides(
         }
         None => BptOutcome::Open,
     })
-}
-
-/// `b` cut in two across its widest bounded dimension (integers on both sides of an integer
-/// cut; reals sharing the middle face, so the halves cover the box). `None` when no dimension
-/// can be cut.
-fn bisect(sys: &System, b: &RBox) -> Option<(RBox, RBox)> {
-    use trestle_ir::system::VarKind;
-    let mut best: Option<(usize, Rational)> = None;
-    for (i, v) in sys.state.iter().enumerate() {
-        let (Some(lo), Some(hi)) = (&b.lo[i], &b.hi[i]) else { continue };
-        let width = match v.kind {
-            VarKind::Real => hi - lo,
-            VarKind::Int | VarKind::Bool => hi.floor() - lo.ceil(),
-        };
-        if width > Rational::from_integer(0.into()) && best.as_ref().is_none_or(|(_, w)| width > *w) {
-            best = Some((i, width));
-        }
-    }
-    let (d, _) = best?;
-    let (lo, hi) = (b.lo[d].clone()?, b.hi[d].clone()?);
-    let mid = (&lo + &hi) / Rational::from_integer(2.into());
-    let (mut left, mut right) = (b.clone(), b.clone());
-    match sys.state[d].kind {
-        VarKind::Real => {
-            left.hi[d] = Some(mid.clone());
-            right.lo[d] = Some(mid);
-        }
-        VarKind::Int | VarKind::Bool => {
-            let cut = mid.floor();
-            left.hi[d] = Some(cut.clone());
-            right.lo[d] = Some(cut + Rational::from_integer(1.into()));
-        }
-    }
-    Some((left, right))
 }
 
 /// The formula as a state predicate, when it has no temporal operator.

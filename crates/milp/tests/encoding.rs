@@ -122,6 +122,19 @@ fn stable_neurons_need_no_binary() {
     assert_eq!(model.num_binaries(), 0);
     let min = model.solve(Sense::Minimise, &enc.outputs[0], &opts()).unwrap();
     assert!((min.bound.unwrap() - 1.7).abs() < 1e-7, "{min:?}");
+    // Without fixing (the RMILP baseline) every ReLU has its binary and the optima are the same.
+    let loose = BoundOptions { method: trestle_bounds::Method::Ibp, pieces: 1, fix_stable: false };
+    for (lo, max_x, min_x) in [(0.0, 2.5, 1.0), (0.6, 2.5, 1.7)] {
+        let mut model = MilpModel::new();
+        let x = model.continuous(lo, 1.0, "x").unwrap();
+        let input = InputBox::new(vec![lo], vec![1.0]);
+        let enc = trestle_milp::encode_network_with(&mut model, &net, &[Expression::from(x)], &input, &loose).unwrap();
+        assert_eq!(model.num_binaries(), 3, "one binary per ReLU");
+        let max = model.solve(Sense::Maximise, &enc.outputs[0], &opts()).unwrap();
+        let min = model.solve(Sense::Minimise, &enc.outputs[0], &opts()).unwrap();
+        assert!((max.bound.unwrap() - max_x).abs() < 1e-7, "{max:?}");
+        assert!((min.bound.unwrap() - min_x).abs() < 1e-7, "{min:?}");
+    }
 }
 
 #[test]
