@@ -727,7 +727,14 @@ fn ltl_exit_codes_json_and_bad_input() {
     let r = trestle(&["ltl", fig, "--property", "bounded-3", "--method", "bpt", "--json"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert_eq!(r.json()["status"], "unknown");
+    // Auto: CROWN's enclosures prove it exactly; the MILP alone gives evidence with a margin.
     let r = trestle(&["ltl", fig, "--property", "bounded-3", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!((j["status"].as_str(), j["method"].as_str()), (Some("proven"), Some("bpt-crown")));
+    let r = trestle(&["ltl", fig, "--property", "bounded-3", "--method", "bpt", "--bpt", "crown", "--json"]);
+    assert_eq!((r.code, r.json()["method"].as_str()), (0, Some("bpt-crown")), "{}", r.stderr);
+    let r = trestle(&["ltl", fig, "--property", "bounded-3", "--method", "rmilp", "--json"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     let j = r.json();
     assert_eq!((j["status"].as_str(), j["method"].as_str()), (Some("evidence"), Some("rmilp")));

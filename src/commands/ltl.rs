@@ -29,6 +29,14 @@ pub enum MethodArg {
     Invariant,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BptArg {
+    /// Interval arithmetic through the networks (the notes' BPT).
+    Interval,
+    /// Intervals met with CROWN's bounds of every layer (tighter, costlier).
+    Crown,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct LtlArgs {
     #[command(flatten)]
@@ -44,6 +52,9 @@ pub struct LtlArgs {
     pub k: Option<u32>,
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
+    /// The domain of --method bpt (auto tries interval, then crown).
+    #[arg(long, value_enum, default_value_t = BptArg::Interval)]
+    pub bpt: BptArg,
     /// For unbounded F, G and U: the horizon of the bounded checks and the longest lasso (the
     /// invariant search iterates up to 16 times this).
     #[arg(long, default_value_t = 10)]
@@ -90,6 +101,10 @@ pub fn run(a: &LtlArgs) -> CliResult {
             MethodArg::Invariant => Method::Invariant,
         },
         depth: a.depth,
+        bpt: match a.bpt {
+            BptArg::Interval => trestle_ltl::bpt::Domain::Interval,
+            BptArg::Crown => trestle_ltl::bpt::Domain::Crown,
+        },
         ..LtlOptions::default()
     };
     if a.depth == 0 || a.depth > 10_000 {

@@ -1,7 +1,8 @@
 //! BPT, bound propagation through time: a box of (state, hidden state) pushed one step at a time
-//! through the observations, the networks (interval arithmetic, every operation rounded outward:
-//! `Network::run::<Interval>`), the argmax choices that may win and every branch that may fire,
-//! re-boxed after each step. Each step's box encloses every state a run can be in then, so a
+//! through the observations, the networks ([`Domain::Interval`]: interval arithmetic, every
+//! operation rounded outward, `Network::run::<Interval>`; [`Domain::Crown`]: that intersected with
+//! CROWN's bounds of every layer over the box of the observation and the hidden states), the argmax
+//! choices that may win and every branch that may fire, re-boxed after each step. Each step's box encloses every state a run can be in then, so a
 //! formula true on the boxes (atoms decided by the sign of an outward-rounded interval, for any
 //! signs of the coefficients: the notes' correction of the paper's test) holds on every path.
 //! Sound and incomplete: an undecided atom leaves the formula undecided.
@@ -14,6 +15,26 @@ use trestle_ir::num;
 use trestle_ir::round;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
 use trestle_ir::{CmpOp, Env, RBox};
+
+/// How the networks of a step are bounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// Interval arithmetic (the notes' BPT; cheapest).
+    Interval,
+    /// Interval arithmetic intersected with CROWN's linear relaxation, concretised on the box of
+    /// each network's inputs and hidden states (tighter where ReLUs are unstable).
+    Crown,
+}
+
+impl Domain {
+    /// The method's name in results.
+    pub fn method_name(self) -> &'static str {
+        match self {
+            Domain::Interval => "bpt",
+            Domain::Crown => "bpt-crown",
+        }
+    }
+}
 
 /// A box of the full state: the environment's variables and every recurrent hidden state
 /// (`[controller][recurrent layer][neuron]`).
@@ -115,10 +136,10 @@ impl FullBox {
 
 /// One step of every run from the box: an enclosure of every successor (state and hidden state)
 /// under every input and every branch that may fire.
-pub fn step(sys: &System, from: &FullBox) -> Result<FullBox, LtlError> {
+pub fn step(sys: &System, from: &FullBox, domain: Domain) -> Result<FullBox, LtlError> {
     let inputs: Vec<Interval> = sys.nondet.iter().map(nondet::hull).collect();
     let mut hidden = from.hidden.clone();
-    let actions = actions(sys, &from.state, &inputs, &mut hidden)?;
+    let actions = actions(sys, &from.state, &inputs, &mut hidden, domain)?;
     let env = Env::new(&from.state[..], &actions[..], &inputs[..]);
     let mut next: Option<Vec<Interval>> = None;
     for b in &sys.step.branches {
@@ -145,11 +166,11 @@ pub fn step(sys: &System, from: &FullBox) -> Result<FullBox, LtlError> {
 /// Enclosures of the state at steps `0..=k` (one interval per state variable) from the states of
 /// `start` (a bounded exact box), with the recurrent controllers' hidden states carried as boxes
 /// from zero.
-pub fn propagate(sys: &System, start: &RBox, k: usize) -> Result<Vec<Vec<Interval>>, LtlError> {
+pub fn propagate(sys: &System, start: &RBox, k: usize, domain: Domain) -> Result<Vec<Vec<Interval>>, LtlError> {
     let mut b = FullBox::initial(sys, start)?;
     let mut boxes = vec![b.state.clone()];
     for _ in 0..k {
-        b = step(sys, &b)?;
+        b = step(sys, &b, domain)?;
         boxes.push(b.state.clone());
     }
     Ok(boxes)
@@ -179,7 +200,7 @@ pub fn may_leave_domains(sys: &System, boxes: &[Vec<Interval>]) -> bool {
 pub fn invariant(sys: &System, start: &RBox, max_iterations: usize) -> Result<Option<FullBox>, LtlError> {
     let mut h = FullBox::initial(sys, start)?;
     for _ in 0..max_iterations {
-        let next = step(sys, &h)?;
+        let next = step(sys, &h, Domain::Interval)?;
         if next.is_inside(&h) {
             return Ok(Some(h));
         }
@@ -198,14 +219,19 @@ fn actions(
     state: &[Interval],
     inputs: &[Interval],
     memory: &mut [Vec<Vec<Interval>>],
+    domain: Domain,
 ) -> Result<Vec<Interval>, LtlError> {
     let mut actions = vec![Interval::ENTIRE; sys.actions.len()];
     for (ci, c) in sys.controllers.iter().enumerate() {
         let env = Env::new(state, &[], inputs);
         let input: Vec<Interval> = c.inputs.iter().map(|e| e.eval_interval(&env)).collect();
         let Policy::Network(n) = c.policy else { unreachable!("selectors are refused before") };
-        let out =
-            sys.networks[n].network.run(&input, &mut memory[ci]).map_err(|e| LtlError::Semantics(e.to_string()))?;
+        let net = &sys.networks[n].network;
+        let previous = memory[ci].clone();
+        let mut out = net.run(&input, &mut memory[ci]).map_err(|e| LtlError::Semantics(e.to_string()))?;
+        if domain == Domain::Crown {
+            crown_tighten(net, &input, &previous, &mut out, &mut memory[ci])?;
+        }
         match &c.output {
             ControllerOutput::Actions(ids) => {
                 for (k, &a) in ids.iter().enumerate() {
@@ -229,6 +255,43 @@ fn actions(
     Ok(actions)
 }
 
+/// Intersects the interval pass's outputs `out` and new hidden states `hidden` with CROWN's bounds
+/// of every layer over the box of `input` and the previous hidden states (both enclose the same
+/// values, so the intersection does too).
+fn crown_tighten(
+    net: &trestle_ir::network::Network,
+    input: &[Interval],
+    previous: &[Vec<Interval>],
+    out: &mut [Interval],
+    hidden: &mut [Vec<Interval>],
+) -> Result<(), LtlError> {
+    use trestle_ir::network::Layer;
+    let fbox = |ivs: &[Interval]| {
+        trestle_bounds::InputBox::new(ivs.iter().map(|i| i.lo).collect(), ivs.iter().map(|i| i.hi).collect())
+    };
+    let previous: Vec<_> = previous.iter().map(|h| fbox(h)).collect();
+    let bounds = trestle_milp::layer_bounds_step(net, &fbox(input), &previous, &trestle_milp::BoundOptions::default())?;
+    let meet = |ivs: &mut [Interval], b: &trestle_bounds::LayerBounds| {
+        for (iv, (&lo, &hi)) in ivs.iter_mut().zip(b.lo.iter().zip(&b.hi)) {
+            if let Some(m) = iv.intersect(&Interval::new(lo, hi)) {
+                *iv = m;
+            }
+        }
+    };
+    let mut recurrent = hidden.iter_mut();
+    for (layer, lb) in net.layers.iter().zip(&bounds) {
+        if let Layer::Recurrent(_) = layer
+            && let Some(h) = recurrent.next()
+        {
+            meet(h, &lb.activated(layer.activation()));
+        }
+    }
+    if let (Some(layer), Some(lb)) = (net.layers.last(), bounds.last()) {
+        meet(out, &lb.activated(layer.activation()));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,9 +305,18 @@ mod tests {
             p @ Pred::Cmp(..) | p @ Pred::And(_) => p.to_box_union(1, 4).unwrap().remove(0),
             other => panic!("{other:?}"),
         };
-        let boxes = propagate(&sys, &start, 3).unwrap();
+        let boxes = propagate(&sys, &start, 3, Domain::Interval).unwrap();
         for (t, b) in boxes.iter().enumerate() {
             assert_eq!((b[0].lo, b[0].hi), (0.0, t as f64), "step {t}");
         }
+        // CROWN relaxes relu(x2 - x1) by (x2 - x1 + 1) / 2 on [-1, 1] and keeps relu(x1 + x2)
+        // exact (stable): W2 y <= (1 - 3 x1 - x2) / 2 <= 1/2 on the whole box, so z grows by at
+        // most 1/2 a step (less on the sub-boxes the bounds are taken over), and never below 0.
+        let boxes = propagate(&sys, &start, 10, Domain::Crown).unwrap();
+        for (t, b) in boxes.iter().enumerate() {
+            assert_eq!(b[0].lo, 0.0, "step {t}");
+            assert!(b[0].hi <= 0.5 * t as f64, "step {t}: {:?}", b[0]);
+        }
+        assert!(boxes[10][0].hi <= 2.0, "X^10 (z <= 2) holds on CROWN's enclosures: {:?}", boxes[10]);
     }
 }

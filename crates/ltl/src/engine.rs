@@ -51,11 +51,19 @@ pub struct LtlOptions {
     /// Wall-clock limit of the whole check.
     pub timeout: Option<Duration>,
     pub rmilp: RmilpOptions,
+    /// The domain of `Method::Bpt` (`Method::Auto` tries intervals, then CROWN).
+    pub bpt: bpt::Domain,
 }
 
 impl Default for LtlOptions {
     fn default() -> LtlOptions {
-        LtlOptions { method: Method::Auto, depth: 10, timeout: None, rmilp: RmilpOptions::default() }
+        LtlOptions {
+            method: Method::Auto,
+            depth: 10,
+            timeout: None,
+            rmilp: RmilpOptions::default(),
+            bpt: bpt::Domain::Interval,
+        }
     }
 }
 
@@ -89,7 +97,7 @@ pub struct LtlStats {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LtlResult {
     pub verdict: LtlVerdict,
-    /// The method that decided (`bpt`, `simulation`, `rmilp`, `lasso`, `invariant`), or the last
+    /// The method that decided (`bpt`, `bpt-crown`, `simulation`, `rmilp`, `lasso`, `invariant`), or the last
     /// one tried.
     pub method: &'static str,
     /// Steps of the unrolled path (the formula's depth).
@@ -131,34 +139,53 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
         stats.seconds = start.elapsed().as_secs_f64();
         Ok(LtlResult { verdict, method, depth, stats })
     };
-    let use_bpt = matches!(opts.method, Method::Auto | Method::Bpt);
-    // 1. Bound propagation on every Init box: what it decides is exact.
+    // 1. Bound propagation on every Init box: what it decides is exact. `Auto` tries intervals
+    // here and CROWN after the (cheaper) simulated runs.
+    let first = match opts.method {
+        Method::Auto => Some(bpt::Domain::Interval),
+        Method::Bpt => Some(opts.bpt),
+        _ => None,
+    };
     let mut open = Vec::new();
     for (i, b) in inits.iter().enumerate() {
-        if !use_bpt {
+        let Some(domain) = first else {
             open.push(b.clone());
             continue;
-        }
-        match bpt_decides(sys, b, depth, &holds, &negated, (i == 0).then_some(&mut stats))? {
+        };
+        match bpt_decides(sys, b, depth, &holds, &negated, domain, (i == 0).then_some(&mut stats))? {
             BptOutcome::Holds => {}
-            BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "bpt", stats),
+            BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, domain.method_name(), stats),
             BptOutcome::Open => open.push(b.clone()),
         }
     }
+    let first_name = first.map_or("bpt", bpt::Domain::method_name);
     if open.is_empty() {
-        return finish(LtlVerdict::True { exact: true, margin: None }, "bpt", stats);
+        return finish(LtlVerdict::True { exact: true, margin: None }, first_name, stats);
     }
     if opts.method == Method::Bpt {
         let reason = "bound propagation through time leaves an atom undecided on the enclosures".to_string();
-        return finish(LtlVerdict::Unknown { reason }, "bpt", stats);
+        return finish(LtlVerdict::Unknown { reason }, first_name, stats);
     }
-    // 2. Random runs, replayed exactly.
     if opts.method == Method::Auto {
+        // 2. Random runs, replayed exactly.
         for (i, b) in open.iter().enumerate() {
             if let Some(trace) = sample::search(sys, b, &negated, depth, sample::RUNS, i as u64)? {
                 return finish(LtlVerdict::False { trace }, "simulation", stats);
             }
         }
+        // 2'. CROWN's enclosures on what intervals left open.
+        let mut still_open = Vec::new();
+        for b in open {
+            match bpt_decides(sys, &b, depth, &holds, &negated, bpt::Domain::Crown, None)? {
+                BptOutcome::Holds => {}
+                BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "bpt-crown", stats),
+                BptOutcome::Open => still_open.push(b),
+            }
+        }
+        if still_open.is_empty() {
+            return finish(LtlVerdict::True { exact: true, margin: None }, "bpt-crown", stats);
+        }
+        open = still_open;
     }
     // 3. RMILP on what is left.
     let deadline = opts.timeout.map(|t| start + t);
@@ -198,9 +225,10 @@ fn bpt_decides(
     depth: usize,
     holds: &PathFormula,
     negated: &PathFormula,
+    domain: bpt::Domain,
     stats: Option<&mut LtlStats>,
 ) -> Result<BptOutcome, LtlError> {
-    let boxes = bpt::propagate(sys, b, depth)?;
+    let boxes = bpt::propagate(sys, b, depth, domain)?;
     if let Some(stats) = stats {
         stats.bpt_enclosures = boxes.iter().map(|s| s.iter().map(|iv| (iv.lo, iv.hi)).collect()).collect();
     }

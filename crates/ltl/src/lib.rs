@@ -2,7 +2,7 @@
 //!
 //! A bounded formula is unfolded over one path ([`path`]: the notes' corrected expansions,
 //! negation pushed to the comparisons). [`bpt`] pushes boxes of (state, hidden state) through time
-//! and decides what the enclosures decide, exactly; [`rmilp`] unrolls the closed loop in one MILP
+//! (intervals, or intervals met with CROWN) and decides what the enclosures decide, exactly; [`rmilp`] unrolls the closed loop in one MILP
 //! and asserts the negation over that one path (floating-point evidence when no path violates
 //! the formula, a replayed path when one does); [`sample`] tries random runs, exactly replayed,
 //! before the MILP. [`check_ltl`] runs them cheapest first and says which decided at which depth.

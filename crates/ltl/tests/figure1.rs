@@ -51,9 +51,15 @@ fn rmilp_proves_every_horizon_up_to_ten() {
         LtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 1.0 - 1e-9, "margin {m}"),
         other => panic!("{other:?}"),
     }
-    // Auto: BPT decides t <= 2, RMILP the rest.
+    // Auto: interval BPT decides t <= 2, CROWN's enclosures (z_t <= 1/2 at t = 10) the rest,
+    // exactly.
     assert_eq!(check(&sys, "X^2 (z <= 2)", Method::Auto).method, "bpt");
-    assert_eq!(check(&sys, "X^5 (z <= 2)", Method::Auto).method, "rmilp");
+    for t in [3, 5, 10] {
+        let r = check(&sys, &format!("X^{t} (z <= 2)"), Method::Auto);
+        assert_eq!((r.method, r.verdict), ("bpt-crown", LtlVerdict::True { exact: true, margin: None }), "t = {t}");
+    }
+    let crown = LtlOptions { method: Method::Bpt, bpt: trestle_ltl::bpt::Domain::Crown, ..LtlOptions::default() };
+    assert_eq!(check_with(&sys, "X^3 (z <= 2)", crown).verdict, LtlVerdict::True { exact: true, margin: None });
 }
 
 #[test]
@@ -64,10 +70,16 @@ fn refutations_come_with_replayed_paths() {
     assert_eq!(r.method, "bpt");
     let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
     trace.replay(&sys).unwrap();
-    // z_3 >= 1/2 fails on every path, which BPT cannot see ([0, 3]): a simulated run shows it
-    // (auto), and RMILP finds one alone.
-    for (method, by) in [(Method::Auto, "simulation"), (Method::Rmilp, "rmilp")] {
-        let r = check(&sys, "X^3 (z >= 0.5)", method);
+    // z_3 >= 1/2 fails on every path, which interval BPT cannot see ([0, 3]): a simulated run
+    // shows it (auto, before CROWN), CROWN's enclosure ([0, 3/32]) shows it, RMILP finds a path.
+    let crown = LtlOptions { method: Method::Bpt, bpt: trestle_ltl::bpt::Domain::Crown, ..LtlOptions::default() };
+    let runs = [
+        (LtlOptions::default(), "simulation"),
+        (crown, "bpt-crown"),
+        (LtlOptions { method: Method::Rmilp, ..LtlOptions::default() }, "rmilp"),
+    ];
+    for (opts, by) in runs {
+        let r = check_with(&sys, "X^3 (z >= 0.5)", opts);
         assert_eq!(r.method, by);
         let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
         trace.replay(&sys).unwrap();
