@@ -758,6 +758,20 @@ fn ltl_exit_codes_json_and_bad_input() {
         &["not an LTL formula"],
     );
     expect_input_error(&trestle(&["ltl", fig, "--property", "bounded-2", "--method", "lasso"]), &["lasso"]);
+    // Unbounded G on a memoryless controller, which box invariants miss: the bridge engine with
+    // the file's candidate, or synthesis when the candidate is not inside the predicate.
+    let maze = "examples/maze-det.toml";
+    for (p, method) in [("0.22", "bridge"), ("0.26", "bridge+synth")] {
+        let f = format!("G ({p} <= x and x <= 0.98 and 0.54 <= y and y <= 0.98)");
+        let r = trestle(&["ltl", maze, "--formula", &f, "--json"]);
+        assert_eq!(r.code, 0, "{f}: {}", r.stderr);
+        let j = r.json();
+        assert_eq!(
+            (j["status"].as_str(), j["method"].as_str(), j["command"].as_str()),
+            (Some("proven"), Some(method), Some("ltl"))
+        );
+        assert!(j["details"]["ltl_engine"].is_string(), "{j}");
+    }
     // A lasso names its shape besides the trace's loop-back.
     let r = trestle(&["ltl", "configs/systems/pi-oscillating.toml", "--property", "settles", "--json"]);
     assert_eq!(r.code, 1, "{}", r.stderr);

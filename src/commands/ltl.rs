@@ -114,18 +114,65 @@ pub fn run(a: &LtlArgs) -> CliResult {
         opts.timeout = Some(super::seconds(t, "--timeout")?);
     }
     opts.rmilp.adaptive = !a.no_adaptive;
+    let start = std::time::Instant::now();
     let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;
-    let out = result_json(&sys, &name, &text, &result);
+    let mut out = result_json(&sys, &name, &text, &result);
+    if matches!(opts.method, Method::Auto | Method::Invariant) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
+        if let Some(r) = invariant_by_synthesis(&sys, &phi, &result, left, threads)? {
+            out = r;
+            out.property = Some(name.clone());
+            out.details.insert("formula".into(), json!(text));
+            out.stat("seconds", start.elapsed().as_secs_f64());
+        }
+    }
     if a.system.json {
         print_json(&serde_json::to_value(&out).map_err(|e| CliError::Internal(anyhow!(e)))?);
-    } else {
+    } else if out.method == result.method {
         print_text(&sys, &name, &text, &result, &out);
+    } else {
+        println!("system:   {}\nproperty: {name}: {text}\nmethod:   {}", sys.name, out.method);
+        println!(
+            "verdict:  {} ({})",
+            out.verdict,
+            out.evidence.as_deref().unwrap_or("a run from Init, replayed exactly")
+        );
     }
-    Ok(match &result.verdict {
-        LtlVerdict::True { exact: true, .. } => Outcome::Done,
-        LtlVerdict::False { .. } => Outcome::Refuted,
-        LtlVerdict::True { exact: false, .. } | LtlVerdict::Unknown { .. } => Outcome::Unknown,
+    Ok(match out.status {
+        Status::Proven => Outcome::Done,
+        Status::Refuted => Outcome::Refuted,
+        _ => Outcome::Unknown,
     })
+}
+
+/// `G p` (p a state predicate) that the LTL engine left open on a system whose controllers keep no
+/// hidden state is the question `invariant = p`: the bridge engine with the file's candidate,
+/// then synthesis with p as Safe (continuous state, unions of boxes), as `verify` asks it. Their
+/// answer when they decide; `None` otherwise.
+pub(crate) fn invariant_by_synthesis(
+    sys: &System,
+    phi: &Ltl,
+    result: &LtlResult,
+    timeout: Option<std::time::Duration>,
+    threads: usize,
+) -> Result<Option<RunResult>, CliError> {
+    let memoryless = sys.networks.iter().all(|n| n.network.hidden_dims().is_empty());
+    let Ltl::G(None, inner) = phi else { return Ok(None) };
+    let (LtlVerdict::Unknown { reason }, true, Some(p)) = (&result.verdict, memoryless, trestle_ltl::state_pred(inner))
+    else {
+        return Ok(None);
+    };
+    if timeout.is_some_and(|t| t.is_zero()) {
+        return Ok(None);
+    }
+    let mut r = super::verify::invariant(sys, &p, timeout, threads)?;
+    if r.status == Status::Unknown {
+        return Ok(None);
+    }
+    r.command = "ltl".into();
+    r.details.insert("ltl_engine".into(), json!(reason));
+    Ok(Some(r))
 }
 
 const EVIDENCE: &str = "HiGHS found no path violating the formula: the MILP of the negation over one unrolled path is \

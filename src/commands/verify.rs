@@ -122,7 +122,11 @@ pub fn run(a: &VerifyArgs) -> CliResult {
             Formula::Ltl(phi) => {
                 let opts = trestle_ltl::LtlOptions { timeout, ..trestle_ltl::LtlOptions::default() };
                 let result = trestle_ltl::check_ltl(&sys, phi, &opts).map_err(super::ltl::cli_error)?;
-                super::ltl::result_json(&sys, &task.name, &task.text, &result)
+                let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
+                match super::ltl::invariant_by_synthesis(&sys, phi, &result, left, threads)? {
+                    Some(r) => r,
+                    None => super::ltl::result_json(&sys, &task.name, &task.text, &result),
+                }
             }
         };
         r.command = "verify".into();
@@ -149,7 +153,12 @@ pub fn run(a: &VerifyArgs) -> CliResult {
 
 /// `P` in every reachable state: the candidate invariant checked against P by the bridge engine,
 /// then synthesis with P as Safe when that does not prove it.
-fn invariant(sys: &System, p: &Pred, timeout: Option<Duration>, threads: usize) -> Result<RunResult, CliError> {
+pub(crate) fn invariant(
+    sys: &System,
+    p: &Pred,
+    timeout: Option<Duration>,
+    threads: usize,
+) -> Result<RunResult, CliError> {
     let mut sys = sys.clone();
     sys.safe = Some(p.clone());
     let bridge = trestle_bridge::Config { threads, timeout, ..trestle_bridge::Config::default() };

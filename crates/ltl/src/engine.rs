@@ -254,7 +254,7 @@ fn bpt_decides(
 }
 
 /// The formula as a state predicate, when it has no temporal operator.
-fn state_pred(phi: &Ltl) -> Option<trestle_ir::Pred> {
+pub fn state_pred(phi: &Ltl) -> Option<trestle_ir::Pred> {
     use trestle_ir::Pred;
     Some(match phi {
         Ltl::Atom(p) => p.clone(),

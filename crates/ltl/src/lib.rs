@@ -20,6 +20,6 @@ pub mod path;
 pub mod rmilp;
 pub mod sample;
 
-pub use engine::{LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl};
+pub use engine::{LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};
 pub use error::LtlError;
 pub use path::PathFormula;
