@@ -137,7 +137,7 @@ fn render(m: &Maze, v: &Variant) -> String {
         let (lo, hi) = (&m.inv[0].0 / &k, &m.inv[0].1 / &k);
         let mid = (&lo + &hi) / Rational::from_integer(2.into());
         let x = v.names[0];
-        let parts = vec![
+        let parts = [
             format!("({} <= {x} <= {} or {} <= {x} <= {})", num(&lo), num(&mid), num(&mid), num(&hi)),
             range(&m.inv, 1),
         ];

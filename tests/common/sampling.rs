@@ -72,12 +72,11 @@ fn state_samples(sys: &System, inv: &Pred) -> Result<Vec<Vec<Rational>>, String>
     Ok(out)
 }
 
+/// A branch's name, the actions and the successor.
+type Successor = (String, Vec<Rational>, Vec<Rational>);
+
 /// The exact successors of `state` under `inputs`, one per enabled branch (with its name).
-fn successors(
-    sys: &System,
-    state: &[Rational],
-    inputs: &[Rational],
-) -> Result<Vec<(String, Vec<Rational>, Vec<Rational>)>, String> {
+fn successors(sys: &System, state: &[Rational], inputs: &[Rational]) -> Result<Vec<Successor>, String> {
     let mut out = Vec::new();
     for (b, branch) in sys.step.branches.iter().enumerate() {
         let mut memory = sim::initial_memory::<Rational>(sys);

@@ -74,7 +74,7 @@ pub fn decide(
     };
     Ok(match answer {
         Answer::Valid => ExactDecision::Proven,
-        Answer::Invalid(w) => match witness::replay_exact(sys, inv, &w.state, &[w.nondet.clone()]) {
+        Answer::Invalid(w) => match witness::replay_exact(sys, inv, &w.state, std::slice::from_ref(&w.nondet)) {
             Some(replayed) => ExactDecision::Refuted(replayed),
             None => ExactDecision::Undecided(format!("Z3's counterexample does not replay through the step: {w}")),
         },

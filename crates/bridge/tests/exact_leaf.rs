@@ -67,7 +67,7 @@ fn assert_refuted(sys: &System, cfg: &Config) -> Witness {
     assert!(!inv.eval_exact(&Env::new(&w.next, &[], &[])).unwrap(), "{w}");
     let net = &sys.networks[0].network;
     assert_eq!(net.forward_exact(&w.state, &mut []).unwrap(), w.actions, "the network's exact action");
-    assert!(trestle_bridge::witness::replay_exact(sys, inv, &w.state, &[w.nondet.clone()]).is_some());
+    assert!(trestle_bridge::witness::replay_exact(sys, inv, &w.state, std::slice::from_ref(&w.nondet)).is_some());
     assert!(certify(&from_report(sys, &r, cfg), sys).unwrap().valid, "{}", sys.name);
     w
 }
@@ -119,7 +119,7 @@ fn the_all_zero_network_maze_is_proven_at_once() {
          [controller]\nnetwork = \"zero\"\ninputs = [\"x\", \"y\"]\nactions = [\"a0\", \"a1\"]\n\
          [step]\nx = \"x + 0.1*a0\"\ny = \"y + 0.1*a1\"\n",
         zeros(8, 2),
-        vec!["0.0"; 8].join(", "),
+        ["0.0"; 8].join(", "),
         zeros(2, 8)
     );
     let (_dir, path) = scratch("zero-maze.toml", &text);

@@ -108,7 +108,7 @@ pub(crate) fn affine(w: &Matrix, x: &Scaled, b: &[f64], act: Activation, rec: Op
             }
             // Decreasing exponent: the accumulator is shifted left by the gap to the next
             // exponent, so each term enters at its own weight relative to the least one.
-            t.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            t.sort_unstable_by_key(|term| std::cmp::Reverse(term.0));
             let mut acc = BigInt::zero();
             let mut at = t[0].0;
             for &(e, m, j) in t.iter() {

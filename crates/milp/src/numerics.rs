@@ -245,7 +245,7 @@ mod tests {
         let (slack, k) = row.terms[2];
         assert_eq!((slack, k), (3, 1.0));
         let (l, h) = p.columns[3];
-        assert!(l <= 0.0 && h >= 1e-10 * 9e5 && h <= 9.0000001e-5, "[{l}, {h}]");
+        assert!(l <= 0.0 && (1e-10 * 9e5..=9.0000001e-5).contains(&h), "[{l}, {h}]");
         assert_eq!(p.moved, 1);
         // A row of small coefficients is scaled by a power of two: nothing moves.
         p.add_row(&[(0, 3e-8), (2, -1e-8)], f64::NEG_INFINITY, 1e-8).unwrap();

@@ -86,7 +86,7 @@ impl<'s> Imager<'s> {
                 Some(g) => g.iter().filter_map(|gb| gb.intersect(&states)).collect(),
                 None => vec![states.clone()],
             };
-            if parts.iter().any(|part| *part == states) {
+            if parts.contains(&states) {
                 out.push(shrink(b));
                 continue;
             }

@@ -214,10 +214,10 @@ fn int_bug_without_the_controller_is_proven_safe_by_synthesis() {
     assert_eq!(r.verdict, SynthVerdict::Safe, "{}", r.reason);
 }
 
-/// The network's output is the constant 1; c in [-1, 1] is chosen every step. Truth: x stays
-/// >= 0 (the max), y never moves and stays 0.05 inside its band, and x grows by at most 1/1000 per
-/// step, so leaving Safe (x > 1) from x <= 0.07 takes at least 931 steps; with c = 1 every step,
-/// x = 0.07 reaches 1 + 1/1000 at step 931. While x drifts, y's face is the nearer one, so the
+/// The network's output is the constant 1; c in [-1, 1] is chosen every step. Truth: x stays at
+/// least 0 (the max), y never moves and stays 0.05 inside its band, and x grows by at most 1/1000
+/// per step, so leaving Safe (x > 1) from x at most 0.07 takes at least 931 steps; with c = 1
+/// every step, x = 0.07 reaches 1 + 1/1000 at step 931. While x drifts, y's face is the nearer one, so the
 /// distance outside Safe does not change for 880 steps.
 const SLOW_DRIFT: &str = r#"
 init = "0.06 <= x <= 0.07 and 0 <= y <= 0.1"
