@@ -14,7 +14,7 @@ use trestle_ir::nondet;
 use trestle_ir::num;
 use trestle_ir::round;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
-use trestle_ir::{CmpOp, Env, RBox};
+use trestle_ir::{CmpOp, Env, Pred, RBox};
 
 /// How the networks of a step are bounded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,6 +212,40 @@ pub fn invariant(sys: &System, start: &RBox, max_iterations: usize) -> Result<Op
     Ok(None)
 }
 
+/// The maximal-invariant method (the notes): the images of the whole bounded state space. `I_0`
+/// is the box of the declared domains with zero hidden states (every run starts in the domains
+/// with them), `I_{k+1} = legal(step(I_k))` encloses every full state a run can be in at step
+/// `k + 1`. Once `step(I_k)` lies inside `I_k` (uncut, so no successor leaves the domains), every
+/// later image lies inside `I_k` (the interval step and the cut are inclusion-monotone), so every
+/// state a run reaches at step `k` or later lies in `I_k`. Returns the first such `k` whose `I_k`
+/// lies inside `p`, with `I_k`; the steps before `k` are the caller's (`G<=k-1 p` from Init).
+/// `None` when some state variable has no bounded domain, the system ignores domains, or no such
+/// `k` comes within `max_iterations` (or the images stop shrinking).
+pub fn maximal_invariant(sys: &System, p: &Pred, max_iterations: usize) -> Result<Option<(usize, FullBox)>, LtlError> {
+    if sys.domain_exit == DomainExit::Ignore {
+        return Ok(None);
+    }
+    let mut space = RBox::unbounded(sys.state.len());
+    for (i, v) in sys.state.iter().enumerate() {
+        let (Some(lo), Some(hi)) = (&v.domain.lo, &v.domain.hi) else { return Ok(None) };
+        space.lo[i] = Some(lo.clone());
+        space.hi[i] = Some(hi.clone());
+    }
+    let mut h = FullBox::initial(sys, &space)?;
+    for k in 0..max_iterations {
+        let next = step(sys, &h, Domain::Interval)?;
+        if next.is_inside(&h) && p.eval_interval(&Env::new(&h.state[..], &[], &[])) == Some(true) {
+            return Ok(Some((k, h)));
+        }
+        let cut = next.legal(sys);
+        if cut == h || cut.state.iter().any(|iv| !(iv.lo.is_finite() && iv.hi.is_finite())) {
+            return Ok(None);
+        }
+        h = cut;
+    }
+    Ok(None)
+}
+
 /// Enclosures of every action over the state box (argmax actions as the hull of the indices that
 /// may win under the lowest-index rule).
 fn actions(
@@ -295,7 +329,6 @@ fn crown_tighten(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trestle_ir::Pred;
 
     /// The notes' Figure-1 vector: z in [0, 1], [0, 2], [0, 3] at t = 1, 2, 3 by intervals.
     #[test]

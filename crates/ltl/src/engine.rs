@@ -371,6 +371,25 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                 if all {
                     return finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats);
                 }
+                // The maximal invariant: every state from step k on lies in I_k inside p; the
+                // steps before k are a bounded check from Init.
+                if let Some((k, h)) = bpt::maximal_invariant(sys, p, 16 * opts.depth.max(1))? {
+                    stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
+                    if k == 0 {
+                        return finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats);
+                    }
+                    let before = bounded(&Ltl::G(Some(k as u32 - 1), boxed(Ltl::Atom(p.clone()))))?;
+                    match before.verdict {
+                        LtlVerdict::True { exact, margin } => {
+                            stats.rmilp = before.stats.rmilp;
+                            return finish(LtlVerdict::True { exact, margin }, "invariant", k, stats);
+                        }
+                        LtlVerdict::False { .. } => {
+                            return finish(before.verdict, before.method, before.depth, before.stats);
+                        }
+                        LtlVerdict::Unknown { .. } => {}
+                    }
+                }
             }
             if use_bounded {
                 let r = bounded(&Ltl::G(Some(d), boxed(Ltl::Atom(p.clone()))))?;

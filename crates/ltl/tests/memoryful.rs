@@ -121,3 +121,55 @@ proptest::proptest! {
         }
     }
 }
+
+/// x' = x/2 + 1/2 from x = 0, x in [0, 2]: x_t = 1 - 2^-t, so G (x <= 1.001) holds. The minimal
+/// invariant (Kleene iteration from Init, widened by 1/64) overshoots the attractor to about 1.01;
+/// the maximal one (images of [0, 2]: [1 - 2^-k, 1 + 2^-k]) lies inside the predicate from k = 10,
+/// and the ten steps before are checked from Init.
+const ATTRACTOR: &str = r#"
+[system]
+name = "attractor"
+[state]
+x = { type = "real", domain = [0, 2] }
+[networks.half]
+layers = [{ weights = [[0.5]], bias = [0.5], activation = "identity" }]
+[controller]
+network = "half"
+inputs = ["x"]
+actions = ["u"]
+[step]
+x = "u"
+[init]
+x = 0
+"#;
+
+#[test]
+fn the_maximal_invariant_proves_what_the_minimal_one_overshoots() {
+    let sys = system_from_text(ATTRACTOR);
+    let start = sys.init.to_box_union(1, 1).unwrap().remove(0);
+    let minimal = trestle_ltl::bpt::invariant(&sys, &start, 160).unwrap().expect("an inductive box");
+    assert!(minimal.state[0].hi > 1.001, "the widening overshoots: {:?}", minimal.state[0]);
+    let r = check(&sys, "x", "G (x <= 1.001)", Method::Invariant);
+    assert_eq!((r.method, &r.verdict), ("invariant", &LtlVerdict::True { exact: true, margin: None }));
+    assert_eq!(r.depth, 10, "I_10 = [1 - 2^-10, 1 + 2^-10] is the first image inside x <= 1.001");
+    let (k, h) = trestle_ltl::bpt::maximal_invariant(&sys, &parse_pred_x("x <= 1.001"), 160).unwrap().unwrap();
+    assert_eq!(k, 10);
+    // Every exact run from Init is inside I_k from step k on.
+    let trace = trestle_core::Trace::simulate(&sys, vec![q("0")], (0..40).map(|_| (vec![], 0))).unwrap();
+    for (t, s) in trace.states.iter().enumerate().skip(k) {
+        let x = &s[0];
+        assert!(
+            trestle_ir::num::cmp_f64_rational(h.state[0].lo, x).is_le()
+                && trestle_ir::num::cmp_f64_rational(h.state[0].hi, x).is_ge(),
+            "step {t}: {x} outside {:?}",
+            h.state[0]
+        );
+    }
+    // A bound below the attractor is crossed at step 10: a finite violating path.
+    let r = check(&sys, "x", "G (x <= 0.999)", Method::Auto);
+    assert!(matches!(r.verdict, LtlVerdict::False { .. }), "x_10 = 1 - 2^-10 > 0.999: {:?}", r.verdict);
+}
+
+fn parse_pred_x(text: &str) -> trestle_ir::Pred {
+    trestle_ir::parse::parse_pred(text, &SimpleScope::with_state(&["x"])).unwrap()
+}
