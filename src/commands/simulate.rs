@@ -6,7 +6,7 @@ use crate::{CliError, CliResult, Outcome};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-use trestle_ir::num::{Rational, display_rational, parse_rational, rational_from_f64, to_f64_nearest};
+use trestle_ir::num::{Rational, display_rational, parse_rational, to_f64_nearest};
 use trestle_ir::sim::{self, Scalar, SimError, Transition};
 use trestle_ir::system::{NondetDomain, System, VarKind};
 use trestle_ir::{Env, RBox, space};
@@ -150,7 +150,7 @@ impl Plan {
             let no_value =
                 || CliError::input(format!("Init has no {} value for '{}' in its domain", v.kind.name(), v.name));
             let (lo, hi) = space::legal_range(sys, i, lo, hi).ok_or_else(no_value)?;
-            state.push(sample(v.kind, &lo, &hi, rng).ok_or_else(no_value)?);
+            state.push(space::draw(v.kind, &lo, &hi, rng).ok_or_else(no_value)?);
         }
         Ok(state)
     }
@@ -162,30 +162,13 @@ impl Plan {
             .map(|(i, n)| match &self.nondet[i] {
                 Some(vals) => vals[t.min(vals.len() - 1)].clone(),
                 None => match &n.domain {
-                    NondetDomain::Interval(lo, hi) => sample(VarKind::Real, lo, hi, rng).expect("non-empty interval"),
+                    NondetDomain::Interval(lo, hi) => {
+                        space::draw(VarKind::Real, lo, hi, rng).expect("non-empty interval")
+                    }
                     NondetDomain::Set(s) => s[rng.random_range(0..s.len())].clone(),
                 },
             })
             .collect()
-    }
-}
-
-/// A value in [lo, hi]: an f64 inside the exact interval for reals, an integer for int/bool.
-fn sample(kind: VarKind, lo: &Rational, hi: &Rational, rng: &mut ChaCha8Rng) -> Option<Rational> {
-    match kind {
-        VarKind::Real => {
-            let (l, h) = (to_f64_nearest(lo), to_f64_nearest(hi));
-            let x = rational_from_f64(l + (h - l) * rng.random::<f64>());
-            Some(x.max(lo.clone()).min(hi.clone()))
-        }
-        VarKind::Int | VarKind::Bool => {
-            let (l, h) = (lo.ceil().to_integer(), hi.floor().to_integer());
-            if l > h {
-                return None;
-            }
-            let span: i64 = (&h - &l).try_into().ok()?;
-            Some(Rational::from_integer(l + rng.random_range(0..=span)))
-        }
     }
 }
 

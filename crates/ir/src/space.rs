@@ -38,6 +38,28 @@ pub fn legal_range(sys: &System, i: usize, lo: &Rational, hi: &Rational) -> Opti
     kind_range(v, &lo, &hi)
 }
 
+/// A random value of `kind` in `[lo, hi]`: an f64 drawn uniformly between the nearest f64s of the
+/// ends, taken exactly and clamped into the interval, for reals; a uniform integer for `int` and
+/// `bool`. `None` when no integer lies in the interval (or the span exceeds an i64). Simulators
+/// and falsifiers draw their states and inputs with it.
+pub fn draw<R: rand::Rng + ?Sized>(kind: VarKind, lo: &Rational, hi: &Rational, rng: &mut R) -> Option<Rational> {
+    match kind {
+        VarKind::Real => {
+            let (l, h) = (crate::num::to_f64_nearest(lo), crate::num::to_f64_nearest(hi));
+            let x = rational_from_f64(l + (h - l) * rng.random::<f64>());
+            Some(x.max(lo.clone()).min(hi.clone()))
+        }
+        VarKind::Int | VarKind::Bool => {
+            let (l, h) = (lo.ceil().to_integer(), hi.floor().to_integer());
+            if l > h {
+                return None;
+            }
+            let span: i64 = (&h - &l).try_into().ok()?;
+            Some(Rational::from_integer(l + rng.random_range(0..=span)))
+        }
+    }
+}
+
 /// The smallest box holding every point of `b` whose coordinates are of their variables' kinds
 /// (ends of `int` and `bool` coordinates rounded inward to integers); `None` when there is none:
 /// a box in which an `int` variable has no integer (or a `bool` neither 0 nor 1) holds no state,

@@ -14,7 +14,7 @@ use trestle_ir::nondet;
 use trestle_ir::num;
 use trestle_ir::round;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
-use trestle_ir::{CmpOp, Env, Pred, RBox};
+use trestle_ir::{CmpOp, Env, FBox, Pred, RBox};
 
 /// How the networks of a step are bounded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,11 +300,9 @@ fn crown_tighten(
     hidden: &mut [Vec<Interval>],
 ) -> Result<(), LtlError> {
     use trestle_ir::network::Layer;
-    let fbox = |ivs: &[Interval]| {
-        trestle_bounds::InputBox::new(ivs.iter().map(|i| i.lo).collect(), ivs.iter().map(|i| i.hi).collect())
-    };
-    let previous: Vec<_> = previous.iter().map(|h| fbox(h)).collect();
-    let bounds = trestle_milp::layer_bounds_step(net, &fbox(input), &previous, &trestle_milp::BoundOptions::default())?;
+    let previous: Vec<FBox> = previous.iter().map(|h| FBox::from_intervals(h)).collect();
+    let input = FBox::from_intervals(input);
+    let bounds = trestle_milp::layer_bounds_step(net, &input, &previous, &trestle_milp::BoundOptions::default())?;
     let meet = |ivs: &mut [Interval], b: &trestle_bounds::LayerBounds| {
         for (iv, (&lo, &hi)) in ivs.iter_mut().zip(b.lo.iter().zip(&b.hi)) {
             if let Some(m) = iv.intersect(&Interval::new(lo, hi)) {

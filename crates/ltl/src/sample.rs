@@ -73,21 +73,9 @@ fn legal_ranges(sys: &System, start: &RBox) -> Option<Vec<(Rational, Rational)>>
         .collect()
 }
 
-/// A value in `[lo, hi]`: an f64 inside the interval for reals, an integer for int and bool.
+/// A value in `[lo, hi]` ([`space::draw`]; the lower integer when the span exceeds an i64).
 fn draw(kind: VarKind, lo: &Rational, hi: &Rational, rng: &mut ChaCha8Rng) -> Rational {
-    match kind {
-        VarKind::Real => {
-            let (l, h) = (to_f64_nearest(lo), to_f64_nearest(hi));
-            rational_from_f64(l + (h - l) * rng.random::<f64>()).clamp(lo.clone(), hi.clone())
-        }
-        VarKind::Int | VarKind::Bool => {
-            let (l, h) = (lo.ceil().to_integer(), hi.floor().to_integer());
-            match i64::try_from(&h - &l) {
-                Ok(span) if span >= 0 => Rational::from_integer(l + rng.random_range(0..=span)),
-                _ => lo.ceil(),
-            }
-        }
-    }
+    space::draw(kind, lo, hi, rng).unwrap_or_else(|| lo.ceil())
 }
 
 type Choices = Vec<(Vec<Rational>, usize)>;

@@ -96,7 +96,7 @@ mod affine;
 pub use error::{LoadError, WriteError};
 pub use nnet::{NnetHeader, parse_nnet, parse_nnet_header};
 pub use onnx::{convert_onnx, cross_check_with_tract, load_onnx};
-pub use onnx_write::{encode_onnx, network_to_onnx, write_onnx};
+pub use onnx_write::{encode_onnx, network_to_onnx, write_onnx, write_onnx_checked};
 
 use std::path::Path;
 use trestle_ir::network::Network;

@@ -88,6 +88,23 @@ pub fn encode_onnx(net: &Network) -> Result<Vec<u8>, WriteError> {
     Ok(network_to_onnx(net)?.encode_to_vec())
 }
 
+/// Writes `net` with [`write_onnx`] and checks the file: it must read back ([`crate::load_onnx`])
+/// as the very layers written, and tract's inference on `probes` (successive steps of one
+/// sequence for a recurrent network) must agree within `max_gap`. Generators call this for every
+/// model they ship. The error says which check failed.
+pub fn write_onnx_checked(net: &Network, path: &Path, probes: &[Vec<f64>], max_gap: f64) -> Result<(), String> {
+    write_onnx(net, path).map_err(|e| e.to_string())?;
+    let back = crate::load_onnx(path).map_err(|e| e.to_string())?;
+    if back.layers != net.layers {
+        return Err("the ONNX file does not read back bit for bit".into());
+    }
+    let gap = crate::cross_check_with_tract(path, net, probes).map_err(|e| e.to_string())?;
+    if gap > max_gap {
+        return Err(format!("tract's inference differs by {gap}"));
+    }
+    Ok(())
+}
+
 /// Writes [`encode_onnx`] to `path` atomically (a temporary file in the same directory, then a
 /// rename), so a reader never sees half a model.
 pub fn write_onnx(net: &Network, path: &Path) -> Result<(), WriteError> {
