@@ -38,6 +38,10 @@ pub enum Command {
     /// through time (exact when it decides), then one MILP over the unrolled path ("true" is
     /// floating-point evidence, exit code 3); "false" comes with a path replayed exactly.
     Ltl(crate::commands::ltl::LtlArgs),
+    /// Safety of a discrete neural policy (guarded commands over bounded integers, an argmax
+    /// network over the labels): policy predicate abstraction with CEGAR ("safe" is a proof;
+    /// "unsafe" comes with a run replayed exactly), or the BMC / explicit-state baselines.
+    Cegar(crate::commands::cegar::CegarArgs),
     /// Re-check a certificate written by `check --certificate` (or `synth`) against the system,
     /// without trusting the run that made it.
     Certify(CertifyArgs),
@@ -73,6 +77,7 @@ impl Command {
             Command::Check(a) => a.system.json,
             Command::Ctl(a) => a.system.json,
             Command::Ltl(a) => a.system.json,
+            Command::Cegar(a) => a.system.json,
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,

@@ -2,6 +2,7 @@
 
 mod bounds;
 mod campaign;
+pub mod cegar;
 mod certify;
 mod check;
 pub mod ctl;
@@ -32,6 +33,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Check(a) => check::run(&a),
         Command::Ctl(a) => ctl::run(&a),
         Command::Ltl(a) => ltl::run(&a),
+        Command::Cegar(a) => cegar::run(&a),
         Command::Certify(a) => certify::run(&a),
         Command::Synth(a) => synth::run(&a),
         Command::Verify(a) => verify::run(&a),

@@ -28,7 +28,7 @@ use z3::ast::{Bool, Real};
 /// Asserts the layers of `net` on `input`, one variable per neuron (`nn.NAME.L.K`); returns the
 /// output terms. A ReLU whose phase is known (sound on the whole query) is encoded as what it is
 /// there, the identity or zero; the others as `ite`.
-fn encode_network(
+pub(crate) fn encode_network(
     net: &Network,
     name: &str,
     input: Vec<Real>,

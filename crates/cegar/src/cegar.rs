@@ -1,0 +1,561 @@
+//! Policy predicate abstraction with CEGAR.
+//!
+//! One iteration searches the abstraction over the current predicates P (from the abstract start
+//! states, greedy best-first by the Hamming distance to the unsafety condition's forced
+//! predicate values, or breadth-first) for an abstract state that meets the unsafety condition.
+//! None reachable: safe, and the reachable abstract states are an inductive invariant. Otherwise
+//! the abstract path's start state and operator sequence are refined as Algorithm 1 of the paper:
+//!
+//! 1. transition spuriousness: the shortest operator prefix that cannot reach where the next
+//!    operator is enabled (its guard and its successor inside the domains) or the unsafety condition from the start abstract state and the start condition, without
+//!    the network; the atoms of that guard's weakest preconditions through the prefix join P;
+//! 2. policy spuriousness: the concrete path of the last query run through the network; at the
+//!    first state where the policy picks another label, witness splitting (`v < w(v)` / `v >
+//!    w(v)` against the abstract edge's stored witness w) or concretisation exclusion (`v <=
+//!    s(v) - 1`, `v >= s(v) + 1`), pushed back through the prefix by weakest preconditions;
+//! 3. otherwise the path is a real counterexample (replayed exactly before it is returned).
+//!
+//! Abstract transitions: for an abstract state S and a label l, one Z3 query holds one exact copy
+//! of the network on a state s in S with `pi(s) = l`; for every operator with label l the
+//! successor truth vectors are enumerated (each model's s kept as the edge's witness, then the
+//! vector blocked). Incremental: P only grows, so a refined S lies inside an S_old of an earlier
+//! iteration: an operator without an edge from S_old has none from S, the successors of S project
+//! onto those of S_old (asserted), and a stored witness that lies in S gives its edge without a
+//! query.
+
+use crate::atom::{Affine, Atom};
+use crate::model::{Discrete, Operator};
+use crate::{CegarError, Outcome, Stats, Verdict, confirm_unsafe, deadline, policy_label};
+use num_bigint::BigInt;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+use trestle_core::{Trace, Unknown};
+use trestle_ir::{Pred, Rational};
+use trestle_smt::{CheckerConfig, PathAnswer, PathQuery};
+
+/// How policy spuriousness is refined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refine {
+    /// `ws`: split the spurious state from the abstract edge's witness.
+    WitnessSplit,
+    /// `ce`: exclude the spurious state from every other state.
+    ConcretisationExclusion,
+}
+
+#[derive(Clone, Debug)]
+pub struct CegarOptions {
+    pub refine: Refine,
+    /// Greedy best-first search by the Hamming heuristic (off: breadth-first).
+    pub heuristic: bool,
+    /// Reuse abstract transitions and witnesses across iterations.
+    pub incremental: bool,
+    pub timeout: Option<Duration>,
+}
+
+impl Default for CegarOptions {
+    fn default() -> Self {
+        CegarOptions { refine: Refine::WitnessSplit, heuristic: true, incremental: true, timeout: None }
+    }
+}
+
+type AbsState = Vec<bool>;
+
+/// One abstract transition with its concrete witness (a state of the source where the policy
+/// picks the operator's label and the operator leads into the target).
+#[derive(Clone, Debug)]
+struct Edge {
+    op: usize,
+    to: AbsState,
+    witness: Vec<Rational>,
+}
+
+/// The successor lists computed under one predicate set (its first `m` predicates).
+struct Generation {
+    m: usize,
+    succ: HashMap<AbsState, Vec<Edge>>,
+}
+
+/// The abstract path found by a search.
+struct AbstractPath {
+    states: Vec<AbsState>,
+    edges: Vec<Edge>,
+}
+
+enum Search {
+    Safe { reached: usize },
+    Unsafe(AbstractPath),
+    Unknown(Unknown),
+}
+
+enum Refinement {
+    /// New atoms (the bool: policy spuriousness).
+    Spurious(Vec<Atom>, bool),
+    Real(Trace),
+    Unknown(Unknown),
+}
+
+struct Run<'d, 's> {
+    d: &'d Discrete<'s>,
+    opts: CegarOptions,
+    cfg: CheckerConfig,
+    deadline: Option<Instant>,
+    atoms: Vec<Atom>,
+    preds: Vec<Pred>,
+    known: HashSet<Atom>,
+    /// The truth value the unsafety condition forces on each predicate, if any.
+    forced: Vec<Option<bool>>,
+    generations: Vec<Generation>,
+    stats: Stats,
+}
+
+/// Runs CEGAR on a discrete system.
+pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions) -> Result<Outcome, CegarError> {
+    let start = Instant::now();
+    let deadline = deadline(opts.timeout);
+    let mut run = Run {
+        d,
+        opts: opts.clone(),
+        cfg: CheckerConfig::new().without_timeout().with_deadline(deadline),
+        deadline,
+        atoms: Vec::new(),
+        preds: Vec::new(),
+        known: HashSet::new(),
+        forced: Vec::new(),
+        generations: Vec::new(),
+        stats: Stats::default(),
+    };
+    let verdict = run.main()?;
+    run.stats.predicates = run.atoms.len();
+    run.stats.seconds = start.elapsed().as_secs_f64();
+    if let Verdict::Unsafe(t) = &verdict {
+        run.stats.depth = t.len();
+    }
+    let predicates = run.atoms.iter().map(|a| a.text(d.sys)).collect();
+    Ok(Outcome { verdict, predicates, stats: run.stats })
+}
+
+impl<'s> Run<'_, 's> {
+    fn main(&mut self) -> Result<Verdict, CegarError> {
+        loop {
+            if self.timed_out() {
+                return Ok(Verdict::Unknown(Unknown::Timeout));
+            }
+            self.stats.iterations += 1;
+            let mut current = Generation { m: self.atoms.len(), succ: HashMap::new() };
+            let search = self.search(&mut current)?;
+            if self.opts.incremental {
+                self.generations.push(current);
+            }
+            let path = match search {
+                Search::Safe { reached } => {
+                    self.stats.states = reached;
+                    return Ok(Verdict::Safe);
+                }
+                Search::Unknown(u) => return Ok(Verdict::Unknown(u)),
+                Search::Unsafe(path) => path,
+            };
+            match self.refine(&path)? {
+                Refinement::Real(trace) => {
+                    confirm_unsafe(self.d, &trace)?;
+                    return Ok(Verdict::Unsafe(trace));
+                }
+                Refinement::Unknown(u) => return Ok(Verdict::Unknown(u)),
+                Refinement::Spurious(atoms, policy) => {
+                    if policy {
+                        self.stats.policy_refinements += 1;
+                    }
+                    let mut added = 0;
+                    for a in atoms {
+                        added += self.add_atom(a)? as usize;
+                    }
+                    if added == 0 {
+                        return Err(CegarError::Internal(format!(
+                            "a refinement for {} spuriousness added no predicate (the abstract path of {} steps would be found again)",
+                            if policy { "policy" } else { "transition" },
+                            path.edges.len()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    fn timed_out(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn query(&self) -> PathQuery<'s> {
+        PathQuery::new(self.d.sys, self.cfg.clone())
+    }
+
+    fn check(&mut self, q: &mut PathQuery<'_>) -> PathAnswer {
+        self.stats.smt_calls += 1;
+        q.check()
+    }
+
+    /// The abstraction of a concrete state.
+    fn abstract_of(&self, s: &[Rational]) -> AbsState {
+        self.atoms.iter().map(|a| a.holds(s)).collect()
+    }
+
+    /// Adds a predicate unless it is known; computes what the unsafety condition forces on it.
+    fn add_atom(&mut self, a: Atom) -> Result<bool, CegarError> {
+        if !self.known.insert(a.clone()) {
+            return Ok(false);
+        }
+        let p = a.to_pred();
+        let forced = if self.opts.heuristic {
+            let mut q = PathQuery::new(self.d.sys, self.cfg.clone());
+            let s = q.add_state();
+            q.assert_pred(s, &self.d.unsafe_, true)?;
+            let mut sat = [false; 2];
+            for (i, value) in [true, false].into_iter().enumerate() {
+                q.push();
+                q.assert_pred(s, &p, value)?;
+                self.stats.smt_calls += 1;
+                sat[i] = !matches!(q.check(), PathAnswer::Unsat);
+                q.pop();
+            }
+            match sat {
+                [true, false] => Some(true),
+                [false, true] => Some(false),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        self.atoms.push(a);
+        self.preds.push(p);
+        self.forced.push(forced);
+        Ok(true)
+    }
+
+    fn hamming(&self, s: &AbsState) -> usize {
+        s.iter().zip(&self.forced).filter(|(v, f)| f.is_some_and(|f| f != **v)).count()
+    }
+
+    /// The abstract start states: every truth vector of the start condition.
+    fn starts(&mut self) -> Result<Result<Vec<AbsState>, Unknown>, CegarError> {
+        let d = self.d;
+        let preds = self.preds.clone();
+        let mut q = PathQuery::new(d.sys, self.cfg.clone());
+        let s = q.add_state();
+        q.assert_pred(s, &d.start, true)?;
+        let mut out = Vec::new();
+        loop {
+            match self.check(&mut q) {
+                PathAnswer::Unsat => return Ok(Ok(out)),
+                PathAnswer::Unknown(u) => return Ok(Err(u)),
+                PathAnswer::Sat(v) => {
+                    let a = self.abstract_of(&v[0]);
+                    q.block(s, &preds, &a)?;
+                    out.push(a);
+                }
+            }
+        }
+    }
+
+    /// Whether an abstract state holds an unsafe state.
+    fn is_unsafe(&mut self, a: &AbsState) -> Result<Result<bool, Unknown>, CegarError> {
+        let mut q = self.query();
+        let s = q.add_state();
+        for (p, &v) in self.preds.iter().zip(a) {
+            q.assert_pred(s, p, v)?;
+        }
+        q.assert_pred(s, &self.d.unsafe_, true)?;
+        self.stats.smt_calls += 1;
+        Ok(match q.check() {
+            PathAnswer::Sat(_) => Ok(true),
+            PathAnswer::Unsat => Ok(false),
+            PathAnswer::Unknown(u) => Err(u),
+        })
+    }
+
+    fn search(&mut self, current: &mut Generation) -> Result<Search, CegarError> {
+        let starts = match self.starts()? {
+            Ok(s) => s,
+            Err(u) => return Ok(Search::Unknown(u)),
+        };
+        // parent[S] = the state and edge it was first reached by (None for start states).
+        let mut parent: HashMap<AbsState, Option<(AbsState, Edge)>> = HashMap::new();
+        let mut frontier = Frontier::new(self.opts.heuristic);
+        let mut seq = 0usize;
+        for s in starts {
+            if parent.contains_key(&s) {
+                continue;
+            }
+            parent.insert(s.clone(), None);
+            match self.is_unsafe(&s)? {
+                Err(u) => return Ok(Search::Unknown(u)),
+                Ok(true) => return Ok(Search::Unsafe(path_to(&parent, s))),
+                Ok(false) => {}
+            }
+            frontier.push(self.hamming(&s), seq, s);
+            seq += 1;
+        }
+        while let Some(s) = frontier.pop() {
+            if self.timed_out() {
+                return Ok(Search::Unknown(Unknown::Timeout));
+            }
+            let edges = match self.successors(&s)? {
+                Ok(e) => e,
+                Err(u) => return Ok(Search::Unknown(u)),
+            };
+            current.succ.insert(s.clone(), edges.clone());
+            for e in edges {
+                if parent.contains_key(&e.to) {
+                    continue;
+                }
+                let to = e.to.clone();
+                parent.insert(to.clone(), Some((s.clone(), e)));
+                match self.is_unsafe(&to)? {
+                    Err(u) => return Ok(Search::Unknown(u)),
+                    Ok(true) => return Ok(Search::Unsafe(path_to(&parent, to))),
+                    Ok(false) => {}
+                }
+                frontier.push(self.hamming(&to), seq, to);
+                seq += 1;
+            }
+        }
+        Ok(Search::Safe { reached: parent.len() })
+    }
+
+    /// Every abstract transition from `s`.
+    fn successors(&mut self, s: &AbsState) -> Result<Result<Vec<Edge>, Unknown>, CegarError> {
+        let d = self.d;
+        // The newest earlier generation that expanded the state containing s.
+        let old: Option<(usize, Vec<Edge>)> = self
+            .generations
+            .iter()
+            .rev()
+            .find_map(|g| g.succ.get(&s[..g.m]).map(|e| (g.m, e.clone())));
+        let preds = self.preds.clone();
+        let mut q = PathQuery::new(d.sys, self.cfg.clone());
+        let (x, y) = (q.add_state(), q.add_state());
+        for (p, &v) in preds.iter().zip(s) {
+            q.assert_pred(x, p, v)?;
+        }
+        let mut out: Vec<Edge> = Vec::new();
+        let mut encoded = false;
+        for label in 0..d.labels.len() {
+            let ops: Vec<usize> = (0..d.operators.len()).filter(|&o| d.operators[o].label == label).collect();
+            // Per operator: the successor projections allowed by the earlier generation.
+            let mut allowed: Vec<Option<Vec<AbsState>>> = Vec::with_capacity(ops.len());
+            let mut known: Vec<Vec<Edge>> = Vec::with_capacity(ops.len());
+            for &o in &ops {
+                match &old {
+                    None => {
+                        allowed.push(None);
+                        known.push(Vec::new());
+                    }
+                    Some((m, edges)) => {
+                        let mut proj: Vec<AbsState> = Vec::new();
+                        let mut reuse: Vec<Edge> = Vec::new();
+                        for e in edges.iter().filter(|e| e.op == o) {
+                            if !proj.contains(&e.to) {
+                                proj.push(e.to.clone());
+                            }
+                            // A witness inside s proves its edge under the refined predicates.
+                            if self.abstract_of(&e.witness) == *s {
+                                let to = self.abstract_of(&d.apply(&d.operators[o], &e.witness));
+                                if !reuse.iter().any(|r| r.to == to) {
+                                    reuse.push(Edge { op: o, to, witness: e.witness.clone() });
+                                }
+                            }
+                        }
+                        debug_assert!(proj.iter().all(|p| p.len() == *m));
+                        allowed.push(Some(proj));
+                        known.push(reuse);
+                    }
+                }
+            }
+            if allowed.iter().all(|a| a.as_ref().is_some_and(Vec::is_empty)) {
+                continue;
+            }
+            let has_known = known.iter().any(|k| !k.is_empty());
+            if !encoded {
+                q.encode_policy(x)?;
+                encoded = true;
+            }
+            q.push();
+            q.assert_policy_picks(x, d.action, label)?;
+            if !has_known {
+                match self.check(&mut q) {
+                    PathAnswer::Unsat => {
+                        q.pop();
+                        continue;
+                    }
+                    PathAnswer::Unknown(u) => return Ok(Err(u)),
+                    PathAnswer::Sat(_) => {}
+                }
+            }
+            for (k, &o) in ops.iter().enumerate() {
+                if allowed[k].as_ref().is_some_and(Vec::is_empty) {
+                    continue;
+                }
+                self.stats.reused_edges += known[k].len() as u64;
+                q.push();
+                q.assert_branch(x, d.operators[o].branch, y)?;
+                if let (Some(proj), Some((m, _))) = (&allowed[k], &old) {
+                    q.assert_one_of(y, &preds[..*m], proj)?;
+                }
+                for e in &known[k] {
+                    q.block(y, &preds, &e.to)?;
+                }
+                out.extend(known[k].iter().cloned());
+                loop {
+                    match self.check(&mut q) {
+                        PathAnswer::Unsat => break,
+                        PathAnswer::Unknown(u) => return Ok(Err(u)),
+                        PathAnswer::Sat(v) => {
+                            let to = self.abstract_of(&v[1]);
+                            q.block(y, &preds, &to)?;
+                            out.push(Edge { op: o, to, witness: v[0].clone() });
+                        }
+                    }
+                }
+                q.pop();
+            }
+            q.pop();
+        }
+        Ok(Ok(out))
+    }
+
+    /// Algorithm 1: refines by the start abstract state and the operator sequence of `path`.
+    fn refine(&mut self, path: &AbstractPath) -> Result<Refinement, CegarError> {
+        let d = self.d;
+        let ops: Vec<&Operator> = path.edges.iter().map(|e| &d.operators[e.op]).collect();
+        let n = ops.len();
+        let mut q = PathQuery::new(d.sys, self.cfg.clone());
+        let mut copies = vec![q.add_state()];
+        for (p, &v) in self.preds.iter().zip(&path.states[0]) {
+            q.assert_pred(copies[0], p, v)?;
+        }
+        q.assert_pred(copies[0], &d.start, true)?;
+        let mut concrete = Vec::new();
+        for i in 0..=n {
+            let goal = if i < n { &ops[i].enabled } else { &d.unsafe_ };
+            q.push();
+            q.assert_pred(copies[i], goal, true)?;
+            let answer = self.check(&mut q);
+            q.pop();
+            match answer {
+                PathAnswer::Unknown(u) => return Ok(Refinement::Unknown(u)),
+                PathAnswer::Unsat => {
+                    let atoms = d.atoms(goal);
+                    return Ok(Refinement::Spurious(wp_closure(atoms, &ops[..i]), false));
+                }
+                PathAnswer::Sat(v) if i == n => concrete = v,
+                PathAnswer::Sat(_) => {
+                    let next = q.add_state();
+                    q.assert_branch(copies[i], ops[i].branch, next)?;
+                    copies.push(next);
+                }
+            }
+        }
+        for i in 0..n {
+            if policy_label(d, &concrete[i])? == ops[i].label {
+                continue;
+            }
+            let s = &concrete[i];
+            let atoms = match self.opts.refine {
+                Refine::WitnessSplit => {
+                    let w = &path.edges[i].witness;
+                    let mut atoms = Vec::new();
+                    for (v, (sv, wv)) in s.iter().zip(w).enumerate() {
+                        if sv < wv {
+                            atoms.extend(bound_atom(v, s.len(), wv, -1)); // v <= w(v) - 1
+                        } else if sv > wv {
+                            atoms.extend(bound_atom(v, s.len(), wv, 1)); // v >= w(v) + 1
+                        }
+                    }
+                    atoms
+                }
+                Refine::ConcretisationExclusion => (0..s.len())
+                    .flat_map(|v| [bound_atom(v, s.len(), &s[v], -1), bound_atom(v, s.len(), &s[v], 1)])
+                    .flatten()
+                    .collect(),
+            };
+            return Ok(Refinement::Spurious(wp_closure(atoms, &ops[..i]), true));
+        }
+        let choices = ops.iter().map(|o| (Vec::new(), o.branch));
+        let trace = Trace::simulate(d.sys, concrete[0].clone(), choices)
+            .map_err(|e| CegarError::Internal(format!("the concrete path does not simulate: {e}")))?;
+        if trace.states != concrete {
+            return Err(CegarError::Internal("the simulated path differs from Z3's".into()));
+        }
+        Ok(Refinement::Real(trace))
+    }
+}
+
+/// The atom `v <= c - 1` (side -1) or `v >= c + 1` (side 1) over `n` variables.
+fn bound_atom(v: usize, n: usize, c: &Rational, side: i64) -> Option<Atom> {
+    let one = Rational::from_integer(BigInt::from(1));
+    let mut coeffs = vec![Rational::from_integer(BigInt::from(0)); n];
+    // side -1: v - (c - 1) <= 0; side 1: (c + 1) - v <= 0.
+    let constant = if side < 0 {
+        coeffs[v] = one.clone();
+        -(c - &one)
+    } else {
+        coeffs[v] = -one.clone();
+        c + &one
+    };
+    Atom::le_zero(&Affine { coeffs, constant }).map(|(a, _)| a)
+}
+
+/// Every atom with its weakest preconditions through `ops[j..]` for j = i - 1 down to 0.
+fn wp_closure(atoms: Vec<Atom>, ops: &[&Operator]) -> Vec<Atom> {
+    let mut out = Vec::new();
+    for a in atoms {
+        let mut cur = Some(a);
+        let mut j = ops.len();
+        while let Some(c) = cur {
+            out.push(c.clone());
+            if j == 0 {
+                break;
+            }
+            j -= 1;
+            cur = c.wp(&ops[j].update);
+        }
+    }
+    out
+}
+
+fn path_to(parent: &HashMap<AbsState, Option<(AbsState, Edge)>>, mut s: AbsState) -> AbstractPath {
+    let mut states = vec![s.clone()];
+    let mut edges = Vec::new();
+    while let Some(Some((p, e))) = parent.get(&s) {
+        edges.push(e.clone());
+        states.push(p.clone());
+        s = p.clone();
+    }
+    states.reverse();
+    edges.reverse();
+    AbstractPath { states, edges }
+}
+
+/// The open abstract states: by heuristic value then insertion order, or first in first out.
+enum Frontier {
+    Best(BinaryHeap<std::cmp::Reverse<(usize, usize, AbsState)>>),
+    Breadth(VecDeque<AbsState>),
+}
+
+impl Frontier {
+    fn new(heuristic: bool) -> Frontier {
+        if heuristic { Frontier::Best(BinaryHeap::new()) } else { Frontier::Breadth(VecDeque::new()) }
+    }
+
+    fn push(&mut self, h: usize, seq: usize, s: AbsState) {
+        match self {
+            Frontier::Best(heap) => heap.push(std::cmp::Reverse((h, seq, s))),
+            Frontier::Breadth(queue) => queue.push_back(s),
+        }
+    }
+
+    fn pop(&mut self) -> Option<AbsState> {
+        match self {
+            Frontier::Best(heap) => heap.pop().map(|std::cmp::Reverse((_, _, s))| s),
+            Frontier::Breadth(queue) => queue.pop_front(),
+        }
+    }
+}
