@@ -781,3 +781,38 @@ fn ltl_exit_codes_json_and_bad_input() {
     assert_eq!(j["trace"]["loop_back"].as_u64(), Some(stem));
     assert_eq!(j["trace"]["states"].as_array().unwrap().len() as u64, stem + cycle + 1);
 }
+
+/// `trestle cegar`: verdicts and exit codes of the three methods, the result schema, bad input.
+#[test]
+fn cegar_exit_codes_json_and_bad_input() {
+    let safe = "crates/cegar/tests/systems/counter.toml";
+    let unsafe_ = "crates/cegar/tests/systems/counter-unsafe.toml";
+    for method in ["cegar", "bmc", "explicit"] {
+        let r = trestle(&["cegar", safe, "--method", method, "--json"]);
+        assert_eq!(r.code, 0, "{method}: {}", r.stderr);
+        let j = r.json();
+        assert_eq!((j["verdict"].as_str(), j["status"].as_str()), (Some("safe"), Some("proven")), "{j}");
+        let r = trestle(&["cegar", unsafe_, "--method", method, "--json"]);
+        assert_eq!(r.code, 1, "{method}: {}", r.stderr);
+        let j = r.json();
+        assert_eq!(j["verdict"], "unsafe");
+        assert!(j["trace"]["steps"].as_array().unwrap().len() >= 3, "{j}");
+    }
+    let j = trestle(&["cegar", safe, "--json"]).json();
+    assert_eq!(j["details"]["predicates"], serde_json::json!(["x <= 6"]));
+    assert_eq!(j["details"]["rechecked"], true);
+    for flags in [&["--refine", "ce"][..], &["--no-heuristic"], &["--no-incremental"]] {
+        let mut args = vec!["cegar", unsafe_];
+        args.extend_from_slice(flags);
+        assert_eq!(trestle(&args).code, 1, "{flags:?}");
+    }
+    let r = trestle(&["cegar", unsafe_]);
+    assert!(r.stdout.contains("verdict:  unsafe") && r.stdout.contains("s3: x = 6"), "{}", r.stdout);
+    expect_input_error(
+        &trestle(&["cegar", safe, "--set", "system.on_domain_exit=error"]),
+        &["on_domain_exit = \"drop\""],
+    );
+    expect_input_error(&trestle(&["cegar", "examples/maze-det.toml"]), &["is real"]);
+    expect_input_error(&trestle(&["cegar", safe, "--timeout=-1"]), &["--timeout"]);
+    expect_input_error(&trestle(&["cegar", safe, "--method", "bmc", "--depth", "0"]), &["--depth"]);
+}

@@ -70,10 +70,10 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
     }
     if matches!(verdict, Verdict::Unknown(_)) && deadline.is_some_and(|t| Instant::now() >= t) {
         stats.seconds = start.elapsed().as_secs_f64();
-        return Ok(Outcome { verdict: Verdict::Unknown(Unknown::Timeout), predicates: Vec::new(), stats });
+        return Ok(Outcome { verdict: Verdict::Unknown(Unknown::Timeout), predicates: Vec::new(), invariant: None, stats });
     }
     stats.seconds = start.elapsed().as_secs_f64();
-    Ok(Outcome { verdict, predicates: Vec::new(), stats })
+    Ok(Outcome { verdict, predicates: Vec::new(), invariant: None, stats })
 }
 
 /// The run through Z3's states, the branch of each step found by the exact simulator.

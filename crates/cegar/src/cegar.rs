@@ -82,7 +82,7 @@ struct AbstractPath {
 }
 
 enum Search {
-    Safe { reached: usize },
+    Safe { reached: Vec<AbsState> },
     Unsafe(AbstractPath),
     Unknown(Unknown),
 }
@@ -105,6 +105,7 @@ struct Run<'d, 's> {
     /// The truth value the unsafety condition forces on each predicate, if any.
     forced: Vec<Option<bool>>,
     generations: Vec<Generation>,
+    invariant: Option<AbstractInvariant>,
     stats: Stats,
 }
 
@@ -122,6 +123,7 @@ pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions) -> Result<Outcome, Ceg
         known: HashSet::new(),
         forced: Vec::new(),
         generations: Vec::new(),
+        invariant: None,
         stats: Stats::default(),
     };
     let verdict = run.main()?;
@@ -131,7 +133,79 @@ pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions) -> Result<Outcome, Ceg
         run.stats.depth = t.len();
     }
     let predicates = run.atoms.iter().map(|a| a.text(d.sys)).collect();
-    Ok(Outcome { verdict, predicates, stats: run.stats })
+    Ok(Outcome { verdict, predicates, invariant: run.invariant, stats: run.stats })
+}
+
+/// A union of abstract states (truth vectors over `atoms`): CEGAR's proof of safety.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbstractInvariant {
+    pub atoms: Vec<Atom>,
+    pub states: Vec<Vec<bool>>,
+}
+
+impl AbstractInvariant {
+    /// The union as a state predicate.
+    pub fn to_pred(&self) -> Pred {
+        let preds: Vec<Pred> = self.atoms.iter().map(Atom::to_pred).collect();
+        Pred::Or(
+            self.states
+                .iter()
+                .map(|s| {
+                    Pred::And(
+                        preds.iter().zip(s).map(|(p, &v)| if v { p.clone() } else { Pred::Not(Box::new(p.clone())) }).collect(),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Re-checks a proof of safety from scratch, without the run that found it: the start condition
+/// implies the invariant, no state of the invariant is unsafe, and for every label and operator
+/// with that label, no state of the invariant where the policy picks the label (the network
+/// encoded exactly) has a successor outside the invariant. `Ok(Err(why))` when a check fails or
+/// Z3 cannot decide it.
+pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, timeout: Option<Duration>) -> Result<Result<(), String>, CegarError> {
+    let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline(timeout));
+    let set = inv.to_pred();
+    let unsat = |q: &mut PathQuery<'_>, what: &str| match q.check() {
+        PathAnswer::Unsat => Ok(()),
+        PathAnswer::Sat(v) => Err(format!("{what}: fails at {:?}", v[0])),
+        PathAnswer::Unknown(u) => Err(format!("{what}: Z3 cannot decide it ({u})")),
+    };
+    let mut q = PathQuery::new(d.sys, cfg.clone());
+    let s = q.add_state();
+    q.push();
+    q.assert_pred(s, &d.start, true)?;
+    q.assert_pred(s, &set, false)?;
+    if let Err(e) = unsat(&mut q, "start => invariant") {
+        return Ok(Err(e));
+    }
+    q.pop();
+    q.assert_pred(s, &set, true)?;
+    q.push();
+    q.assert_pred(s, &d.unsafe_, true)?;
+    if let Err(e) = unsat(&mut q, "invariant => not unsafe") {
+        return Ok(Err(e));
+    }
+    q.pop();
+    let t = q.add_state();
+    q.assert_pred(t, &set, false)?;
+    q.encode_policy(s)?;
+    for (label, name) in d.labels.iter().enumerate() {
+        q.push();
+        q.assert_policy_picks(s, d.action, label)?;
+        for op in d.operators.iter().filter(|o| o.label == label) {
+            q.push();
+            q.assert_branch(s, op.branch, t)?;
+            if let Err(e) = unsat(&mut q, &format!("invariant closed under '{}' (label {name})", op.name)) {
+                return Ok(Err(e));
+            }
+            q.pop();
+        }
+        q.pop();
+    }
+    Ok(Ok(()))
 }
 
 impl<'s> Run<'_, 's> {
@@ -147,8 +221,10 @@ impl<'s> Run<'_, 's> {
                 self.generations.push(current);
             }
             let path = match search {
-                Search::Safe { reached } => {
-                    self.stats.states = reached;
+                Search::Safe { mut reached } => {
+                    self.stats.states = reached.len();
+                    reached.sort();
+                    self.invariant = Some(AbstractInvariant { atoms: self.atoms.clone(), states: reached });
                     return Ok(Verdict::Safe);
                 }
                 Search::Unknown(u) => return Ok(Verdict::Unknown(u)),
@@ -317,7 +393,7 @@ impl<'s> Run<'_, 's> {
                 seq += 1;
             }
         }
-        Ok(Search::Safe { reached: parent.len() })
+        Ok(Search::Safe { reached: parent.into_keys().collect() })
     }
 
     /// Every abstract transition from `s`.

@@ -78,6 +78,9 @@ pub struct Outcome {
     pub verdict: Verdict,
     /// The final predicates (CEGAR), as text.
     pub predicates: Vec<String>,
+    /// For CEGAR's "safe": the reachable abstract states, an inductive invariant that
+    /// [`cegar::recheck`] re-checks without trusting the run.
+    pub invariant: Option<cegar::AbstractInvariant>,
     pub stats: Stats,
 }
 

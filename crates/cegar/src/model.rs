@@ -55,13 +55,6 @@ impl<'s> Discrete<'s> {
         if !sys.nondet.is_empty() {
             return bad("the system has non-deterministic inputs; discrete policies take their non-determinism from several commands with one label".into());
         }
-        match sys.domain_exit {
-            DomainExit::Drop => {}
-            DomainExit::Error => {
-                return bad("set `on_domain_exit = \"drop\"` in [system]: an update leaving a domain must mean that successor does not exist".into());
-            }
-            DomainExit::Ignore => return bad("`on_domain_exit = \"ignore\"` leaves the state space unbounded; use \"drop\"".into()),
-        }
         for v in &sys.state {
             if v.kind == VarKind::Real {
                 return bad(format!("state variable '{}' is real; discrete systems have int (or bool) variables", v.name));
@@ -70,6 +63,13 @@ impl<'s> Discrete<'s> {
             if !finite && v.kind == VarKind::Int {
                 return bad(format!("int variable '{}' needs a bounded domain [lo, hi]", v.name));
             }
+        }
+        match sys.domain_exit {
+            DomainExit::Drop => {}
+            DomainExit::Error => {
+                return bad("set `on_domain_exit = \"drop\"` in [system]: an update leaving a domain must mean that successor does not exist".into());
+            }
+            DomainExit::Ignore => return bad("`on_domain_exit = \"ignore\"` leaves the state space unbounded; use \"drop\"".into()),
         }
         let [c] = sys.controllers.as_slice() else {
             return bad(format!("discrete systems have exactly one controller (found {})", sys.controllers.len()));

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
 use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
+use trestle_cegar::cegar::recheck;
 use trestle_cegar::{CegarOptions, Discrete, Outcome, Refine, Verdict, check_cegar};
 use trestle_ir::System;
 
@@ -29,7 +30,11 @@ fn all_methods(sys: &System) -> Vec<(String, Outcome)> {
         ("bmc".to_string(), check_bmc(&d, &BmcOptions::default()).unwrap()),
     ];
     for (name, opts) in configurations() {
-        out.push((name.to_string(), check_cegar(&d, &opts).unwrap()));
+        let o = check_cegar(&d, &opts).unwrap();
+        if let Some(inv) = &o.invariant {
+            recheck(&d, inv, None).unwrap().unwrap_or_else(|e| panic!("{name}: the proof fails: {e}"));
+        }
+        out.push((name.to_string(), o));
     }
     out
 }
@@ -44,6 +49,24 @@ fn counter_is_safe_by_the_policy() {
             assert!(o.stats.states > 7, "{}", o.stats.states);
         }
     }
+}
+
+#[test]
+fn proofs_are_rechecked_and_a_broken_one_is_refused() {
+    let sys = load("counter.toml");
+    let d = Discrete::new(&sys).unwrap();
+    let o = check_cegar(&d, &CegarOptions::default()).unwrap();
+    let inv = o.invariant.expect("a safe verdict carries its invariant");
+    recheck(&d, &inv, None).unwrap().unwrap();
+    // Without its states the union no longer contains the start states.
+    let empty = trestle_cegar::cegar::AbstractInvariant { atoms: inv.atoms.clone(), states: Vec::new() };
+    assert!(recheck(&d, &empty, None).unwrap().unwrap_err().contains("start => invariant"));
+    // A predicate that is not inductive: x <= 5 (the policy steps from 5 to 6).
+    let mut loose = inv.clone();
+    loose.atoms = vec![trestle_cegar::atom::Atom { coeffs: vec![1.into(), 0.into()], bound: 5.into() }];
+    loose.states = vec![vec![true]];
+    let why = recheck(&d, &loose, None).unwrap().unwrap_err();
+    assert!(why.contains("closed under 'inc"), "{why}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
 use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
+use trestle_cegar::cegar::recheck;
 use trestle_cegar::{CegarOptions, Discrete, Refine, Verdict, check_cegar};
 use trestle_config::load_system_from_str;
 
@@ -77,7 +78,11 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
             ("no-heuristic", CegarOptions { heuristic: false, ..CegarOptions::default() }),
             ("no-incremental", CegarOptions { incremental: false, ..CegarOptions::default() }),
         ] {
-            runs.push((name, check_cegar(&d, &opts).unwrap_or_else(|e| panic!("seed {seed}: {name}: {e}\n{text}")).verdict));
+            let o = check_cegar(&d, &opts).unwrap_or_else(|e| panic!("seed {seed}: {name}: {e}\n{text}"));
+            if let Some(inv) = &o.invariant {
+                recheck(&d, inv, None).unwrap().unwrap_or_else(|e| panic!("seed {seed}: {name}: the proof fails: {e}"));
+            }
+            runs.push((name, o.verdict));
         }
         for (name, v) in runs {
             match v {
