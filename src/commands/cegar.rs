@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use serde_json::json;
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
 use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
-use trestle_cegar::{CegarError, CegarOptions, Discrete, Refine, Verdict, check_cegar};
+use trestle_cegar::{CegarError, CegarOptions, Discrete, PolicyEncoding, Refine, Verdict, check_cegar};
 use trestle_core::{RunResult, Status};
 use trestle_ir::num::to_f64_nearest;
 
@@ -32,6 +32,15 @@ pub enum RefineArg {
     Ce,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodingArg {
+    /// Z3 decides the linear part; the network runs exactly on Z3's proposals, and boxes where a
+    /// label provably loses (outward-rounded CROWN bounds) are excluded.
+    Lazy,
+    /// The network inside every Z3 query, ReLUs as `ite` (the paper's encoding; slow).
+    Z3,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct CegarArgs {
     #[command(flatten)]
@@ -47,6 +56,9 @@ pub struct CegarArgs {
     /// Recompute every abstract transition in every iteration (no reuse of edges and witnesses).
     #[arg(long)]
     pub no_incremental: bool,
+    /// How CEGAR's abstract-transition queries treat the network.
+    #[arg(long, value_enum, default_value_t = EncodingArg::Lazy)]
+    pub encoding: EncodingArg,
     /// The deepest unrolling of --method bmc.
     #[arg(long, default_value_t = 100)]
     pub depth: usize,
@@ -79,6 +91,10 @@ pub fn run(a: &CegarArgs) -> CliResult {
                 heuristic: !a.no_heuristic,
                 incremental: !a.no_incremental,
                 timeout,
+                encoding: match a.encoding {
+                    EncodingArg::Lazy => PolicyEncoding::Lazy,
+                    EncodingArg::Z3 => PolicyEncoding::Z3,
+                },
             };
             ("cegar", check_cegar(&d, &opts))
         }
@@ -103,6 +119,7 @@ pub fn run(a: &CegarArgs) -> CliResult {
     out.config.insert("refine".into(), json!(format!("{:?}", a.refine).to_lowercase()));
     out.config.insert("heuristic".into(), json!(!a.no_heuristic));
     out.config.insert("incremental".into(), json!(!a.no_incremental));
+    out.config.insert("encoding".into(), json!(format!("{:?}", a.encoding).to_lowercase()));
     match &o.verdict {
         Verdict::Safe => {
             out.evidence = Some(match method {
@@ -129,6 +146,8 @@ pub fn run(a: &CegarArgs) -> CliResult {
         .stat("policy_refinements", o.stats.policy_refinements)
         .stat("smt_calls", o.stats.smt_calls)
         .stat("reused_edges", o.stats.reused_edges)
+        .stat("refuted_states", o.stats.refuted_states)
+        .stat("bound_calls", o.stats.bound_calls)
         .stat("states", o.stats.states)
         .stat("depth", o.stats.depth)
         .stat("seconds", o.stats.seconds)
@@ -175,5 +194,8 @@ fn print_text(sys: &trestle_ir::System, method: &str, o: &trestle_cegar::Outcome
         "stats:    |P| = {}, iterations {}, policy refinements {}, SMT calls {}, reused edges {}, states {}, depth {}",
         s.predicates, s.iterations, s.policy_refinements, s.smt_calls, s.reused_edges, s.states, s.depth
     );
+    if s.bound_calls > 0 {
+        println!("policy:   {} proposed states refuted by the exact policy, {} boxes bounded", s.refuted_states, s.bound_calls);
+    }
     println!("time:     {:.3} s", s.seconds);
 }

@@ -44,10 +44,33 @@ pub fn possible_winners(
     bounds: &OutputBounds,
     method: &Method,
 ) -> Result<Vec<bool>, BridgeError> {
+    winners_among(net, input, bounds, method, |_| true)
+}
+
+/// Whether output `i` may be the argmax somewhere on `input`: [`possible_winners`] for one output
+/// (only the pairs `(i, j)` are bounded).
+pub fn may_win(
+    net: &Network,
+    input: &InputBox,
+    bounds: &OutputBounds,
+    method: &Method,
+    i: usize,
+) -> Result<bool, BridgeError> {
+    Ok(winners_among(net, input, bounds, method, |k| k == i)?[i])
+}
+
+/// [`possible_winners`] for the outputs `asked` selects (the others stay `true`, untested).
+fn winners_among(
+    net: &Network,
+    input: &InputBox,
+    bounds: &OutputBounds,
+    method: &Method,
+    asked: impl Fn(usize) -> bool,
+) -> Result<Vec<bool>, BridgeError> {
     let n = bounds.lo.len();
     let mut possible = vec![true; n];
     let mut open = Vec::new();
-    for (i, may_win) in possible.iter_mut().enumerate() {
+    for (i, may_win) in possible.iter_mut().enumerate().filter(|(i, _)| asked(*i)) {
         for j in (0..n).filter(|&j| j != i) {
             if loses(i, j, bounds.hi[i], bounds.lo[j]) {
                 *may_win = false;

@@ -25,6 +25,8 @@
 
 use crate::atom::{Affine, Atom};
 use crate::model::{Discrete, Operator};
+use crate::policy::{IntBox, PolicyTheory, TheoryStats};
+use num_traits::{One, ToPrimitive, Zero};
 use crate::{CegarError, Outcome, Stats, Verdict, confirm_unsafe, deadline, policy_label};
 use num_bigint::BigInt;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
@@ -50,11 +52,29 @@ pub struct CegarOptions {
     /// Reuse abstract transitions and witnesses across iterations.
     pub incremental: bool,
     pub timeout: Option<Duration>,
+    /// How queries about the policy's choice are decided.
+    pub encoding: PolicyEncoding,
+}
+
+/// How the abstract transition queries treat the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyEncoding {
+    /// Z3 decides the linear part; the network is run exactly on its proposals and boxes where the
+    /// label loses are excluded by sound bounds ([`crate::policy`]).
+    Lazy,
+    /// The network inside every Z3 query, ReLUs as `ite` (the paper's encoding; slow).
+    Z3,
 }
 
 impl Default for CegarOptions {
     fn default() -> Self {
-        CegarOptions { refine: Refine::WitnessSplit, heuristic: true, incremental: true, timeout: None }
+        CegarOptions {
+            refine: Refine::WitnessSplit,
+            heuristic: true,
+            incremental: true,
+            timeout: None,
+            encoding: PolicyEncoding::Lazy,
+        }
     }
 }
 
@@ -106,6 +126,8 @@ struct Run<'d, 's> {
     forced: Vec<Option<bool>>,
     generations: Vec<Generation>,
     invariant: Option<AbstractInvariant>,
+    theory: PolicyTheory<'d>,
+    theory_stats: TheoryStats,
     stats: Stats,
 }
 
@@ -124,10 +146,14 @@ pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions) -> Result<Outcome, Ceg
         forced: Vec::new(),
         generations: Vec::new(),
         invariant: None,
+        theory: PolicyTheory::new(d)?,
+        theory_stats: TheoryStats::default(),
         stats: Stats::default(),
     };
     let verdict = run.main()?;
     run.stats.predicates = run.atoms.len();
+    run.stats.refuted_states = run.theory_stats.refuted_states;
+    run.stats.bound_calls = run.theory_stats.bound_calls;
     run.stats.seconds = start.elapsed().as_secs_f64();
     if let Verdict::Unsafe(t) = &verdict {
         run.stats.depth = t.len();
@@ -162,8 +188,8 @@ impl AbstractInvariant {
 
 /// Re-checks a proof of safety from scratch, without the run that found it: the start condition
 /// implies the invariant, no state of the invariant is unsafe, and for every label and operator
-/// with that label, no state of the invariant where the policy picks the label (the network
-/// encoded exactly) has a successor outside the invariant. `Ok(Err(why))` when a check fails or
+/// with that label, no state of the invariant where the policy picks the label (run exactly,
+/// excluded by sound bounds: [`crate::policy`]) has a successor outside the invariant. `Ok(Err(why))` when a check fails or
 /// Z3 cannot decide it.
 pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, timeout: Option<Duration>) -> Result<Result<(), String>, CegarError> {
     let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline(timeout));
@@ -191,17 +217,23 @@ pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, timeout: Option<Durati
     q.pop();
     let t = q.add_state();
     q.assert_pred(t, &set, false)?;
-    q.encode_policy(s)?;
+    let theory = PolicyTheory::new(d)?;
+    let (mut stats, mut calls) = (TheoryStats::default(), 0);
     for (label, name) in d.labels.iter().enumerate() {
+        let mut learned = Vec::new();
         q.push();
-        q.assert_policy_picks(s, d.action, label)?;
         for op in d.operators.iter().filter(|o| o.label == label) {
             q.push();
             q.assert_branch(s, op.branch, t)?;
-            if let Err(e) = unsat(&mut q, &format!("invariant closed under '{}' (label {name})", op.name)) {
-                return Ok(Err(e));
+            let answer = theory.solve(&mut q, s, label, &theory.domain, &mut learned, &mut stats, &mut calls)?;
+            let what = format!("invariant closed under '{}' (label {name})", op.name);
+            match answer {
+                PathAnswer::Unsat => {}
+                PathAnswer::Sat(v) => return Ok(Err(format!("{what}: fails at {:?}", v[0]))),
+                PathAnswer::Unknown(u) => return Ok(Err(format!("{what}: Z3 cannot decide it ({u})"))),
             }
             q.pop();
+            PolicyTheory::reassert(&mut q, s, &learned)?;
         }
         q.pop();
     }
@@ -267,6 +299,43 @@ impl<'s> Run<'_, 's> {
     fn check(&mut self, q: &mut PathQuery<'_>) -> PathAnswer {
         self.stats.smt_calls += 1;
         q.check()
+    }
+
+    /// A query over copy `x` together with "the policy picks `label` at x": lazily (the network
+    /// consulted outside Z3, see [`crate::policy`]) or by the network's Z3 encoding, which the
+    /// caller has asserted.
+    fn with_label(
+        &mut self,
+        q: &mut PathQuery<'_>,
+        x: usize,
+        label: usize,
+        hull: &IntBox,
+        learned: &mut Vec<IntBox>,
+    ) -> Result<PathAnswer, CegarError> {
+        match self.opts.encoding {
+            PolicyEncoding::Z3 => Ok(self.check(q)),
+            PolicyEncoding::Lazy => {
+                self.theory.solve(q, x, label, hull, learned, &mut self.theory_stats, &mut self.stats.smt_calls)
+            }
+        }
+    }
+
+    /// The box of the domains narrowed by the single-variable predicates of an abstract state.
+    fn hull(&self, s: &AbsState) -> IntBox {
+        let mut b = self.theory.domain.clone();
+        for (a, &v) in self.atoms.iter().zip(s) {
+            let mut vars = a.coeffs.iter().enumerate().filter(|(_, c)| !c.is_zero());
+            let (Some((i, c)), None) = (vars.next(), vars.next()) else { continue };
+            // Canonical single-variable atoms are `v <= bound` (coefficient 1).
+            debug_assert!(c.is_one());
+            let Some(bound) = a.bound.to_i64() else { continue };
+            if v {
+                b.hi[i] = b.hi[i].min(bound);
+            } else {
+                b.lo[i] = b.lo[i].max(bound.saturating_add(1));
+            }
+        }
+        b
     }
 
     /// The abstraction of a concrete state.
@@ -413,6 +482,7 @@ impl<'s> Run<'_, 's> {
         }
         let mut out: Vec<Edge> = Vec::new();
         let mut encoded = false;
+        let hull = self.hull(s);
         for label in 0..d.labels.len() {
             let ops: Vec<usize> = (0..d.operators.len()).filter(|&o| d.operators[o].label == label).collect();
             // Per operator: the successor projections allowed by the earlier generation.
@@ -449,14 +519,18 @@ impl<'s> Run<'_, 's> {
                 continue;
             }
             let has_known = known.iter().any(|k| !k.is_empty());
-            if !encoded {
+            if self.opts.encoding == PolicyEncoding::Z3 && !encoded {
                 q.encode_policy(x)?;
                 encoded = true;
             }
             q.push();
-            q.assert_policy_picks(x, d.action, label)?;
+            if self.opts.encoding == PolicyEncoding::Z3 {
+                q.assert_policy_picks(x, d.action, label)?;
+            }
+            // Boxes where the label provably loses, learned by the lazy theory.
+            let mut learned: Vec<IntBox> = Vec::new();
             if !has_known {
-                match self.check(&mut q) {
+                match self.with_label(&mut q, x, label, &hull, &mut learned)? {
                     PathAnswer::Unsat => {
                         q.pop();
                         continue;
@@ -479,8 +553,9 @@ impl<'s> Run<'_, 's> {
                     q.block(y, &preds, &e.to)?;
                 }
                 out.extend(known[k].iter().cloned());
+                let mark = learned.len();
                 loop {
-                    match self.check(&mut q) {
+                    match self.with_label(&mut q, x, label, &hull, &mut learned)? {
                         PathAnswer::Unsat => break,
                         PathAnswer::Unknown(u) => return Ok(Err(u)),
                         PathAnswer::Sat(v) => {
@@ -491,6 +566,7 @@ impl<'s> Run<'_, 's> {
                     }
                 }
                 q.pop();
+                PolicyTheory::reassert(&mut q, x, &learned[mark..])?;
             }
             q.pop();
         }

@@ -22,8 +22,9 @@ pub mod cegar;
 mod error;
 pub mod explicit;
 pub mod model;
+pub mod policy;
 
-pub use cegar::{CegarOptions, Refine, check_cegar};
+pub use cegar::{CegarOptions, PolicyEncoding, Refine, check_cegar};
 pub use error::CegarError;
 pub use model::Discrete;
 
@@ -65,6 +66,10 @@ pub struct Stats {
     pub smt_calls: u64,
     /// Abstract transitions whose witness was reused instead of asking Z3.
     pub reused_edges: u64,
+    /// Lazy policy theory: states Z3 proposed on which the policy picks another label, and the
+    /// boxes bounded to exclude their neighbourhoods.
+    pub refuted_states: u64,
+    pub bound_calls: u64,
     /// Abstract states reached in the last search (CEGAR) or concrete states visited (explicit).
     pub states: usize,
     /// The depth reached (BMC) or the length of the counterexample.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
 use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
 use trestle_cegar::cegar::recheck;
-use trestle_cegar::{CegarOptions, Discrete, Outcome, Refine, Verdict, check_cegar};
+use trestle_cegar::{CegarOptions, Discrete, Outcome, PolicyEncoding, Refine, Verdict, check_cegar};
 use trestle_ir::System;
 
 fn load(name: &str) -> System {
@@ -20,6 +20,7 @@ fn configurations() -> Vec<(&'static str, CegarOptions)> {
         ("ce", CegarOptions { refine: Refine::ConcretisationExclusion, ..base.clone() }),
         ("no-heuristic", CegarOptions { heuristic: false, ..base.clone() }),
         ("no-incremental", CegarOptions { incremental: false, ..base.clone() }),
+        ("z3-encoding", CegarOptions { encoding: PolicyEncoding::Z3, ..base.clone() }),
     ]
 }
 

@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
 use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
 use trestle_cegar::cegar::recheck;
-use trestle_cegar::{CegarOptions, Discrete, Refine, Verdict, check_cegar};
+use trestle_cegar::{CegarOptions, Discrete, PolicyEncoding, Refine, Verdict, check_cegar};
 use trestle_config::load_system_from_str;
 
 fn affine(rng: &mut ChaCha8Rng, vars: &[&str]) -> String {
@@ -77,6 +77,7 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
             ("ce", CegarOptions { refine: Refine::ConcretisationExclusion, ..CegarOptions::default() }),
             ("no-heuristic", CegarOptions { heuristic: false, ..CegarOptions::default() }),
             ("no-incremental", CegarOptions { incremental: false, ..CegarOptions::default() }),
+            ("z3-encoding", CegarOptions { encoding: PolicyEncoding::Z3, ..CegarOptions::default() }),
         ] {
             let o = check_cegar(&d, &opts).unwrap_or_else(|e| panic!("seed {seed}: {name}: {e}\n{text}"));
             if let Some(inv) = &o.invariant {

@@ -19,7 +19,9 @@ use crate::solve::{Outcome, Value, check_again, new_solver, value};
 use trestle_core::Unknown;
 use trestle_ir::pred::Pred;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
-use trestle_ir::{Rational, sim};
+use crate::inductive::NetworkPhases;
+use trestle_ir::network::{Activation, Layer};
+use trestle_ir::{Interval, Rational, sim};
 use z3::Solver;
 use z3::ast::{Bool, Int, Real};
 
@@ -42,6 +44,9 @@ pub struct PathQuery<'s> {
     /// depth of that encoding (a `pop` below it forgets it).
     actions: Vec<Option<(Vec<Real>, usize)>>,
     depth: usize,
+    /// Per copy, a box known to contain it (the domains, narrowed by [`PathQuery::narrow`]):
+    /// where the network's ReLU phases are computed.
+    boxes: Vec<Vec<Interval>>,
 }
 
 impl<'s> PathQuery<'s> {
@@ -50,7 +55,7 @@ impl<'s> PathQuery<'s> {
         let ints = sys.state.iter().any(|v| v.kind != VarKind::Real);
         // Observations may be piecewise linear (ite, min, max): still linear arithmetic.
         let solver = new_solver(&cfg, Some(if ints { "QF_LIRA" } else { "QF_LRA" }));
-        PathQuery { sys, cfg, solver, states: Vec::new(), actions: Vec::new(), depth: 0 }
+        PathQuery { sys, cfg, solver, states: Vec::new(), actions: Vec::new(), depth: 0, boxes: Vec::new() }
     }
 
     /// Declares the next copy `sK` of the state, a state of the system; returns its index.
@@ -75,7 +80,62 @@ impl<'s> PathQuery<'s> {
         }
         self.states.push(terms);
         self.actions.push(None);
+        // The copy's domains (asserted above unless ignored), outward-rounded.
+        let domains = self.sys.domain_exit != DomainExit::Ignore;
+        let boxes = self
+            .sys
+            .state
+            .iter()
+            .map(|v| match v.kind {
+                VarKind::Bool => Interval::new(0.0, 1.0),
+                _ if !domains => Interval::ENTIRE,
+                _ => Interval::new(
+                    v.domain.lo.as_ref().map_or(f64::NEG_INFINITY, |q| Interval::of_rational(q).lo),
+                    v.domain.hi.as_ref().map_or(f64::INFINITY, |q| Interval::of_rational(q).hi),
+                ),
+            })
+            .collect();
+        self.boxes.push(boxes);
         k
+    }
+
+    /// Tells the query that copy `at` lies in `[lo_i, hi_i]` for variable `i` (the caller has
+    /// asserted, or will assert, constraints that imply it): the network encoded on the copy
+    /// afterwards fixes the ReLUs whose sign that box decides (outward-rounded interval
+    /// arithmetic), which is sound on every state the query can take. Call it before encoding.
+    pub fn narrow(&mut self, at: usize, var: usize, lo: Option<&Rational>, hi: Option<&Rational>) {
+        let b = &mut self.boxes[at][var];
+        if let Some(l) = lo {
+            b.lo = b.lo.max(Interval::of_rational(l).lo);
+        }
+        if let Some(h) = hi {
+            b.hi = b.hi.min(Interval::of_rational(h).hi);
+        }
+    }
+
+    /// The ReLU phases of `net` over the inputs' enclosures.
+    fn phases(net: &trestle_ir::Network, input: Vec<Interval>) -> Option<NetworkPhases> {
+        let mut x = input;
+        let mut layers = Vec::new();
+        for layer in &net.layers {
+            let Layer::Dense(d) = layer else { return None };
+            let mut z = Vec::with_capacity(d.weights.rows);
+            for k in 0..d.weights.rows {
+                let mut acc = Interval::point(d.bias[k]);
+                for (w, xi) in d.weights.row(k).iter().zip(&x) {
+                    if *w != 0.0 {
+                        acc = acc.add(&Interval::point(*w).mul(xi));
+                    }
+                }
+                z.push(acc);
+            }
+            layers.push((z.iter().map(|i| i.lo).collect(), z.iter().map(|i| i.hi).collect()));
+            x = match d.activation {
+                Activation::Relu => z.iter().map(Interval::relu).collect(),
+                Activation::Identity => z,
+            };
+        }
+        Some(NetworkPhases::of_bounds(&layers))
     }
 
     /// The number of copies declared.
@@ -180,7 +240,15 @@ impl<'s> PathQuery<'s> {
                 return Err(CheckError::Unsupported(format!("controller '{}' selects among networks", c.name)));
             };
             let input: Vec<Real> = c.inputs.iter().map(|e| scope.expr(e)).collect::<Result<_, _>>()?;
-            let out = encode_network(&sys.networks[n].network, &format!("s{at}.c{ci}"), input, None, &self.solver)?;
+            let env = trestle_ir::Env::new(&self.boxes[at], &[], &[]);
+            let enclosure: Vec<Interval> = c.inputs.iter().map(|e| e.eval_interval(&env)).collect();
+            let net = &sys.networks[n].network;
+            let phases = if enclosure.iter().all(|i| i.lo.is_finite() && i.hi.is_finite()) {
+                Self::phases(net, enclosure)
+            } else {
+                None
+            };
+            let out = encode_network(net, &format!("s{at}.c{ci}"), input, phases.as_ref(), &self.solver)?;
             let index = Int::new_const(format!("s{at}.a.{}", sys.actions[a].name));
             let index = Real::from_int(&index);
             self.solver.assert(argmax_choice(&index, &out));

@@ -1,0 +1,210 @@
+//! "Some state s of the query has `pi(s) = l`", decided exactly without putting the network into Z3.
+//!
+//! Z3 with the network's ReLUs as `ite` stalls on these queries already for 16x16 policies over a
+//! few integer variables (a label-feasibility query of Blocksworld ran past 20 s). The network is
+//! instead a lazily consulted theory (the lazy SMT scheme): Z3 solves the query's linear integer
+//! part and proposes a state s of copy `x`; the policy is run on s exactly (the simulator's
+//! rational forward pass and argmax). If it picks l, s is the witness. Otherwise a box around s is
+//! excluded from the query, a box on which l provably never wins: the box of the copy's known
+//! bounds, halved on its widest side towards s until outward-rounded CROWN bounds rule l out
+//! (`trestle_bridge::argmax::may_win`, lowest index on ties) or the box is the point s
+//! itself, which the exact run has ruled out. The domains are finite, so this ends; "unsat" rests
+//! on Z3's answer over the integers and on sound exclusions, "sat" on an exact run.
+
+use crate::CegarError;
+use std::cell::RefCell;
+use crate::model::Discrete;
+use num_traits::ToPrimitive;
+use trestle_bounds::{InputBox, Method, bound};
+use trestle_bridge::argmax::may_win;
+use trestle_ir::expr::{Expr, VarRef};
+use trestle_ir::pred::{CmpOp, Pred};
+use trestle_ir::system::{ControllerOutput, Policy};
+use trestle_ir::{Env, Interval, Network, Rational};
+use trestle_smt::{PathAnswer, PathQuery};
+
+/// An integer box of states: `lo[i] <= v_i <= hi[i]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntBox {
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+}
+
+impl IntBox {
+    fn meets(&self, other: &IntBox) -> bool {
+        (0..self.lo.len()).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])
+    }
+
+    fn is_point(&self) -> bool {
+        self.lo == self.hi
+    }
+
+    /// The half that contains `s`, split on the widest side.
+    fn half_towards(&self, s: &[i64]) -> IntBox {
+        let (k, _) = self.lo.iter().zip(&self.hi).enumerate().map(|(i, (l, h))| (i, h - l)).max_by_key(|&(i, w)| (w, std::cmp::Reverse(i))).expect("a box has a side");
+        let mid = self.lo[k] + (self.hi[k] - self.lo[k]).div_euclid(2);
+        let mut out = self.clone();
+        if s[k] <= mid {
+            out.hi[k] = mid;
+        } else {
+            out.lo[k] = mid + 1;
+        }
+        out
+    }
+
+    /// The box as state predicates, all of which hold inside it.
+    fn preds(&self) -> Vec<Pred> {
+        let var = |i: usize| Expr::Var(VarRef::State(i));
+        let c = |x: i64| Expr::Const(Rational::from_integer(x.into()));
+        (0..self.lo.len())
+            .flat_map(|i| [Pred::Cmp(var(i), CmpOp::Ge, c(self.lo[i])), Pred::Cmp(var(i), CmpOp::Le, c(self.hi[i]))])
+            .collect()
+    }
+}
+
+/// The policy of a discrete system, run exactly on states and bounded soundly on boxes.
+pub struct PolicyTheory<'d> {
+    d: &'d Discrete<'d>,
+    net: &'d Network,
+    inputs: &'d [Expr],
+    /// The domains' box.
+    pub domain: IntBox,
+    method: Method,
+    /// Per label, every box learned so far where it never wins: facts about the network alone,
+    /// so every later query for the label starts with those that meet its hull.
+    known: RefCell<Vec<Vec<IntBox>>>,
+}
+
+/// Counters of the lazy theory.
+#[derive(Clone, Debug, Default)]
+pub struct TheoryStats {
+    /// States proposed by Z3 whose exact label was not the one asked.
+    pub refuted_states: u64,
+    /// Boxes bounded.
+    pub bound_calls: u64,
+}
+
+impl<'d> PolicyTheory<'d> {
+    pub fn new(d: &'d Discrete<'d>) -> Result<PolicyTheory<'d>, CegarError> {
+        let c = &d.sys.controllers[0];
+        let (Policy::Network(n), ControllerOutput::Argmax(_)) = (&c.policy, &c.output) else {
+            return Err(CegarError::Unsupported("the policy is not the argmax of one network".into()));
+        };
+        let bound_of = |q: &Option<Rational>, name: &str| {
+            q.as_ref().and_then(|q| q.to_integer().to_i64()).ok_or_else(|| {
+                CegarError::Unsupported(format!("the domain of '{name}' does not fit 64-bit integers"))
+            })
+        };
+        let mut lo = Vec::new();
+        let mut hi = Vec::new();
+        for v in &d.sys.state {
+            match v.kind {
+                trestle_ir::system::VarKind::Bool => {
+                    lo.push(0);
+                    hi.push(1);
+                }
+                _ => {
+                    lo.push(bound_of(&v.domain.lo, &v.name)?);
+                    hi.push(bound_of(&v.domain.hi, &v.name)?);
+                }
+            }
+        }
+        Ok(PolicyTheory {
+            d,
+            net: &d.sys.networks[*n].network,
+            inputs: &c.inputs,
+            domain: IntBox { lo, hi },
+            method: Method::Crown,
+            known: RefCell::new(vec![Vec::new(); d.labels.len()]),
+        })
+    }
+
+    /// Whether the label `l` cannot be the policy's choice anywhere in the box.
+    fn rules_out(&self, b: &IntBox, l: usize, stats: &mut TheoryStats) -> bool {
+        stats.bound_calls += 1;
+        let state: Vec<Interval> = b.lo.iter().zip(&b.hi).map(|(&l, &h)| Interval::new(l as f64, h as f64)).collect();
+        let env = Env::new(&state, &[], &[]);
+        let input: Vec<Interval> = self.inputs.iter().map(|e| e.eval_interval(&env)).collect();
+        if input.iter().any(|i| !i.lo.is_finite() || !i.hi.is_finite()) {
+            return false;
+        }
+        let input = InputBox::new(input.iter().map(|i| i.lo).collect(), input.iter().map(|i| i.hi).collect());
+        match bound(self.net, &input, &self.method) {
+            Ok(out) => may_win(self.net, &input, &out, &self.method, l).is_ok_and(|w| !w),
+            Err(_) => false,
+        }
+    }
+
+    /// Solves `q` (the query's linear part, copy `x` constrained to lie in `hull`) together with
+    /// `pi(x) = l`. Boxes it excludes are asserted in `q`'s current scope and appended to
+    /// `learned`, so a caller that pops can assert them again (they hold for the label, whatever
+    /// else the query says).
+    pub fn solve(
+        &self,
+        q: &mut PathQuery<'_>,
+        x: usize,
+        l: usize,
+        hull: &IntBox,
+        learned: &mut Vec<IntBox>,
+        stats: &mut TheoryStats,
+        smt_calls: &mut u64,
+    ) -> Result<PathAnswer, CegarError> {
+        if learned.is_empty() {
+            if self.rules_out(hull, l, stats) {
+                return Ok(PathAnswer::Unsat);
+            }
+            let known: Vec<IntBox> = self.known.borrow()[l].iter().filter(|b| b.meets(hull)).cloned().collect();
+            Self::reassert(q, x, &known)?;
+            learned.extend(known);
+        }
+        loop {
+            *smt_calls += 1;
+            let v = match q.check() {
+                PathAnswer::Sat(v) => v,
+                other => return Ok(other),
+            };
+            let s = &v[x];
+            if crate::policy_label(self.d, s)? == l {
+                return Ok(PathAnswer::Sat(v));
+            }
+            stats.refuted_states += 1;
+            let point: Vec<i64> = s
+                .iter()
+                .map(|q| q.to_integer().to_i64().ok_or_else(|| CegarError::Internal(format!("state value {q}"))))
+                .collect::<Result<_, _>>()?;
+            let mut b = hull.clone();
+            for (i, p) in point.iter().enumerate() {
+                // Z3's state lies in the hull unless the hull was not asserted: never widen it.
+                b.lo[i] = b.lo[i].min(*p);
+                b.hi[i] = b.hi[i].max(*p);
+            }
+            // The boxes halving towards s end in the point s, which the exact run rules out;
+            // sub-boxes of a box where l loses are boxes where it loses, so the largest box of
+            // the chain that the bounds rule out is found by bisection on the chain.
+            let mut chain = vec![b];
+            while !chain.last().expect("non-empty").is_point() {
+                let next = chain.last().expect("non-empty").half_towards(&point);
+                chain.push(next);
+            }
+            let (mut lo, mut hi) = (0, chain.len() - 1);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if self.rules_out(&chain[mid], l, stats) { hi = mid } else { lo = mid + 1 }
+            }
+            let b = chain.swap_remove(hi);
+            let preds = b.preds();
+            q.block(x, &preds, &vec![true; preds.len()])?;
+            self.known.borrow_mut()[l].push(b.clone());
+            learned.push(b);
+        }
+    }
+
+    /// Asserts the exclusion of boxes learned earlier (after a `pop` removed them).
+    pub fn reassert(q: &mut PathQuery<'_>, x: usize, boxes: &[IntBox]) -> Result<(), CegarError> {
+        for b in boxes {
+            let preds = b.preds();
+            q.block(x, &preds, &vec![true; preds.len()])?;
+        }
+        Ok(())
+    }
+}
