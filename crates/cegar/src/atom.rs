@@ -153,6 +153,54 @@ impl Atom {
     }
 }
 
+/// A conjunction of linear comparisons (under `and` and `not`) as literals: atoms with the truth
+/// value the predicate requires of them. `None` when the predicate has a disjunction (or a
+/// negated conjunction), which is no conjunction of literals.
+pub fn literals(p: &Pred, n: usize) -> Option<Vec<(Atom, bool)>> {
+    fn go(p: &Pred, n: usize, positive: bool, out: &mut Vec<(Atom, bool)>) -> Option<()> {
+        match p {
+            Pred::True if positive => Some(()),
+            Pred::False if !positive => Some(()),
+            Pred::Not(q) => go(q, n, !positive, out),
+            Pred::And(ps) if positive => ps.iter().try_for_each(|q| go(q, n, true, out)),
+            Pred::Or(ps) if !positive => ps.iter().try_for_each(|q| go(q, n, false, out)),
+            Pred::Cmp(a, op, b) => {
+                let (la, lb) = (Affine::of(a, n)?, Affine::of(b, n)?);
+                let d = Affine {
+                    coeffs: la.coeffs.iter().zip(&lb.coeffs).map(|(x, y)| x - y).collect(),
+                    constant: &la.constant - &lb.constant,
+                };
+                let neg = Affine { coeffs: d.coeffs.iter().map(|c| -c).collect(), constant: -d.constant.clone() };
+                // (side <= 0, required truth) for the comparison to hold.
+                let sides: Vec<(&Affine, bool)> = match (op, positive) {
+                    (CmpOp::Le, true) | (CmpOp::Gt, false) => vec![(&d, true)],
+                    (CmpOp::Gt, true) | (CmpOp::Le, false) => vec![(&d, false)],
+                    (CmpOp::Ge, true) | (CmpOp::Lt, false) => vec![(&neg, true)],
+                    (CmpOp::Lt, true) | (CmpOp::Ge, false) => vec![(&neg, false)],
+                    (CmpOp::Eq, true) => vec![(&d, true), (&neg, true)],
+                    (CmpOp::Eq, false) => return None,
+                };
+                for (side, truth) in sides {
+                    match Atom::le_zero(side) {
+                        Some((atom, flipped)) => out.push((atom, truth != flipped)),
+                        // A constant comparison: no literal when it holds, unsatisfiable otherwise.
+                        None => {
+                            if (side.constant <= Rational::zero()) != truth {
+                                return None;
+                            }
+                        }
+                    }
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+    let mut out = Vec::new();
+    go(p, n, true, &mut out)?;
+    Some(out)
+}
+
 /// Why a predicate has no atoms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NotLinear(pub String);
@@ -255,6 +303,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn literals_of_a_conjunction_decide_it() {
+        let x = Expr::Var(VarRef::State(0));
+        let y = Expr::Var(VarRef::State(1));
+        let cmp = |a: &Expr, op, k| Pred::Cmp(a.clone(), op, Expr::Const(q(k)));
+        let p = Pred::And(vec![
+            cmp(&x, CmpOp::Eq, 1),
+            Pred::Not(Box::new(cmp(&y, CmpOp::Lt, -2))),
+            Pred::Not(Box::new(Pred::Or(vec![cmp(&y, CmpOp::Gt, 3), cmp(&x, CmpOp::Ge, 4)]))),
+        ]);
+        let lits = literals(&p, 2).unwrap();
+        for a in -5..=5 {
+            for b in -5..=5 {
+                let s = [q(a), q(b)];
+                let truth = p.eval_exact(&trestle_ir::Env::new(&s, &[], &[])).unwrap();
+                assert_eq!(lits.iter().all(|(t, v)| t.holds(&s) == *v), truth, "({a}, {b})");
+            }
+        }
+        assert!(literals(&Pred::Or(vec![cmp(&x, CmpOp::Le, 0), cmp(&y, CmpOp::Le, 0)]), 2).is_none());
     }
 
     #[test]

@@ -23,10 +23,9 @@
 //! onto those of S_old (asserted), and a stored witness that lies in S gives its edge without a
 //! query.
 
-use crate::atom::{Affine, Atom};
+use crate::atom::{Affine, Atom, literals};
 use crate::model::{Discrete, Operator};
 use crate::policy::{IntBox, PolicyTheory, TheoryStats};
-use num_traits::{One, ToPrimitive, Zero};
 use crate::{CegarError, Outcome, Stats, Verdict, confirm_unsafe, deadline, policy_label};
 use num_bigint::BigInt;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
@@ -154,6 +153,7 @@ pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions) -> Result<Outcome, Ceg
     run.stats.predicates = run.atoms.len();
     run.stats.refuted_states = run.theory_stats.refuted_states;
     run.stats.bound_calls = run.theory_stats.bound_calls;
+    run.stats.smt_calls += run.theory_stats.smt_calls;
     run.stats.seconds = start.elapsed().as_secs_f64();
     if let Verdict::Unsafe(t) = &verdict {
         run.stats.depth = t.len();
@@ -218,14 +218,21 @@ pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, timeout: Option<Durati
     let t = q.add_state();
     q.assert_pred(t, &set, false)?;
     let theory = PolicyTheory::new(d)?;
-    let (mut stats, mut calls) = (TheoryStats::default(), 0);
+    let mut stats = TheoryStats::default();
     for (label, name) in d.labels.iter().enumerate() {
         let mut learned = Vec::new();
         q.push();
         for op in d.operators.iter().filter(|o| o.label == label) {
+            let mut hull = theory.domain.clone();
+            if !hull.narrow(&literals(&op.enabled, d.sys.state.len()).unwrap_or_default()) {
+                continue;
+            }
+            if theory.excluded(&hull, label, &mut stats) {
+                continue;
+            }
             q.push();
             q.assert_branch(s, op.branch, t)?;
-            let answer = theory.solve(&mut q, s, label, &theory.domain, &mut learned, &mut stats, &mut calls)?;
+            let answer = theory.solve(&mut q, s, label, &hull, &mut learned, &mut stats)?;
             let what = format!("invariant closed under '{}' (label {name})", op.name);
             match answer {
                 PathAnswer::Unsat => {}
@@ -315,27 +322,18 @@ impl<'s> Run<'_, 's> {
         match self.opts.encoding {
             PolicyEncoding::Z3 => Ok(self.check(q)),
             PolicyEncoding::Lazy => {
-                self.theory.solve(q, x, label, hull, learned, &mut self.theory_stats, &mut self.stats.smt_calls)
+                self.theory.solve(q, x, label, hull, learned, &mut self.theory_stats)
             }
         }
     }
 
-    /// The box of the domains narrowed by the single-variable predicates of an abstract state.
-    fn hull(&self, s: &AbsState) -> IntBox {
+    /// The box of the domains narrowed by an abstract state's literals and `extra` ones (interval
+    /// propagation); `None` when that shows the conjunction has no integer state.
+    fn hull(&self, s: &AbsState, extra: &[(Atom, bool)]) -> Option<IntBox> {
+        let mut lits: Vec<(Atom, bool)> = self.atoms.iter().cloned().zip(s.iter().copied()).collect();
+        lits.extend_from_slice(extra);
         let mut b = self.theory.domain.clone();
-        for (a, &v) in self.atoms.iter().zip(s) {
-            let mut vars = a.coeffs.iter().enumerate().filter(|(_, c)| !c.is_zero());
-            let (Some((i, c)), None) = (vars.next(), vars.next()) else { continue };
-            // Canonical single-variable atoms are `v <= bound` (coefficient 1).
-            debug_assert!(c.is_one());
-            let Some(bound) = a.bound.to_i64() else { continue };
-            if v {
-                b.hi[i] = b.hi[i].min(bound);
-            } else {
-                b.lo[i] = b.lo[i].max(bound.saturating_add(1));
-            }
-        }
-        b
+        b.narrow(&lits).then_some(b)
     }
 
     /// The abstraction of a concrete state.
@@ -482,7 +480,7 @@ impl<'s> Run<'_, 's> {
         }
         let mut out: Vec<Edge> = Vec::new();
         let mut encoded = false;
-        let hull = self.hull(s);
+        let Some(hull) = self.hull(s, &[]) else { return Ok(Ok(Vec::new())) };
         for label in 0..d.labels.len() {
             let ops: Vec<usize> = (0..d.operators.len()).filter(|&o| d.operators[o].label == label).collect();
             // Per operator: the successor projections allowed by the earlier generation.
@@ -529,7 +527,9 @@ impl<'s> Run<'_, 's> {
             }
             // Boxes where the label provably loses, learned by the lazy theory.
             let mut learned: Vec<IntBox> = Vec::new();
-            if !has_known {
+            // Under Z3's encoding one query with the network says whether the label is picked
+            // in s at all; the lazy theory asks per operator, over the operator's smaller hull.
+            if !has_known && self.opts.encoding == PolicyEncoding::Z3 {
                 match self.with_label(&mut q, x, label, &hull, &mut learned)? {
                     PathAnswer::Unsat => {
                         q.pop();
@@ -544,6 +544,18 @@ impl<'s> Run<'_, 's> {
                     continue;
                 }
                 self.stats.reused_edges += known[k].len() as u64;
+                // Where the operator has a successor, within s: a smaller box for the theory.
+                let guard = literals(&d.operators[o].enabled, d.sys.state.len()).unwrap_or_default();
+                let Some(op_hull) = self.hull(s, &guard) else {
+                    out.extend(known[k].iter().cloned());
+                    continue;
+                };
+                if self.opts.encoding == PolicyEncoding::Lazy
+                    && self.theory.excluded(&op_hull, label, &mut self.theory_stats)
+                {
+                    out.extend(known[k].iter().cloned());
+                    continue;
+                }
                 q.push();
                 q.assert_branch(x, d.operators[o].branch, y)?;
                 if let (Some(proj), Some((m, _))) = (&allowed[k], &old) {
@@ -555,7 +567,7 @@ impl<'s> Run<'_, 's> {
                 out.extend(known[k].iter().cloned());
                 let mark = learned.len();
                 loop {
-                    match self.with_label(&mut q, x, label, &hull, &mut learned)? {
+                    match self.with_label(&mut q, x, label, &op_hull, &mut learned)? {
                         PathAnswer::Unsat => break,
                         PathAnswer::Unknown(u) => return Ok(Err(u)),
                         PathAnswer::Sat(v) => {

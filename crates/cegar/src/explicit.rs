@@ -56,6 +56,9 @@ pub fn start_states(d: &Discrete<'_>, max: usize, cfg: CheckerConfig) -> Result<
     }
 }
 
+/// A visited state and how it was first reached: (parent index, branch), none for a start state.
+type Node = (Vec<Rational>, Option<(usize, usize)>);
+
 /// Breadth-first search of the states reachable under the policy.
 pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions) -> Result<Outcome, CegarError> {
     let start = Instant::now();
@@ -65,7 +68,7 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions) -> Result<Outcom
     let starts = start_states(d, opts.max_states, cfg)?;
     // Visited states: (parent index, branch taken) for the path back.
     let mut index: HashMap<Vec<Rational>, usize> = HashMap::new();
-    let mut nodes: Vec<(Vec<Rational>, Option<(usize, usize)>)> = Vec::new();
+    let mut nodes: Vec<Node> = Vec::new();
     let mut queue = VecDeque::new();
     let mut found = None;
     for s in starts {

@@ -12,6 +12,7 @@
 //! on Z3's answer over the integers and on sound exclusions, "sat" on an exact run.
 
 use crate::CegarError;
+use crate::atom::Atom;
 use std::cell::RefCell;
 use crate::model::Discrete;
 use num_traits::ToPrimitive;
@@ -31,6 +32,58 @@ pub struct IntBox {
 }
 
 impl IntBox {
+    /// Narrows the box by the literals (`atom` holds or not) by interval propagation, a few
+    /// rounds; `false` when it shows that no integer state satisfies them all.
+    pub fn narrow(&mut self, lits: &[(Atom, bool)]) -> bool {
+        // Each literal as `a . v <= b` over i128 (a false atom `a . v <= c` is `-a . v <= -c - 1`).
+        let rows: Vec<(Vec<i128>, i128)> = lits
+            .iter()
+            .filter_map(|(atom, truth)| {
+                let a: Option<Vec<i128>> = atom.coeffs.iter().map(|c| c.to_i128()).collect();
+                let (a, b) = (a?, atom.bound.to_i128()?);
+                Some(if *truth { (a, b) } else { (a.iter().map(|c| -c).collect(), -b - 1) })
+            })
+            .collect();
+        for _ in 0..3 {
+            let mut changed = false;
+            for (a, b) in &rows {
+                let mins: Vec<i128> = a
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &c)| if c >= 0 { c * i128::from(self.lo[j]) } else { c * i128::from(self.hi[j]) })
+                    .collect();
+                let total: i128 = mins.iter().sum();
+                for (i, &c) in a.iter().enumerate() {
+                    if c == 0 {
+                        continue;
+                    }
+                    let rest = b - (total - mins[i]);
+                    if c > 0 {
+                        let hi = rest.div_euclid(c);
+                        if hi < i128::from(self.hi[i]) {
+                            self.hi[i] = hi.max(i128::from(i64::MIN)) as i64;
+                            changed = true;
+                        }
+                    } else {
+                        // c v <= rest with c < 0  <=>  v >= ceil(rest / c) = -floor(rest / -c)
+                        let lo = -rest.div_euclid(-c);
+                        if lo > i128::from(self.lo[i]) {
+                            self.lo[i] = lo.min(i128::from(i64::MAX)) as i64;
+                            changed = true;
+                        }
+                    }
+                    if self.lo[i] > self.hi[i] {
+                        return false;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        true
+    }
+
     fn meets(&self, other: &IntBox) -> bool {
         (0..self.lo.len()).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])
     }
@@ -82,6 +135,8 @@ pub struct TheoryStats {
     pub refuted_states: u64,
     /// Boxes bounded.
     pub bound_calls: u64,
+    /// Z3 `check-sat` calls made for the theory's queries.
+    pub smt_calls: u64,
 }
 
 impl<'d> PolicyTheory<'d> {
@@ -119,20 +174,32 @@ impl<'d> PolicyTheory<'d> {
         })
     }
 
-    /// Whether the label `l` cannot be the policy's choice anywhere in the box.
-    fn rules_out(&self, b: &IntBox, l: usize, stats: &mut TheoryStats) -> bool {
-        stats.bound_calls += 1;
+    /// The network's input box over a box of states (outward-rounded), if bounded.
+    fn input_box(&self, b: &IntBox) -> Option<InputBox> {
+        // i64 domain ends are exact in f64 up to 2^53, far beyond any domain enumerated here.
         let state: Vec<Interval> = b.lo.iter().zip(&b.hi).map(|(&l, &h)| Interval::new(l as f64, h as f64)).collect();
         let env = Env::new(&state, &[], &[]);
         let input: Vec<Interval> = self.inputs.iter().map(|e| e.eval_interval(&env)).collect();
         if input.iter().any(|i| !i.lo.is_finite() || !i.hi.is_finite()) {
-            return false;
+            return None;
         }
-        let input = InputBox::new(input.iter().map(|i| i.lo).collect(), input.iter().map(|i| i.hi).collect());
+        Some(InputBox::new(input.iter().map(|i| i.lo).collect(), input.iter().map(|i| i.hi).collect()))
+    }
+
+    /// Whether the label `l` cannot be the policy's choice anywhere in the box.
+    fn rules_out(&self, b: &IntBox, l: usize, stats: &mut TheoryStats) -> bool {
+        stats.bound_calls += 1;
+        let Some(input) = self.input_box(b) else { return false };
         match bound(self.net, &input, &self.method) {
             Ok(out) => may_win(self.net, &input, &out, &self.method, l).is_ok_and(|w| !w),
             Err(_) => false,
         }
+    }
+
+    /// Whether CROWN's bounds rule `l` out on the whole hull of a query (then no state of it
+    /// has the label, and the query need not be asked).
+    pub fn excluded(&self, hull: &IntBox, l: usize, stats: &mut TheoryStats) -> bool {
+        self.rules_out(hull, l, stats)
     }
 
     /// Solves `q` (the query's linear part, copy `x` constrained to lie in `hull`) together with
@@ -147,18 +214,14 @@ impl<'d> PolicyTheory<'d> {
         hull: &IntBox,
         learned: &mut Vec<IntBox>,
         stats: &mut TheoryStats,
-        smt_calls: &mut u64,
     ) -> Result<PathAnswer, CegarError> {
         if learned.is_empty() {
-            if self.rules_out(hull, l, stats) {
-                return Ok(PathAnswer::Unsat);
-            }
             let known: Vec<IntBox> = self.known.borrow()[l].iter().filter(|b| b.meets(hull)).cloned().collect();
             Self::reassert(q, x, &known)?;
             learned.extend(known);
         }
         loop {
-            *smt_calls += 1;
+            stats.smt_calls += 1;
             let v = match q.check() {
                 PathAnswer::Sat(v) => v,
                 other => return Ok(other),
@@ -206,5 +269,33 @@ impl<'d> PolicyTheory<'d> {
             q.block(x, &preds, &vec![true; preds.len()])?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrowing_keeps_every_integer_solution_and_finds_empty_boxes() {
+        let atom = |a: Vec<i64>, b: i64| Atom { coeffs: a.into_iter().map(Into::into).collect(), bound: b.into() };
+        // 2x - 3y <= 1 (true), x + y <= 4 (false: x + y >= 5), over [-6, 6]^2.
+        let lits = vec![(atom(vec![2, -3], 1), true), (atom(vec![1, 1], 4), false)];
+        let mut b = IntBox { lo: vec![-6, -6], hi: vec![6, 6] };
+        assert!(b.narrow(&lits));
+        let mut count = 0;
+        for x in -6..=6i64 {
+            for y in -6..=6i64 {
+                if 2 * x - 3 * y <= 1 && x + y >= 5 {
+                    count += 1;
+                    assert!(b.lo[0] <= x && x <= b.hi[0] && b.lo[1] <= y && y <= b.hi[1], "({x}, {y}) cut off: {b:?}");
+                }
+            }
+        }
+        assert!(count > 0);
+        assert!(b.lo[0] > -6 || b.lo[1] > -6, "nothing narrowed: {b:?}");
+        // x <= 2 and x >= 3: empty.
+        let mut e = IntBox { lo: vec![-6, -6], hi: vec![6, 6] };
+        assert!(!e.narrow(&[(atom(vec![1, 0], 2), true), (atom(vec![1, 0], 2), false)]));
     }
 }
