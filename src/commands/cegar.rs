@@ -99,7 +99,9 @@ pub fn run(a: &CegarArgs) -> CliResult {
             ("cegar", check_cegar(&d, &opts))
         }
         MethodArg::Bmc => ("bmc", check_bmc(&d, &BmcOptions { max_depth: a.depth, timeout })),
-        MethodArg::Explicit => ("explicit", check_explicit(&d, &ExplicitOptions { timeout, ..ExplicitOptions::default() })),
+        MethodArg::Explicit => {
+            ("explicit", check_explicit(&d, &ExplicitOptions { timeout, ..ExplicitOptions::default() }))
+        }
     };
     let o = outcome.map_err(cli_error)?;
     // A proof by abstraction is re-checked from scratch before it is reported.
@@ -195,7 +197,10 @@ fn print_text(sys: &trestle_ir::System, method: &str, o: &trestle_cegar::Outcome
         s.predicates, s.iterations, s.policy_refinements, s.smt_calls, s.reused_edges, s.states, s.depth
     );
     if s.bound_calls > 0 {
-        println!("policy:   {} proposed states refuted by the exact policy, {} boxes bounded", s.refuted_states, s.bound_calls);
+        println!(
+            "policy:   {} proposed states refuted by the exact policy, {} boxes bounded",
+            s.refuted_states, s.bound_calls
+        );
     }
     println!("time:     {:.3} s", s.seconds);
 }

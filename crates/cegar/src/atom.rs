@@ -86,7 +86,11 @@ impl Atom {
 
     /// The truth value on an integer state.
     pub fn holds(&self, state: &[Rational]) -> bool {
-        let lhs = self.coeffs.iter().zip(state).fold(Rational::zero(), |acc, (c, x)| acc + Rational::from_integer(c.clone()) * x);
+        let lhs = self
+            .coeffs
+            .iter()
+            .zip(state)
+            .fold(Rational::zero(), |acc, (c, x)| acc + Rational::from_integer(c.clone()) * x);
         lhs <= Rational::from_integer(self.bound.clone())
     }
 
@@ -116,7 +120,11 @@ impl Atom {
                 continue;
             }
             let v = Expr::Var(VarRef::State(i));
-            let term = if c.is_one() { v } else { Expr::Mul(Box::new(Expr::Const(Rational::from_integer(c.clone()))), Box::new(v)) };
+            let term = if c.is_one() {
+                v
+            } else {
+                Expr::Mul(Box::new(Expr::Const(Rational::from_integer(c.clone()))), Box::new(v))
+            };
             lhs = Some(match lhs {
                 None => term,
                 Some(l) => Expr::Add(Box::new(l), Box::new(term)),
@@ -227,7 +235,11 @@ fn collect(p: &Pred, n: usize, out: &mut Vec<Atom>) -> Result<(), NotLinear> {
         Pred::Cmp(a, op, b) => {
             let (la, lb) = match (Affine::of(a, n), Affine::of(b, n)) {
                 (Some(x), Some(y)) => (x, y),
-                _ => return Err(NotLinear(format!("{a:?} {op:?} {b:?} is not a comparison of affine state expressions"))),
+                _ => {
+                    return Err(NotLinear(format!(
+                        "{a:?} {op:?} {b:?} is not a comparison of affine state expressions"
+                    )));
+                }
             };
             // d = a - b: `a <= b` is `d <= 0` and `a > b` its negation; `a >= b` is `-d <= 0` and
             // `a < b` its negation; `a == b` is both.

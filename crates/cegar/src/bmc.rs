@@ -70,7 +70,12 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
     }
     if matches!(verdict, Verdict::Unknown(_)) && deadline.is_some_and(|t| Instant::now() >= t) {
         stats.seconds = start.elapsed().as_secs_f64();
-        return Ok(Outcome { verdict: Verdict::Unknown(Unknown::Timeout), predicates: Vec::new(), invariant: None, stats });
+        return Ok(Outcome {
+            verdict: Verdict::Unknown(Unknown::Timeout),
+            predicates: Vec::new(),
+            invariant: None,
+            stats,
+        });
     }
     stats.seconds = start.elapsed().as_secs_f64();
     Ok(Outcome { verdict, predicates: Vec::new(), invariant: None, stats })

@@ -178,7 +178,11 @@ impl AbstractInvariant {
                 .iter()
                 .map(|s| {
                     Pred::And(
-                        preds.iter().zip(s).map(|(p, &v)| if v { p.clone() } else { Pred::Not(Box::new(p.clone())) }).collect(),
+                        preds
+                            .iter()
+                            .zip(s)
+                            .map(|(p, &v)| if v { p.clone() } else { Pred::Not(Box::new(p.clone())) })
+                            .collect(),
                     )
                 })
                 .collect(),
@@ -191,7 +195,11 @@ impl AbstractInvariant {
 /// with that label, no state of the invariant where the policy picks the label (run exactly,
 /// excluded by sound bounds: [`crate::policy`]) has a successor outside the invariant. `Ok(Err(why))` when a check fails or
 /// Z3 cannot decide it.
-pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, timeout: Option<Duration>) -> Result<Result<(), String>, CegarError> {
+pub fn recheck(
+    d: &Discrete<'_>,
+    inv: &AbstractInvariant,
+    timeout: Option<Duration>,
+) -> Result<Result<(), String>, CegarError> {
     let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline(timeout));
     let set = inv.to_pred();
     let unsat = |q: &mut PathQuery<'_>, what: &str| match q.check() {
@@ -321,9 +329,7 @@ impl<'s> Run<'_, 's> {
     ) -> Result<PathAnswer, CegarError> {
         match self.opts.encoding {
             PolicyEncoding::Z3 => Ok(self.check(q)),
-            PolicyEncoding::Lazy => {
-                self.theory.solve(q, x, label, hull, learned, &mut self.theory_stats)
-            }
+            PolicyEncoding::Lazy => self.theory.solve(q, x, label, hull, learned, &mut self.theory_stats),
         }
     }
 
@@ -467,11 +473,8 @@ impl<'s> Run<'_, 's> {
     fn successors(&mut self, s: &AbsState) -> Result<Result<Vec<Edge>, Unknown>, CegarError> {
         let d = self.d;
         // The newest earlier generation that expanded the state containing s.
-        let old: Option<(usize, Vec<Edge>)> = self
-            .generations
-            .iter()
-            .rev()
-            .find_map(|g| g.succ.get(&s[..g.m]).map(|e| (g.m, e.clone())));
+        let old: Option<(usize, Vec<Edge>)> =
+            self.generations.iter().rev().find_map(|g| g.succ.get(&s[..g.m]).map(|e| (g.m, e.clone())));
         let preds = self.preds.clone();
         let mut q = PathQuery::new(d.sys, self.cfg.clone());
         let (x, y) = (q.add_state(), q.add_state());

@@ -83,7 +83,12 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions) -> Result<Outcom
     while let Some(i) = queue.pop_front() {
         if deadline.is_some_and(|t| Instant::now() >= t) {
             let stats = Stats { states: nodes.len(), seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
-            return Ok(Outcome { verdict: Verdict::Unknown(Unknown::Timeout), predicates: Vec::new(), invariant: None, stats });
+            return Ok(Outcome {
+                verdict: Verdict::Unknown(Unknown::Timeout),
+                predicates: Vec::new(),
+                invariant: None,
+                stats,
+            });
         }
         let state = nodes[i].0.clone();
         if holds(&d.unsafe_, &state)? {

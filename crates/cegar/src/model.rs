@@ -16,10 +16,10 @@
 
 use crate::atom::{Affine, Atom, atoms_of};
 use crate::error::CegarError;
-use trestle_ir::expr::Expr;
-use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::Rational;
+use trestle_ir::expr::Expr;
 use trestle_ir::network::Layer;
+use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::system::{ActionKind, ControllerOutput, DomainExit, Policy, System, VarKind};
 
 /// One operator: a branch of the IR's step with its label.
@@ -57,7 +57,10 @@ impl<'s> Discrete<'s> {
         }
         for v in &sys.state {
             if v.kind == VarKind::Real {
-                return bad(format!("state variable '{}' is real; discrete systems have int (or bool) variables", v.name));
+                return bad(format!(
+                    "state variable '{}' is real; discrete systems have int (or bool) variables",
+                    v.name
+                ));
             }
             let finite = v.domain.lo.is_some() && v.domain.hi.is_some();
             if !finite && v.kind == VarKind::Int {
@@ -69,7 +72,9 @@ impl<'s> Discrete<'s> {
             DomainExit::Error => {
                 return bad("set `on_domain_exit = \"drop\"` in [system]: an update leaving a domain must mean that successor does not exist".into());
             }
-            DomainExit::Ignore => return bad("`on_domain_exit = \"ignore\"` leaves the state space unbounded; use \"drop\"".into()),
+            DomainExit::Ignore => {
+                return bad("`on_domain_exit = \"ignore\"` leaves the state space unbounded; use \"drop\"".into());
+            }
         }
         let [c] = sys.controllers.as_slice() else {
             return bad(format!("discrete systems have exactly one controller (found {})", sys.controllers.len()));
@@ -78,14 +83,19 @@ impl<'s> Discrete<'s> {
             return bad(format!("controller '{}' must pick a label by the argmax of one network", c.name));
         };
         if sys.networks[*net].network.layers.iter().any(|l| !matches!(l, Layer::Dense(_))) {
-            return bad(format!("network '{}' is recurrent; discrete policies are feed-forward", sys.networks[*net].name));
+            return bad(format!(
+                "network '{}' is recurrent; discrete policies are feed-forward",
+                sys.networks[*net].name
+            ));
         }
         let ActionKind::Index { labels } = &sys.actions[*action].kind else {
             return bad("the policy's action is not an argmax label".into());
         };
         let n = sys.state.len();
         let linear = |what: &str, p: &Pred| {
-            atoms_of(p, n).map(|_| ()).map_err(|e| CegarError::Unsupported(format!("{what}: {} (guards, start and unsafety must be linear)", e.0)))
+            atoms_of(p, n).map(|_| ()).map_err(|e| {
+                CegarError::Unsupported(format!("{what}: {} (guards, start and unsafety must be linear)", e.0))
+            })
         };
         let mut operators = Vec::new();
         for (b, br) in sys.step.branches.iter().enumerate() {
@@ -103,7 +113,10 @@ impl<'s> Discrete<'s> {
                 .zip(&sys.state)
                 .map(|(u, v)| {
                     Affine::of(u, n).ok_or_else(|| {
-                        CegarError::Unsupported(format!("command '{}': the update of '{}' is not affine", br.name, v.name))
+                        CegarError::Unsupported(format!(
+                            "command '{}': the update of '{}' is not affine",
+                            br.name, v.name
+                        ))
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;

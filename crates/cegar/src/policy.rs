@@ -13,9 +13,9 @@
 
 use crate::CegarError;
 use crate::atom::Atom;
-use std::cell::RefCell;
 use crate::model::Discrete;
 use num_traits::ToPrimitive;
+use std::cell::RefCell;
 use trestle_bounds::{InputBox, Method, bound};
 use trestle_bridge::argmax::may_win;
 use trestle_ir::expr::{Expr, VarRef};
@@ -94,7 +94,14 @@ impl IntBox {
 
     /// The half that contains `s`, split on the widest side.
     fn half_towards(&self, s: &[i64]) -> IntBox {
-        let (k, _) = self.lo.iter().zip(&self.hi).enumerate().map(|(i, (l, h))| (i, h - l)).max_by_key(|&(i, w)| (w, std::cmp::Reverse(i))).expect("a box has a side");
+        let (k, _) = self
+            .lo
+            .iter()
+            .zip(&self.hi)
+            .enumerate()
+            .map(|(i, (l, h))| (i, h - l))
+            .max_by_key(|&(i, w)| (w, std::cmp::Reverse(i)))
+            .expect("a box has a side");
         let mid = self.lo[k] + (self.hi[k] - self.lo[k]).div_euclid(2);
         let mut out = self.clone();
         if s[k] <= mid {
@@ -146,9 +153,9 @@ impl<'d> PolicyTheory<'d> {
             return Err(CegarError::Unsupported("the policy is not the argmax of one network".into()));
         };
         let bound_of = |q: &Option<Rational>, name: &str| {
-            q.as_ref().and_then(|q| q.to_integer().to_i64()).ok_or_else(|| {
-                CegarError::Unsupported(format!("the domain of '{name}' does not fit 64-bit integers"))
-            })
+            q.as_ref()
+                .and_then(|q| q.to_integer().to_i64())
+                .ok_or_else(|| CegarError::Unsupported(format!("the domain of '{name}' does not fit 64-bit integers")))
         };
         let mut lo = Vec::new();
         let mut hi = Vec::new();

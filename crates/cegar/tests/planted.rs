@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
-use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
 use trestle_cegar::cegar::recheck;
+use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
 use trestle_cegar::{CegarOptions, Discrete, Outcome, PolicyEncoding, Refine, Verdict, check_cegar};
 use trestle_ir::System;
 

@@ -6,8 +6,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
-use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
 use trestle_cegar::cegar::recheck;
+use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
 use trestle_cegar::{CegarOptions, Discrete, PolicyEncoding, Refine, Verdict, check_cegar};
 use trestle_config::load_system_from_str;
 
@@ -70,7 +70,11 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
         let d = Discrete::new(&sys).unwrap();
         let truth = check_explicit(&d, &ExplicitOptions::default()).unwrap().verdict;
         let is_safe = matches!(truth, Verdict::Safe);
-        if is_safe { safe += 1 } else { unsafe_ += 1 }
+        if is_safe {
+            safe += 1
+        } else {
+            unsafe_ += 1
+        }
         let mut runs = vec![("bmc", check_bmc(&d, &BmcOptions::default()).unwrap().verdict)];
         for (name, opts) in [
             ("ws", CegarOptions::default()),

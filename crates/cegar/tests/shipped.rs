@@ -11,8 +11,15 @@ use trestle_testkit::repo;
 
 /// Decided by CEGAR (witness splitting, heuristic, incremental) in 0.3–40 s on 2 cores.
 const DECIDED: [&str; 9] = [
-    "blocks4-h16", "blocks4-h32", "blocks4-h64", "blocks5-h16", "blocks5-h32", "blocks5-h64", "transport-h16",
-    "transport-h32", "transport-h64",
+    "blocks4-h16",
+    "blocks4-h32",
+    "blocks4-h64",
+    "blocks5-h16",
+    "blocks5-h32",
+    "blocks5-h64",
+    "transport-h16",
+    "transport-h32",
+    "transport-h64",
 ];
 
 #[test]

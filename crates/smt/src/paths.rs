@@ -14,13 +14,13 @@
 use crate::config::CheckerConfig;
 use crate::encode::{Scope, VarTerm, and, argmax_choice, num, or};
 use crate::error::CheckError;
+use crate::inductive::NetworkPhases;
 use crate::monolithic::encode_network;
 use crate::solve::{Outcome, Value, check_again, new_solver, value};
 use trestle_core::Unknown;
+use trestle_ir::network::{Activation, Layer};
 use trestle_ir::pred::Pred;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
-use crate::inductive::NetworkPhases;
-use trestle_ir::network::{Activation, Layer};
 use trestle_ir::{Interval, Rational, sim};
 use z3::Solver;
 use z3::ast::{Bool, Int, Real};
@@ -258,7 +258,9 @@ impl<'s> PathQuery<'s> {
             .into_iter()
             .enumerate()
             .map(|(i, a)| {
-                a.ok_or_else(|| CheckError::Unsupported(format!("action '{}' is set by no controller", sys.actions[i].name)))
+                a.ok_or_else(|| {
+                    CheckError::Unsupported(format!("action '{}' is set by no controller", sys.actions[i].name))
+                })
             })
             .collect::<Result<_, _>>()?;
         self.actions[at] = Some((actions.clone(), self.depth));
@@ -356,16 +358,23 @@ mod tests {
     /// up: x' = x + 1; stay: x' = x.
     fn counter() -> System {
         let x = Expr::Var(VarRef::State(0));
-        let net = Network::new("inline:n", vec![Layer::Dense(DenseLayer {
-            weights: Matrix::from_rows(&[vec![1.0], vec![0.0]]),
-            bias: vec![0.0, 2.0],
-            activation: Activation::Identity,
-        })])
+        let net = Network::new(
+            "inline:n",
+            vec![Layer::Dense(DenseLayer {
+                weights: Matrix::from_rows(&[vec![1.0], vec![0.0]]),
+                bias: vec![0.0, 2.0],
+                activation: Activation::Identity,
+            })],
+        )
         .unwrap();
         System {
             name: "counter".into(),
             description: String::new(),
-            state: vec![StateVar { name: "x".into(), kind: VarKind::Int, domain: Domain { lo: Some(q(0)), hi: Some(q(4)) } }],
+            state: vec![StateVar {
+                name: "x".into(),
+                kind: VarKind::Int,
+                domain: Domain { lo: Some(q(0)), hi: Some(q(4)) },
+            }],
             nondet: vec![],
             actions: vec![ActionVar {
                 name: "a".into(),
