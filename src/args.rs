@@ -65,6 +65,10 @@ pub enum Command {
     /// trained from a seed, the system file with its bounded stability and liveness properties.
     #[command(subcommand)]
     Spread(SpreadCommand),
+    /// Generated planning benchmarks for `trestle cegar` (Blocksworld 4/5, the 8-puzzle,
+    /// Transport): argmax policies trained from a seed, system files with their verdicts.
+    #[command(subcommand)]
+    Planning(PlanningCommand),
 }
 
 impl Command {
@@ -81,7 +85,9 @@ impl Command {
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,
-            Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) | Command::Spread(_) => false,
+            Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) | Command::Spread(_) | Command::Planning(_) => {
+                false
+            }
         }
     }
 }
@@ -505,6 +511,22 @@ pub struct MazeGenerateArgs {
     /// No line per instance on stderr.
     #[arg(long)]
     pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PlanningCommand {
+    /// Train the 12 instances' policies (2 hidden layers of 16, 32, 64; imitation of a
+    /// BFS-optimal planner) and write OUT_DIR/networks/NAME.onnx and OUT_DIR/NAME.toml.
+    Generate(PlanningGenerateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PlanningGenerateArgs {
+    /// Where the system files and networks/ are written.
+    pub out_dir: PathBuf,
+    /// Seeds the start states and the training (same seed, same bytes).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Subcommand, Debug)]

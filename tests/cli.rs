@@ -816,3 +816,23 @@ fn cegar_exit_codes_json_and_bad_input() {
     expect_input_error(&trestle(&["cegar", safe, "--timeout=-1"]), &["--timeout"]);
     expect_input_error(&trestle(&["cegar", safe, "--method", "bmc", "--depth", "0"]), &["--depth"]);
 }
+
+/// `trestle planning generate` rebuilds the shipped planning instances byte for byte.
+#[test]
+fn planning_generate_rebuilds_the_shipped_instances() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let r = trestle(&["planning", "generate", out, "--seed", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("12 instances"), "{}", r.stdout);
+    for name in ["blocks4-h16", "transport-h64", "puzzle8-h32"] {
+        let shipped = repo().join("configs/systems");
+        for file in [format!("{name}.toml"), format!("networks/{name}.onnx")] {
+            assert_eq!(
+                std::fs::read(dir.path().join(&file)).unwrap(),
+                std::fs::read(shipped.join(&file)).unwrap(),
+                "{file} differs from the shipped one"
+            );
+        }
+    }
+}

@@ -10,6 +10,7 @@ mod eval;
 mod info;
 pub mod ltl;
 mod maze;
+mod planning;
 mod simulate;
 mod spread;
 mod suite;
@@ -41,6 +42,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Suite(c) => suite::run(c),
         Command::Maze(c) => maze::run(c),
         Command::Spread(c) => spread::run(c),
+        Command::Planning(c) => planning::run(c),
     }
 }
 
