@@ -41,8 +41,8 @@ PY
 }
 
 table() {
-  echo "| instance | explicit | ws | ce | no-heuristic | no-incremental | bmc |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| instance | explicit | ws | ce | no-heuristic | no-incremental | bmc | bmc, network in Z3 |"
+  echo "|---|---|---|---|---|---|---|---|"
   for task in blocks4 blocks5 transport puzzle8; do
     for w in 16 32 64; do
       f=configs/systems/$task-h$w.toml
@@ -52,7 +52,8 @@ table() {
       nh=$(cell "$f" --no-heuristic)
       ni=$(cell "$f" --no-incremental)
       bmc=$(cell "$f" --method bmc)
-      echo "| $task-h$w | ${ex%%,*} | $ws | $ce | $nh | $ni | $bmc |"
+      bmcz3=$(cell "$f" --method bmc --encoding z3)
+      echo "| $task-h$w | ${ex%%,*} | $ws | $ce | $nh | $ni | $bmc | $bmcz3 |"
     done
   done
 }

@@ -56,7 +56,7 @@ pub struct CegarArgs {
     /// Recompute every abstract transition in every iteration (no reuse of edges and witnesses).
     #[arg(long)]
     pub no_incremental: bool,
-    /// How CEGAR's abstract-transition queries treat the network.
+    /// How the queries of CEGAR and BMC treat the network.
     #[arg(long, value_enum, default_value_t = EncodingArg::Lazy)]
     pub encoding: EncodingArg,
     /// The deepest unrolling of --method bmc.
@@ -81,6 +81,10 @@ pub fn run(a: &CegarArgs) -> CliResult {
     if a.depth == 0 || a.depth > 100_000 {
         return Err(CliError::input("--depth must be between 1 and 100000"));
     }
+    let encoding = match a.encoding {
+        EncodingArg::Lazy => PolicyEncoding::Lazy,
+        EncodingArg::Z3 => PolicyEncoding::Z3,
+    };
     let (method, outcome) = match a.method {
         MethodArg::Cegar => {
             let opts = CegarOptions {
@@ -91,14 +95,11 @@ pub fn run(a: &CegarArgs) -> CliResult {
                 heuristic: !a.no_heuristic,
                 incremental: !a.no_incremental,
                 timeout,
-                encoding: match a.encoding {
-                    EncodingArg::Lazy => PolicyEncoding::Lazy,
-                    EncodingArg::Z3 => PolicyEncoding::Z3,
-                },
+                encoding,
             };
             ("cegar", check_cegar(&d, &opts))
         }
-        MethodArg::Bmc => ("bmc", check_bmc(&d, &BmcOptions { max_depth: a.depth, timeout })),
+        MethodArg::Bmc => ("bmc", check_bmc(&d, &BmcOptions { max_depth: a.depth, timeout, encoding })),
         MethodArg::Explicit => {
             ("explicit", check_explicit(&d, &ExplicitOptions { timeout, ..ExplicitOptions::default() }))
         }

@@ -4,11 +4,18 @@
 //! path are asserted pairwise distinct (a shortest counterexample is loop-free), which also makes
 //! BMC complete: when no loop-free run of k steps exists at all, every reachable state was
 //! already reached within k - 1 steps, so the system is safe.
+//!
+//! The policy is encoded as CEGAR's is: by default lazily (the unrolling without the network;
+//! each run Z3 proposes is checked step by step with the exact policy, and a step the policy
+//! would not take is excluded with a box around its state where its label never wins, for every
+//! step of the unrolling), or with the network in Z3 at every step (`PolicyEncoding::Z3`).
 
 use crate::model::Discrete;
-use crate::{CegarError, Outcome, Stats, Verdict, confirm_unsafe, deadline};
+use crate::policy::{PolicyTheory, TheoryStats};
+use crate::{CegarError, Outcome, PolicyEncoding, Stats, Verdict, confirm_unsafe, deadline, holds, policy_label};
 use std::time::{Duration, Instant};
 use trestle_core::{Trace, Unknown};
+use trestle_ir::Pred;
 use trestle_ir::{Rational, sim};
 use trestle_smt::{CheckerConfig, PathAnswer, PathQuery};
 
@@ -17,11 +24,68 @@ pub struct BmcOptions {
     /// The deepest unrolling tried (unknown beyond it).
     pub max_depth: usize,
     pub timeout: Option<Duration>,
+    pub encoding: PolicyEncoding,
 }
 
 impl Default for BmcOptions {
     fn default() -> Self {
-        BmcOptions { max_depth: 100, timeout: None }
+        BmcOptions { max_depth: 100, timeout: None, encoding: PolicyEncoding::Lazy }
+    }
+}
+
+/// The unrolled query with the policy consulted lazily: facts "from a state in this box no step
+/// goes through these branches" learned from refuted runs, asserted on every step.
+struct Lazy<'d> {
+    theory: PolicyTheory<'d>,
+    facts: Vec<(Vec<Pred>, Vec<usize>)>,
+    stats: TheoryStats,
+}
+
+impl Lazy<'_> {
+    fn assert_fact(q: &mut PathQuery<'_>, copies: &[usize], fact: &(Vec<Pred>, Vec<usize>)) -> Result<(), CegarError> {
+        for w in copies.windows(2) {
+            q.forbid_branches(w[0], w[1], &fact.0, &fact.1)?;
+        }
+        Ok(())
+    }
+
+    /// Solves the query; a run is returned only when the policy takes every step of it. Facts
+    /// learned are asserted in the current scope and kept in `facts` (a caller that pops the
+    /// scope asserts the new ones again).
+    fn solve(&mut self, d: &Discrete<'_>, q: &mut PathQuery<'_>, copies: &[usize]) -> Result<PathAnswer, CegarError> {
+        loop {
+            self.stats.smt_calls += 1;
+            let states = match q.check() {
+                PathAnswer::Sat(v) => v,
+                other => return Ok(other),
+            };
+            let mut consistent = true;
+            for w in copies.windows(2) {
+                let (s, t) = (&states[w[0]], &states[w[1]]);
+                let picked = policy_label(d, s)?;
+                // The branches that explain the step s -> t, by label.
+                let mut by_label: Vec<Vec<usize>> = vec![Vec::new(); d.labels.len()];
+                for op in &d.operators {
+                    if holds(&op.guard, s)? && d.apply(op, s) == *t {
+                        by_label[op.label].push(op.branch);
+                    }
+                }
+                if !by_label[picked].is_empty() {
+                    continue;
+                }
+                consistent = false;
+                self.stats.refuted_states += 1;
+                for (label, branches) in by_label.into_iter().enumerate().filter(|(_, b)| !b.is_empty()) {
+                    let b = self.theory.losing_box(s, label, &self.theory.domain, &mut self.stats)?;
+                    let fact = (b.preds(), branches);
+                    Self::assert_fact(q, copies, &fact)?;
+                    self.facts.push(fact);
+                }
+            }
+            if consistent {
+                return Ok(PathAnswer::Sat(states));
+            }
+        }
     }
 }
 
@@ -34,18 +98,38 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
     let s0 = q.add_state();
     q.assert_pred(s0, &d.start, true)?;
     let mut copies = vec![s0];
+    let mut lazy = match opts.encoding {
+        PolicyEncoding::Lazy => {
+            Some(Lazy { theory: PolicyTheory::new(d)?, facts: Vec::new(), stats: TheoryStats::default() })
+        }
+        PolicyEncoding::Z3 => None,
+    };
     let verdict = 'depths: {
         for k in 0..=opts.max_depth {
             if k > 0 {
                 let next = q.add_state();
-                q.assert_step(copies[k - 1], next)?;
+                match &lazy {
+                    None => q.assert_step(copies[k - 1], next)?,
+                    Some(l) => {
+                        q.assert_any_branch(copies[k - 1], next)?;
+                        for fact in &l.facts {
+                            Lazy::assert_fact(&mut q, &[copies[k - 1], next], fact)?;
+                        }
+                    }
+                }
                 for &c in &copies {
                     q.assert_distinct(c, next);
                 }
                 copies.push(next);
                 // Is there a loop-free run of k steps at all?
-                stats.smt_calls += 1;
-                match q.check() {
+                let answer = match &mut lazy {
+                    None => {
+                        stats.smt_calls += 1;
+                        q.check()
+                    }
+                    Some(l) => l.solve(d, &mut q, &copies)?,
+                };
+                match answer {
                     PathAnswer::Unsat => break 'depths Verdict::Safe,
                     PathAnswer::Unknown(u) => break 'depths Verdict::Unknown(u),
                     PathAnswer::Sat(_) => {}
@@ -54,9 +138,20 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
             stats.depth = k;
             q.push();
             q.assert_pred(copies[k], &d.unsafe_, true)?;
-            stats.smt_calls += 1;
-            let answer = q.check();
+            let mark = lazy.as_ref().map_or(0, |l| l.facts.len());
+            let answer = match &mut lazy {
+                None => {
+                    stats.smt_calls += 1;
+                    q.check()
+                }
+                Some(l) => l.solve(d, &mut q, &copies)?,
+            };
             q.pop();
+            if let Some(l) = &lazy {
+                for fact in &l.facts[mark..] {
+                    Lazy::assert_fact(&mut q, &copies, fact)?;
+                }
+            }
             match answer {
                 PathAnswer::Unsat => {}
                 PathAnswer::Unknown(u) => break 'depths Verdict::Unknown(u),
@@ -67,6 +162,11 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
     };
     if let Verdict::Unsafe(t) = &verdict {
         confirm_unsafe(d, t)?;
+    }
+    if let Some(l) = &lazy {
+        stats.smt_calls += l.stats.smt_calls;
+        stats.refuted_states = l.stats.refuted_states;
+        stats.bound_calls = l.stats.bound_calls;
     }
     if matches!(verdict, Verdict::Unknown(_)) && deadline.is_some_and(|t| Instant::now() >= t) {
         stats.seconds = start.elapsed().as_secs_f64();

@@ -113,7 +113,7 @@ impl IntBox {
     }
 
     /// The box as state predicates, all of which hold inside it.
-    fn preds(&self) -> Vec<Pred> {
+    pub fn preds(&self) -> Vec<Pred> {
         let var = |i: usize| Expr::Var(VarRef::State(i));
         let c = |x: i64| Expr::Const(Rational::from_integer(x.into()));
         (0..self.lo.len())
@@ -238,35 +238,47 @@ impl<'d> PolicyTheory<'d> {
                 return Ok(PathAnswer::Sat(v));
             }
             stats.refuted_states += 1;
-            let point: Vec<i64> = s
-                .iter()
-                .map(|q| q.to_integer().to_i64().ok_or_else(|| CegarError::Internal(format!("state value {q}"))))
-                .collect::<Result<_, _>>()?;
-            let mut b = hull.clone();
-            for (i, p) in point.iter().enumerate() {
-                // Z3's state lies in the hull unless the hull was not asserted: never widen it.
-                b.lo[i] = b.lo[i].min(*p);
-                b.hi[i] = b.hi[i].max(*p);
-            }
-            // The boxes halving towards s end in the point s, which the exact run rules out;
-            // sub-boxes of a box where l loses are boxes where it loses, so the largest box of
-            // the chain that the bounds rule out is found by bisection on the chain.
-            let mut chain = vec![b];
-            while !chain.last().expect("non-empty").is_point() {
-                let next = chain.last().expect("non-empty").half_towards(&point);
-                chain.push(next);
-            }
-            let (mut lo, mut hi) = (0, chain.len() - 1);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if self.rules_out(&chain[mid], l, stats) { hi = mid } else { lo = mid + 1 }
-            }
-            let b = chain.swap_remove(hi);
+            let b = self.losing_box(s, l, hull, stats)?;
             let preds = b.preds();
             q.block(x, &preds, &vec![true; preds.len()])?;
             self.known.borrow_mut()[l].push(b.clone());
             learned.push(b);
         }
+    }
+
+    /// A box around the state `s`, inside `hull` (widened to contain s if needed), on which the
+    /// label `l` never wins; the caller knows the policy does not pick `l` at `s`.
+    ///
+    /// The boxes halving towards s end in the point s, which the exact run rules out; sub-boxes
+    /// of a box where l loses are boxes where it loses, so the largest box of the chain that the
+    /// bounds rule out is found by bisection on the chain.
+    pub fn losing_box(
+        &self,
+        s: &[Rational],
+        l: usize,
+        hull: &IntBox,
+        stats: &mut TheoryStats,
+    ) -> Result<IntBox, CegarError> {
+        let point: Vec<i64> = s
+            .iter()
+            .map(|q| q.to_integer().to_i64().ok_or_else(|| CegarError::Internal(format!("state value {q}"))))
+            .collect::<Result<_, _>>()?;
+        let mut b = hull.clone();
+        for (i, p) in point.iter().enumerate() {
+            b.lo[i] = b.lo[i].min(*p);
+            b.hi[i] = b.hi[i].max(*p);
+        }
+        let mut chain = vec![b];
+        while !chain.last().expect("non-empty").is_point() {
+            let next = chain.last().expect("non-empty").half_towards(&point);
+            chain.push(next);
+        }
+        let (mut lo, mut hi) = (0, chain.len() - 1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.rules_out(&chain[mid], l, stats) { hi = mid } else { lo = mid + 1 }
+        }
+        Ok(chain.swap_remove(hi))
     }
 
     /// Asserts the exclusion of boxes learned earlier (after a `pop` removed them).

@@ -75,7 +75,11 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
         } else {
             unsafe_ += 1
         }
-        let mut runs = vec![("bmc", check_bmc(&d, &BmcOptions::default()).unwrap().verdict)];
+        let z3 = BmcOptions { encoding: PolicyEncoding::Z3, ..BmcOptions::default() };
+        let mut runs = vec![
+            ("bmc", check_bmc(&d, &BmcOptions::default()).unwrap().verdict),
+            ("bmc-z3", check_bmc(&d, &z3).unwrap().verdict),
+        ];
         for (name, opts) in [
             ("ws", CegarOptions::default()),
             ("ce", CegarOptions { refine: Refine::ConcretisationExclusion, ..CegarOptions::default() }),

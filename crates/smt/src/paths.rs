@@ -223,6 +223,31 @@ impl<'s> PathQuery<'s> {
         Ok(())
     }
 
+    /// Asserts that copy `to` is the successor of copy `from` under some branch (guard and
+    /// update), whatever the policy picks: the step a lazily consulted policy is added to.
+    pub fn assert_any_branch(&mut self, from: usize, to: usize) -> Result<(), CheckError> {
+        let options =
+            (0..self.sys.step.branches.len()).map(|b| self.branch_term(from, b, to)).collect::<Result<Vec<_>, _>>()?;
+        self.solver.assert(or(options));
+        Ok(())
+    }
+
+    /// Asserts that no step from a copy `from` satisfying every predicate of `region` to copy
+    /// `to` goes through one of `branches` (a fact learned about the policy: it never picks
+    /// their label there).
+    pub fn forbid_branches(
+        &mut self,
+        from: usize,
+        to: usize,
+        region: &[Pred],
+        branches: &[usize],
+    ) -> Result<(), CheckError> {
+        let inside = region.iter().map(|p| self.pred_term(from, p)).collect::<Result<Vec<_>, _>>()?;
+        let taken = branches.iter().map(|&b| self.branch_term(from, b, to)).collect::<Result<Vec<_>, _>>()?;
+        self.solver.assert(and(vec![and(inside), or(taken)]).not());
+        Ok(())
+    }
+
     /// Encodes the controllers on copy `at` once; returns their actions.
     fn actions_of(&mut self, at: usize) -> Result<Vec<Real>, CheckError> {
         if let Some((a, _)) = &self.actions[at] {
