@@ -168,15 +168,10 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
         stats.refuted_states = l.stats.refuted_states;
         stats.bound_calls = l.stats.bound_calls;
     }
-    if matches!(verdict, Verdict::Unknown(_)) && deadline.is_some_and(|t| Instant::now() >= t) {
-        stats.seconds = start.elapsed().as_secs_f64();
-        return Ok(Outcome {
-            verdict: Verdict::Unknown(Unknown::Timeout),
-            predicates: Vec::new(),
-            invariant: None,
-            stats,
-        });
-    }
+    let verdict = match verdict {
+        Verdict::Unknown(_) if deadline.is_some_and(|t| Instant::now() >= t) => Verdict::Unknown(Unknown::Timeout),
+        v => v,
+    };
     stats.seconds = start.elapsed().as_secs_f64();
     Ok(Outcome { verdict, predicates: Vec::new(), invariant: None, stats })
 }

@@ -235,7 +235,7 @@ pub fn recheck(
             if !hull.narrow(&literals(&op.enabled, d.sys.state.len()).unwrap_or_default()) {
                 continue;
             }
-            if theory.excluded(&hull, label, &mut stats) {
+            if theory.rules_out(&hull, label, &mut stats) {
                 continue;
             }
             q.push();
@@ -354,7 +354,7 @@ impl<'s> Run<'_, 's> {
         }
         let p = a.to_pred();
         let forced = if self.opts.heuristic {
-            let mut q = PathQuery::new(self.d.sys, self.cfg.clone());
+            let mut q = self.query();
             let s = q.add_state();
             q.assert_pred(s, &self.d.unsafe_, true)?;
             let mut sat = [false; 2];
@@ -387,7 +387,7 @@ impl<'s> Run<'_, 's> {
     fn starts(&mut self) -> Result<Result<Vec<AbsState>, Unknown>, CegarError> {
         let d = self.d;
         let preds = self.preds.clone();
-        let mut q = PathQuery::new(d.sys, self.cfg.clone());
+        let mut q = self.query();
         let s = q.add_state();
         q.assert_pred(s, &d.start, true)?;
         let mut out = Vec::new();
@@ -476,7 +476,7 @@ impl<'s> Run<'_, 's> {
         let old: Option<(usize, Vec<Edge>)> =
             self.generations.iter().rev().find_map(|g| g.succ.get(&s[..g.m]).map(|e| (g.m, e.clone())));
         let preds = self.preds.clone();
-        let mut q = PathQuery::new(d.sys, self.cfg.clone());
+        let mut q = self.query();
         let (x, y) = (q.add_state(), q.add_state());
         for (p, &v) in preds.iter().zip(s) {
             q.assert_pred(x, p, v)?;
@@ -554,7 +554,7 @@ impl<'s> Run<'_, 's> {
                     continue;
                 };
                 if self.opts.encoding == PolicyEncoding::Lazy
-                    && self.theory.excluded(&op_hull, label, &mut self.theory_stats)
+                    && self.theory.rules_out(&op_hull, label, &mut self.theory_stats)
                 {
                     out.extend(known[k].iter().cloned());
                     continue;
@@ -593,7 +593,7 @@ impl<'s> Run<'_, 's> {
         let d = self.d;
         let ops: Vec<&Operator> = path.edges.iter().map(|e| &d.operators[e.op]).collect();
         let n = ops.len();
-        let mut q = PathQuery::new(d.sys, self.cfg.clone());
+        let mut q = self.query();
         let mut copies = vec![q.add_state()];
         for (p, &v) in self.preds.iter().zip(&path.states[0]) {
             q.assert_pred(copies[0], p, v)?;

@@ -44,6 +44,8 @@ pub struct Discrete<'s> {
     pub labels: Vec<String>,
     /// The argmax action (index into `System::actions`).
     pub action: usize,
+    /// The policy's network (index into `System::networks`).
+    pub network: usize,
     pub operators: Vec<Operator>,
     pub start: Pred,
     pub unsafe_: Pred,
@@ -140,6 +142,7 @@ impl<'s> Discrete<'s> {
             sys,
             labels: labels.clone(),
             action: *action,
+            network: *net,
             operators,
             start: sys.init.clone(),
             unsafe_: Pred::Not(Box::new(safe.clone())),

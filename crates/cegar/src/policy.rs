@@ -20,7 +20,6 @@ use trestle_bounds::{InputBox, Method, bound};
 use trestle_bridge::argmax::may_win;
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::pred::{CmpOp, Pred};
-use trestle_ir::system::{ControllerOutput, Policy};
 use trestle_ir::{Env, Interval, Network, Rational};
 use trestle_smt::{PathAnswer, PathQuery};
 
@@ -148,10 +147,6 @@ pub struct TheoryStats {
 
 impl<'d> PolicyTheory<'d> {
     pub fn new(d: &'d Discrete<'d>) -> Result<PolicyTheory<'d>, CegarError> {
-        let c = &d.sys.controllers[0];
-        let (Policy::Network(n), ControllerOutput::Argmax(_)) = (&c.policy, &c.output) else {
-            return Err(CegarError::Unsupported("the policy is not the argmax of one network".into()));
-        };
         let bound_of = |q: &Option<Rational>, name: &str| {
             q.as_ref()
                 .and_then(|q| q.to_integer().to_i64())
@@ -173,8 +168,9 @@ impl<'d> PolicyTheory<'d> {
         }
         Ok(PolicyTheory {
             d,
-            net: &d.sys.networks[*n].network,
-            inputs: &c.inputs,
+            net: &d.sys.networks[d.network].network,
+            // A validated discrete system has one controller, the policy.
+            inputs: &d.sys.controllers[0].inputs,
             domain: IntBox { lo, hi },
             method: Method::Crown,
             known: RefCell::new(vec![Vec::new(); d.labels.len()]),
@@ -193,20 +189,15 @@ impl<'d> PolicyTheory<'d> {
         Some(InputBox::new(input.iter().map(|i| i.lo).collect(), input.iter().map(|i| i.hi).collect()))
     }
 
-    /// Whether the label `l` cannot be the policy's choice anywhere in the box.
-    fn rules_out(&self, b: &IntBox, l: usize, stats: &mut TheoryStats) -> bool {
+    /// Whether CROWN's bounds rule the label `l` out everywhere in the box (on a query's hull: no
+    /// state of the query has the label, and it need not be asked).
+    pub fn rules_out(&self, b: &IntBox, l: usize, stats: &mut TheoryStats) -> bool {
         stats.bound_calls += 1;
         let Some(input) = self.input_box(b) else { return false };
         match bound(self.net, &input, &self.method) {
             Ok(out) => may_win(self.net, &input, &out, &self.method, l).is_ok_and(|w| !w),
             Err(_) => false,
         }
-    }
-
-    /// Whether CROWN's bounds rule `l` out on the whole hull of a query (then no state of it
-    /// has the label, and the query need not be asked).
-    pub fn excluded(&self, hull: &IntBox, l: usize, stats: &mut TheoryStats) -> bool {
-        self.rules_out(hull, l, stats)
     }
 
     /// Solves `q` (the query's linear part, copy `x` constrained to lie in `hull`) together with

@@ -44,8 +44,8 @@ pub struct PathQuery<'s> {
     /// depth of that encoding (a `pop` below it forgets it).
     actions: Vec<Option<(Vec<Real>, usize)>>,
     depth: usize,
-    /// Per copy, a box known to contain it (the domains, narrowed by [`PathQuery::narrow`]):
-    /// where the network's ReLU phases are computed.
+    /// Per copy, the box of its domains (outward-rounded): where the network's ReLU phases are
+    /// computed.
     boxes: Vec<Vec<Interval>>,
 }
 
@@ -97,20 +97,6 @@ impl<'s> PathQuery<'s> {
             .collect();
         self.boxes.push(boxes);
         k
-    }
-
-    /// Tells the query that copy `at` lies in `[lo_i, hi_i]` for variable `i` (the caller has
-    /// asserted, or will assert, constraints that imply it): the network encoded on the copy
-    /// afterwards fixes the ReLUs whose sign that box decides (outward-rounded interval
-    /// arithmetic), which is sound on every state the query can take. Call it before encoding.
-    pub fn narrow(&mut self, at: usize, var: usize, lo: Option<&Rational>, hi: Option<&Rational>) {
-        let b = &mut self.boxes[at][var];
-        if let Some(l) = lo {
-            b.lo = b.lo.max(Interval::of_rational(l).lo);
-        }
-        if let Some(h) = hi {
-            b.hi = b.hi.min(Interval::of_rational(h).hi);
-        }
     }
 
     /// The ReLU phases of `net` over the inputs' enclosures.
