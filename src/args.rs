@@ -61,6 +61,10 @@ pub enum Command {
     /// Generated 2-D maze suites: trained controllers, systems, independently established verdicts.
     #[command(subcommand)]
     Maze(MazeCommand),
+    /// Generated n-dimensional arena suites (xi' = xi + dt*ai): more state dimensions, trained
+    /// go-to-goal controllers, box candidates, independently established verdicts.
+    #[command(subcommand)]
+    Arena(ArenaCommand),
     /// Generated Simple-Spread multi-agent benchmarks for `trestle ltl`: recurrent policies
     /// trained from a seed, the system file with its bounded stability and liveness properties.
     #[command(subcommand)]
@@ -85,9 +89,12 @@ impl Command {
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,
-            Command::Campaign(_) | Command::Suite(_) | Command::Maze(_) | Command::Spread(_) | Command::Planning(_) => {
-                false
-            }
+            Command::Campaign(_)
+            | Command::Suite(_)
+            | Command::Maze(_)
+            | Command::Arena(_)
+            | Command::Spread(_)
+            | Command::Planning(_) => false,
         }
     }
 }
@@ -502,6 +509,29 @@ pub enum MazeCommand {
 #[derive(Args, Debug)]
 pub struct MazeGenerateArgs {
     /// The spec (TOML): arena, regions, candidate, goal, families of shapes and defects.
+    pub spec: PathBuf,
+    /// Where models/ and systems/ are written.
+    pub out_dir: PathBuf,
+    /// The suite file to write (default OUT_DIR/suite.toml); its paths are relative to it.
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+    /// No line per instance on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ArenaCommand {
+    /// Train the controllers of a spec (dimensions x shapes x defects), write their systems and
+    /// the suite file, with expected verdicts established independently (a replayed grid
+    /// counterexample or a certified proof).
+    Generate(ArenaGenerateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ArenaGenerateArgs {
+    /// The spec (TOML): goal, Init / candidate / Safe intervals, families of dimensions, shapes
+    /// and defects.
     pub spec: PathBuf,
     /// Where models/ and systems/ are written.
     pub out_dir: PathBuf,

@@ -836,3 +836,24 @@ fn planning_generate_rebuilds_the_shipped_instances() {
         }
     }
 }
+
+/// `trestle arena generate`: a small n-dimensional suite with its verdicts; a bad spec is an
+/// input error.
+#[test]
+fn arena_generate_writes_a_judged_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.toml");
+    let text = "[arena]\nname = \"cli\"\nseed = 3\ndt = 0.1\ngoal = 0.5\ninit = [0.45, 0.55]\n\
+                candidate = [0.2, 0.8]\nsafe = [0.15, 0.85]\nsamples = 512\nepochs = 20\n\n\
+                [[family]]\ndims = [3]\ndynamics = \"det\"\nshapes = [\"1x16\"]\ndefects = [\"none\", \"drift\"]\n";
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("out");
+    let r = trestle(&["arena", "generate", spec.to_str().unwrap(), out.to_str().unwrap(), "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("2 instances (1 safe, 1 not-inductive, 0 not judged)"), "{}", r.stdout);
+    for file in ["suite.toml", "models/det-3d-1x16-none.onnx", "systems/det-3d-1x16-drift.toml"] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+    std::fs::write(&spec, text.replace("goal = 0.5", "goal = 0.9")).unwrap();
+    expect_input_error(&trestle(&["arena", "generate", spec.to_str().unwrap(), out.to_str().unwrap()]), &["goal"]);
+}

@@ -1,5 +1,6 @@
 //! One module per command. Each returns an [`Outcome`](crate::Outcome) or a [`CliError`](crate::CliError).
 
+mod arena;
 mod bounds;
 mod campaign;
 pub mod cegar;
@@ -41,6 +42,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Campaign(c) => campaign::run(c),
         Command::Suite(c) => suite::run(c),
         Command::Maze(c) => maze::run(c),
+        Command::Arena(c) => arena::run(c),
         Command::Spread(c) => spread::run(c),
         Command::Planning(c) => planning::run(c),
     }
