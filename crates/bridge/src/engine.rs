@@ -19,6 +19,7 @@ use crate::witness;
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
+use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
 use trestle_ir::{Env, FBox, Pred, System};
 use trestle_smt::{
@@ -224,9 +225,16 @@ struct Ctx<'s> {
     deadline: Option<Instant>,
     /// The successor boxes of a box under psi (for near misses).
     images: SuccessorBounds<'s>,
-    /// The fast path every worker forks (its forms and the pinned invariant computed once per
-    /// run), when enabled.
-    fast: Option<FastPath<'s>>,
+    /// The run's fast path with the invariant pinned (its forms and the invariant's indexed boxes
+    /// computed once per run): every worker forks it when the fast path is enabled, and every
+    /// worker's Z3 backend cuts the invariant with it to the boxes a query can reach.
+    pinned: FastPath<'s>,
+    fast_path: bool,
+    /// The Z3 backend every worker forks (the system validated once per run), narrowed by
+    /// `pinned`.
+    z3: Z3Backend<'s>,
+    /// The cover's boxes indexed (for near misses).
+    cover_index: BoxIndex,
 }
 
 struct Checkers<'s> {
@@ -249,13 +257,10 @@ impl<'s> Ctx<'s> {
         // Each checker numbers its dumps from 1: the prefix keeps every checker's files apart.
         let id = self.checkers_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cc = checker_config(self.cfg, format!("w{worker}-c{id}-")).with_deadline(self.deadline);
-        let fast = self.fast.as_ref().map(|f| f.fork(cc.clone()));
+        let fast = self.fast_path.then(|| self.pinned.fork(cc.clone()));
         let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-")).with_deadline(self.deadline);
         exact.rlimit = self.cfg.exact_rlimit;
-        Ok(Checkers {
-            env: Checker::from_parts(fast, Z3Backend::new(self.sys, cc)?),
-            exact: Z3Backend::new(self.sys, exact)?,
-        })
+        Ok(Checkers { env: Checker::from_parts(fast, self.z3.fork(cc)), exact: self.z3.fork(exact) })
     }
 
     /// One environment check: the fast path first, Z3 for what it leaves open.
@@ -327,7 +332,7 @@ impl<'s> Ctx<'s> {
         let widths = p.widths();
         let small = widths.iter().zip(&self.extent).all(|(w, e)| *w <= self.cfg.min_width * e.max(f64::MIN_POSITIVE));
         if self.exact_due(item, small, &post)? {
-            self.exact_leaf(ch, p, &mut w)?;
+            self.exact_leaf(ch, p, &post, &mut w)?;
             if !matches!(w.result, BoxResult::Undecided) {
                 return Ok(w);
             }
@@ -349,10 +354,16 @@ impl<'s> Ctx<'s> {
     }
 
     /// Decides `p` exactly: a proof, a replayed counterexample, or `exact_undecided`.
-    fn exact_leaf(&self, ch: &mut Checkers<'s>, p: &FBox, w: &mut BoxWork) -> Result<(), BridgeError> {
+    fn exact_leaf(
+        &self,
+        ch: &mut Checkers<'s>,
+        p: &FBox,
+        post: &Postcondition,
+        w: &mut BoxWork,
+    ) -> Result<(), BridgeError> {
         let t = Instant::now();
         w.exact_query = true;
-        let decision = exact::decide(self.sys, &mut ch.exact, &self.post, self.inv, p)?;
+        let decision = exact::decide(self.sys, &mut ch.exact, &self.post, self.inv, p, Some(post))?;
         w.exact_time = t.elapsed();
         match decision {
             ExactDecision::Proven => w.result = BoxResult::ProvenExactly,
@@ -373,7 +384,23 @@ impl<'s> Ctx<'s> {
                 .fold(f64::NEG_INFINITY, f64::max)
         };
         let images = self.images.images(p, post)?;
-        Ok(images.iter().all(|(_, img)| self.cover.iter().any(|b| overshoot(img, b) <= NEAR_MISS)))
+        Ok(images.iter().all(|(_, img)| {
+            if img.lo.iter().chain(&img.hi).any(|x| x.is_nan()) {
+                return self.cover.iter().any(|b| overshoot(img, b) <= NEAR_MISS);
+            }
+            // A box within NEAR_MISS of containing img touches img widened by a few times that
+            // (and by a few ulps of its ends, so the widening is never lost to rounding): only
+            // the cover's boxes touching the widened box can pass, the others fail the test.
+            let m = |i: usize| {
+                4.0 * NEAR_MISS * self.extent[i].max(f64::MIN_POSITIVE)
+                    + 4.0 * f64::EPSILON * (img.lo[i].abs() + img.hi[i].abs())
+            };
+            let wide = FBox::new(
+                (0..img.dims()).map(|i| img.lo[i] - m(i)).collect(),
+                (0..img.dims()).map(|i| img.hi[i] + m(i)).collect(),
+            );
+            self.cover_index.touching(&wide).into_iter().any(|k| overshoot(img, &self.cover[k]) <= NEAR_MISS)
+        }))
     }
 
     /// Children of `p` under the configured strategy.
@@ -462,6 +489,8 @@ pub fn check_inductive(
     );
     let extent = hull.widths();
     let total_volume: f64 = cover.iter().map(|b| b.widths().iter().product::<f64>()).sum();
+    let mut pinned = FastPath::new(sys, CheckerConfig::default())?;
+    pinned.pin(inv)?;
     let ctx = Ctx {
         sys,
         inv,
@@ -474,13 +503,10 @@ pub fn check_inductive(
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
         deadline: cfg.timeout.map(|t| start + t),
-        fast: if cfg.fast_path {
-            let mut fast = FastPath::new(sys, CheckerConfig::default())?;
-            fast.pin(inv)?;
-            Some(fast)
-        } else {
-            None
-        },
+        z3: Z3Backend::new(sys, CheckerConfig::default())?.narrowed_by(&pinned),
+        pinned,
+        fast_path: cfg.fast_path,
+        cover_index: BoxIndex::new(cover.to_vec()),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))

@@ -21,7 +21,9 @@ use crate::post::PostEngine;
 use crate::witness;
 use trestle_ir::system::Policy;
 use trestle_ir::{FBox, Pred, System};
-use trestle_smt::{Answer, CheckError, InductiveQuery, InductivenessChecker, NetworkPhases, Witness, Z3Backend};
+use trestle_smt::{
+    Answer, CheckError, InductiveQuery, InductivenessChecker, NetworkPhases, Postcondition, Witness, Z3Backend,
+};
 
 /// What the exact query said about one box.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,15 +60,20 @@ pub fn phases(sys: &System, engine: &PostEngine<'_>, p: &FBox) -> Vec<Vec<Option
         .collect()
 }
 
-/// Decides `(p /\ inv /\ a = f(s) /\ Next) => inv'` exactly with `z3`.
+/// Decides `(p /\ inv /\ a = f(s) /\ Next) => inv'` exactly with `z3`. `post`, when given, is
+/// the engine's postcondition on `p` (sound bounds of the controllers there): it only lets a
+/// narrowing backend ([`Z3Backend::narrowed_by`]) cut a union `inv'` to the boxes the successors
+/// can reach.
 pub fn decide(
     sys: &System,
     z3: &mut Z3Backend<'_>,
     engine: &PostEngine<'_>,
     inv: &Pred,
     p: &FBox,
+    post: Option<&Postcondition>,
 ) -> Result<ExactDecision, BridgeError> {
-    let q = InductiveQuery::on_box(inv, p).with_phases(phases(sys, engine, p));
+    let mut q = InductiveQuery::on_box(inv, p).with_phases(phases(sys, engine, p));
+    q.post = post;
     let answer = match z3.check_inductive_on(&q) {
         // What the exact encoding cannot express leaves the box to the rest of the engine.
         Err(CheckError::Unsupported(why)) => return Ok(ExactDecision::Undecided(why)),

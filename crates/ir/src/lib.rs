@@ -9,6 +9,7 @@
 //! Architecture invariant: this crate depends on no solver and no file format.
 
 pub mod arith;
+pub mod boxindex;
 mod exact_affine;
 pub mod expr;
 pub mod formula;

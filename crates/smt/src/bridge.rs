@@ -36,13 +36,18 @@ fn affine_term(m: &Matrix, off: &[f64], j: usize, state: &[Real]) -> Real {
     Real::add(&terms)
 }
 
+/// `encoded` is the query Z3 sees: `q` itself, or `q` with its predicates cut to the same sets on
+/// the states it constrains ([`crate::Z3Backend::narrowed_by`]); a model is replayed against `q`.
 pub(crate) fn check_bridge(
     sys: &System,
     q: &BridgeQuery<'_>,
+    encoded: &BridgeQuery<'_>,
     cfg: &CheckerConfig,
     dumper: Option<&mut Dumper>,
 ) -> Result<Answer, CheckError> {
     let vars = Vars::declare(sys, true);
+    let replayed = q;
+    let q = encoded;
     let mut preds = vec![q.target.pred()];
     preds.extend(q.extra);
     let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &preds));
@@ -68,7 +73,9 @@ pub(crate) fn check_bridge(
     Ok(match check(&solver, cfg, dumper, &comment)? {
         Outcome::Unsat => Answer::Valid,
         Outcome::Unknown(r) => Answer::Unknown(r),
-        Outcome::Sat(model) => transition_witness(sys, &solver, cfg, model, &vars, &step, |w| replay_bridge(sys, q, w)),
+        Outcome::Sat(model) => {
+            transition_witness(sys, &solver, cfg, model, &vars, &step, |w| replay_bridge(sys, replayed, w))
+        }
     })
 }
 

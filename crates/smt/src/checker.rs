@@ -10,7 +10,7 @@ use crate::dump::Dumper;
 use crate::error::CheckError;
 use crate::fastpath::{Forms, PinnedUnion, boxes_imply, union_boxes_of};
 use crate::inductive::InductiveQuery;
-use crate::query::{BridgeQuery, state_only, validate_system};
+use crate::query::{BridgeQuery, Target, state_only, validate_system};
 use crate::stats::Stats;
 use crate::{bridge, implication, monolithic, sample};
 use std::sync::Arc;
@@ -64,13 +64,52 @@ pub struct Z3Backend<'s> {
     sys: &'s System,
     cfg: CheckerConfig,
     dumper: Option<Dumper>,
+    narrowing: Option<Narrowing<'s>>,
+}
+
+/// A fast path's forms and pinned unions, with which a Z3 backend cuts a pinned union to the
+/// boxes a bridge query can reach ([`Z3Backend::narrowed_by`]).
+struct Narrowing<'s> {
+    forms: Arc<Forms>,
+    pinned: Vec<PinnedUnion<'s>>,
+}
+
+impl std::fmt::Debug for Narrowing<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Narrowing").field("pinned", &self.pinned.len()).finish()
+    }
 }
 
 impl<'s> Z3Backend<'s> {
     pub fn new(sys: &'s System, cfg: CheckerConfig) -> Result<Z3Backend<'s>, CheckError> {
         validate_system(sys)?;
         let dumper = cfg.dump_dir.as_deref().map(|d| Dumper::new(d, cfg.dump_prefix.as_deref()));
-        Ok(Z3Backend { sys, cfg, dumper })
+        Ok(Z3Backend { sys, cfg, dumper, narrowing: None })
+    }
+
+    /// Another backend on the same system, validated once (by the backend forked: a system whose
+    /// predicates hold thousands of boxes is walked once per run, not once per worker), with its
+    /// own configuration (dumps, limits, statistics) and this one's narrowing.
+    pub fn fork(&self, cfg: CheckerConfig) -> Z3Backend<'s> {
+        let dumper = cfg.dump_dir.as_deref().map(|d| Dumper::new(d, cfg.dump_prefix.as_deref()));
+        let narrowing = self.narrowing.as_ref().map(|n| Narrowing { forms: n.forms.clone(), pinned: n.pinned.clone() });
+        Z3Backend { sys: self.sys, cfg, dumper, narrowing }
+    }
+
+    /// This backend, cutting the unions `fast` pinned down to the boxes each query can reach
+    /// before Z3 sees them (a union of n boxes otherwise puts all n into every query, and Z3's
+    /// time grows with them): on the state, to the boxes whose outward enclosure touches `p`
+    /// (the others are disjoint from `p`: the same set, exactly); on the successor, to the boxes
+    /// that may meet the fast path's outward enclosure of the successors (bridge queries, and
+    /// exact leaf queries that carry a postcondition). A cut target is a subset of the union, so
+    /// a proof that every successor stays in it is a proof for the union whatever the
+    /// enclosures; "no successor is in it" rests on the enclosures, as the fast path's `Leaves`
+    /// does. Witnesses are replayed against the query's own predicates.
+    pub fn narrowed_by(mut self, fast: &FastPath<'s>) -> Z3Backend<'s> {
+        if std::ptr::eq(fast.sys, self.sys) {
+            self.narrowing = Some(Narrowing { forms: fast.forms.clone(), pinned: fast.pinned.clone() });
+        }
+        self
     }
 
     pub fn config(&self) -> &CheckerConfig {
@@ -82,8 +121,22 @@ impl<'s> Z3Backend<'s> {
     }
 
     fn bridge_unchecked(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
+        let (extra, target) = match &self.narrowing {
+            Some(n) => n.forms.narrow(self.sys, q, &n.pinned),
+            None => (None, None),
+        };
+        let mut narrowed = *q;
+        if let Some(e) = &extra {
+            narrowed.extra = Some(e);
+        }
+        if let Some(t) = &target {
+            narrowed.target = match q.target {
+                Target::StaysIn(_) => Target::StaysIn(t),
+                Target::Leaves(_) => Target::Leaves(t),
+            };
+        }
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
-        crate::solve::isolated(move || bridge::check_bridge(sys, q, cfg, dumper))
+        crate::solve::isolated(move || bridge::check_bridge(sys, q, &narrowed, cfg, dumper))
     }
 
     fn implication_unchecked(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {
@@ -106,7 +159,10 @@ impl EnvChecker for Z3Backend<'_> {
     }
 
     fn check_bridge(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
-        q.validate(self.sys)?;
+        // Predicates pinned by the fast path this backend is narrowed by were validated once.
+        let pinned =
+            |p: &Pred| self.narrowing.as_ref().is_some_and(|n| n.pinned.iter().any(|(q, _)| std::ptr::eq(*q, p)));
+        q.validate_trusting(self.sys, pinned)?;
         let stats = self.cfg.stats.clone();
         timed(&stats, || Ok((self.bridge_unchecked(q)?, false)))
     }
@@ -122,8 +178,20 @@ impl InductivenessChecker for Z3Backend<'_> {
     fn check_inductive_on(&mut self, q: &InductiveQuery<'_>) -> Result<Answer, CheckError> {
         q.validate(self.sys)?;
         let stats = self.cfg.stats.clone();
+        // A pinned invariant cut to the boxes that may meet the region (premise) and, given a
+        // postcondition, to those the successors may reach (conclusion); see `narrowed_by`.
+        let (premise, conclusion) = match (&self.narrowing, q.region) {
+            (Some(n), Some(region)) => (
+                n.forms.narrow_on(region, q.inv, &n.pinned),
+                q.post.and_then(|post| n.forms.narrow_after(self.sys, region, post, q.inv, &n.pinned)),
+            ),
+            _ => (None, None),
+        };
+        let cut = (premise.as_ref().unwrap_or(q.inv), conclusion.as_ref().unwrap_or(q.inv));
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
-        timed(&stats, || Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, q, cfg, dumper))?, false)))
+        timed(&stats, || {
+            Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, q, cut, cfg, dumper))?, false))
+        })
     }
 }
 

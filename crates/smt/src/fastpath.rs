@@ -22,13 +22,17 @@
 //! ranges as above): `StaysIn` when that box is covered by the union of the target's boxes
 //! (exact rational box subtraction, [`RBox::uncovered`], over the boxes it touches), `Leaves` when
 //! it touches none of them rounded outward (a superset of each). The target's boxes are computed
-//! once per predicate and cached (the engine asks hundreds of queries against one invariant).
+//! once per predicate and cached (the engine asks hundreds of queries against one invariant), and
+//! indexed ([`BoxUnion`]: the boxes an image touches are found without a scan of all of them).
+//! The same enclosures cut a pinned union down to the boxes a query can reach before Z3 sees it
+//! ([`Forms::narrow`]).
 
 use crate::affine::MultiAffine;
 use crate::query::{BridgeQuery, Postcondition, Target};
 use std::sync::{Arc, Mutex};
+use trestle_ir::boxindex::BoxUnion;
 use trestle_ir::expr::{Env, Expr, LinearExpr, VarRef};
-use trestle_ir::pred::{CmpOp, FBox, OuterBox, Pred, RBox};
+use trestle_ir::pred::{CmpOp, FBox, Pred, RBox};
 use trestle_ir::system::{ActionKind, Branch, System, VarKind};
 use trestle_ir::{Interval, Rational};
 
@@ -198,13 +202,9 @@ fn form_range(g: &IForm, post: &Postcondition, b: &Boxes) -> (f64, f64) {
 
 use num_traits::{Signed, Zero};
 
-/// A union target's boxes: exact, and rounded outward (to find the boxes an image touches, and
-/// to prove `Leaves`).
-pub(crate) struct UnionBoxes {
-    exact: Vec<RBox>,
-    /// The exact boxes rounded outward: a box of states that touches none of them is outside.
-    outer: Vec<OuterBox>,
-}
+/// A union target's boxes: exact, indexed by their outward enclosures (to find the boxes an
+/// image touches, and to prove `Leaves`).
+pub(crate) type UnionBoxes = BoxUnion;
 
 /// The last union target seen and its boxes (`None` when it is not a union of boxes).
 type UnionCache = Mutex<Option<(Arc<Pred>, Arc<Option<UnionBoxes>>)>>;
@@ -214,11 +214,12 @@ pub(crate) type PinnedUnion<'s> = (&'s Pred, Arc<Option<UnionBoxes>>);
 
 /// The boxes of `target` when it is a union of at most [`MAX_UNION`] boxes.
 pub(crate) fn union_boxes_of(n: usize, target: &Pred) -> Arc<Option<UnionBoxes>> {
-    Arc::new(
-        target
-            .to_box_union(n, MAX_UNION)
-            .map(|bs| UnionBoxes { outer: bs.iter().map(RBox::outer_fbox).collect(), exact: bs }),
-    )
+    Arc::new(target.to_box_union(n, MAX_UNION).map(BoxUnion::new))
+}
+
+/// The union boxes of `p` when it is one of the `pinned` predicates (by address) and a union.
+fn pinned_union<'a>(pinned: &'a [PinnedUnion<'_>], p: &Pred) -> Option<&'a BoxUnion> {
+    pinned.iter().find(|(q, _)| std::ptr::eq(*q, p)).and_then(|(_, u)| u.as_ref().as_ref())
 }
 
 /// The fast path's view of a system: the multi-affine form of every update, per branch.
@@ -317,12 +318,52 @@ impl Forms {
     fn prove_union(&self, sys: &System, q: &BridgeQuery<'_>, pinned: &[PinnedUnion<'_>]) -> bool {
         let union = self.union_boxes(sys.state.len(), q.target.pred(), pinned);
         let Some(union) = union.as_ref() else { return false };
-        self.images(sys, q.region, q.post).iter().all(|(_, img)| {
-            let mut near = (0..union.outer.len()).filter(|&k| union.outer[k].touches(img)).peekable();
-            match q.target {
-                Target::StaysIn(_) => RBox::of_fbox(img).is_covered_by(near.map(|k| &union.exact[k])),
-                Target::Leaves(_) => near.peek().is_none(),
-            }
+        self.images(sys, q.region, q.post).iter().all(|(_, img)| match q.target {
+            Target::StaysIn(_) => union.covers_fbox(img),
+            Target::Leaves(_) => !union.may_meet(img),
+        })
+    }
+
+    /// The query's pinned union predicates cut to the boxes that matter, for a solver: the extra
+    /// predicate (`p /\ Inv`) to the boxes that may meet `p` ([`Forms::narrow_on`]), the target
+    /// to the boxes that may meet a successor box of some branch ([`Forms::narrow_after`]).
+    /// `None` for a predicate that is not pinned or not a union.
+    pub(crate) fn narrow(
+        &self,
+        sys: &System,
+        q: &BridgeQuery<'_>,
+        pinned: &[PinnedUnion<'_>],
+    ) -> (Option<Pred>, Option<Pred>) {
+        let extra = q.extra.and_then(|e| self.narrow_on(q.region, e, pinned));
+        (extra, self.narrow_after(sys, q.region, q.post, q.target.pred(), pinned))
+    }
+
+    /// `p` (a pinned union) cut to its boxes that may meet `region`: the same set on `region`
+    /// (a box left out has an outward enclosure disjoint from `region`, so it is disjoint from
+    /// it). Exact whatever else the query says.
+    pub(crate) fn narrow_on(&self, region: &FBox, p: &Pred, pinned: &[PinnedUnion<'_>]) -> Option<Pred> {
+        pinned_union(pinned, p).map(|u| u.pred_of(&u.near(region)))
+    }
+
+    /// `p` (a pinned union) cut to its boxes that may meet the successor box of some branch from
+    /// `{s in region, a in post(s)}` (the fast path's enclosures): the same set on every
+    /// successor. A cut target is a subset of the whole, so "every successor stays in it" proven
+    /// with the cut is proven for the whole, enclosures or not; "no successor is in it" rests on
+    /// the enclosures as the fast path's `Leaves` does (and the engine only searches such a box
+    /// for a counterexample, which is replayed exactly).
+    pub(crate) fn narrow_after(
+        &self,
+        sys: &System,
+        region: &FBox,
+        post: &Postcondition,
+        p: &Pred,
+        pinned: &[PinnedUnion<'_>],
+    ) -> Option<Pred> {
+        pinned_union(pinned, p).map(|u| {
+            let mut ks: Vec<usize> = self.images(sys, region, post).iter().flat_map(|(_, img)| u.near(img)).collect();
+            ks.sort_unstable();
+            ks.dedup();
+            u.pred_of(&ks)
         })
     }
 
@@ -499,11 +540,8 @@ pub(crate) fn boxes_imply(n: usize, premise: &Pred, conclusion: &Pred) -> bool {
     if let [c] = cs.as_slice() {
         return ps.iter().all(|p| box_in(p, c));
     }
-    let outer: Vec<OuterBox> = cs.iter().map(RBox::outer_fbox).collect();
-    ps.iter().all(|p| {
-        let o = p.outer_fbox();
-        p.is_covered_by((0..cs.len()).filter(|&k| outer[k].touches(&o)).map(|k| &cs[k]))
-    })
+    let union = BoxUnion::new(cs);
+    ps.iter().all(|p| union.covers(p))
 }
 
 /// Sound enclosures of the successors of one step, for engines that need images rather than

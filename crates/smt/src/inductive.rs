@@ -8,7 +8,7 @@
 //! means the same, with fewer case splits for Z3.
 
 use crate::error::CheckError;
-use crate::query::{check_dim, state_only, validate_box};
+use crate::query::{Postcondition, check_dim, state_only, validate_box};
 use trestle_ir::network::Layer;
 use trestle_ir::system::{Policy, System};
 use trestle_ir::{FBox, Pred};
@@ -61,21 +61,31 @@ pub struct InductiveQuery<'a> {
     /// `phases`) encodes every ReLU with `ite`. The caller vouches for them: they must come from
     /// sound bounds over the whole region.
     pub phases: Vec<Vec<Option<NetworkPhases>>>,
+    /// A postcondition of the controllers on every state of `region` (from sound bounds), used
+    /// only to cut a pinned invariant in the successor state down to the boxes the successors can
+    /// reach ([`crate::Z3Backend::narrowed_by`]); `None`: the whole invariant.
+    pub post: Option<&'a Postcondition>,
 }
 
 impl<'a> InductiveQuery<'a> {
     /// The whole invariant, every ReLU encoded exactly.
     pub fn whole(inv: &'a Pred) -> InductiveQuery<'a> {
-        InductiveQuery { inv, region: None, phases: Vec::new() }
+        InductiveQuery { inv, region: None, phases: Vec::new(), post: None }
     }
 
     /// One box of the invariant.
     pub fn on_box(inv: &'a Pred, region: &'a FBox) -> InductiveQuery<'a> {
-        InductiveQuery { inv, region: Some(region), phases: Vec::new() }
+        InductiveQuery { inv, region: Some(region), phases: Vec::new(), post: None }
     }
 
     pub fn with_phases(mut self, phases: Vec<Vec<Option<NetworkPhases>>>) -> InductiveQuery<'a> {
         self.phases = phases;
+        self
+    }
+
+    /// With a postcondition of the controllers on the region (see [`InductiveQuery::post`]).
+    pub fn with_post(mut self, post: &'a Postcondition) -> InductiveQuery<'a> {
+        self.post = Some(post);
         self
     }
 
@@ -89,6 +99,9 @@ impl<'a> InductiveQuery<'a> {
         state_only(self.inv, "invariant", sys.state.len())?;
         if let Some(r) = self.region {
             validate_box("state box p", r, sys.state.len())?;
+        }
+        if let Some(p) = self.post {
+            p.validate(sys.state.len(), sys.actions.len())?;
         }
         if self.phases.is_empty() {
             return Ok(());

@@ -21,7 +21,7 @@ use trestle_core::Answer;
 use trestle_core::replay_inductive;
 use trestle_ir::network::{Activation, Layer, Network};
 use trestle_ir::system::{ControllerOutput, Policy};
-use trestle_ir::{Rational, System};
+use trestle_ir::{Pred, Rational, System};
 use z3::Solver;
 use z3::ast::{Bool, Real};
 
@@ -73,18 +73,22 @@ fn outputs_to_actions(output: &ControllerOutput, out: &[Real], action: &[Real]) 
     }
 }
 
+/// `(premise, conclusion)` are `q.inv` on the state and on the successor as Z3 sees them: `q.inv`
+/// itself, or cut to the same sets on the states the query constrains
+/// ([`crate::Z3Backend::narrowed_by`]); a model is replayed against `q.inv`.
 pub(crate) fn check_inductive(
     sys: &System,
     q: &InductiveQuery<'_>,
+    (premise, conclusion): (&Pred, &Pred),
     cfg: &CheckerConfig,
     dumper: Option<&mut Dumper>,
 ) -> Result<Answer, CheckError> {
     let inv = q.inv;
     let vars = Vars::declare(sys, true);
-    let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &[inv]));
+    let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &[premise, conclusion]));
     let (state, action, nondet) = (Vars::reals(&vars.state), Vars::reals(&vars.action), Vars::reals(&vars.nondet));
     vars.assert_state_space(sys, &solver);
-    solver.assert(Scope { state: &state, action: &[], nondet: &[] }.pred(inv)?);
+    solver.assert(Scope { state: &state, action: &[], nondet: &[] }.pred(premise)?);
     if let Some(region) = q.region {
         solver.assert(in_box(&state, region));
     }
@@ -112,7 +116,7 @@ pub(crate) fn check_inductive(
         }
     }
     let step = assert_step(sys, &vars, &solver)?;
-    solver.assert(Scope { state: &step.next, action: &[], nondet: &[] }.pred(inv)?.not());
+    solver.assert(Scope { state: &step.next, action: &[], nondet: &[] }.pred(conclusion)?.not());
     let sizes: Vec<String> = sys.networks.iter().map(|n| format!("{}: {:?}", n.name, n.network.sizes())).collect();
     let on = q.region.map(|r| format!(" on p = {:?} x {:?}", r.lo, r.hi)).unwrap_or_default();
     let comment = format!(

@@ -219,3 +219,43 @@ fn pinning_validates_the_predicate() {
     let not_a_state_predicate = pred("x <= a0");
     assert!(fast.pin(&not_a_state_predicate).is_err());
 }
+
+/// A Z3 backend that cuts a pinned union to the boxes a query can reach (`narrowed_by`) answers
+/// every query as the plain backend does, and its counterexamples replay against the whole
+/// union: the cuts are the same sets on the states the queries constrain.
+#[test]
+fn a_narrowed_z3_backend_answers_as_the_plain_one() {
+    for (sys, seed) in [(det_maze(), 21), (nondet_maze(), 22), (pwl_maze(), 23)] {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut plain = Z3Backend::new(&sys, CheckerConfig::default().with_fast_path(false)).unwrap();
+        let (mut valid, mut invalid) = (0, 0);
+        for i in 0..12 {
+            let union = random_union(&mut rng);
+            let mut pinned = FastPath::new(&sys, CheckerConfig::default()).unwrap();
+            pinned.pin(&union).unwrap();
+            let mut narrowed =
+                Z3Backend::new(&sys, CheckerConfig::default().with_fast_path(false)).unwrap().narrowed_by(&pinned);
+            for _ in 0..3 {
+                let p = random_box(&mut rng, 0.15, 0.95, 0.15);
+                let post = random_post(&mut rng, &p);
+                for target in [Target::StaysIn(&union), Target::Leaves(&union)] {
+                    let mut q = BridgeQuery::new(&p, &post, target);
+                    if rng.random_bool(0.7) {
+                        q = q.with_extra(&union);
+                    }
+                    let (a, b) = (plain.check_bridge(&q).unwrap(), narrowed.check_bridge(&q).unwrap());
+                    assert_eq!(a.kind(), b.kind(), "#{i} {p:?} {post:?} {target:?}: {a:?} vs {b:?}");
+                    match &b {
+                        Answer::Valid => valid += 1,
+                        Answer::Invalid(w) => {
+                            invalid += 1;
+                            assert!(replay_bridge(&sys, &q, w).is_ok(), "#{i}: {w:?}");
+                        }
+                        Answer::Unknown(r) => panic!("#{i}: {r:?}"),
+                    }
+                }
+            }
+        }
+        assert!(valid > 5 && invalid > 5, "{}: {valid} valid, {invalid} invalid", sys.name);
+    }
+}

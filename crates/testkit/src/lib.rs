@@ -215,3 +215,92 @@ pub fn load(path: &Path, set: &[String]) -> System {
     let overrides = Overrides::parse(set).unwrap_or_else(|e| panic!("overrides {set:?}: {e}"));
     load_system(path, &overrides).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// A 2-D box `[x0, x1] x [y0, y1]` with ends in millionths (`0.25` is `250_000`), over the state
+/// variables `vars`.
+#[derive(Clone, Copy, Debug)]
+pub struct Millionths {
+    pub vars: (&'static str, &'static str),
+    pub x: (i64, i64),
+    pub y: (i64, i64),
+}
+
+fn decimal(v: i64) -> String {
+    let (sign, v) = if v < 0 { ("-", -v) } else { ("", v) };
+    let s = format!("{sign}{}.{:06}", v / 1_000_000, v % 1_000_000);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn union_text(m: &Millionths, boxes: &[(i64, i64, i64, i64)]) -> String {
+    let (x, y) = m.vars;
+    boxes
+        .iter()
+        .map(|&(a, b, c, d)| {
+            format!("({} <= {x} <= {} and {} <= {y} <= {})", decimal(a), decimal(b), decimal(c), decimal(d))
+        })
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// `n + 1` cuts of `[lo, hi]`, as even as millionths allow (`jitter` moves the inner ones by up
+/// to 40% of a step, from `rng`).
+fn cuts(lo: i64, hi: i64, n: usize, mut jitter: Option<&mut dyn FnMut() -> f64>) -> Vec<i64> {
+    let step = (hi - lo) as f64 / n as f64;
+    let mut out = vec![lo];
+    for k in 1..n {
+        let shift = jitter.as_mut().map_or(0.0, |r| (r() - 0.5) * 0.8);
+        out.push(lo + ((k as f64 + shift) * step).round() as i64);
+    }
+    out.push(hi);
+    out
+}
+
+/// The box of `m` tiled into `nx * ny` boxes sharing their faces, as a candidate invariant text
+/// (`(a <= x <= b and c <= y <= d) or ...`): the same set as the box (scripts/union-candidate.py
+/// writes the same kind of candidate into a system file).
+pub fn tiled_union(m: &Millionths, nx: usize, ny: usize) -> String {
+    let (xs, ys) = (cuts(m.x.0, m.x.1, nx, None), cuts(m.y.0, m.y.1, ny, None));
+    let mut boxes = Vec::new();
+    for j in 0..ny {
+        for i in 0..nx {
+            boxes.push((xs[i], xs[i + 1], ys[j], ys[j + 1]));
+        }
+    }
+    union_text(m, &boxes)
+}
+
+/// The box of `m` as about `n` boxes of different sizes that overlap (rows of random heights cut
+/// at random places, every box widened by a random amount, clipped to the box): still exactly the
+/// box's set. Deterministic in `seed`.
+pub fn ragged_union(m: &Millionths, n: usize, seed: u64) -> String {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rng = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let rows = ((n as f64).sqrt().round() as usize).max(1);
+    let ys = cuts(m.y.0, m.y.1, rows, Some(&mut rng));
+    let row_h = (m.y.1 - m.y.0) / rows as i64;
+    let mut boxes = Vec::new();
+    let mut left = n;
+    for j in 0..rows {
+        let k = (left / (rows - j)).max(1);
+        left = left.saturating_sub(k);
+        let xs = cuts(m.x.0, m.x.1, k, Some(&mut rng));
+        for i in 0..k {
+            let w = ((xs[i + 1] - xs[i]) as f64 * rng() * 0.5) as i64;
+            let a = (xs[i] - (w as f64 * rng()) as i64).max(m.x.0);
+            let b = (xs[i + 1] + (w as f64 * rng()) as i64).min(m.x.1);
+            let c = (ys[j] - (row_h as f64 * 0.3 * rng()) as i64).max(m.y.0);
+            let d = (ys[j + 1] + (row_h as f64 * 0.3 * rng()) as i64).min(m.y.1);
+            boxes.push((a, b, c, d));
+        }
+    }
+    union_text(m, &boxes)
+}
+
+/// The peer maze's candidate `0.25 <= x <= 0.95 and 0.55 <= y <= 0.95`.
+pub const PEER_MAZE_INVARIANT: Millionths =
+    Millionths { vars: ("x", "y"), x: (250_000, 950_000), y: (550_000, 950_000) };

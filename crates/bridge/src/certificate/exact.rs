@@ -39,7 +39,7 @@ pub(crate) fn check(
     let mut z3 = Z3Backend::new(sys, CheckerConfig::default())?;
     let mut bad = None;
     for (i, b) in boxes.iter().enumerate() {
-        match decide(sys, &mut z3, engine, inv, b)? {
+        match decide(sys, &mut z3, engine, inv, b, None)? {
             ExactDecision::Proven => {}
             ExactDecision::Refuted(w) => {
                 bad = Some(format!("exact clause {i}: a successor leaves the invariant: {w}"));
