@@ -8,11 +8,11 @@
 # and depth). Prints one line per case: time, splits, queries. Writes its inputs under target/bench-scale/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q --release --bin trestle
+[ -n "${TRESTLE:-}" ] || cargo build -q --release --bin trestle
 cargo build -q --release -p trestle-nn --example synthetic_controller
 out=target/bench-scale
 mkdir -p "$out"
-trestle=target/release/trestle
+trestle=${TRESTLE:-target/release/trestle}
 sys=configs/systems/peer-maze-det.toml
 run() { # label, then trestle check arguments
     local label=$1; shift

@@ -4,7 +4,7 @@
 //! see [`crate::fp`]. Errors that land on coefficients of a linear bound are not left there: they
 //! are moved to the constant term using a bound on the magnitude of the variable they multiply.
 
-use crate::fp::{DotBound, axpy, dot_abs_radius};
+use crate::fp::{DotBound, axpy, dot, dot_abs, dot_abs_radius};
 use crate::fp::{add_down, add_up};
 use crate::graph::Stage;
 use trestle_ir::network::Matrix;
@@ -86,16 +86,26 @@ pub(crate) fn backward_upper(
     for (i, c) in constant.iter_mut().enumerate() {
         let d_row = d.row(i);
         let out = &mut lambda.data[i * n_z..(i + 1) * n_z];
-        let mut bias_sum = 0.0;
-        let mut abs_sum = 0.0;
-        for (r, &dr) in d_row[..rows].iter().enumerate() {
-            if dr == 0.0 {
-                continue;
+        let (bias_sum, mut abs_sum) = match &stage.columns {
+            Some(columns) => {
+                for (j, o) in out[..cols].iter_mut().enumerate() {
+                    *o = dot(&d_row[..rows], columns.row(j));
+                }
+                (dot(&d_row[..rows], &stage.bias), dot_abs(&d_row[..rows], &block.magnitude))
             }
-            axpy(dr, stage.weights.row(r), &mut out[..cols]);
-            bias_sum += dr * stage.bias[r];
-            abs_sum += dr.abs() * block.magnitude[r];
-        }
+            None => {
+                let (mut bias_sum, mut abs_sum) = (0.0, 0.0);
+                for (r, &dr) in d_row[..rows].iter().enumerate() {
+                    if dr == 0.0 {
+                        continue;
+                    }
+                    axpy(dr, stage.weights.row(r), &mut out[..cols]);
+                    bias_sum += dr * stage.bias[r];
+                    abs_sum += dr.abs() * block.magnitude[r];
+                }
+                (bias_sum, abs_sum)
+            }
+        };
         for (k, &src) in stage.copies.iter().enumerate() {
             let dv = d_row[rows + k];
             out[src] += dv;

@@ -35,12 +35,6 @@ pub(crate) const UNIT_ROUNDOFF: f64 = f64::EPSILON * 0.5;
 /// FMA is a slow library call on CPUs the binary is not compiled for.
 const CHAIN_SAFETY: f64 = 1.0 + 1.0 / (1u64 << 48) as f64;
 
-/// An upper bound of `a * b` for non-negative `a`, `b` (a two-operation chain, see `CHAIN_SAFETY`).
-#[inline]
-pub(crate) fn mul_up_nonneg(a: f64, b: f64) -> f64 {
-    (a * b + UNDERFLOW_FLOOR) * CHAIN_SAFETY
-}
-
 /// The a-priori error bound of dot products of length `n`, its constants computed once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DotBound {
@@ -95,7 +89,7 @@ pub(crate) fn product_error(abs_computed: f64, n: usize, magnitude_sum: f64) -> 
 /// Whether the AVX2 versions may run (cached by the standard library).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn avx2() -> bool {
+pub(crate) fn avx2() -> bool {
     std::is_x86_feature_detected!("avx2")
 }
 
@@ -105,7 +99,7 @@ macro_rules! dispatch {
         #[inline]
         pub(crate) fn $name($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
-            if avx2() {
+            if $crate::fp::avx2() {
                 // SAFETY: the CPU supports AVX2, checked just above.
                 return unsafe { $avx($($arg),*) };
             }
@@ -120,7 +114,7 @@ macro_rules! dispatch {
     };
 }
 
-const LANES: usize = 4;
+pub(crate) const LANES: usize = 4;
 
 dispatch! {
     /// `y += alpha x`, elementwise in round-to-nearest.
@@ -236,6 +230,29 @@ fn dot_body(a: &[f64], b: &[f64]) -> f64 {
     }
     for j in body..n {
         s[0] += a[j] * b[j];
+    }
+    (s[0] + s[1]) + (s[2] + s[3])
+}
+
+dispatch! {
+    /// `sum |a_j| b_j` in round-to-nearest, in lanes.
+    fn dot_abs / dot_abs_avx2 / dot_abs_body(a: &[f64], b: &[f64]) -> f64
+}
+
+#[inline(always)]
+fn dot_abs_body(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let mut s = [0.0; LANES];
+    let body = n / LANES * LANES;
+    for start in (0..body).step_by(LANES) {
+        let a: &[f64; LANES] = a[start..start + LANES].try_into().expect("lane chunk");
+        let b: &[f64; LANES] = b[start..start + LANES].try_into().expect("lane chunk");
+        for l in 0..LANES {
+            s[l] += a[l].abs() * b[l];
+        }
+    }
+    for j in body..n {
+        s[0] += a[j].abs() * b[j];
     }
     (s[0] + s[1]) + (s[2] + s[3])
 }

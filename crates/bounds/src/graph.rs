@@ -22,7 +22,14 @@ pub(crate) struct Stage<'n> {
     /// Whether the copy's source is also read by the affine block or by another copy: going backward
     /// its coefficient is then a floating-point sum, with a rounding error to account for.
     pub shared_copy: Vec<bool>,
+    /// The weights' columns as rows, for blocks that read few inputs (a network's first layer on a
+    /// low-dimensional state): the backward rule then computes each coefficient as one long
+    /// (vectorised) dot product instead of many axpys of that short length.
+    pub columns: Option<Matrix>,
 }
+
+/// Blocks reading at most this many inputs keep their weights' columns (see [`Stage::columns`]).
+const FEW_INPUTS: usize = 8;
 
 impl<'n> Stage<'n> {
     pub fn new(
@@ -38,7 +45,8 @@ impl<'n> Stage<'n> {
             .iter()
             .map(|&src| src < weights.cols || copies.iter().filter(|&&other| other == src).count() > 1)
             .collect();
-        Stage { weights, bias, activation, copies, input_dim, shared_copy }
+        let columns = (weights.cols <= FEW_INPUTS && weights.rows > 0).then(|| transpose(&weights));
+        Stage { weights, bias, activation, copies, input_dim, shared_copy, columns }
     }
 
     /// A stage that only rearranges values: `output[k] = input[copies[k]]`.
@@ -65,6 +73,14 @@ impl<'n> Stage<'n> {
     pub fn output_dim(&self) -> usize {
         self.weights.rows + self.copies.len()
     }
+}
+
+fn transpose(m: &Matrix) -> Matrix {
+    let mut data = Vec::with_capacity(m.rows * m.cols);
+    for j in 0..m.cols {
+        data.extend((0..m.rows).map(|r| m.data[r * m.cols + j]));
+    }
+    Matrix::new(m.cols, m.rows, data)
 }
 
 #[derive(Clone, Debug)]

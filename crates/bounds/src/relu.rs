@@ -9,8 +9,7 @@
 //!   `[l, u]`. Lower `y >= alpha p` for any `alpha` in `[0, 1]`, exact for every float alpha; CROWN
 //!   uses the adaptive choice of auto_LiRPA, `alpha = 1` if `u > -l` else `0`.
 
-use crate::fp::add_up;
-use crate::fp::{DotBound, UNIT_ROUNDOFF, mul_up_nonneg, product_error};
+use crate::fp::{DotBound, LANES, UNIT_ROUNDOFF, add_up, product_error};
 use trestle_ir::network::{Activation, Matrix};
 use trestle_ir::round::{UNDERFLOW_FLOOR, div_up, mul_up, sub_down};
 
@@ -42,11 +41,23 @@ impl Relaxation {
 }
 
 /// The relaxations of a stage's block neurons and the sum of the unstable ones' magnitudes (rounded
-/// up), which the product-error bound of [`backward_upper`] needs.
+/// up), which the product-error bound of [`backward_upper`] needs; and the same relaxations as
+/// parallel arrays, the form the backward rule's branch-free (vectorised) loop reads.
 #[derive(Clone, Debug)]
 pub(crate) struct StageRelaxation {
     pub neurons: Vec<Relaxation>,
     pub unstable_magnitude_sum: f64,
+    unstable: usize,
+    /// Per neuron, the line used for a non-negative coefficient: slope (1 pass, 0 zero), intercept,
+    /// and the magnitude its product error scales with (0 where the slope is 0 or 1: exact).
+    upper_slope: Vec<f64>,
+    upper_intercept: Vec<f64>,
+    upper_error_magnitude: Vec<f64>,
+    /// The adaptive lower slope used for a negative coefficient (1 pass, 0 zero, 0 or 1 unstable:
+    /// always exact).
+    lower_slope: Vec<f64>,
+    /// Error bounds of sums over this stage's neurons (dot products of at most that length).
+    sum_bound: DotBound,
 }
 
 impl StageRelaxation {
@@ -60,11 +71,37 @@ impl StageRelaxation {
                 _ => None,
             })
             .fold(0.0, add_up);
-        StageRelaxation { neurons, unstable_magnitude_sum }
+        let n = neurons.len();
+        let (mut upper_slope, mut upper_intercept) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut upper_error_magnitude, mut lower_slope) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for relaxation in &neurons {
+            let (s, t, e, a) = match *relaxation {
+                Relaxation::Pass => (1.0, 0.0, 0.0, 1.0),
+                Relaxation::Zero => (0.0, 0.0, 0.0, 0.0),
+                Relaxation::Unstable { slope, intercept, adaptive_alpha, magnitude } => {
+                    debug_assert!(adaptive_alpha == 0.0 || adaptive_alpha == 1.0);
+                    (slope, intercept, if slope == 0.0 || slope == 1.0 { 0.0 } else { magnitude }, adaptive_alpha)
+                }
+            };
+            upper_slope.push(s);
+            upper_intercept.push(t);
+            upper_error_magnitude.push(e);
+            lower_slope.push(a);
+        }
+        StageRelaxation {
+            unstable: neurons.iter().filter(|r| matches!(r, Relaxation::Unstable { .. })).count(),
+            neurons,
+            unstable_magnitude_sum,
+            upper_slope,
+            upper_intercept,
+            upper_error_magnitude,
+            lower_slope,
+            sum_bound: DotBound::new(n),
+        }
     }
 
     pub fn unstable_count(&self) -> usize {
-        self.neurons.iter().filter(|r| matches!(r, Relaxation::Unstable { .. })).count()
+        self.unstable
     }
 }
 
@@ -84,7 +121,10 @@ pub(crate) fn interval(activation: Activation, lo: f64, hi: f64) -> (f64, f64) {
 /// For `lambda_ir >= 0` the upper relaxation is used, otherwise the lower one with slope
 /// `alphas[i][r]` (or the adaptive slope when `alphas` is `None`). The new coefficient
 /// `d = fl(lambda_ir s)` differs from the exact product by at most `U |d| + UNDERFLOW_FLOOR`, which
-/// multiplied by `|p_r| <= magnitude_r` is added to the constant; slopes 0 and 1 are exact and skipped.
+/// multiplied by `|p_r| <= magnitude_r` is added to the constant; slopes 0 and 1 are exact and
+/// carry no error. The intercepts `lambda_ir t_r` (both factors non-negative) are summed in
+/// round-to-nearest and bounded above by the a-priori bound of a non-negative dot product of the
+/// stage's length.
 pub(crate) fn backward_upper(
     relax: &StageRelaxation,
     alphas: Option<&Matrix>,
@@ -92,34 +132,113 @@ pub(crate) fn backward_upper(
     constant: &mut [f64],
 ) {
     let width = lambda.cols;
+    let n = relax.neurons.len();
+    // Products with a slope outside {0, 1}: at most the unstable neurons (the bound only grows
+    // with the count, so the larger count is safe).
+    let unstable = relax.unstable;
     for (i, c) in constant.iter_mut().enumerate() {
-        let row = &mut lambda.data[i * width..i * width + relax.neurons.len()];
-        let alpha_row = alphas.map(|a| a.row(i));
-        let mut intercepts = 0.0;
-        let mut inexact_abs = 0.0;
-        let mut inexact = 0;
-        for (r, (l, relaxation)) in row.iter_mut().zip(&relax.neurons).enumerate() {
-            match *relaxation {
-                Relaxation::Pass => {}
-                Relaxation::Zero => *l = 0.0,
-                Relaxation::Unstable { slope, intercept, adaptive_alpha, magnitude } => {
-                    let (s, t) =
-                        if *l >= 0.0 { (slope, intercept) } else { (alpha_row.map_or(adaptive_alpha, |a| a[r]), 0.0) };
-                    if t != 0.0 {
-                        intercepts = add_up(intercepts, mul_up_nonneg(*l, t));
-                    }
-                    let d = *l * s;
-                    if s != 0.0 && s != 1.0 {
-                        inexact_abs += d.abs() * magnitude;
-                        inexact += 1;
-                    }
-                    *l = d;
-                }
-            }
-        }
-        let err = product_error(inexact_abs, inexact, relax.unstable_magnitude_sum);
+        let row = &mut lambda.data[i * width..i * width + n];
+        let (intercepts, inexact_abs) = match alphas {
+            None => adaptive_row(row, relax),
+            Some(a) => alpha_row(row, relax, a.row(i)),
+        };
+        // With no unstable neuron every intercept is 0 exactly (keeps rows that cancel at 0).
+        let intercepts = if unstable == 0 { 0.0 } else { relax.sum_bound.nonneg_upper(intercepts) };
+        let err = product_error(inexact_abs, unstable, relax.unstable_magnitude_sum);
         *c = add_up(*c, add_up(intercepts, err));
     }
+}
+
+/// One row of [`backward_upper`] with the adaptive lower slopes: returns the round-to-nearest sums
+/// of the intercepts and of `|d_r| magnitude_r` over the inexact products.
+#[inline]
+fn adaptive_row(row: &mut [f64], relax: &StageRelaxation) -> (f64, f64) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::fp::avx2() {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { adaptive_row_avx2(row, relax) };
+    }
+    adaptive_row_tail(row, relax, 0, [[0.0; LANES]; 2])
+}
+
+/// [`adaptive_row`] with 4-lane AVX2 registers as the lanes of the portable version (same
+/// operations in the same order, the selections by blends).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn adaptive_row_avx2(row: &mut [f64], relax: &StageRelaxation) -> (f64, f64) {
+    use std::arch::x86_64::*;
+    let n = row.len();
+    let (slope, intercept) = (&relax.upper_slope[..n], &relax.upper_intercept[..n]);
+    let (error_magnitude, lower) = (&relax.upper_error_magnitude[..n], &relax.lower_slope[..n]);
+    let body = n / LANES * LANES;
+    let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
+    let (mut intercepts, mut inexact_abs) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+    for start in (0..body).step_by(LANES) {
+        // SAFETY: start + LANES <= body <= the length of every slice.
+        unsafe {
+            let l = _mm256_loadu_pd(row.as_ptr().add(start));
+            // All ones where l >= 0 (the upper line), as `l[k] >= 0.0` in the portable loop.
+            let up = _mm256_cmp_pd::<_CMP_GE_OQ>(l, zero);
+            let s = _mm256_blendv_pd(
+                _mm256_loadu_pd(lower.as_ptr().add(start)),
+                _mm256_loadu_pd(slope.as_ptr().add(start)),
+                up,
+            );
+            let t = _mm256_and_pd(_mm256_loadu_pd(intercept.as_ptr().add(start)), up);
+            let e = _mm256_and_pd(_mm256_loadu_pd(error_magnitude.as_ptr().add(start)), up);
+            let d = _mm256_mul_pd(l, s);
+            intercepts = _mm256_add_pd(intercepts, _mm256_mul_pd(l, t));
+            inexact_abs = _mm256_add_pd(inexact_abs, _mm256_mul_pd(_mm256_andnot_pd(sign, d), e));
+            _mm256_storeu_pd(row.as_mut_ptr().add(start), d);
+        }
+    }
+    let lanes = |v: __m256d| {
+        let mut out = [0.0; LANES];
+        // SAFETY: `out` holds exactly four f64.
+        unsafe { _mm256_storeu_pd(out.as_mut_ptr(), v) };
+        out
+    };
+    adaptive_row_tail(row, relax, body, [lanes(intercepts), lanes(inexact_abs)])
+}
+
+/// The portable loop from `start` on, continuing the lane sums `acc`, then the lanes summed
+/// pairwise (the AVX2 version ends here too, so both give the same bits).
+#[inline(always)]
+fn adaptive_row_tail(row: &mut [f64], relax: &StageRelaxation, start: usize, acc: [[f64; LANES]; 2]) -> (f64, f64) {
+    let [mut intercepts, mut inexact_abs] = acc;
+    for k in start..row.len() {
+        let lane = if k < row.len() / LANES * LANES { k % LANES } else { 0 };
+        let up = row[k] >= 0.0;
+        let d = row[k] * if up { relax.upper_slope[k] } else { relax.lower_slope[k] };
+        intercepts[lane] += row[k] * if up { relax.upper_intercept[k] } else { 0.0 };
+        inexact_abs[lane] += d.abs() * if up { relax.upper_error_magnitude[k] } else { 0.0 };
+        row[k] = d;
+    }
+    (
+        (intercepts[0] + intercepts[1]) + (intercepts[2] + intercepts[3]),
+        (inexact_abs[0] + inexact_abs[1]) + (inexact_abs[2] + inexact_abs[3]),
+    )
+}
+
+/// One row of [`backward_upper`] with given lower slopes (alpha-CROWN), as [`adaptive_row`].
+fn alpha_row(row: &mut [f64], relax: &StageRelaxation, alpha: &[f64]) -> (f64, f64) {
+    let (mut intercepts, mut inexact_abs) = (0.0, 0.0);
+    for (r, (l, relaxation)) in row.iter_mut().zip(&relax.neurons).enumerate() {
+        match *relaxation {
+            Relaxation::Pass => {}
+            Relaxation::Zero => *l = 0.0,
+            Relaxation::Unstable { slope, intercept, magnitude, .. } => {
+                let (s, t) = if *l >= 0.0 { (slope, intercept) } else { (alpha[r], 0.0) };
+                let d = *l * s;
+                intercepts += *l * t;
+                if s != 0.0 && s != 1.0 {
+                    inexact_abs += d.abs() * magnitude;
+                }
+                *l = d;
+            }
+        }
+    }
+    (intercepts, inexact_abs)
 }
 
 /// Forward rule: from linear bounds `lo_p(x) <= p <= up_p(x)` (rows over `[x; 1]`) of the block
@@ -174,6 +293,21 @@ mod tests {
             assert!(q(slope) * q(u) + q(intercept) >= q(u), "[{l}, {u}]");
             assert!(q(slope) * q(l) + q(intercept) >= q(0.0), "[{l}, {u}]");
             assert!(slope <= 1.0 && slope > 0.0);
+        }
+    }
+
+    #[test]
+    fn vectorised_backward_row_matches_the_portable_one_bit_for_bit() {
+        let lo: Vec<f64> = (0..23).map(|i| ((i as f64) * 0.77).sin() - 0.3).collect();
+        let hi: Vec<f64> = lo.iter().enumerate().map(|(i, l)| l + ((i as f64) * 1.3).cos().abs() * 0.9).collect();
+        let relax = StageRelaxation::new(Activation::Relu, &lo, &hi);
+        let row: Vec<f64> = (0..23).map(|i| ((i as f64) * 2.1).cos() * 10f64.powi(i % 5 - 2)).collect();
+        for n in [0, 3, 4, 9, 23] {
+            let (mut a, mut b) = (row[..n].to_vec(), row[..n].to_vec());
+            let dispatched = adaptive_row(&mut a, &relax);
+            let portable = adaptive_row_tail(&mut b, &relax, 0, [[0.0; LANES]; 2]);
+            assert_eq!(dispatched, portable);
+            assert_eq!(a, b);
         }
     }
 

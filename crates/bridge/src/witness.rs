@@ -27,6 +27,13 @@ use trestle_smt::Witness;
 /// Most fixed environment choices a search tries per state.
 const MAX_CHOICES: usize = 256;
 
+/// A candidate whose floating-point successors all stay inside the invariant by more than this
+/// (relative to the box's scale) is not replayed: floating-point error of that size is out of
+/// reach for the controllers and steps we evaluate, so the replay would only confirm that it stays
+/// (and before it an interval pass through the networks would be spent on proving so). A falsifier's
+/// policy, not a soundness matter: a candidate skipped is only a counterexample not found here.
+const REPLAY_MARGIN: f64 = 1e-9;
+
 /// The first transition under `choices` whose successor leaves `inv`, and the actions the
 /// controllers set (`None` when no step succeeded, e.g. a lookup outside its table, or when
 /// `state` is not a state).
@@ -194,8 +201,10 @@ impl<'s> Searcher<'s> {
             hint.map(|h| h.nondet.clone()).filter(|n| sim::check_nondet(self.sys, n).is_ok()).into_iter().collect();
         let fextra: Vec<Vec<f64>> = extra.iter().map(|n| n.iter().map(to_f64_nearest).collect()).collect();
         let mut tried: HashSet<Vec<Rational>> = HashSet::new();
+        let scale = p.lo.iter().chain(&p.hi).fold(1.0f64, |m, v| m.max(v.abs()));
+        let inside_by_far = -REPLAY_MARGIN * scale;
         let mut decide = |x: &[Rational], v: f64| -> Option<Witness> {
-            if !tried.insert(x.to_vec()) || (v <= 0.0 && self.surely_stays(x)) {
+            if v < inside_by_far || !tried.insert(x.to_vec()) || (v <= 0.0 && self.surely_stays(x)) {
                 return None;
             }
             self.replay(x, &extra)

@@ -14,68 +14,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, synthetic_dense};
-
-const CENTRE: f64 = 0.6;
-
-fn centering(dims: usize, width: usize, depth: usize, eps: f64, seed: u64) -> Result<Network, String> {
-    if width < 2 * dims || depth == 0 {
-        return Err(format!("WIDTH must be at least 2*DIMS = {} and DEPTH at least 1", 2 * dims));
-    }
-    // The random part: its hidden layers fill the neurons beside the 2*dims exact ones.
-    let free = width - 2 * dims;
-    let mut sizes = vec![dims];
-    sizes.extend(std::iter::repeat_n(free.max(1), depth));
-    sizes.push(dims);
-    let random = synthetic_dense(&sizes, seed);
-    let dense = |l: &Layer| match l {
-        Layer::Dense(d) => d.clone(),
-        Layer::Recurrent(_) => unreachable!("synthetic networks are dense"),
-    };
-    let mut layers = Vec::new();
-    for k in 0..=depth {
-        let r = dense(&random.layers[k]);
-        let (rows, cols) = if k == depth { (dims, width) } else { (width, if k == 0 { dims } else { width }) };
-        let mut w = vec![0.0; rows * cols];
-        let mut b = vec![0.0; rows];
-        let free_in = if k == 0 { 0 } else { 2 * dims }; // where the random part's inputs start
-        if k < depth {
-            // The exact part: relu(c - x_i), relu(x_i - c) in the first layer, carried unchanged
-            // (weight 1 on a non-negative value) through the others.
-            for i in 0..dims {
-                if k == 0 {
-                    w[i * cols + i] = -1.0;
-                    b[i] = CENTRE;
-                    w[(dims + i) * cols + i] = 1.0;
-                    b[dims + i] = -CENTRE;
-                } else {
-                    w[i * cols + i] = 1.0;
-                    w[(dims + i) * cols + dims + i] = 1.0;
-                }
-            }
-            for j in 0..free {
-                let row = 2 * dims + j;
-                b[row] = r.bias[j];
-                for c in 0..r.weights.cols {
-                    w[row * cols + free_in + c] = r.weights.get(j, c);
-                }
-            }
-        } else {
-            for i in 0..dims {
-                w[i * cols + i] = 0.5;
-                w[i * cols + dims + i] = -0.5;
-                b[i] = eps * r.bias[i];
-                for c in 0..r.weights.cols {
-                    w[i * cols + 2 * dims + c] = eps * r.weights.get(i, c);
-                }
-            }
-        }
-        let activation = if k < depth { Activation::Relu } else { Activation::Identity };
-        layers.push(Layer::Dense(DenseLayer { weights: Matrix::new(rows, cols, w), bias: b, activation }));
-    }
-    Network::new(format!("inline:centering-{dims}d-{width}x{depth}-eps{eps}-seed{seed}"), layers)
-        .map_err(|e| e.to_string())
-}
+use trestle_ir::network::{synthetic_centering, synthetic_dense};
 
 fn parse<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
     s.parse().map_err(|_| format!("{what}: cannot read '{s}'"))
@@ -95,7 +34,7 @@ fn run(args: &[String]) -> Result<(), String> {
             if !eps.is_finite() {
                 return Err("EPS must be finite".into());
             }
-            let net = centering(
+            let net = synthetic_centering(
                 parse(dims, "DIMS")?,
                 parse(width, "WIDTH")?,
                 parse(depth, "DEPTH")?,

@@ -1,4 +1,4 @@
-//! Cheap falsification: evaluate a few concrete transitions exactly (centre and corners of `p`,
+//! Cheap falsification: evaluate a few concrete transitions exactly (corners and centre of `p`,
 //! the ends and middle of each action's exact range under `psi`, the ends and middle of each input
 //! domain) and return the first one that refutes the query, after [`crate::replay`] has re-checked
 //! it. A miss proves nothing; the query then goes to Z3.
@@ -22,7 +22,9 @@ fn two() -> Rational {
     rational_from_i64(2)
 }
 
-/// `lo`, `hi` and the middle, with integers for integer-valued variables (ceil/floor), deduplicated.
+/// `lo`, `hi` and the middle, in that order (a step leaves first from the ends of a state's box and
+/// of an action's range, and the budget may end before the middles), with integers for
+/// integer-valued variables (ceil/floor), deduplicated.
 fn picks(lo: &Rational, hi: &Rational, integer: bool) -> Vec<Rational> {
     let (lo, hi) = if integer { (lo.ceil(), hi.floor()) } else { (lo.clone(), hi.clone()) };
     if lo > hi {
@@ -30,9 +32,9 @@ fn picks(lo: &Rational, hi: &Rational, integer: bool) -> Vec<Rational> {
     }
     let mid = (&lo + &hi) / two();
     let mid = if integer { mid.floor() } else { mid };
-    let mut out = vec![mid, lo, hi];
-    out.dedup();
-    if out.len() == 3 && out[1] == out[2] {
+    let mut out = vec![lo, hi, mid];
+    out.dedup(); // lo == hi (then mid too)
+    if out.len() == 3 && (out[2] == out[0] || out[2] == out[1]) {
         out.pop();
     }
     out
@@ -60,17 +62,41 @@ fn is_integer_state(sys: &System, i: usize) -> bool {
     sys.state[i].kind != VarKind::Real
 }
 
-/// Candidate states of a box with exact ends: centre first, then corners.
+/// Candidate states of a box with exact ends (per coordinate its ends before its middle).
 fn box_states(sys: &System, lo: &[Rational], hi: &[Rational]) -> Vec<Vec<Rational>> {
     let choices: Vec<Vec<Rational>> = (0..lo.len()).map(|i| picks(&lo[i], &hi[i], is_integer_state(sys, i))).collect();
     combos(&choices)
 }
 
+/// Most boxes of the extra predicate the sampler intersects the region with (beyond, it samples
+/// the region itself and skips states outside the predicate).
+const MAX_EXTRA_BOXES: usize = 16;
+
+/// The parts of the region inside the extra predicate, exact, when that predicate is a small union
+/// of boxes: the region's f64 ends are rounded outward, so its corners usually lie just outside a
+/// candidate invariant it was cut from, and the corners of the parts are the states where a step
+/// leaves first.
+fn regions_in_extra(sys: &System, q: &BridgeQuery<'_>) -> Vec<(Vec<Rational>, Vec<Rational>)> {
+    let lo: Vec<Rational> = q.region.lo.iter().map(|&x| rational_from_f64(x)).collect();
+    let hi: Vec<Rational> = q.region.hi.iter().map(|&x| rational_from_f64(x)).collect();
+    let Some(boxes) = q.extra.and_then(|e| e.to_box_union(sys.state.len(), MAX_EXTRA_BOXES)) else {
+        return vec![(lo, hi)];
+    };
+    boxes
+        .iter()
+        .filter_map(|b| {
+            let lo: Vec<Rational> =
+                lo.iter().zip(&b.lo).map(|(l, m)| m.as_ref().map_or(l, |m| m.max(l)).clone()).collect();
+            let hi: Vec<Rational> =
+                hi.iter().zip(&b.hi).map(|(h, m)| m.as_ref().map_or(h, |m| m.min(h)).clone()).collect();
+            lo.iter().zip(&hi).all(|(l, h)| l <= h).then_some((lo, hi))
+        })
+        .collect()
+}
+
 /// Looks for a transition refuting the bridge query, spending at most `budget` successor
 /// evaluations.
 pub(crate) fn sample_bridge(sys: &System, q: &BridgeQuery<'_>, budget: usize) -> Option<Witness> {
-    let lo: Vec<Rational> = q.region.lo.iter().map(|&x| rational_from_f64(x)).collect();
-    let hi: Vec<Rational> = q.region.hi.iter().map(|&x| rational_from_f64(x)).collect();
     let inputs: Vec<Vec<Rational>> = sys
         .nondet
         .iter()
@@ -81,7 +107,8 @@ pub(crate) fn sample_bridge(sys: &System, q: &BridgeQuery<'_>, budget: usize) ->
         .collect();
     let inputs = combos(&inputs);
     let mut spent = 0;
-    for state in box_states(sys, &lo, &hi) {
+    let states = regions_in_extra(sys, q).into_iter().flat_map(|(lo, hi)| box_states(sys, &lo, &hi));
+    for state in states {
         if let Some(extra) = q.extra
             && !extra.eval_exact(&Env::new(&state, &[], &[])).unwrap_or(false)
         {

@@ -306,3 +306,22 @@ fn metamorphic_subsets_and_supersets() {
     assert_eq!(z3.check_bridge(&BridgeQuery::new(&all, &psi, Target::StaysIn(&union))).unwrap(), Answer::Valid);
     assert!(z3.check_bridge(&BridgeQuery::new(&all, &psi, Target::StaysIn(&left))).unwrap().is_invalid());
 }
+
+#[test]
+fn sampler_finds_witnesses_at_the_corners_inside_the_candidate() {
+    // The engine's boxes are the candidate cut into f64 boxes rounded outward: p's upper ends are
+    // the float above 0.95, outside Inv. With a0 in [0, 0.01], only states with x near 0.95 and
+    // a0 > 0 leave, so the witness is at the corner of p /\ Inv, not of p; the fast path's sampler
+    // must find it there (no Z3 here), and the witness replays exactly.
+    let sys = det_maze();
+    let inv = pred(INV);
+    let above = 0.95f64.next_up();
+    let p = fbox(&[0.9, 0.9], &[above, above]);
+    let psi = boxed(&[0.0, -0.01], &[0.01, 0.0]);
+    let query = BridgeQuery::new(&p, &psi, Target::StaysIn(&inv)).with_extra(&inv);
+    let mut fast = FastPath::new(&sys, CheckerConfig::default()).unwrap();
+    let a = fast.check_bridge(&query).unwrap();
+    let w = a.witness().expect("the sampler refutes the query");
+    trestle_smt::replay_bridge(&sys, &query, w).unwrap();
+    assert_eq!(w.state[0], q("0.95"));
+}

@@ -51,6 +51,41 @@ pub fn peer(kind: &str, h: usize) -> System {
     )
 }
 
+/// The n-dimensional maze `x_i' = x_i + 0.1 a_i` (candidate `[0.25, 0.95]^n`, Init
+/// `[0.55, 0.65]^n`, Safe `[0.2, 1.0]^n`) with `net` as its controller, written as ONNX into a
+/// scratch directory and loaded as users load systems. With [`trestle_ir::network::synthetic_centering`]
+/// controllers it is the benchmark family of growing width, depth and dimension.
+pub fn maze_nd(net: &trestle_ir::Network) -> System {
+    let dims = net.input_dim();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = dir.path().join("controller.onnx");
+    trestle_nn::write_onnx(net, &model).expect("the controller is written");
+    let vars: Vec<String> = (1..=dims).map(|i| format!("x{i}")).collect();
+    let region =
+        |lo: &str, hi: &str| vars.iter().map(|v| format!("{lo} <= {v} <= {hi}")).collect::<Vec<_>>().join(" and ");
+    let list = |prefix: &str| (1..=dims).map(|i| format!("\"{prefix}{i}\"")).collect::<Vec<_>>().join(", ");
+    let mut text = format!(
+        "init = \"{}\"\nsafe = \"{}\"\ninvariant = \"{}\"\n[system]\nname = \"maze-{dims}d\"\n[state]\n",
+        region("0.55", "0.65"),
+        region("0.2", "1.0"),
+        region("0.25", "0.95")
+    );
+    for v in &vars {
+        text += &format!("{v} = {{ type = \"real\" }}\n");
+    }
+    text += &format!(
+        "[controller]\nmodel = \"controller.onnx\"\ninputs = [{}]\nactions = [{}]\n[step]\n",
+        list("x"),
+        list("a")
+    );
+    for i in 1..=dims {
+        text += &format!("x{i} = \"x{i} + 0.1*a{i}\"\n");
+    }
+    let path = dir.path().join("system.toml");
+    std::fs::write(&path, text).expect("the system file is written");
+    load(&path, &[])
+}
+
 /// A scratch directory holding the system text as `name` and a copy of the project's hand-set
 /// 2x8 maze controller as `net.nnet`, for system files written by a test.
 pub fn scratch(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
