@@ -16,6 +16,7 @@ use crate::error::BridgeError;
 use crate::post::PostEngine;
 use std::collections::HashSet;
 use trestle_bounds::Method;
+use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
 use trestle_ir::nondet::{self, Choices};
 use trestle_ir::num::{Rational, rational_from_f64, rational_from_i64, to_f64_nearest};
@@ -84,7 +85,8 @@ pub fn replay_exact(sys: &System, inv: &Pred, state: &[Rational], choices: &[Vec
 pub struct Searcher<'s> {
     sys: &'s System,
     inv: &'s Pred,
-    cover: &'s [FBox],
+    /// The invariant's cover, indexed: how far a point lies outside it without a scan of every box.
+    cover: BoxIndex,
     choices: Choices,
     fchoices: Vec<Vec<f64>>,
     switches: Vec<Expr>,
@@ -101,7 +103,7 @@ impl<'s> Searcher<'s> {
         Ok(Searcher {
             sys,
             inv,
-            cover,
+            cover: BoxIndex::new(cover.to_vec()),
             choices,
             fchoices,
             switches: space::state_switches(sys),
@@ -135,7 +137,7 @@ impl<'s> Searcher<'s> {
         for nondet in extra.iter().chain(&self.fchoices) {
             let Ok((s, _)) = steps.under(nondet) else { continue };
             for next in s.next.iter().map(|(_, n)| n).chain(s.exits.iter().map(|(_, n, _)| n)) {
-                worst = worst.max(space::distance_outside(self.cover, next));
+                worst = worst.max(self.cover.distance_outside(next));
             }
         }
         worst
