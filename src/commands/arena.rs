@@ -2,7 +2,7 @@
 
 use crate::args::{ArenaCommand, ArenaGenerateArgs};
 use crate::{CliError, CliResult, Outcome};
-use trestle_arena::{ArenaError, Spec, truth::Truth};
+use trestle_arena::{ArenaError, Spec};
 
 pub fn run(c: ArenaCommand) -> CliResult {
     match c {
@@ -20,7 +20,7 @@ fn generate(a: &ArenaGenerateArgs) -> CliResult {
                 "[{:7.1} s] {:<28} {} (trained in {:.1} s, loss {:.2e}; judged in {:.1} s)",
                 start.elapsed().as_secs_f64(),
                 i.name,
-                describe(&i.truth),
+                i.truth.describe(),
                 i.train_seconds,
                 i.loss,
                 i.judge_seconds
@@ -40,14 +40,6 @@ fn generate(a: &ArenaGenerateArgs) -> CliResult {
     );
     println!("suite: {}", generated.suite.display());
     Ok(Outcome::Done)
-}
-
-fn describe(t: &Truth) -> String {
-    match t {
-        Truth::Safe { clauses } => format!("safe (certified proof, {clauses} clauses)"),
-        Truth::NotInductive { .. } => "not-inductive (grid counterexample, replayed exactly)".into(),
-        Truth::NotJudged(why) => format!("not judged: {why}"),
-    }
 }
 
 fn arena_error(e: ArenaError) -> CliError {

@@ -2,7 +2,7 @@
 
 use crate::args::{MazeCommand, MazeGenerateArgs};
 use crate::{CliError, CliResult, Outcome};
-use trestle_maze::{MazeError, Spec, truth::Truth};
+use trestle_maze::{MazeError, Spec};
 
 pub fn run(c: MazeCommand) -> CliResult {
     match c {
@@ -16,7 +16,7 @@ fn generate(a: &MazeGenerateArgs) -> CliResult {
     let start = std::time::Instant::now();
     let generated = trestle_maze::generate(&spec, &a.out_dir, a.suite.as_deref(), &|i| {
         if !quiet {
-            eprintln!("[{:7.1} s] {:<28} {}", start.elapsed().as_secs_f64(), i.name, describe(&i.truth));
+            eprintln!("[{:7.1} s] {:<28} {}", start.elapsed().as_secs_f64(), i.name, i.truth.describe());
         }
     })
     .map_err(maze_error)?;
@@ -34,14 +34,6 @@ fn generate(a: &MazeGenerateArgs) -> CliResult {
     );
     println!("suite: {}", generated.suite.display());
     Ok(Outcome::Done)
-}
-
-fn describe(t: &Truth) -> String {
-    match t {
-        Truth::Safe { clauses } => format!("safe (certified proof, {clauses} clauses)"),
-        Truth::NotInductive { .. } => "not-inductive (grid counterexample, replayed exactly)".into(),
-        Truth::NotJudged(why) => format!("not judged: {why}"),
-    }
 }
 
 fn maze_error(e: MazeError) -> CliError {

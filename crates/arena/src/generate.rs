@@ -1,17 +1,17 @@
 //! Training, writing and judging every instance of a spec.
 
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
-use trestle_bridge::{Config, Verdict, certificate};
 use trestle_config::Overrides;
 use trestle_ir::System;
 use trestle_train::{Architecture, Dataset, Optimizer, TrainConfig, train};
 
 use crate::ArenaError;
 use crate::spec::{Defect, Dynamics, Spec, parse_shape};
-use crate::truth::{self, Truth};
+use crate::truth;
+use trestle_maze::truth::Truth;
+use trestle_maze::{SuiteEntry, on_workers, relative, suite_file_text};
 
 /// What was generated for one instance.
 #[derive(Clone, Debug)]
@@ -201,22 +201,6 @@ fn train_controller(spec: &Spec, p: &Plan) -> Result<(trestle_ir::Network, f64),
     Ok((trained.model.to_network(&format!("inline:{}", p.name)), trained.report.train.loss))
 }
 
-/// `to` relative to the directory `from` (both made absolute first).
-fn relative(from: &Path, to: &Path) -> PathBuf {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let (from, to) = (abs(from), abs(to));
-    let (fc, tc): (Vec<Component>, Vec<Component>) = (from.components().collect(), to.components().collect());
-    let common = fc.iter().zip(&tc).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..fc.len() {
-        out.push("..");
-    }
-    for c in &tc[common..] {
-        out.push(c.as_os_str());
-    }
-    out
-}
-
 /// Generates every instance of `spec` under `out_dir` (`models/`, `systems/`) and the suite file
 /// (`suite`, default `out_dir/suite.toml`). `progress` is told each instance as it is done.
 pub fn generate(
@@ -268,92 +252,26 @@ pub fn generate(
     Ok(Generated { instances, suite })
 }
 
-/// `f` over `items` on one plain thread per core, each taking the next item when done; results
-/// in the items' order (as in `trestle-maze`: an instance's proof runs a thread pool of its own).
-fn on_workers<T: Sync, R: Send>(
-    items: &[T],
-    f: impl Fn(&T) -> Result<R, ArenaError> + Sync,
-) -> Result<Vec<R>, ArenaError> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
-    let slots: Vec<std::sync::Mutex<Option<Result<R, ArenaError>>>> =
-        items.iter().map(|_| Default::default()).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    let failed = r.is_err();
-                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                    if failed {
-                        next.store(items.len(), Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    slots.into_iter().map_while(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner())).collect()
-}
-
 fn judge(spec: &Spec, sys: &System) -> Result<Truth, ArenaError> {
     let a = &spec.arena;
     let inv = sys.invariant.as_ref().expect("written by the generator");
     if let Some(t) = truth::find_counterexample(sys, inv, a.candidate) {
         return Ok(t);
     }
-    let mut cfg = Config { threads: 1, timeout: Some(Duration::from_secs_f64(a.proof_timeout)), ..Config::default() };
-    cfg.smt_timeout = cfg.smt_timeout.min(Duration::from_secs_f64(a.proof_timeout));
-    let report = trestle_bridge::check(sys, &cfg, &|_| {}).map_err(|e| ArenaError::Internal(e.to_string()))?;
-    Ok(match report.verdict {
-        Verdict::Safe if report.inductive.clauses.len() > a.certify_max_clauses => Truth::NotJudged(format!(
-            "check proved it with {} clauses; certify is not run above arena.certify_max_clauses = {}",
-            report.inductive.clauses.len(),
-            a.certify_max_clauses
-        )),
-        Verdict::Safe => {
-            let cert = certificate::from_report(sys, &report, &cfg);
-            let c = certificate::certify(&cert, sys).map_err(|e| ArenaError::Internal(e.to_string()))?;
-            if c.valid {
-                Truth::Safe { clauses: report.inductive.clauses.len() }
-            } else {
-                Truth::NotJudged("the proof's certificate was refused".into())
-            }
-        }
-        Verdict::NotInductive => {
-            Truth::NotJudged("check refuted it, but the grid search found no counterexample of its own".into())
-        }
-        v => Truth::NotJudged(format!("check: {}", v.as_str())),
-    })
+    trestle_maze::truth::judge_by_proof(sys, a.proof_timeout, a.certify_max_clauses).map_err(ArenaError::Internal)
 }
 
 fn suite_text(spec: &Spec, instances: &[InstanceSummary], systems: &Path) -> String {
     let a = &spec.arena;
-    let mut t = String::new();
-    writeln!(
-        t,
-        "# Generated by `trestle arena generate` (suite '{}', seed {}): do not edit; regenerate.",
-        a.name, a.seed
-    )
-    .unwrap();
-    writeln!(t, "# Expected verdicts were established independently (module trestle_arena::truth):").unwrap();
-    writeln!(t, "# not-inductive by an exactly replayed grid counterexample, safe by a certified proof;").unwrap();
-    writeln!(t, "# instances without `expect` are not judged.").unwrap();
-    writeln!(t, "\n[suite]\nname = \"{}\"", a.name).unwrap();
     let desc = if a.description.is_empty() { "generated n-dimensional arena suite" } else { &a.description };
-    writeln!(t, "description = \"{}\"", desc.replace('"', "'")).unwrap();
-    writeln!(t, "timeout = 300\nslowdown = 2.0\nslack = 0.5\n\n[options.check]\nthreads = 1").unwrap();
-    for i in instances {
-        writeln!(t, "\n[[instance]]\nname = \"{}\"\ncommand = \"check\"", i.name).unwrap();
-        let path = systems.join(format!("{}.toml", i.name));
-        writeln!(t, "system = \"{}\"", path.display().to_string().replace('\\', "/")).unwrap();
-        match (&i.truth, i.truth.expect()) {
-            (_, Some(e)) => writeln!(t, "expect = \"{e}\"").unwrap(),
-            (Truth::NotJudged(why), None) => writeln!(t, "# not judged: {}", why.replace('\n', " ")).unwrap(),
-            _ => unreachable!("every established truth has an expectation"),
-        }
-    }
-    t
+    let entries: Vec<SuiteEntry<'_>> = instances
+        .iter()
+        .map(|i| SuiteEntry {
+            name: &i.name,
+            system: systems.join(format!("{}.toml", i.name)),
+            truth: &i.truth,
+            comment: None,
+        })
+        .collect();
+    suite_file_text("arena", &a.name, a.seed, desc, 300, &entries)
 }

@@ -92,15 +92,8 @@ pub struct Family {
     pub defects: Vec<Defect>,
 }
 
-/// `"4x32"`: 4 hidden layers of 32.
-pub fn parse_shape(s: &str) -> Result<(usize, usize), String> {
-    let (depth, width) = s.split_once('x').ok_or_else(|| format!("shape '{s}': expected DEPTHxWIDTH such as 2x64"))?;
-    let parse = |t: &str| t.trim().parse::<usize>().ok().filter(|&n| n > 0);
-    match (parse(depth), parse(width)) {
-        (Some(d), Some(w)) if d <= 16 && w <= 4096 => Ok((d, w)),
-        _ => Err(format!("shape '{s}': expected DEPTHxWIDTH with 1..16 layers of 1..4096 neurons")),
-    }
-}
+/// Shapes as the maze specs write them: `"4x32"` is 4 hidden layers of 32.
+pub use trestle_maze::parse_shape;
 
 fn interval(v: [f64; 2], what: &str) -> Result<(), String> {
     if v.iter().all(|x| x.is_finite()) && v[0] <= v[1] {

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use trestle_arena::truth::{Truth, exact_violation};
 use trestle_arena::{Spec, generate};
 use trestle_ir::expr::Env;
+use trestle_maze::truth::{Truth, exact_violation};
 
 const SPEC: &str = r#"
 [arena]

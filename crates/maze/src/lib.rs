@@ -19,7 +19,7 @@ mod generate;
 mod spec;
 pub mod truth;
 
-pub use generate::{Generated, InstanceSummary, generate};
+pub use generate::{Generated, InstanceSummary, SuiteEntry, generate, on_workers, relative, suite_file_text};
 pub use spec::{Arena, Defect, Dynamics, Family, Spec, parse_shape};
 
 #[derive(Debug, thiserror::Error)]

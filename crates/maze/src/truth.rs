@@ -13,6 +13,8 @@
 //!   condition in Z3): the certificate, not the run that produced it, establishes the verdict.
 
 use num_traits::ToPrimitive;
+use std::time::Duration;
+use trestle_bridge::{Config, Verdict, certificate};
 use trestle_ir::expr::Env;
 use trestle_ir::nondet;
 use trestle_ir::num::rational_from_f64;
@@ -46,10 +48,89 @@ impl Truth {
             Truth::NotJudged(_) => None,
         }
     }
+
+    /// One line saying what was established and how.
+    pub fn describe(&self) -> String {
+        match self {
+            Truth::Safe { clauses } => format!("safe (certified proof, {clauses} clauses)"),
+            Truth::NotInductive { .. } => "not-inductive (grid counterexample, replayed exactly)".into(),
+            Truth::NotJudged(why) => format!("not judged: {why}"),
+        }
+    }
 }
 
 fn vertices(sys: &System) -> Vec<Vec<Rational>> {
-    nondet::vertices(sys, nondet::all_inputs(sys), 64).unwrap_or_else(|| vec![Vec::new()])
+    nondet::vertices(sys, nondet::all_inputs(sys), 1 << 16).unwrap_or_else(|| vec![Vec::new()])
+}
+
+/// The vertices of the inputs as the nearest floats, for ranking.
+pub fn f64_vertices(sys: &System) -> Vec<Vec<f64>> {
+    vertices(sys).iter().map(|v| v.iter().map(|q| q.to_f64().unwrap_or(0.0)).collect()).collect()
+}
+
+/// Ranks `points` (states, f64) by how far their successors under `fverts` leave the candidate
+/// (`outside_by`, f64: ranking only) and replays the best [`REPLAYS`] exactly: the first with an
+/// exact successor outside `cand` refutes inductiveness. The sort is stable, so ties keep the
+/// points' order and the result depends on the spec alone.
+pub fn rank_and_replay(
+    sys: &System,
+    cand: &Pred,
+    points: impl IntoIterator<Item = Vec<f64>>,
+    fverts: &[Vec<f64>],
+    outside_by: impl Fn(&[f64]) -> f64,
+) -> Option<Truth> {
+    let mut ranked: Vec<(f64, Vec<f64>)> = points
+        .into_iter()
+        .map(|s| {
+            let mut worst = f64::NEG_INFINITY;
+            for v in fverts {
+                let mut memory = sim::initial_memory::<f64>(sys);
+                if let Ok(succ) = sim::successors(sys, &s, &mut memory, v) {
+                    for (_, n) in &succ.next {
+                        worst = worst.max(outside_by(n));
+                    }
+                }
+            }
+            (worst, s)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (_, s) in ranked.into_iter().take(REPLAYS) {
+        let state: Vec<Rational> = s.iter().map(|&x| rational_from_f64(x)).collect();
+        if let Some(next) = exact_violation(sys, cand, &state) {
+            return Some(Truth::NotInductive { state, next });
+        }
+    }
+    None
+}
+
+/// The truth of a candidate no grid point refutes: the bridge engine's proof (at most
+/// `proof_timeout` seconds), certified by `certify` when it has at most `max_clauses` clauses
+/// (certifying is much slower than proving on big proofs); anything else is not judged.
+pub fn judge_by_proof(sys: &System, proof_timeout: f64, max_clauses: usize) -> Result<Truth, String> {
+    let timeout = Duration::from_secs_f64(proof_timeout);
+    let mut cfg = Config { threads: 1, timeout: Some(timeout), ..Config::default() };
+    cfg.smt_timeout = cfg.smt_timeout.min(timeout);
+    let report = trestle_bridge::check(sys, &cfg, &|_| {}).map_err(|e| e.to_string())?;
+    let clauses = report.inductive.clauses.len();
+    Ok(match report.verdict {
+        Verdict::Safe if clauses > max_clauses => Truth::NotJudged(format!(
+            "check proved it with {clauses} clauses; certify is not run above {max_clauses} clauses"
+        )),
+        Verdict::Safe => {
+            let cert = certificate::from_report(sys, &report, &cfg);
+            let c = certificate::certify(&cert, sys).map_err(|e| e.to_string())?;
+            if c.valid {
+                Truth::Safe { clauses }
+            } else {
+                Truth::NotJudged("the proof's certificate was refused".into())
+            }
+        }
+        Verdict::NotInductive => {
+            Truth::NotJudged("check refuted it, but the grid search found no counterexample of its own".into())
+        }
+        v => Truth::NotJudged(format!("check: {}", v.as_str())),
+    })
 }
 
 fn inside(p: &Pred, state: &[Rational]) -> bool {
@@ -81,40 +162,20 @@ pub fn exact_violation(sys: &System, cand: &Pred, state: &[Rational]) -> Option<
 
 /// The grid search for a one-step counterexample (see the module documentation).
 pub fn find_counterexample(sys: &System, cand: &Pred, boxes: &[[[f64; 2]; 2]]) -> Option<Truth> {
-    let fverts: Vec<Vec<f64>> =
-        vertices(sys).iter().map(|v| v.iter().map(|q| q.to_f64().unwrap_or(0.0)).collect()).collect();
-    let mut ranked: Vec<(f64, [f64; 2])> = Vec::new();
-    for b in boxes {
-        for i in 0..GRID {
-            for j in 0..GRID {
+    let points = boxes.iter().flat_map(|b| {
+        (0..GRID).flat_map(move |i| {
+            (0..GRID).map(move |j| {
                 // The box's ends are the f64 nearest the spec's decimals, which may lie an ulp
                 // outside the exact candidate: grid points stay one ulp inside them.
                 let t = |k: usize, axis: usize| {
                     let (lo, hi) = (b[axis][0].next_up(), b[axis][1].next_down());
                     (lo + (hi - lo) * k as f64 / (GRID - 1) as f64).clamp(lo, hi)
                 };
-                let s = [t(i, 0), t(j, 1)];
-                let mut worst = f64::NEG_INFINITY;
-                for v in &fverts {
-                    let mut memory = sim::initial_memory::<f64>(sys);
-                    if let Ok(succ) = sim::successors(sys, &s, &mut memory, v) {
-                        for (_, n) in &succ.next {
-                            worst = worst.max(outside_by(boxes, n));
-                        }
-                    }
-                }
-                ranked.push((worst, s));
-            }
-        }
-    }
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (_, s) in ranked.into_iter().take(REPLAYS) {
-        let state: Vec<Rational> = s.iter().map(|&x| rational_from_f64(x)).collect();
-        if let Some(next) = exact_violation(sys, cand, &state) {
-            return Some(Truth::NotInductive { state, next });
-        }
-    }
-    None
+                vec![t(i, 0), t(j, 1)]
+            })
+        })
+    });
+    rank_and_replay(sys, cand, points, &f64_vertices(sys), |s| outside_by(boxes, s))
 }
 
 /// A run from Init that leaves Safe, replayed exactly: its length in steps.
