@@ -18,6 +18,7 @@ use crate::post::PostEngine;
 use crate::witness;
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
@@ -234,7 +235,7 @@ struct Ctx<'s> {
     /// `pinned`.
     z3: Z3Backend<'s>,
     /// The cover's boxes indexed (for near misses).
-    cover_index: BoxIndex,
+    cover_index: Arc<BoxIndex>,
 }
 
 struct Checkers<'s> {
@@ -491,6 +492,7 @@ pub fn check_inductive(
     let total_volume: f64 = cover.iter().map(|b| b.widths().iter().product::<f64>()).sum();
     let mut pinned = FastPath::new(sys, CheckerConfig::default())?;
     pinned.pin(inv)?;
+    let cover_index = Arc::new(BoxIndex::new(cover.to_vec()));
     let ctx = Ctx {
         sys,
         inv,
@@ -499,14 +501,14 @@ pub fn check_inductive(
         post,
         cfg,
         cover,
-        search: witness::Searcher::new(sys, inv, cover)?,
+        search: witness::Searcher::new(sys, inv, cover_index.clone())?,
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
         deadline: cfg.timeout.map(|t| start + t),
         z3: Z3Backend::new(sys, CheckerConfig::default())?.narrowed_by(&pinned),
         pinned,
         fast_path: cfg.fast_path,
-        cover_index: BoxIndex::new(cover.to_vec()),
+        cover_index,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))

@@ -15,6 +15,7 @@
 use crate::error::BridgeError;
 use crate::post::PostEngine;
 use std::collections::HashSet;
+use std::sync::Arc;
 use trestle_bounds::Method;
 use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
@@ -85,8 +86,9 @@ pub fn replay_exact(sys: &System, inv: &Pred, state: &[Rational], choices: &[Vec
 pub struct Searcher<'s> {
     sys: &'s System,
     inv: &'s Pred,
-    /// The invariant's cover, indexed: how far a point lies outside it without a scan of every box.
-    cover: BoxIndex,
+    /// The invariant's cover, indexed (the engine's own index, shared): how far a point lies
+    /// outside it without a scan of every box.
+    cover: Arc<BoxIndex>,
     choices: Choices,
     fchoices: Vec<Vec<f64>>,
     switches: Vec<Expr>,
@@ -96,14 +98,14 @@ pub struct Searcher<'s> {
 }
 
 impl<'s> Searcher<'s> {
-    pub fn new(sys: &'s System, inv: &'s Pred, cover: &'s [FBox]) -> Result<Searcher<'s>, BridgeError> {
+    pub fn new(sys: &'s System, inv: &'s Pred, cover: Arc<BoxIndex>) -> Result<Searcher<'s>, BridgeError> {
         let choices = Choices::new(sys, MAX_CHOICES);
         let fchoices = choices.fixed().iter().map(|v| v.iter().map(to_f64_nearest).collect()).collect();
         let nondet_hull = sys.nondet.iter().map(nondet::hull).collect();
         Ok(Searcher {
             sys,
             inv,
-            cover: BoxIndex::new(cover.to_vec()),
+            cover,
             choices,
             fchoices,
             switches: space::state_switches(sys),
