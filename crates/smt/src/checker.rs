@@ -247,7 +247,9 @@ impl<'s> FastPath<'s> {
             return Some(Answer::Valid);
         }
         if self.cfg.sample_witnesses {
-            return sample::sample_bridge(self.sys, q, self.cfg.sample_budget).map(Answer::Invalid);
+            // A pinned extra predicate (the run's invariant) comes with its boxes, computed once.
+            let extra_union = q.extra.and_then(|e| crate::fastpath::pinned_union(&self.pinned, e));
+            return sample::sample_bridge(self.sys, q, extra_union, self.cfg.sample_budget).map(Answer::Invalid);
         }
         None
     }

@@ -218,7 +218,7 @@ pub(crate) fn union_boxes_of(n: usize, target: &Pred) -> Arc<Option<UnionBoxes>>
 }
 
 /// The union boxes of `p` when it is one of the `pinned` predicates (by address) and a union.
-fn pinned_union<'a>(pinned: &'a [PinnedUnion<'_>], p: &Pred) -> Option<&'a BoxUnion> {
+pub(crate) fn pinned_union<'a>(pinned: &'a [PinnedUnion<'_>], p: &Pred) -> Option<&'a BoxUnion> {
     pinned.iter().find(|(q, _)| std::ptr::eq(*q, p)).and_then(|(_, u)| u.as_ref().as_ref())
 }
 

@@ -8,6 +8,7 @@ use crate::replay::replay_bridge;
 use num_traits::One;
 use trestle_core::Witness;
 use trestle_core::replay_implication;
+use trestle_ir::boxindex::BoxUnion;
 use trestle_ir::expr::Env;
 use trestle_ir::num::{rational_from_f64, rational_from_i64};
 use trestle_ir::pred::RBox;
@@ -76,27 +77,41 @@ const MAX_EXTRA_BOXES: usize = 16;
 /// of boxes: the region's f64 ends are rounded outward, so its corners usually lie just outside a
 /// candidate invariant it was cut from, and the corners of the parts are the states where a step
 /// leaves first.
-fn regions_in_extra(sys: &System, q: &BridgeQuery<'_>) -> Vec<(Vec<Rational>, Vec<Rational>)> {
+fn regions_in_extra(
+    sys: &System,
+    q: &BridgeQuery<'_>,
+    extra_union: Option<&BoxUnion>,
+) -> Vec<(Vec<Rational>, Vec<Rational>)> {
     let lo: Vec<Rational> = q.region.lo.iter().map(|&x| rational_from_f64(x)).collect();
     let hi: Vec<Rational> = q.region.hi.iter().map(|&x| rational_from_f64(x)).collect();
-    let Some(boxes) = q.extra.and_then(|e| e.to_box_union(sys.state.len(), MAX_EXTRA_BOXES)) else {
-        return vec![(lo, hi)];
+    let part = |b: &RBox| {
+        let lo: Vec<Rational> = lo.iter().zip(&b.lo).map(|(l, m)| m.as_ref().map_or(l, |m| m.max(l)).clone()).collect();
+        let hi: Vec<Rational> = hi.iter().zip(&b.hi).map(|(h, m)| m.as_ref().map_or(h, |m| m.min(h)).clone()).collect();
+        lo.iter().zip(&hi).all(|(l, h)| l <= h).then_some((lo, hi))
     };
-    boxes
-        .iter()
-        .filter_map(|b| {
-            let lo: Vec<Rational> =
-                lo.iter().zip(&b.lo).map(|(l, m)| m.as_ref().map_or(l, |m| m.max(l)).clone()).collect();
-            let hi: Vec<Rational> =
-                hi.iter().zip(&b.hi).map(|(h, m)| m.as_ref().map_or(h, |m| m.min(h)).clone()).collect();
-            lo.iter().zip(&hi).all(|(l, h)| l <= h).then_some((lo, hi))
-        })
-        .collect()
+    match extra_union {
+        // The boxes a pinned predicate was cut into once (the same as `to_box_union` gives); only
+        // those whose enclosure meets the region can have a non-empty part.
+        Some(u) if u.len() <= MAX_EXTRA_BOXES => {
+            u.near(q.region).into_iter().filter_map(|k| part(&u.boxes()[k])).collect()
+        }
+        Some(_) => vec![(lo, hi)],
+        None => match q.extra.and_then(|e| e.to_box_union(sys.state.len(), MAX_EXTRA_BOXES)) {
+            Some(boxes) => boxes.iter().filter_map(part).collect(),
+            None => vec![(lo, hi)],
+        },
+    }
 }
 
 /// Looks for a transition refuting the bridge query, spending at most `budget` successor
 /// evaluations.
-pub(crate) fn sample_bridge(sys: &System, q: &BridgeQuery<'_>, budget: usize) -> Option<Witness> {
+/// `extra_union`: the boxes of `q.extra` when the caller has them (a pinned predicate).
+pub(crate) fn sample_bridge(
+    sys: &System,
+    q: &BridgeQuery<'_>,
+    extra_union: Option<&BoxUnion>,
+    budget: usize,
+) -> Option<Witness> {
     let inputs: Vec<Vec<Rational>> = sys
         .nondet
         .iter()
@@ -107,7 +122,7 @@ pub(crate) fn sample_bridge(sys: &System, q: &BridgeQuery<'_>, budget: usize) ->
         .collect();
     let inputs = combos(&inputs);
     let mut spent = 0;
-    let states = regions_in_extra(sys, q).into_iter().flat_map(|(lo, hi)| box_states(sys, &lo, &hi));
+    let states = regions_in_extra(sys, q, extra_union).into_iter().flat_map(|(lo, hi)| box_states(sys, &lo, &hi));
     for state in states {
         if let Some(extra) = q.extra
             && !extra.eval_exact(&Env::new(&state, &[], &[])).unwrap_or(false)
