@@ -17,12 +17,35 @@ pub type Rational = BigRational;
 /// # Panics
 /// Never for finite input; callers validate finiteness first (NaN/inf are input errors).
 pub fn rational_from_f64(x: f64) -> Rational {
-    BigRational::from_float(x).expect("rational_from_f64 needs a finite float")
+    try_rational_from_f64(x).expect("rational_from_f64 needs a finite float")
 }
 
 /// The exact value of a finite float, or `None` for NaN / infinities.
+///
+/// Built in lowest terms directly: `x = m 2^e` with `m` odd, so the fraction is `m / 2^-e` (or the
+/// integer `m 2^e`) and needs no gcd, which `BigRational::from_float` computes (the replays and
+/// the sampler convert every weight-derived float they touch, and that gcd was most of it).
 pub fn try_rational_from_f64(x: f64) -> Option<Rational> {
-    if x.is_finite() { BigRational::from_float(x) } else { None }
+    if !x.is_finite() {
+        return None;
+    }
+    if x == 0.0 {
+        return Some(Rational::zero());
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let fraction = bits & ((1u64 << 52) - 1);
+    // Subnormals have no implicit bit and the exponent of the smallest normal.
+    let (mantissa, exponent) = if biased == 0 { (fraction, -1074) } else { (fraction | (1u64 << 52), biased - 1075) };
+    let zeros = mantissa.trailing_zeros();
+    let odd = BigInt::from(mantissa >> zeros);
+    let exponent = exponent + i64::from(zeros);
+    let signed = if x < 0.0 { -odd } else { odd };
+    Some(if exponent >= 0 {
+        Rational::from_integer(signed << exponent as usize)
+    } else {
+        Rational::new_raw(signed, BigInt::one() << (-exponent) as usize)
+    })
 }
 
 pub fn rational_from_i64(x: i64) -> Rational {
@@ -179,6 +202,37 @@ mod tests {
         assert!(parse_rational("1/0").is_none());
         assert!(parse_rational("abc").is_none());
         assert!(parse_rational(".").is_none());
+    }
+
+    #[test]
+    fn floats_convert_to_their_exact_value_in_lowest_terms() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next_bits = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut cases = vec![0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 0.1, -2.5e-300, f64::MAX, f64::MIN_POSITIVE];
+        cases.extend([
+            f64::from_bits(1),
+            -f64::from_bits(3),
+            f64::from_bits(0x000f_ffff_ffff_ffff),
+            1e300,
+            2f64.powi(80),
+        ]);
+        // Random bit patterns cover every exponent, subnormals included.
+        cases.extend((0..20_000).map(|_| f64::from_bits(next_bits())).filter(|x| x.is_finite()));
+        for x in cases {
+            let fast = rational_from_f64(x);
+            assert_eq!(fast, BigRational::from_float(x).unwrap(), "{x:e}");
+            // Lowest terms, positive denominator: equal values have equal representations.
+            assert!(
+                fast.denom().is_positive() && num_integer::Integer::gcd(fast.numer(), fast.denom()).is_one(),
+                "{x:e}"
+            );
+        }
+        assert!(try_rational_from_f64(f64::NAN).is_none() && try_rational_from_f64(f64::NEG_INFINITY).is_none());
     }
 
     #[test]
