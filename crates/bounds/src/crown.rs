@@ -53,9 +53,25 @@ pub(crate) enum Tighten {
     UnstableAndAffine,
 }
 
+/// Bytes of one block of rows a tightening pass carries backward (see [`intermediate_bounds`]).
+const TIGHTEN_BLOCK_BYTES: usize = 64 * 1024;
+
 /// CROWN bounds of every stage's pre-activations (the neurons `tighten` names by a backward pass,
 /// the rest by intervals).
 pub(crate) fn intermediate_bounds(graph: &Graph<'_>, input: Level, tighten: Tighten) -> Result<Bounds, BoundsError> {
+    intermediate_bounds_in_blocks(graph, input, tighten, TIGHTEN_BLOCK_BYTES)
+}
+
+/// [`intermediate_bounds`], the neurons of a stage tightened `block_bytes` of rows at a time. Rows
+/// are independent in a backward pass, so the bounds do not depend on the block size (a test
+/// checks it bit for bit); small blocks stay in cache, where one matrix of every unstable neuron
+/// (megabytes on a wide layer) cost a fresh, page-faulted and zeroed allocation on every box.
+fn intermediate_bounds_in_blocks(
+    graph: &Graph<'_>,
+    input: Level,
+    tighten: Tighten,
+    block_bytes: usize,
+) -> Result<Bounds, BoundsError> {
     ibp::propagate(graph, input, |t, bounds, block| {
         let stage = &graph.stages[t];
         let tightened: Vec<usize> = match stage.activation {
@@ -65,28 +81,29 @@ pub(crate) fn intermediate_bounds(graph: &Graph<'_>, input: Level, tighten: Tigh
             }
             _ => Vec::new(),
         };
-        if tightened.is_empty() {
-            return Ok(());
-        }
-        // Rows: +p_r for the upper bounds, then -p_r for the lower bounds, over the stage input.
         let width = stage.input_dim;
-        let k = tightened.len();
-        let mut lambda = Matrix::new(2 * k, width, vec![0.0; 2 * k * width]);
-        for (i, &r) in tightened.iter().enumerate() {
-            let w = stage.weights.row(r);
-            lambda.data[i * width..i * width + w.len()].copy_from_slice(w);
-            for (dst, &v) in lambda.data[(k + i) * width..].iter_mut().zip(w) {
-                *dst = -v;
-            }
-        }
-        let (coeffs, constant) = backward_from(graph, bounds, t, lambda, None);
+        let per_block = (block_bytes / (2 * width * std::mem::size_of::<f64>())).max(1);
         let input = &bounds.levels[0];
-        for (i, &r) in tightened.iter().enumerate() {
-            let b = stage.bias[r];
-            let hi = upper_over_box(coeffs.row(i), add_up(constant[i], b), &input.lo, &input.hi);
-            let neg_lo = upper_over_box(coeffs.row(k + i), add_up(constant[k + i], -b), &input.lo, &input.hi);
-            block.hi[r] = block.hi[r].min(hi);
-            block.lo[r] = block.lo[r].max(-neg_lo);
+        for neurons in tightened.chunks(per_block) {
+            // Rows: +p_r for the upper bounds, then -p_r for the lower bounds, over the stage input
+            // (zero on the values the block does not read).
+            let k = neurons.len();
+            let mut data = Vec::with_capacity(2 * k * width);
+            for sign in [1.0, -1.0] {
+                for &r in neurons {
+                    let w = stage.weights.row(r);
+                    data.extend(w.iter().map(|&v| sign * v));
+                    data.resize(data.len() + width - w.len(), 0.0);
+                }
+            }
+            let (coeffs, constant) = backward_from(graph, bounds, t, Matrix::new(2 * k, width, data), None);
+            for (i, &r) in neurons.iter().enumerate() {
+                let b = stage.bias[r];
+                let hi = upper_over_box(coeffs.row(i), add_up(constant[i], b), &input.lo, &input.hi);
+                let neg_lo = upper_over_box(coeffs.row(k + i), add_up(constant[k + i], -b), &input.lo, &input.hi);
+                block.hi[r] = block.hi[r].min(hi);
+                block.lo[r] = block.lo[r].max(-neg_lo);
+            }
         }
         Ok(())
     })
@@ -101,4 +118,53 @@ pub(crate) fn query_upper(
     alphas: Option<&[Matrix]>,
 ) -> (Matrix, Vec<f64>) {
     backward_from(graph, bounds, graph.stages.len(), out_coeffs.clone(), alphas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trestle_ir::network::{DenseLayer, Layer, Network};
+
+    fn random_network(seed: u64, widths: &[usize]) -> Network {
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let layers = widths
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                let weights = Matrix::new(w[1], w[0], (0..w[0] * w[1]).map(|_| next()).collect());
+                let bias = (0..w[1]).map(|_| 0.2 * next()).collect();
+                let activation = if i + 2 < widths.len() { Activation::Relu } else { Activation::Identity };
+                Layer::Dense(DenseLayer { weights, bias, activation })
+            })
+            .collect();
+        Network::new("random", layers).unwrap()
+    }
+
+    #[test]
+    fn tightening_block_size_does_not_change_any_bound() {
+        for (seed, widths) in [(1, vec![2, 64, 64, 3]), (2, vec![5, 40, 30, 20, 2]), (3, vec![12, 50, 4])] {
+            let net = random_network(seed, &widths);
+            let graph = Graph::feed_forward(&net).unwrap();
+            let input = || Level::new(vec![-1.0; widths[0]], vec![1.0; widths[0]]);
+            for tighten in [Tighten::Unstable, Tighten::UnstableAndAffine] {
+                let whole = intermediate_bounds_in_blocks(&graph, input(), tighten, usize::MAX).unwrap();
+                // Not vacuous: the backward passes tightened some neuron beyond its interval bound.
+                let intervals = ibp::run(&graph, input()).unwrap();
+                assert!(whole.stages.iter().zip(&intervals.stages).any(|(c, i)| c.block.hi != i.block.hi));
+                for block_bytes in [0, 1000, TIGHTEN_BLOCK_BYTES] {
+                    let blocks = intermediate_bounds_in_blocks(&graph, input(), tighten, block_bytes).unwrap();
+                    let tightened = whole.stages.iter().zip(&blocks.stages).filter(|(a, _)| !a.block.lo.is_empty());
+                    for (a, b) in tightened {
+                        assert_eq!((&a.block.lo, &a.block.hi), (&b.block.lo, &b.block.hi), "{widths:?} {block_bytes}");
+                    }
+                }
+            }
+        }
+    }
 }
