@@ -211,7 +211,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_search: bool,
     /// Decide a box exactly (Z3 with the networks encoded on it) once it is still undecided after
-    /// this many halvings of its invariant box (default 12; 0: at once), and at the minimum width.
+    /// this many halvings of its invariant box per two state dimensions (default 12: six per side;
+    /// 0: at once), and at the minimum width.
     #[arg(long, value_name = "HALVINGS", conflicts_with = "no_exact_leaf")]
     pub exact_after: Option<usize>,
     /// Never decide boxes exactly: undecided boxes are split down to the minimum width.

@@ -6,12 +6,13 @@
 //! applied in queue order, stopping at the first refutation as a sequential run would. Results and
 //! statistics therefore do not depend on the number of threads.
 //!
-//! A box still undecided after `Config::exact_after` halvings, any box at the minimum width, and a
+//! A box still undecided after `Config::exact_after` halvings (per two state dimensions), any box
+//! at the minimum width, and a
 //! box whose abstract counterexample leaves the invariant by a mere rounding error (a near miss:
 //! no margin, or a violation below rounding) is decided exactly (`crate::exact`): Z3 with the
 //! networks on the box. Those boxes are the proof's exact clauses.
 
-use crate::config::{Config, EXACT_RETRY_HALVINGS, Queue, Split};
+use crate::config::{Config, EXACT_RETRY_HALVINGS, Queue, Split, per_two_dims};
 use crate::error::BridgeError;
 use crate::exact::{self, ExactDecision};
 use crate::post::PostEngine;
@@ -351,7 +352,7 @@ impl<'s> Ctx<'s> {
         if item.halvings < item.exact_retry {
             return Ok(false);
         }
-        Ok(item.halvings >= after || small || self.near_miss(&item.region, post)?)
+        Ok(item.halvings >= per_two_dims(after, item.region.dims()) || small || self.near_miss(&item.region, post)?)
     }
 
     /// Decides `p` exactly: a proof, a replayed counterexample, or `exact_undecided`.
@@ -593,7 +594,7 @@ pub fn check_inductive(
                     // 2^k children: k dimensions were halved.
                     let halvings = item.halvings + children.len().trailing_zeros() as usize;
                     let exact_retry = if w.exact_undecided {
-                        item.halvings.saturating_add(EXACT_RETRY_HALVINGS)
+                        item.halvings.saturating_add(per_two_dims(EXACT_RETRY_HALVINGS, item.region.dims()))
                     } else {
                         item.exact_retry
                     };
