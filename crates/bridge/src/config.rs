@@ -13,8 +13,8 @@ pub enum Split {
     All,
     /// Bisect the widest dimension (relative to the invariant's extent).
     Widest,
-    /// Bisect the dimension with the largest influence: linear-bound coefficient times width
-    /// (the widest dimension when there are no linear bounds).
+    /// Bisect every dimension whose influence (linear-bound coefficients times width) is at least
+    /// half the largest, at once (the widest dimension when there are no linear bounds).
     Influence,
 }
 
