@@ -360,8 +360,8 @@ impl BoundMethodArg {
 /// `check --split`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SplitArg {
-    /// The inputs with the largest influence by the linear bounds (every one within half of the
-    /// largest), at once.
+    /// The input with the largest influence by the linear bounds (from 3 state dimensions on,
+    /// every one within half of the largest, at once).
     Influence,
     Widest,
     /// Every dimension at once (the paper).

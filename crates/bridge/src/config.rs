@@ -13,8 +13,9 @@ pub enum Split {
     All,
     /// Bisect the widest dimension (relative to the invariant's extent).
     Widest,
-    /// Bisect every dimension whose influence (linear-bound coefficients times width) is at least
-    /// half the largest, at once (the widest dimension when there are no linear bounds).
+    /// Bisect the dimension with the largest influence: linear-bound coefficients times width (the
+    /// widest dimension when there are no linear bounds); from 3 state dimensions on, every
+    /// dimension within half of the largest influence at once.
     Influence,
 }
 

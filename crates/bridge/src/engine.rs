@@ -133,13 +133,19 @@ struct BoxWork {
     exact_time: Duration,
 }
 
-/// Under [`Split::Influence`], every dimension whose influence is at least this share of the
-/// largest is bisected at once. Measured against bisecting the most influential one alone: in
-/// 3 to 6 state dimensions, boxes that stay long in the other dimensions kept failing the fast
-/// path and went to Z3 (6-D 2x128: 563 splits, 117 Z3 queries, 2.4 s; now 64, 5, 1.4 s; the
-/// disturbed 4-D arena 0.50 s -> 0.18 s); on the 16 peer mazes 161 -> 93 splits, 497 -> 431
-/// SMT and 22 -> 15 Z3 queries, 335 -> 337 bound queries; every refutation still found.
+/// Under [`Split::Influence`] in [`MULTI_SPLIT_DIMS`] or more state dimensions, every dimension
+/// whose influence is at least this share of the largest is bisected at once. Measured against
+/// bisecting the most influential one alone: in 3 to 6 dimensions boxes that stayed long in the
+/// other dimensions kept failing the fast path and went to Z3 (6-D 2x128: 563 splits, 117 Z3
+/// queries, 2.4 s; now 64, 5, 1.4 s; the disturbed 4-D arena 0.50 s -> 0.13 s), with every
+/// verdict of the arena suite unchanged. A share of 1/4 or 3/4, or every dimension, was no better.
 const INFLUENCE_SHARE: f64 = 0.5;
+
+/// Fewest state dimensions for several bisections per split. In 2-D one side at a time stays:
+/// bisecting both (measured) cut the peer mazes' splits 161 -> 93 at the same time, but made
+/// a deep counterexample of the nightly suite (disturbed 4x256 `bumpy`, found after 229 splits
+/// in 1.5 s) unreachable in 120 s, FIFO paying four boxes per level instead of two.
+const MULTI_SPLIT_DIMS: usize = 3;
 
 struct Item {
     region: FBox,
@@ -445,9 +451,14 @@ impl<'s> Ctx<'s> {
                         (0..l.lower.a.rows).map(|a| l.upper.a.get(a, i).abs() + l.lower.a.get(a, i).abs()).sum();
                     width(i) * (1.0 + coeff * self.extent[i])
                 };
-                let top = splittable.iter().map(|&i| score(i)).fold(f64::NEG_INFINITY, f64::max);
+                let best =
+                    splittable.iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a))).unwrap();
+                if d < MULTI_SPLIT_DIMS {
+                    let (l, r) = p.bisect(best);
+                    return vec![l, r];
+                }
                 let chosen: Vec<usize> =
-                    splittable.iter().copied().filter(|&i| score(i) >= INFLUENCE_SHARE * top).collect();
+                    splittable.iter().copied().filter(|&i| score(i) >= INFLUENCE_SHARE * score(best)).collect();
                 bisect_all(&chosen)
             }
             (Split::Widest | Split::Influence, _) => {
