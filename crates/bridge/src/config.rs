@@ -86,9 +86,9 @@ pub struct Config {
     pub dump_smt: Option<PathBuf>,
     /// The exact leaf decision: a box still undecided after this many halvings of its invariant
     /// box per two state dimensions (bisections of one dimension; a split of `k` dimensions at once
-    /// counts `k`; see [`per_two_dims`]), any box at
-    /// the minimum width, and any box whose abstract counterexample misses the invariant by a
-    /// rounding error, is decided by Z3 with the networks encoded exactly on it (`crate::exact`). After an undecided exact query its parts try again
+    /// counts `k`; see [`per_two_dims`]), any box at the minimum width, and any box whose abstract
+    /// counterexample misses the invariant by a rounding error, is decided by Z3 with the networks
+    /// encoded exactly on it (`crate::exact`). After an undecided exact query its parts try again
     /// [`EXACT_RETRY_HALVINGS`] halvings further down. `None`: never (boxes the postconditions
     /// cannot decide are split down to the minimum width and stay undecided).
     pub exact_after: Option<usize>,

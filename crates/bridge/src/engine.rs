@@ -7,10 +7,9 @@
 //! statistics therefore do not depend on the number of threads.
 //!
 //! A box still undecided after `Config::exact_after` halvings (per two state dimensions), any box
-//! at the minimum width, and a
-//! box whose abstract counterexample leaves the invariant by a mere rounding error (a near miss:
-//! no margin, or a violation below rounding) is decided exactly (`crate::exact`): Z3 with the
-//! networks on the box. Those boxes are the proof's exact clauses.
+//! at the minimum width, and a box whose abstract counterexample leaves the invariant by a mere
+//! rounding error (a near miss: no margin, or a violation below rounding) is decided exactly
+//! (`crate::exact`): Z3 with the networks on the box. Those boxes are the proof's exact clauses.
 
 use crate::config::{Config, EXACT_RETRY_HALVINGS, Queue, Split, per_two_dims};
 use crate::error::BridgeError;
