@@ -123,33 +123,12 @@ pub(crate) fn query_upper(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trestle_ir::network::{DenseLayer, Layer, Network};
-
-    fn random_network(seed: u64, widths: &[usize]) -> Network {
-        let mut state = seed | 1;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        let layers = widths
-            .windows(2)
-            .enumerate()
-            .map(|(i, w)| {
-                let weights = Matrix::new(w[1], w[0], (0..w[0] * w[1]).map(|_| next()).collect());
-                let bias = (0..w[1]).map(|_| 0.2 * next()).collect();
-                let activation = if i + 2 < widths.len() { Activation::Relu } else { Activation::Identity };
-                Layer::Dense(DenseLayer { weights, bias, activation })
-            })
-            .collect();
-        Network::new("random", layers).unwrap()
-    }
+    use trestle_ir::network::synthetic_dense;
 
     #[test]
     fn tightening_block_size_does_not_change_any_bound() {
         for (seed, widths) in [(1, vec![2, 64, 64, 3]), (2, vec![5, 40, 30, 20, 2]), (3, vec![12, 50, 4])] {
-            let net = random_network(seed, &widths);
+            let net = synthetic_dense(&widths, seed);
             let graph = Graph::feed_forward(&net).unwrap();
             let input = || Level::new(vec![-1.0; widths[0]], vec![1.0; widths[0]]);
             for tighten in [Tighten::Unstable, Tighten::UnstableAndAffine] {

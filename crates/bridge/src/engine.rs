@@ -421,7 +421,6 @@ impl<'s> Ctx<'s> {
     /// Children of `p` under the configured strategy.
     fn split(&self, p: &FBox, post: &Postcondition) -> Vec<FBox> {
         let d = p.dims();
-        let rel = |i: usize| p.hi[i] - p.lo[i];
         let splittable: Vec<usize> =
             (0..d).filter(|&i| p.interval(i).mid() > p.lo[i] && p.interval(i).mid() < p.hi[i]).collect();
         if splittable.is_empty() {
@@ -440,7 +439,11 @@ impl<'s> Ctx<'s> {
             }
             out
         };
-        let width = |i: usize| rel(i) / self.extent[i].max(f64::MIN_POSITIVE);
+        let width = |i: usize| (p.hi[i] - p.lo[i]) / self.extent[i].max(f64::MIN_POSITIVE);
+        // The dimension scoring highest (the first of equals).
+        let top = |score: &dyn Fn(usize) -> f64| {
+            splittable.iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a))).unwrap()
+        };
         match (self.cfg.split, post) {
             (Split::All, _) => bisect_all(&splittable),
             (Split::Influence, Postcondition::Linear(l)) => {
@@ -450,22 +453,15 @@ impl<'s> Ctx<'s> {
                         (0..l.lower.a.rows).map(|a| l.upper.a.get(a, i).abs() + l.lower.a.get(a, i).abs()).sum();
                     width(i) * (1.0 + coeff * self.extent[i])
                 };
-                let best =
-                    splittable.iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a))).unwrap();
+                let best = top(&score);
                 if d < MULTI_SPLIT_DIMS {
-                    let (l, r) = p.bisect(best);
-                    return vec![l, r];
+                    return bisect_all(&[best]);
                 }
                 let chosen: Vec<usize> =
                     splittable.iter().copied().filter(|&i| score(i) >= INFLUENCE_SHARE * score(best)).collect();
                 bisect_all(&chosen)
             }
-            (Split::Widest | Split::Influence, _) => {
-                let best =
-                    splittable.iter().copied().max_by(|&a, &b| width(a).total_cmp(&width(b)).then(b.cmp(&a))).unwrap();
-                let (l, r) = p.bisect(best);
-                vec![l, r]
-            }
+            (Split::Widest | Split::Influence, _) => bisect_all(&[top(&width)]),
         }
     }
 

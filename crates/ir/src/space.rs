@@ -200,12 +200,17 @@ impl Stream {
         Stream(h | 1)
     }
 
-    /// The next value, uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
+    /// The next 64 pseudo-random bits.
+    pub fn bits(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// The next value, uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.bits() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
