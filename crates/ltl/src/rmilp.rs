@@ -33,8 +33,8 @@ use trestle_milp::{
 pub const MAX_SLACK: f64 = 1.0;
 
 /// Sub-boxes each step's network bounds are taken over in adaptive mode. The bounding is repeated
-/// for every network at every step over its inputs and hidden states; 16 pieces cost a fifth of
-/// the general default's 256 (Figure 1, t = 1..10: 0.007 s in all against 0.040 s; PI servo
+/// for every network at every step over its inputs and hidden states; 16 pieces cost about a sixth
+/// of the general default's 256 (Figure 1, t = 1..10: 0.007 s in all against 0.040 s; PI servo
 /// G<=20: 0.003 s against 0.019 s) and fixed the same ReLUs on every shipped benchmark.
 const BOUND_PIECES: usize = 16;
 
