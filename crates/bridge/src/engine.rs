@@ -457,8 +457,8 @@ impl<'s> Ctx<'s> {
                 if d < MULTI_SPLIT_DIMS {
                     return bisect_all(&[best]);
                 }
-                let chosen: Vec<usize> =
-                    splittable.iter().copied().filter(|&i| score(i) >= INFLUENCE_SHARE * score(best)).collect();
+                let cut = INFLUENCE_SHARE * score(best);
+                let chosen: Vec<usize> = splittable.iter().copied().filter(|&i| score(i) >= cut).collect();
                 bisect_all(&chosen)
             }
             (Split::Widest | Split::Influence, _) => bisect_all(&[top(&width)]),
