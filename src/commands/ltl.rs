@@ -184,6 +184,10 @@ const EXACT: &str = "bound propagation through time: the formula holds on the ou
 const INVARIANT: &str = "an inductive box of the full state (environment and hidden states) contains Init and lies \
     inside the predicate (outward-rounded enclosures)";
 
+const SYNTHESIS: &str = "a union of boxes over the state and the recurrent controllers' kept hidden units contains \
+    Init, lies inside the predicate and is inductive: found by synthesis over the system with its hidden states lifted \
+    into the state, proven by the bridge engine (outward-rounded network bounds, the step checked by Z3 exactly)";
+
 /// The `trestle-result/1` form of a result (`ltl` and `verify` print it).
 pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -> RunResult {
     let (verdict, status) = match &r.verdict {
@@ -198,6 +202,7 @@ pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -
     out.details.insert("depth".into(), json!(r.depth));
     match &r.verdict {
         LtlVerdict::True { exact: true, .. } if r.method == "invariant" => out.evidence = Some(INVARIANT.into()),
+        LtlVerdict::True { exact: true, .. } if r.method == "synthesis" => out.evidence = Some(SYNTHESIS.into()),
         LtlVerdict::True { exact: true, .. } => out.evidence = Some(EXACT.into()),
         LtlVerdict::True { exact: false, margin } => {
             out.evidence = Some(EVIDENCE.into());
@@ -219,6 +224,8 @@ pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -
         .stat("milps", r.stats.rmilp.milps)
         .stat("binaries", r.stats.rmilp.binaries)
         .stat("variables", r.stats.rmilp.variables)
+        .stat("invariant_boxes", r.stats.invariant_boxes)
+        .stat("invariant_dims", r.stats.invariant_dims)
         .stat("seconds", r.stats.seconds);
     out
 }

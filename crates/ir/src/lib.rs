@@ -14,6 +14,7 @@ mod exact_affine;
 pub mod expr;
 pub mod formula;
 pub mod interval;
+pub mod lift;
 pub mod linear;
 pub mod network;
 pub mod nondet;

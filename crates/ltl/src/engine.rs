@@ -7,6 +7,7 @@ use crate::lasso::{self, LassoOutcome};
 use crate::path::PathFormula;
 use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
 use crate::sample;
+use crate::synthesis::{self, SynthesisOutcome};
 use std::time::{Duration, Instant};
 use trestle_core::Trace;
 use trestle_ir::formula::Ltl;
@@ -91,6 +92,10 @@ pub struct LtlStats {
     /// Each step's enclosure by BPT (the first Init box), for reports.
     pub bpt_enclosures: Vec<Vec<(f64, f64)>>,
     pub rmilp: RmilpStats,
+    /// Boxes of an invariant found by synthesis (0 when none), and the dimensions of the state
+    /// it is over (the system's variables and the kept hidden units).
+    pub invariant_boxes: usize,
+    pub invariant_dims: usize,
     pub seconds: f64,
 }
 
@@ -391,6 +396,27 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                     }
                 }
             }
+            // A union of boxes over the state and the hidden states, proven inductive by the
+            // bridge engine; half of the time left, the other half for the bounded refutation.
+            let mut synthesis_failure = String::new();
+            // Memoryless systems get synthesis from the caller (`trestle ltl` and `verify` ask the
+            // bridge engine about the file's candidate first, then synthesise).
+            let recurrent = sys.networks.iter().any(|n| n.network.is_recurrent());
+            if use_invariant && recurrent {
+                let budget = opts.timeout.map(|t| t.saturating_sub(start.elapsed()) / 2);
+                match synthesis::always(sys, p, &inits, 16 * opts.depth.max(1), budget)? {
+                    SynthesisOutcome::Holds(proof) => {
+                        stats.invariant_boxes = proof.report.invariant.len();
+                        stats.invariant_dims = proof.lifted.system.state.len();
+                        return finish(LtlVerdict::True { exact: true, margin: None }, "synthesis", 0, stats);
+                    }
+                    SynthesisOutcome::Violated(trace) => {
+                        let n = trace.len();
+                        return finish(LtlVerdict::False { trace }, "synthesis", n, stats);
+                    }
+                    SynthesisOutcome::Unknown(why) => synthesis_failure = format!("; {why}"),
+                }
+            }
             if use_bounded {
                 let r = bounded(&Ltl::G(Some(d), boxed(Ltl::Atom(p.clone()))))?;
                 if let LtlVerdict::False { .. } = r.verdict {
@@ -398,7 +424,8 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                 }
             }
             let reason = format!(
-                "no inductive box inside the predicate was found in {d} steps and no path violates it within {d} steps"
+                "no inductive box inside the predicate was found in {d} steps and no path violates it within {d} \
+                 steps{synthesis_failure}"
             );
             finish(LtlVerdict::Unknown { reason }, opts.method.name(), opts.depth, stats)
         }

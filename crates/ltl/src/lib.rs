@@ -9,8 +9,9 @@
 //!
 //! Unbounded `F p`, `G p` and `p U q` are decided as the notes' Table 1 allows: [`lasso`] refutes
 //! `F` / `U` with one looping path replayed exactly (state and hidden state), bounded instances
-//! prove them; [`bpt::invariant`] proves `G` with an inductive box of the full state, finite
-//! paths refute it. Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
+//! prove them; [`bpt::invariant`] proves `G` with an inductive box of the full state,
+//! [`synthesis`] with a union of boxes over the state and the hidden states (the recurrent
+//! controllers lifted into memoryless ones, proven by the bridge engine); finite paths refute it. Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
 
 pub mod bpt;
 mod engine;
@@ -19,6 +20,7 @@ pub mod lasso;
 pub mod path;
 pub mod rmilp;
 pub mod sample;
+pub mod synthesis;
 
 pub use engine::{LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};
 pub use error::LtlError;

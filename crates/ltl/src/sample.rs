@@ -31,25 +31,7 @@ pub fn search(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let Some(ranges) = legal_ranges(sys, start) else { return Ok(None) };
     for r in 0..runs {
-        // The first runs start at corners of the box (where bounded properties tend to fail).
-        let corner = (r < runs / 4).then(|| rng.random::<u64>());
-        let state: Vec<Rational> = ranges
-            .iter()
-            .enumerate()
-            .map(|(i, (lo, hi))| match corner {
-                Some(bits) => {
-                    if bits >> (i % 64) & 1 == 0 {
-                        lo.clone()
-                    } else {
-                        hi.clone()
-                    }
-                }
-                None => draw(sys.state[i].kind, lo, hi, &mut rng),
-            })
-            .collect();
-        if !sys.init.eval_exact(&trestle_ir::Env::new(&state, &[], &[])).unwrap_or(false) {
-            continue;
-        }
+        let Some(state) = start_state(sys, &ranges, r < runs / 4, &mut rng) else { continue };
         let Some((choices, states)) = screen(sys, &state, depth, &mut rng) else { continue };
         if !negated.holds_exact(&states)? {
             continue;
@@ -60,6 +42,45 @@ pub fn search(
         }
     }
     Ok(None)
+}
+
+/// The states of up to `runs` random runs of `depth` steps from `start` (as [`search`] draws
+/// them), screened in f64: for where runs go, never for a verdict.
+pub(crate) fn run_states(sys: &System, start: &RBox, depth: usize, runs: usize, seed: u64) -> Vec<Vec<Vec<Rational>>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let Some(ranges) = legal_ranges(sys, start) else { return Vec::new() };
+    (0..runs)
+        .filter_map(|r| {
+            let state = start_state(sys, &ranges, r < runs / 4, &mut rng)?;
+            screen(sys, &state, depth, &mut rng).map(|(_, states)| states)
+        })
+        .collect()
+}
+
+/// A random state of the box's legal values that satisfies Init (`None` if the draw does not);
+/// at a random corner when `corner` (where bounded properties tend to fail).
+fn start_state(
+    sys: &System,
+    ranges: &[(Rational, Rational)],
+    corner: bool,
+    rng: &mut ChaCha8Rng,
+) -> Option<Vec<Rational>> {
+    let corner = corner.then(|| rng.random::<u64>());
+    let state: Vec<Rational> = ranges
+        .iter()
+        .enumerate()
+        .map(|(i, (lo, hi))| match corner {
+            Some(bits) => {
+                if bits >> (i % 64) & 1 == 0 {
+                    lo.clone()
+                } else {
+                    hi.clone()
+                }
+            }
+            None => draw(sys.state[i].kind, lo, hi, rng),
+        })
+        .collect();
+    sys.init.eval_exact(&trestle_ir::Env::new(&state, &[], &[])).unwrap_or(false).then_some(state)
 }
 
 /// Every variable's legal values in `start` (domains and integrality), or `None` when some
