@@ -201,6 +201,36 @@ fn synth_proves_the_example_and_certify_accepts_it() {
     assert_eq!(v.json()["valid"], true);
 }
 
+/// `ltl --certificate` writes the bridge engine's proof of a `G p` proven by synthesis over the
+/// lifted state of a recurrent controller; `certify` re-checks it on the lifted system with `p` as
+/// Safe, and rejects it once the formula is tightened past the invariant, or for another system.
+#[test]
+fn ltl_certificate_of_a_recurrent_invariant_is_rechecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("ltl.json");
+    let sys = "configs/systems/pi-integral.toml";
+    let r = trestle(&["ltl", sys, "--property", "stays", "--json", "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["method"], "synthesis");
+    let text = std::fs::read_to_string(&cert).unwrap();
+    let c: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(c["state_vars"].as_array().unwrap().len(), 3, "x and the two kept hidden units");
+    let v = trestle(&["certify", cert.to_str().unwrap(), sys, "--json"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert_eq!(v.json()["valid"], true);
+    let ltl = c["ltl"].as_str().unwrap();
+    let tight = dir.path().join("tight.json");
+    std::fs::write(&tight, text.replace(ltl, &ltl.replace("0.5)", "0.1)"))).unwrap();
+    let v = trestle(&["certify", tight.to_str().unwrap(), sys]);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("FAIL Inv => Safe"), "{}", v.stdout);
+    // A bounded verdict has no certificate: none is written, and stderr says so.
+    let none = dir.path().join("none.json");
+    let r = trestle(&["ltl", sys, "--formula", "G<=3 (x <= 1)", "--certificate", none.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!none.exists() && r.stderr.contains("no certificate written"), "{}", r.stderr);
+}
+
 /// A candidate that is not inductive is replaced by a synthesised one with
 /// `--synthesize-on-failure`; without the flag the check is refuted.
 #[test]

@@ -1,4 +1,6 @@
-//! `trestle certify CERT SYSTEM`: re-check a certificate independently of the run that wrote it.
+//! `trestle certify CERT SYSTEM`: re-check a certificate independently of the run that wrote it
+//! (a proof of the system's Safe, a refutation, or a proof of an LTL `G p` written by `trestle ltl
+//! --certificate`, checked on the system with its hidden states lifted).
 //!
 //! Exit codes: 0 the certificate is valid (a proof: the system is safe; a refutation: its witness
 //! replays exactly); 1 the certificate is rejected (some check failed or could not be confirmed:
@@ -11,14 +13,27 @@ use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
-use trestle_bridge::certificate::{certify, parse};
+use trestle_bridge::certificate::{CertificateJson, ProofJson, certify, certify_always, parse};
+use trestle_ir::parse::parse_ltl;
 
 pub fn run(a: &CertifyArgs) -> CliResult {
     let text = std::fs::read_to_string(&a.certificate)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.certificate.display())))?;
     let cert = parse(&text).map_err(|e| CliError::Input(anyhow!("{}: {e}", a.certificate.display())))?;
     let sys = super::load(&a.system)?;
-    let result = certify(&cert, &sys).map_err(|e| match super::bridge_error(e) {
+    let always = matches!(&cert, CertificateJson::Proof(ProofJson { ltl: Some(_), .. }));
+    let result = match &cert {
+        // A proof of `G p` over the lifted system: the formula is read in the system's scope.
+        CertificateJson::Proof(proof @ ProofJson { ltl: Some(text), .. }) => {
+            let scope = super::formula_scope(&sys, None)?;
+            let bad = |why: String| CliError::Input(anyhow!("{}: ltl '{text}': {why}", a.certificate.display()));
+            let phi = parse_ltl(text, &scope).map_err(|e| bad(e.to_string()))?;
+            let p = phi.always_pred().ok_or_else(|| bad("not G p with p a state predicate".into()))?;
+            certify_always(proof, &sys, &p)
+        }
+        _ => certify(&cert, &sys),
+    };
+    let result = result.map_err(|e| match super::bridge_error(e) {
         CliError::Input(e) => CliError::Input(anyhow!("{}: {e}", a.certificate.display())),
         internal => internal,
     })?;
@@ -36,6 +51,7 @@ pub fn run(a: &CertifyArgs) -> CliResult {
         println!(
             "{}",
             match (result.valid, result.kind) {
+                (true, "proof") if always => "certificate VALID: the formula holds on every run",
                 (true, "proof") => "certificate VALID: the system is safe",
                 (true, _) => "refutation VALID: the counterexample replays exactly",
                 (false, _) => "certificate REJECTED: it proves nothing (the system itself may be safe or not)",

@@ -7,11 +7,13 @@ use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
+use trestle_bridge::certificate::ProofJson;
 use trestle_core::{RunResult, Status};
 use trestle_ir::System;
 use trestle_ir::formula::Ltl;
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::parse::parse_ltl;
+use trestle_ir::print::Names;
 use trestle_ir::system::PropertyFormula;
 use trestle_ltl::{LtlError, LtlOptions, LtlResult, LtlVerdict, Method, check_ltl};
 
@@ -66,6 +68,10 @@ pub struct LtlArgs {
     /// every ReLU (the paper's RMILP-only baseline, for measuring what the splitting buys).
     #[arg(long)]
     pub no_adaptive: bool,
+    /// Write the proof certificate of a `G p` proven by synthesis (re-check it with `trestle
+    /// certify CERT SYSTEM`); other verdicts write none (a note on stderr says so).
+    #[arg(long)]
+    pub certificate: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn cli_error(e: LtlError) -> CliError {
@@ -114,8 +120,23 @@ pub fn run(a: &LtlArgs) -> CliResult {
         opts.timeout = Some(super::seconds(t, "--timeout")?);
     }
     opts.rmilp.adaptive = !a.no_adaptive;
+    crate::output::check_output("--certificate", a.certificate.as_deref())?;
     let start = std::time::Instant::now();
     let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;
+    if let Some(path) = &a.certificate {
+        match &result.certificate {
+            Some(cert) => {
+                // The formula in the system's names, so that `certify` parses it back.
+                let cert = ProofJson { ltl: Some(Names::of(&sys).ltl(&phi)), ..cert.clone() };
+                let text = serde_json::to_string_pretty(&cert).map_err(|e| CliError::Internal(anyhow!(e)))?;
+                crate::output::write_atomic(path, text.as_bytes()).map_err(CliError::Input)?;
+            }
+            None => eprintln!(
+                "no certificate written: only a G p proven by synthesis has one (this verdict came from {})",
+                result.method
+            ),
+        }
+    }
     let mut out = result_json(&sys, &name, &text, &result);
     if matches!(opts.method, Method::Auto | Method::Invariant) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

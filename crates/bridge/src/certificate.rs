@@ -97,6 +97,11 @@ pub struct ProofJson {
     /// Only in format `/2`.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub exact_clauses: Vec<ExactClauseJson>,
+    /// Present when the proof is of `G p` for this LTL formula (`p` a state predicate, printed
+    /// in the system's names) on the system with its recurrent controllers' hidden states lifted
+    /// into the state (`trestle_ir::lift`), `p` standing for Safe: see [`certify_always`].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ltl: Option<String>,
 }
 
 /// A refutation, or the record of a run that proved nothing.
@@ -157,6 +162,7 @@ pub fn proof(sys: &System, invariant: &[FBox], clauses: &[Clause], exact_clauses
         invariant: invariant.iter().map(box_json).collect(),
         clauses: clauses.iter().map(clause_json).collect(),
         exact_clauses: exact::clause_jsons(exact_clauses),
+        ltl: None,
     }
 }
 
@@ -280,6 +286,27 @@ pub fn boxes_pred(boxes: &[FBox]) -> Pred {
 /// Re-checks a certificate against the system. `Err` when the certificate is not a well-formed
 /// certificate of this system; otherwise what the checks found.
 pub fn certify(cert: &CertificateJson, sys: &System) -> Result<Certification, BridgeError> {
+    if let CertificateJson::Proof(ProofJson { ltl: Some(f), .. }) = cert {
+        return Err(BridgeError::Certificate(format!(
+            "the certificate proves the LTL formula '{f}', not the system's Safe (re-check it with `certify_always`)"
+        )));
+    }
+    certify_parts(cert, sys)
+}
+
+/// Re-checks a proof certificate of `G p` (one with `ltl`, whose formula the caller parsed into
+/// `p`): the proof is checked on the system with its hidden states lifted (`trestle_ir::lift`,
+/// recomputed here from `sys`, never read from the certificate) and `p` as Safe, so Init => Inv,
+/// Inv => p and inductiveness make `p` hold at every step of every run.
+pub fn certify_always(cert: &ProofJson, sys: &System, p: &Pred) -> Result<Certification, BridgeError> {
+    let mut lifted = trestle_ir::lift::lift_hidden_state(sys)
+        .map_err(|e| BridgeError::Certificate(format!("lifting the hidden state: {e}")))?
+        .system;
+    lifted.safe = Some(p.clone());
+    certify_parts(&CertificateJson::Proof(cert.clone()), &lifted)
+}
+
+fn certify_parts(cert: &CertificateJson, sys: &System) -> Result<Certification, BridgeError> {
     let (format, system) = match cert {
         CertificateJson::Proof(p) => (&p.format, &p.system),
         CertificateJson::Outcome(o) => (&o.format, &o.system),

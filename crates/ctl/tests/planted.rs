@@ -157,7 +157,7 @@ proptest::proptest! {
     // suite's time known; change the seed to explore, and check the time when you do.
     #![proptest_config(proptest::prelude::ProptestConfig {
         cases: 64,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7e57_c71),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x07e5_7c71),
         ..proptest::prelude::ProptestConfig::default()
     })]
 

@@ -65,6 +65,25 @@ impl Ctl {
 }
 
 impl Ltl {
+    /// The formula as a state predicate, when it has no temporal operator.
+    pub fn state_pred(&self) -> Option<Pred> {
+        Some(match self {
+            Ltl::Atom(p) => p.clone(),
+            Ltl::Not(a) => Pred::Not(Box::new(a.state_pred()?)),
+            Ltl::And(xs) => Pred::And(xs.iter().map(Ltl::state_pred).collect::<Option<_>>()?),
+            Ltl::Or(xs) => Pred::Or(xs.iter().map(Ltl::state_pred).collect::<Option<_>>()?),
+            _ => return None,
+        })
+    }
+
+    /// `p` of `G p` (unbounded, `p` a state predicate).
+    pub fn always_pred(&self) -> Option<Pred> {
+        match self {
+            Ltl::G(None, p) => p.state_pred(),
+            _ => None,
+        }
+    }
+
     pub fn is_bounded(&self) -> bool {
         match self {
             Ltl::Atom(_) => true,

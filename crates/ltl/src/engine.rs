@@ -9,6 +9,7 @@ use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
 use crate::sample;
 use crate::synthesis::{self, SynthesisOutcome};
 use std::time::{Duration, Instant};
+use trestle_bridge::certificate::ProofJson;
 use trestle_core::Trace;
 use trestle_ir::formula::Ltl;
 use trestle_ir::num::Rational;
@@ -108,6 +109,9 @@ pub struct LtlResult {
     /// Steps of the unrolled path (the formula's depth).
     pub depth: usize,
     pub stats: LtlStats,
+    /// The bridge engine's proof certificate of an invariant found by synthesis (over the system
+    /// with its hidden states lifted; `trestle certify` re-checks it against `G p`).
+    pub certificate: Option<ProofJson>,
 }
 
 /// Most boxes Init may be cut into.
@@ -142,7 +146,7 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
     let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
     let finish = |verdict: LtlVerdict, method: &'static str, mut stats: LtlStats| {
         stats.seconds = start.elapsed().as_secs_f64();
-        Ok(LtlResult { verdict, method, depth, stats })
+        Ok(LtlResult { verdict, method, depth, stats, certificate: None })
     };
     // 1. Bound propagation on every Init box: what it decides is exact. `Auto` tries intervals
     // here and CROWN after the (cheaper) simulated runs.
@@ -258,16 +262,9 @@ fn bpt_decides(
     })
 }
 
-/// The formula as a state predicate, when it has no temporal operator.
+/// The formula as a state predicate, when it has no temporal operator ([`Ltl::state_pred`]).
 pub fn state_pred(phi: &Ltl) -> Option<trestle_ir::Pred> {
-    use trestle_ir::Pred;
-    Some(match phi {
-        Ltl::Atom(p) => p.clone(),
-        Ltl::Not(a) => Pred::Not(Box::new(state_pred(a)?)),
-        Ltl::And(xs) => Pred::And(xs.iter().map(state_pred).collect::<Option<_>>()?),
-        Ltl::Or(xs) => Pred::Or(xs.iter().map(state_pred).collect::<Option<_>>()?),
-        _ => return None,
-    })
+    phi.state_pred()
 }
 
 fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
@@ -295,7 +292,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
     };
     let finish = |verdict: LtlVerdict, method: &'static str, depth: usize, mut stats: LtlStats| {
         stats.seconds = start.elapsed().as_secs_f64();
-        Ok(LtlResult { verdict, method, depth, stats })
+        Ok(LtlResult { verdict, method, depth, stats, certificate: None })
     };
     let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).ok_or_else(|| {
         LtlError::Unsupported("Init must be a union of boxes (a conjunction/disjunction of variable bounds)".into())
@@ -408,7 +405,9 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                     SynthesisOutcome::Holds(proof) => {
                         stats.invariant_boxes = proof.report.invariant.len();
                         stats.invariant_dims = proof.lifted.system.state.len();
-                        return finish(LtlVerdict::True { exact: true, margin: None }, "synthesis", 0, stats);
+                        let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "synthesis", 0, stats)?;
+                        r.certificate = proof.report.certificate;
+                        return Ok(r);
                     }
                     SynthesisOutcome::Violated(trace) => {
                         let n = trace.len();

@@ -24,7 +24,10 @@ pub(crate) fn run(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
             return Ok(End::Limit(reason));
         }
         s.rounds += 1;
-        let closure = s.closure(leaf)?;
+        let closure = match s.closure(leaf)? {
+            Ok(c) => c,
+            Err(reason) => return Ok(End::Limit(reason)),
+        };
         s.report();
         if closure.escaping.is_empty() {
             s.invariant = closure.reached;

@@ -64,7 +64,10 @@ fn lazy(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
             return Ok(End::Limit(reason));
         }
         s.rounds += 1;
-        let closure = s.closure(kept)?;
+        let closure = match s.closure(kept)? {
+            Ok(c) => c,
+            Err(reason) => return Ok(End::Limit(reason)),
+        };
         if closure.reached.is_empty() {
             return Ok(End::InitLost);
         }

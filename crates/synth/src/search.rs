@@ -214,13 +214,17 @@ impl<'a, 's> Search<'a, 's> {
     }
 
     /// The cells reachable from the Init cells through images, among the leaves `allowed`
-    /// accepts (breadth first, images computed in parallel per layer).
-    pub fn closure(&mut self, allowed: impl Fn(&Cell) -> bool + Copy) -> Result<Closure, SynthError> {
+    /// accepts (breadth first, images computed in parallel per layer); `Err(reason)` when the
+    /// time limit is reached on the way (one closure can take many layers of images).
+    pub fn closure(&mut self, allowed: impl Fn(&Cell) -> bool + Copy) -> Result<Result<Closure, String>, SynthError> {
         let mut frontier = self.init_cells(allowed);
         let mut reached: BTreeSet<usize> = frontier.iter().copied().collect();
         let mut parent = BTreeMap::new();
         let mut escaping = Vec::new();
         while !frontier.is_empty() {
+            if let Some(reason) = self.over_time() {
+                return Ok(Err(reason));
+            }
             self.images += self.imager.fill(&mut self.part, &frontier, self.tolerant)?;
             let mut next = BTreeSet::new();
             for &id in &frontier {
@@ -243,6 +247,6 @@ impl<'a, 's> Search<'a, 's> {
             frontier = next.into_iter().collect();
         }
         escaping.sort_unstable();
-        Ok(Closure { reached: reached.into_iter().collect(), parent, escaping })
+        Ok(Ok(Closure { reached: reached.into_iter().collect(), parent, escaping }))
     }
 }

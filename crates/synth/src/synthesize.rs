@@ -190,7 +190,10 @@ fn run_search(search: &mut Search<'_, '_>) -> Result<End, SynthError> {
         // The full fixed point: only what Init reaches inside it needs proving.
         let kept = |c: &Cell| c.status == Status::Kept;
         search.invariant = if search.init.is_some() {
-            let closure = search.closure(kept)?;
+            let closure = match search.closure(kept)? {
+                Ok(c) => c,
+                Err(reason) => return Ok(End::Limit(reason)),
+            };
             if !closure.escaping.is_empty() {
                 return Err(SynthError::Internal("a cell of the fixed point maps outside it".into()));
             }
