@@ -13,6 +13,9 @@ pub enum LtlError {
     Semantics(String),
     #[error("MILP: {0}")]
     Milp(#[from] MilpError),
+    /// Two parts of the tool disagree (a bug, reported rather than answered around).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl LtlError {
@@ -20,6 +23,7 @@ impl LtlError {
     pub fn is_input(&self) -> bool {
         match self {
             LtlError::Unsupported(_) | LtlError::Semantics(_) => true,
+            LtlError::Internal(_) => false,
             LtlError::Milp(e) => {
                 !matches!(e, MilpError::Solver(_) | MilpError::Bounds(_) | MilpError::Dimension { .. })
             }

@@ -64,7 +64,7 @@ pub fn always(
 ) -> Result<SynthesisOutcome, LtlError> {
     let unknown = |why: String| Ok(SynthesisOutcome::Unknown(why));
     let mut lifted =
-        lift_hidden_state(sys).map_err(|e| LtlError::Unsupported(format!("lifting the hidden state: {e}")))?;
+        lift_hidden_state(sys).map_err(|e| LtlError::Internal(format!("the lifted system is invalid: {e}")))?;
     let dims = lifted.system.state.len();
     if dims > MAX_DIMS {
         return unknown(format!(
@@ -98,7 +98,7 @@ pub fn always(
             let n = sys.state.len();
             let choices = run.nondet.iter().cloned().zip(run.branches.iter().copied());
             let trace = Trace::simulate(sys, run.states[0][..n].to_vec(), choices).map_err(|e| {
-                LtlError::Unsupported(format!("a synthesis run does not replay in the original system: {e}"))
+                LtlError::Internal(format!("a run of the lifted system does not replay in the original: {e}"))
             })?;
             let last = trace.states.last().expect("a trace has a state");
             if p.eval_exact(&Env::new(last, &[], &[])).map_err(|e| LtlError::Unsupported(e.to_string()))? {
