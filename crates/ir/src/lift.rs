@@ -5,13 +5,14 @@
 //! hidden states), so the engines written for memoryless systems (the bridge engine, invariant
 //! synthesis) apply to memoryful ones unchanged.
 //!
-//! Exactness: every weight of a lifted network is a weight of the original or its negation, and
-//! no two weights are ever summed into one. A value carried through a ReLU layer passes as one unit when
-//! it is a ReLU output (`relu(v) = v` for `v >= 0`) and as the pair `relu(v) - relu(-v) = v`
-//! otherwise (the previous hidden states, which the lifted state space does not constrain), so
-//! the lifted network computes the original one's outputs and hidden states exactly on every input
-//! (in f64 the terms of a sum come in another order, so results may differ in the last bit, as
-//! any two f64 evaluations of one network may; verdicts never rest on f64 evaluation).
+//! Exactness: every weight of a lifted network is a weight of the original, its negation, or the
+//! +-1 of a value passed through, and no two weights are ever summed into one. A value carried
+//! through a ReLU layer passes as one unit when it is a ReLU output (`relu(v) = v` for `v >= 0`)
+//! and as the pair `relu(v) - relu(-v) = v` otherwise (the previous hidden states, which the
+//! lifted state space does not constrain), so the lifted network computes the original one's
+//! outputs and hidden states exactly on every input (in f64 the terms of a sum come in another
+//! order, so results may differ in the last bit, as any two f64 evaluations of one network may;
+//! verdicts never rest on f64 evaluation).
 //!
 //! A hidden unit whose previous value no unit reads (its column of the recurrent weights is zero)
 //! is computed but not kept as a state variable.

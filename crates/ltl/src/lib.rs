@@ -11,7 +11,8 @@
 //! `F` / `U` with one looping path replayed exactly (state and hidden state), bounded instances
 //! prove them; [`bpt::invariant`] proves `G` with an inductive box of the full state,
 //! [`synthesis`] with a union of boxes over the state and the hidden states (the recurrent
-//! controllers lifted into memoryless ones, proven by the bridge engine); finite paths refute it. Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
+//! controllers lifted into memoryless ones, proven by the bridge engine); finite paths refute it.
+//! Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
 
 pub mod bpt;
 mod engine;

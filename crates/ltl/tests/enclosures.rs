@@ -54,7 +54,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
     #[test]
     fn simulated_runs_stay_inside_the_enclosures(picks in proptest::collection::vec(0i64..=64, 32)) {
-        for file in ["rnn-figure1.toml", "pi-tuned.toml", "pi-oscillating.toml", "spread-2.toml"] {
+        for file in ["rnn-figure1.toml", "pi-tuned.toml", "pi-oscillating.toml", "pi-integral.toml", "spread-2.toml"] {
             runs_stay_inside(file, &picks)?;
         }
     }

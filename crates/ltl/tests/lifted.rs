@@ -102,11 +102,17 @@ fn pi_integral_always_by_synthesis() {
             assert!(worst <= bound, "{text}: a run reaches |x| = {worst}");
         }
     }
-    let text = "G (x <= 0.2 and x >= -0.2)";
-    let r = check(&sys, text, Method::Invariant);
-    let LtlVerdict::False { trace } = &r.verdict else { panic!("{:?}", r.verdict) };
-    trace.replay(&sys).unwrap();
-    let phi = parse_ltl("x <= 0.2 and x >= -0.2", &SimpleScope::with_state(&["x"])).unwrap();
-    let p = trestle_ltl::state_pred(&phi).unwrap();
-    assert!(!p.eval_exact(&Env::new(trace.states.last().unwrap(), &[], &[])).unwrap());
+    // Refutations, replayed in the original system: Init itself leaves |x| <= 0.2; with four
+    // times the disturbance a run leaves |x| <= 1/2 after some steps.
+    let wide = load(&repo().join("configs/systems/pi-integral.toml"), &["nondet.w.interval=[-0.25, 0.25]".into()]);
+    for (sys, bound, at_init) in [(&sys, "0.2", true), (&wide, "0.5", false)] {
+        let atom = format!("x <= {bound} and x >= -{bound}");
+        let r = check(sys, &format!("G ({atom})"), Method::Invariant);
+        assert_eq!(r.method, "synthesis");
+        let LtlVerdict::False { trace } = &r.verdict else { panic!("{:?}", r.verdict) };
+        trace.replay(sys).unwrap();
+        assert_eq!(trace.is_empty(), at_init, "{} steps", trace.len());
+        let p = trestle_ltl::state_pred(&parse_ltl(&atom, &SimpleScope::with_state(&["x"])).unwrap()).unwrap();
+        assert!(!p.eval_exact(&Env::new(trace.states.last().unwrap(), &[], &[])).unwrap());
+    }
 }
