@@ -224,6 +224,12 @@ fn ltl_certificate_of_a_recurrent_invariant_is_rechecked() {
     let v = trestle(&["certify", tight.to_str().unwrap(), sys]);
     assert_eq!(v.code, 1, "{}", v.stdout);
     assert!(v.stdout.contains("FAIL Inv => Safe"), "{}", v.stdout);
+    // A formula that is not `G p` over the system's variables is an input error.
+    for (formula, fragment) in [("G (y <= 1)", "y"), ("F (x <= 0.5)", "not G p")] {
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, text.replace(ltl, formula)).unwrap();
+        expect_input_error(&trestle(&["certify", bad.to_str().unwrap(), sys]), &["ltl", fragment]);
+    }
     // A bounded verdict has no certificate: none is written, and stderr says so.
     let none = dir.path().join("none.json");
     let r = trestle(&["ltl", sys, "--formula", "G<=3 (x <= 1)", "--certificate", none.to_str().unwrap()]);
