@@ -202,7 +202,7 @@ fn synth_proves_the_example_and_certify_accepts_it() {
 }
 
 /// `ltl --certificate` writes the bridge engine's proof of a `G p` proven by synthesis over the
-/// lifted state of a recurrent controller; `certify` re-checks it on the lifted system with `p` as
+/// lifted state of a recurrent controller (or by a box of bound propagation); `certify` re-checks it on the lifted system with `p` as
 /// Safe, and rejects it once the formula is tightened past the invariant, or for another system.
 #[test]
 fn ltl_certificate_of_a_recurrent_invariant_is_rechecked() {
@@ -235,6 +235,12 @@ fn ltl_certificate_of_a_recurrent_invariant_is_rechecked() {
     let r = trestle(&["ltl", sys, "--formula", "G<=3 (x <= 1)", "--certificate", none.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!none.exists() && r.stderr.contains("no certificate written"), "{}", r.stderr);
+    // The box invariant bound propagation finds for the tuned servo gets one too.
+    let tuned = "configs/systems/pi-tuned.toml";
+    let r = trestle(&["ltl", tuned, "--property", "stays", "--json", "--certificate", cert.to_str().unwrap()]);
+    assert_eq!((r.code, &r.json()["method"]), (0, &Value::from("invariant")), "{}", r.stderr);
+    let v = trestle(&["certify", cert.to_str().unwrap(), tuned, "--json"]);
+    assert_eq!((v.code, &v.json()["valid"]), (0, &Value::from(true)), "{}", v.stdout);
 }
 
 /// A candidate that is not inductive is replaced by a synthesised one with

@@ -68,7 +68,7 @@ pub struct LtlArgs {
     /// every ReLU (the paper's RMILP-only baseline, for measuring what the splitting buys).
     #[arg(long)]
     pub no_adaptive: bool,
-    /// Write the proof certificate of a `G p` proven by synthesis (re-check it with `trestle
+    /// Write the proof certificate of a `G p` proven by an invariant (re-check it with `trestle
     /// certify CERT SYSTEM`); other verdicts write none (a note on stderr says so).
     #[arg(long)]
     pub certificate: Option<std::path::PathBuf>,
@@ -132,7 +132,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
                 crate::output::write_atomic(path, text.as_bytes()).map_err(CliError::Input)?;
             }
             None => eprintln!(
-                "no certificate written: only a G p proven by synthesis has one (this verdict came from {})",
+                "no certificate written: only a G p proven by an invariant has one (this verdict came from {})",
                 result.method
             ),
         }

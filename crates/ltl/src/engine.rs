@@ -109,8 +109,9 @@ pub struct LtlResult {
     /// Steps of the unrolled path (the formula's depth).
     pub depth: usize,
     pub stats: LtlStats,
-    /// The bridge engine's proof certificate of an invariant found by synthesis (over the system
-    /// with its hidden states lifted; `trestle certify` re-checks it against `G p`).
+    /// The bridge engine's proof certificate of a `G p` proven by an invariant (the box of bound
+    /// propagation or the union of boxes of synthesis, over the system with its hidden states
+    /// lifted; `trestle certify` re-checks it against `G p`).
     pub certificate: Option<ProofJson>,
 }
 
@@ -359,19 +360,24 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
         Ltl::G(None, p) => {
             let p = &state_pred(p).ok_or_else(unsupported)?;
             if use_invariant {
-                let mut all = true;
+                let mut boxes = Vec::new();
                 for b in &inits {
                     match bpt::invariant(sys, b, 16 * opts.depth.max(1))? {
                         Some(h) if p.eval_interval(&trestle_ir::Env::new(&h.state[..], &[], &[])) == Some(true) => {
                             if stats.bpt_enclosures.is_empty() {
                                 stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
                             }
+                            boxes.push(h);
                         }
-                        _ => all = false,
+                        _ => break,
                     }
                 }
-                if all {
-                    return finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats);
+                if boxes.len() == inits.len() {
+                    let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
+                    let certificate = synthesis::certify_boxes(sys, p, &boxes, left);
+                    let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats)?;
+                    r.certificate = certificate;
+                    return Ok(r);
                 }
                 // The maximal invariant: every state from step k on lies in I_k inside p; the
                 // steps before k are a bounded check from Init.

@@ -13,9 +13,11 @@
 //! hull of the hidden states of simulated runs, widened on both sides by its width (a ReLU
 //! unit's lower end only by a quarter of that: it is never negative).
 
+use crate::bpt;
 use crate::error::LtlError;
 use crate::sample;
 use std::time::Duration;
+use trestle_bridge::certificate::{CertificateJson, ProofJson};
 use trestle_core::Trace;
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::lift::{Lifted, lift_hidden_state};
@@ -110,6 +112,43 @@ pub fn always(
             Ok(SynthesisOutcome::Violated(trace))
         }
         SynthVerdict::Unknown => unknown(format!("synthesis: {}", report.reason)),
+    }
+}
+
+/// Most time the bridge engine gets to re-prove a box invariant for its certificate.
+const CERTIFY_BOXES_LIMIT: Duration = Duration::from_secs(10);
+
+/// The bridge engine's proof certificate of `G p` from box invariants found by bound propagation
+/// (`bpt::invariant`, one per Init box): their union over the lifted state (the kept hidden
+/// units) as the candidate and `p` as Safe, proven on the lifted system. `None` when the bridge
+/// engine does not prove it within its time (the verdict stands on BPT's own exact enclosures
+/// either way; this only adds a certificate `trestle certify` can re-check).
+pub fn certify_boxes(sys: &System, p: &Pred, boxes: &[bpt::FullBox], timeout: Option<Duration>) -> Option<ProofJson> {
+    let mut lifted = lift_hidden_state(sys).ok()?;
+    let union = boxes
+        .iter()
+        .map(|b| {
+            let mut sides = Vec::new();
+            let lifted_side = |i: usize, iv: &trestle_ir::Interval| {
+                bounds(i, Some(rational_from_f64(iv.lo)), Some(rational_from_f64(iv.hi)))
+            };
+            for (i, iv) in b.state.iter().enumerate() {
+                sides.extend(lifted_side(i, iv));
+            }
+            for h in &lifted.hidden {
+                sides.extend(lifted_side(h.state, &b.hidden[h.controller][h.layer][h.unit]));
+            }
+            Pred::and(sides)
+        })
+        .collect();
+    lifted.system.invariant = Some(Pred::Or(union));
+    lifted.system.safe = Some(p.clone());
+    let limit = timeout.map_or(CERTIFY_BOXES_LIMIT, |t| t.min(CERTIFY_BOXES_LIMIT));
+    let cfg = trestle_bridge::Config { timeout: Some(limit), ..trestle_bridge::Config::default() };
+    let report = trestle_bridge::check(&lifted.system, &cfg, &|_| {}).ok()?;
+    match trestle_bridge::certificate::from_report(&lifted.system, &report, &cfg) {
+        CertificateJson::Proof(proof) if report.verdict == trestle_bridge::Verdict::Safe => Some(proof),
+        _ => None,
     }
 }
 
