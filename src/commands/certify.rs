@@ -21,17 +21,16 @@ pub fn run(a: &CertifyArgs) -> CliResult {
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.certificate.display())))?;
     let cert = parse(&text).map_err(|e| CliError::Input(anyhow!("{}: {e}", a.certificate.display())))?;
     let sys = super::load(&a.system)?;
-    let always = matches!(&cert, CertificateJson::Proof(ProofJson { ltl: Some(_), .. }));
-    let result = match &cert {
+    let (result, always) = match &cert {
         // A proof of `G p` over the lifted system: the formula is read in the system's scope.
         CertificateJson::Proof(proof @ ProofJson { ltl: Some(text), .. }) => {
             let scope = super::formula_scope(&sys, None)?;
             let bad = |why: String| CliError::Input(anyhow!("{}: ltl '{text}': {why}", a.certificate.display()));
             let phi = parse_ltl(text, &scope).map_err(|e| bad(e.to_string()))?;
             let p = phi.always_pred().ok_or_else(|| bad("not G p with p a state predicate".into()))?;
-            certify_always(proof, &sys, &p)
+            (certify_always(proof, &sys, &p), true)
         }
-        _ => certify(&cert, &sys),
+        _ => (certify(&cert, &sys), false),
     };
     let result = result.map_err(|e| match super::bridge_error(e) {
         CliError::Input(e) => CliError::Input(anyhow!("{}: {e}", a.certificate.display())),

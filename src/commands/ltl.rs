@@ -178,7 +178,7 @@ pub(crate) fn invariant_by_synthesis(
     timeout: Option<std::time::Duration>,
     threads: usize,
 ) -> Result<Option<RunResult>, CliError> {
-    let memoryless = sys.networks.iter().all(|n| n.network.hidden_dims().is_empty());
+    let memoryless = sys.is_memoryless();
     let Ltl::G(None, inner) = phi else { return Ok(None) };
     let (LtlVerdict::Unknown { reason }, true, Some(p)) = (&result.verdict, memoryless, trestle_ltl::state_pred(inner))
     else {

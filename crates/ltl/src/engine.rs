@@ -404,8 +404,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
             let mut synthesis_failure = String::new();
             // Memoryless systems get synthesis from the caller (`trestle ltl` and `verify` ask the
             // bridge engine about the file's candidate first, then synthesise).
-            let recurrent = sys.networks.iter().any(|n| n.network.is_recurrent());
-            if use_invariant && recurrent {
+            if use_invariant && !sys.is_memoryless() {
                 let budget = opts.timeout.map(|t| t.saturating_sub(start.elapsed()) / 2);
                 match synthesis::always(sys, p, &inits, 16 * opts.depth.max(1), budget)? {
                     SynthesisOutcome::Holds(proof) => {

@@ -17,7 +17,7 @@ use crate::bpt;
 use crate::error::LtlError;
 use crate::sample;
 use std::time::Duration;
-use trestle_bridge::certificate::{CertificateJson, ProofJson};
+use trestle_bridge::certificate::{CertificateJson, ProofJson, boxes_pred};
 use trestle_core::Trace;
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::lift::{Lifted, lift_hidden_state};
@@ -25,7 +25,7 @@ use trestle_ir::network::{Activation, Layer};
 use trestle_ir::num::{Rational, rational_from_f64, to_f64_nearest};
 use trestle_ir::pred::CmpOp;
 use trestle_ir::system::Policy;
-use trestle_ir::{Env, Pred, RBox, System};
+use trestle_ir::{Env, FBox, Pred, RBox, System};
 use trestle_synth::{SynthConfig, SynthReport, SynthVerdict, synthesize};
 
 /// Most dimensions of the lifted state synthesis is tried on (its grid of boxes grows
@@ -125,23 +125,16 @@ const CERTIFY_BOXES_LIMIT: Duration = Duration::from_secs(10);
 /// either way; this only adds a certificate `trestle certify` can re-check).
 pub fn certify_boxes(sys: &System, p: &Pred, boxes: &[bpt::FullBox], timeout: Option<Duration>) -> Option<ProofJson> {
     let mut lifted = lift_hidden_state(sys).ok()?;
-    let union = boxes
+    // Each box over the lifted state: the state variables, then the kept hidden units.
+    let union: Vec<FBox> = boxes
         .iter()
         .map(|b| {
-            let mut sides = Vec::new();
-            let lifted_side = |i: usize, iv: &trestle_ir::Interval| {
-                bounds(i, Some(rational_from_f64(iv.lo)), Some(rational_from_f64(iv.hi)))
-            };
-            for (i, iv) in b.state.iter().enumerate() {
-                sides.extend(lifted_side(i, iv));
-            }
-            for h in &lifted.hidden {
-                sides.extend(lifted_side(h.state, &b.hidden[h.controller][h.layer][h.unit]));
-            }
-            Pred::and(sides)
+            let ivs = b.state.iter().chain(lifted.hidden.iter().map(|h| &b.hidden[h.controller][h.layer][h.unit]));
+            let (lo, hi) = ivs.map(|iv| (iv.lo, iv.hi)).unzip();
+            FBox::new(lo, hi)
         })
         .collect();
-    lifted.system.invariant = Some(Pred::Or(union));
+    lifted.system.invariant = Some(boxes_pred(&union));
     lifted.system.safe = Some(p.clone());
     let limit = timeout.map_or(CERTIFY_BOXES_LIMIT, |t| t.min(CERTIFY_BOXES_LIMIT));
     let cfg = trestle_bridge::Config { timeout: Some(limit), ..trestle_bridge::Config::default() };
