@@ -231,7 +231,6 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
         name
     };
     let mut new_controllers = Vec::new();
-    let mut lifted_nets: Vec<Option<usize>> = vec![None; sys.networks.len()];
     for (ci, c) in sys.controllers.iter().enumerate() {
         let Policy::Network(n) = c.policy else { continue };
         let net = &sys.networks[n].network;
@@ -268,7 +267,6 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
         match &c.output {
             ControllerOutput::Actions(ids) => {
                 let lifted = add_net(format!("{name}.lifted.{ci}"), lift_network(net, Head::Both));
-                lifted_nets[n].get_or_insert(lifted);
                 let mut ids = ids.clone();
                 ids.extend(&next_actions);
                 out.controllers[ci] = Controller {
@@ -280,7 +278,6 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
             }
             ControllerOutput::Argmax(a) => {
                 let outputs = add_net(format!("{name}.lifted.{ci}"), lift_network(net, Head::Outputs));
-                lifted_nets[n].get_or_insert(outputs);
                 out.controllers[ci] = Controller {
                     policy: Policy::Network(outputs),
                     inputs: inputs.clone(),
@@ -305,14 +302,11 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
         }
     }
     out.controllers.extend(new_controllers);
-    // Recurrent networks no controller runs any more: their lifted form (so the lifted system
-    // holds no recurrent network), keeping every index.
-    for (n, named) in sys.networks.iter().enumerate() {
-        if named.network.is_recurrent() {
-            out.networks[n].network = match lifted_nets[n] {
-                Some(l) => out.networks[l].network.clone(),
-                None => lift_network(&named.network, Head::Both),
-            };
+    // The recurrent networks, which no controller runs any more, in lifted form (so the lifted
+    // system holds no recurrent network), keeping every index.
+    for (named, original) in out.networks.iter_mut().zip(&sys.networks) {
+        if original.network.is_recurrent() {
+            named.network = lift_network(&original.network, Head::Both);
         }
     }
     out.init = Pred::and(init);
