@@ -68,6 +68,10 @@ pub struct LtlArgs {
     /// every ReLU (the paper's RMILP-only baseline, for measuring what the splitting buys).
     #[arg(long)]
     pub no_adaptive: bool,
+    /// Adaptive splitting without bounding each step's values by the LP relaxation of the steps
+    /// before it (the bounds then come from boxes propagated one step at a time).
+    #[arg(long)]
+    pub no_tighten: bool,
     /// Write the proof certificate of a `G p` proven by an invariant (re-check it with `trestle
     /// certify CERT SYSTEM`); other verdicts write none (a note on stderr says so).
     #[arg(long)]
@@ -120,6 +124,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
         opts.timeout = Some(super::seconds(t, "--timeout")?);
     }
     opts.rmilp.adaptive = !a.no_adaptive;
+    opts.rmilp.tighten = !a.no_tighten;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     let start = std::time::Instant::now();
     let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;

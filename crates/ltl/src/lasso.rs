@@ -19,7 +19,7 @@ use good_lp::{Expression, Variable};
 use std::time::Instant;
 use trestle_core::Trace;
 use trestle_ir::{Env, Pred, RBox, System};
-use trestle_milp::{Bounded, Lit, Sense, SolveStatus, Strictness, UnrollOptions, unroll};
+use trestle_milp::{Bounded, Lit, Sense, SolveStatus, Strictness, unroll};
 
 /// What the search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +46,7 @@ pub fn search(
     for n in 1..=max_len {
         for strictness in [Strictness::Closure, Strictness::Margin(opts.gap)] {
             let gap = if strictness == Strictness::Closure { 0.0 } else { opts.gap };
-            let unroll_opts = UnrollOptions { step: crate::rmilp::step_options(strictness, opts), nondet: Vec::new() };
+            let unroll_opts = crate::rmilp::unroll_options(strictness, opts);
             let Some(mut u) = unroll(sys, start, n, &unroll_opts)? else { break };
             let slack = u.model.continuous(0.0, MAX_SLACK, "slack")?;
             let never = PathFormula::And((0..n).map(|t| atoms(holds_nowhere, t, true)).collect());

@@ -173,3 +173,22 @@ fn the_maximal_invariant_proves_what_the_minimal_one_overshoots() {
 fn parse_pred_x(text: &str) -> trestle_ir::Pred {
     trestle_ir::parse::parse_pred(text, &SimpleScope::with_state(&["x"])).unwrap()
 }
+
+/// The integral PI servo, `G<=10 |x| <= 1/2` by the MILP alone: its exact minimum slack (the
+/// margin without cutoff: 1/2 minus the largest |x| of any run over 10 steps) is a property of the
+/// runs, not of the encoding, so the baseline, adaptive splitting, and adaptive splitting with LP
+/// tightening must all find the same one. A tightened bound that cut a run would raise it.
+#[test]
+fn pi_integral_margin_is_the_same_in_every_encoding() {
+    let sys = load(&repo().join("configs/systems/pi-integral.toml"), &[]);
+    let mut margins = Vec::new();
+    for (adaptive, tighten) in [(false, false), (true, false), (true, true)] {
+        let mut opts = whole_margin(Method::Rmilp);
+        (opts.rmilp.adaptive, opts.rmilp.tighten) = (adaptive, tighten);
+        match check_with(&sys, "x", "G<=10 (x <= 0.5 and x >= -0.5)", opts).verdict {
+            LtlVerdict::True { exact: false, margin: Some(m) } => margins.push(m),
+            other => panic!("adaptive {adaptive}, tighten {tighten}: {other:?}"),
+        }
+    }
+    assert!(margins.iter().all(|m| (m - margins[0]).abs() < 1e-6 && *m > 0.0), "{margins:?}");
+}

@@ -74,6 +74,11 @@
 //!    when a maximum on a tie fails to replay is the model rebuilt with choices beating lower
 //!    indices by [`MilpOptions::tie_gap`] (1e-5, a *subset*), to look for a counterexample past
 //!    the tie; that model never yields evidence.
+//!    [`unroll::tighten`] (an unrolling's option) narrows the enclosures of later steps with
+//!    bounds of the model's own LP relaxation: [`model::Relaxation::bound`] evaluates the
+//!    Neumaier-Shcherbina bound of HiGHS's duals with outward rounding, so it holds for the rows
+//!    HiGHS is given whatever HiGHS's accuracy; what it cannot remove is the rounding with which
+//!    the rows were built, which is why a model so tightened still yields evidence, not proofs.
 //! 4. **No coefficient is lost on the way into HiGHS** ([`numerics`]): `small_matrix_value` is set
 //!    to 1e-12 before any row is passed, coefficients below 1e-9 become interval slacks with
 //!    outward-rounded bounds (a relaxation), rows of small coefficients are scaled up by powers of

@@ -11,6 +11,7 @@ use crate::numerics::{HIGHS_LIMIT, Prepared, SMALL_MATRIX_VALUE};
 use good_lp::{Constraint, Expression, IntoAffineExpression, ProblemVariables, Variable, variable};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+use trestle_ir::round::{add_down, mul_down, mul_up, sub_down, sub_up};
 
 /// Optimisation direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,6 +300,23 @@ impl MilpModel {
         })
     }
 
+    /// The LP relaxation of the model (integrality dropped), passed to HiGHS once, to bound
+    /// several objectives in turn ([`Relaxation::bound`]). `None` when the model is known to be
+    /// infeasible or is outside the range where its answers are evidence
+    /// ([`Prepared::out_of_range`]: the rounding of a row may exceed 1/16 of the feasibility
+    /// tolerance).
+    pub fn relaxation(&self, opts: &SolveOptions) -> Result<Option<Relaxation<'_>>, MilpError> {
+        if self.infeasible.is_some() {
+            return Ok(None);
+        }
+        let prepared = self.prepare(&Expression::default())?;
+        if prepared.out_of_range(opts.feasibility_tolerance).is_some() {
+            return Ok(None);
+        }
+        let (highs, cols) = build_highs(&prepared, Sense::Minimise, opts, true)?;
+        Ok(Some(Relaxation { model: self, prepared, highs: Some(highs), cols, costed: Vec::new() }))
+    }
+
     /// The columns and rows HiGHS gets: the variables, the constraints as prepared rows (with their
     /// slacks), and the objective's costs.
     fn prepare(&self, objective: &Expression) -> Result<Prepared, MilpError> {
@@ -321,15 +339,78 @@ impl MilpModel {
     }
 }
 
+/// The LP relaxation of a [`MilpModel`] in HiGHS, re-solved for one objective after another
+/// (HiGHS starts each solve from the previous basis: only the costs change).
+pub struct Relaxation<'a> {
+    model: &'a MilpModel,
+    prepared: Prepared,
+    /// `None` only while a solve runs (HiGHS's model moves into the solve and back).
+    highs: Option<highs::Model>,
+    cols: Vec<highs::Col>,
+    /// Columns with a non-zero cost from the last objective.
+    costed: Vec<usize>,
+}
+
+impl Relaxation<'_> {
+    /// A lower (`Minimise`) or upper (`Maximise`) bound of `objective` over the relaxation,
+    /// hence over the model's solutions; `None` when HiGHS finds no optimum (infeasible, a
+    /// limit).
+    ///
+    /// The bound does not trust HiGHS's optimum: it is the Neumaier-Shcherbina bound of the
+    /// rows' duals HiGHS returns, over the prepared model ([`crate::numerics`], a relaxation of
+    /// the model), evaluated with outward rounding ([`safe_dual_bound`]). Any duals give a valid
+    /// bound; good ones give one close to the optimum. It is rigorous for the model's rows as f64
+    /// numbers; whatever rounding went into building those rows is the model's own (the crate's
+    /// contract on evidence).
+    pub fn bound(&mut self, sense: Sense, objective: &Expression) -> Result<Option<f64>, MilpError> {
+        // Always minimised, so the duals have one sign convention: max f = -min(-f).
+        let sign = match sense {
+            Sense::Minimise => 1.0,
+            Sense::Maximise => -1.0,
+        };
+        let mut highs = self.highs.take().expect("a relaxation holds its HiGHS model between solves");
+        for j in self.costed.drain(..) {
+            highs.change_column_cost(self.cols[j], 0.0);
+        }
+        self.prepared.costs.iter_mut().for_each(|c| *c = 0.0);
+        for (v, k) in objective.linear_coefficients() {
+            let j = self.model.index[&v];
+            self.prepared.costs[j] += sign * k * self.prepared.scale[j];
+            self.costed.push(j);
+        }
+        for &j in &self.costed {
+            highs.change_column_cost(self.cols[j], self.prepared.costs[j]);
+        }
+        self.prepared.offset = sign * objective.constant();
+        let solved = highs.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))?;
+        let optimal = format!("{:?}", solved.status()) == "Optimal";
+        let bound = optimal.then(|| safe_dual_bound(&self.prepared, solved.get_solution().dual_rows())).flatten();
+        self.highs = Some(highs::Model::from(solved));
+        Ok(bound.map(|b| sign * b))
+    }
+}
+
 /// Passes the prepared model to HiGHS (options first, then the rows) and solves it.
 fn run_highs(p: &Prepared, sense: Sense, opts: &SolveOptions) -> Result<highs::SolvedModel, MilpError> {
+    let (model, _) = build_highs(p, sense, opts, false)?;
+    model.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))
+}
+
+/// The prepared model in HiGHS (options first, then the rows) and its columns. `relax`: every
+/// column continuous (the LP relaxation).
+fn build_highs(
+    p: &Prepared,
+    sense: Sense,
+    opts: &SolveOptions,
+    relax: bool,
+) -> Result<(highs::Model, Vec<highs::Col>), MilpError> {
     let mut problem = highs::RowProblem::default();
     let cols: Vec<highs::Col> = p
         .columns
         .iter()
         .zip(&p.integer)
         .zip(&p.costs)
-        .map(|((&(lo, hi), &int), &cost)| problem.add_column_with_integrality(cost, lo..=hi, int))
+        .map(|((&(lo, hi), &int), &cost)| problem.add_column_with_integrality(cost, lo..=hi, int && !relax))
         .collect();
     let sense = match sense {
         Sense::Maximise => highs::Sense::Maximise,
@@ -371,7 +452,57 @@ fn run_highs(p: &Prepared, sense: Sense, opts: &SolveOptions) -> Result<highs::S
             .try_add_row(r.lo..=r.hi, factors)
             .map_err(|e| MilpError::Solver(format!("HiGHS refused row {i}: {e:?}")))?;
     }
-    model.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))
+    Ok((model, cols))
+}
+
+/// A lower bound of `costs . x + offset` over `lo_r <= a_r . x <= hi_r`, `l <= x <= u` (the
+/// prepared model), from any row multipliers `y` (Neumaier and Shcherbina, "Safe bounds in linear
+/// and mixed-integer linear programming", Math. Program. 2004): for every feasible `x`,
+/// `c.x = sum_r y_r (a_r.x) + (c - A^T y).x`, where `y_r (a_r.x) >= y_r lo_r` for `y_r >= 0` and
+/// `>= y_r hi_r` for `y_r < 0` (a multiplier whose side is infinite is taken as 0), and
+/// `(c - A^T y).x` is bounded below over the columns' box with `c - A^T y` enclosed in intervals.
+/// Every operation rounds outward, so the result is a bound whatever the multipliers' accuracy.
+/// `None` when the bound is not finite (a column with an infinite end and a reduced cost that
+/// may be of either sign).
+pub(crate) fn safe_dual_bound(p: &Prepared, duals: &[f64]) -> Option<f64> {
+    let mut d_lo = p.costs.clone();
+    let mut d_hi = p.costs.clone();
+    let mut total = p.offset;
+    for (row, &y) in p.rows.iter().zip(duals) {
+        let side = if y > 0.0 {
+            row.lo
+        } else if y < 0.0 {
+            row.hi
+        } else {
+            continue;
+        };
+        if !side.is_finite() || !y.is_finite() {
+            continue;
+        }
+        total = add_down(total, mul_down(y, side));
+        for &(j, k) in &row.terms {
+            d_lo[j] = sub_down(d_lo[j], mul_up(y, k));
+            d_hi[j] = sub_up(d_hi[j], mul_down(y, k));
+        }
+    }
+    for (j, &(l, u)) in p.columns.iter().enumerate() {
+        let (a, b) = (d_lo[j], d_hi[j]);
+        if a == 0.0 && b == 0.0 {
+            continue;
+        }
+        // min over x in [l, u], d in [a, b] of d x: attained at a corner.
+        let corners = [(a, l), (a, u), (b, l), (b, u)];
+        let mut least = f64::INFINITY;
+        for (d, x) in corners {
+            let v = if d == 0.0 || x == 0.0 { 0.0 } else { mul_down(d, x) };
+            if v.is_nan() {
+                return None;
+            }
+            least = least.min(v);
+        }
+        total = add_down(total, least);
+    }
+    total.is_finite().then_some(total)
 }
 
 /// The affine expression `k` (no variables).

@@ -17,14 +17,15 @@
 
 use crate::error::MilpError;
 use crate::expr::Bounded;
-use crate::model::MilpModel;
+use crate::model::{MilpModel, Sense, SolveOptions, is_constant};
 use crate::state::{NondetChoice, initial_hidden, state_variables, successor_as_state};
 use crate::step::{BranchChoice, EncodedStep, StepOptions, encode_step};
 use good_lp::Variable;
 use trestle_core::{ReplayError, Trace};
 use trestle_ir::num::{is_integer, rational_from_f64, to_f64_nearest};
+use trestle_ir::round::{add_up, sub_down};
 use trestle_ir::system::{DomainExit, NondetDomain, System, VarKind};
-use trestle_ir::{RBox, Rational};
+use trestle_ir::{Interval, RBox, Rational};
 
 /// How [`unroll`] encodes its steps.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,6 +34,12 @@ pub struct UnrollOptions {
     /// The non-deterministic inputs of step `t` (`nondet[t]`); steps past the end of this list
     /// take any values of the domains ([`NondetChoice::Free`]).
     pub nondet: Vec<NondetChoice>,
+    /// After each step, bound every value the next step reads (the successor state and the
+    /// hidden states) by the LP relaxation of the model so far ([`tighten`]), so the next
+    /// step's big-M constants and fixed ReLUs come from bounds that know how every earlier step
+    /// is linked, not from boxes propagated one step at a time (two LPs per value and step,
+    /// each started from the previous one's basis).
+    pub tighten: bool,
 }
 
 /// `k` chained steps: the model and what each step added.
@@ -72,13 +79,42 @@ pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Res
         let choice = opts.nondet.get(t).unwrap_or(&NondetChoice::Free);
         let encoded = encode_step(&mut model, sys, &states[t], &hidden, choice, BranchChoice::Any, &opts.step)?;
         let Some(step) = encoded else { return Ok(None) };
-        let Some(next) = successor_as_state(&mut model, sys, &step.next, domains)? else { return Ok(None) };
+        let Some(mut next) = successor_as_state(&mut model, sys, &step.next, domains)? else { return Ok(None) };
         hidden = step.hidden.clone();
+        if opts.tighten && t + 1 < k {
+            tighten(&model, next.iter_mut().chain(hidden.iter_mut().flatten().flatten()))?;
+        }
         states.push(next);
         steps.push(step);
     }
     let ties_possible = steps.iter().any(|s| s.ties_possible);
     Ok(Some(Unrolled { model, start: start_vars, states, steps, ties_possible }))
+}
+
+/// Intersects each value's enclosure with the bounds of its expression over the LP relaxation of
+/// `model` ([`MilpModel::relaxation`]: rigorous for the model's rows, whatever HiGHS's
+/// accuracy), each widened by the feasibility tolerance times `1 + |bound|`: the rows themselves
+/// were built in f64, so a real run may miss them by their rounding (at most 1/16 of that
+/// tolerance per row in a model the relaxation accepts), and a bound that cut it by that much
+/// could fix a ReLU or an argmax on the wrong side. Values with a constant expression or a point
+/// enclosure are left.
+pub fn tighten<'a>(model: &MilpModel, values: impl Iterator<Item = &'a mut Bounded>) -> Result<(), MilpError> {
+    let opts = SolveOptions::default();
+    let Some(mut relaxation) = model.relaxation(&opts)? else { return Ok(()) };
+    let pad = |b: f64| opts.feasibility_tolerance * (1.0 + b.abs());
+    for v in values {
+        if is_constant(&v.expr) || v.iv.lo >= v.iv.hi {
+            continue;
+        }
+        let lo = relaxation.bound(Sense::Minimise, &v.expr)?.map(|l| sub_down(l, pad(l)));
+        let hi = relaxation.bound(Sense::Maximise, &v.expr)?.map(|h| add_up(h, pad(h)));
+        let iv = Interval { lo: lo.map_or(v.iv.lo, |l| l.max(v.iv.lo)), hi: hi.map_or(v.iv.hi, |h| h.min(v.iv.hi)) };
+        // Disjoint only when the relaxation is (nearly) infeasible: then keep the enclosure.
+        if iv.lo <= iv.hi {
+            v.iv = iv;
+        }
+    }
+    Ok(())
 }
 
 impl Unrolled {

@@ -126,7 +126,7 @@ fn feed_forward_optima_replay_exactly() {
     // tie to the index the lowest-index rule would not take (the closure, which admits the ties, is
     // checked for soundness below). The guards read only the integer mode, where closures are exact.
     let step = StepOptions { strictness: Strictness::Margin(1e-4), ..StepOptions::default() };
-    let opts = UnrollOptions { step, nondet: Vec::new() };
+    let opts = UnrollOptions { step, nondet: Vec::new(), tighten: false };
     let mut branches_used = std::collections::BTreeSet::new();
     for k in 1..=3 {
         let u = unroll(&sys, &start, k, &opts).unwrap().expect("runs exist");
@@ -210,7 +210,7 @@ fn fixed_inputs_are_the_inputs_of_the_run() {
     let start = rbox(&[("-2", "2"), ("0", "2")]);
     let fixed = NondetChoice::Fixed(vec![parse_rational("0.2").unwrap(), rational_from_i64(1)]);
     let step = StepOptions { strictness: Strictness::Margin(1e-4), ..StepOptions::default() };
-    let opts = UnrollOptions { step, nondet: vec![fixed.clone(), fixed] };
+    let opts = UnrollOptions { step, nondet: vec![fixed.clone(), fixed], tighten: false };
     let u = unroll(&sys, &start, 2, &opts).unwrap().unwrap();
     let (_, _, values) = optimise(&u, Sense::Maximise, &u.states[2][0].expr.clone());
     let run = u.run_at(&sys, &values);
@@ -240,7 +240,8 @@ fn random_input(rng: &mut ChaCha8Rng, domain: &NondetDomain) -> Rational {
 
 /// The MILP's maxima and minima of every state variable after 1, 2 and 3 steps (HiGHS's bounds),
 /// with every argmax tie admitted (the closure), bound every run simulated exactly from random
-/// states of the start box with random inputs and random enabled branches.
+/// states of the start box with random inputs and random enabled branches; so do the enclosures
+/// of the state values, with and without LP tightening.
 #[test]
 fn three_step_optima_are_never_beaten_by_a_simulated_run() {
     let cases = [
@@ -249,8 +250,9 @@ fn three_step_optima_are_never_beaten_by_a_simulated_run() {
         ("figure 1", figure1(&["nondet.x1.interval=[-1, 1]"]), rbox(&[("0", "0")])),
     ];
     let mut rng = ChaCha8Rng::seed_from_u64(17);
-    for (name, sys, start) in &cases {
-        let u = unroll(sys, start, 3, &UnrollOptions::default()).unwrap().unwrap();
+    for ((name, sys, start), tighten) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+        // Tightened, the enclosures of steps 1 and 2 are the LP relaxation's bounds (checked too).
+        let u = unroll(sys, start, 3, &UnrollOptions { tighten, ..UnrollOptions::default() }).unwrap().unwrap();
         // extremes[t][j] = (min, max) of variable j after t steps.
         let extremes: Vec<Vec<(f64, f64)>> = (1..=3)
             .map(|t| {
@@ -287,7 +289,13 @@ fn three_step_optima_are_never_beaten_by_a_simulated_run() {
                     let x = to_f64_nearest(q);
                     assert!(
                         lo - BOUND_SLACK <= x && x <= hi + BOUND_SLACK,
-                        "{name}: step {} variable {j}: {x} outside [{lo}, {hi}]",
+                        "{name} (tighten {tighten}): step {} variable {j}: {x} outside [{lo}, {hi}]",
+                        t + 1
+                    );
+                    let iv = u.states[t + 1][j].iv;
+                    assert!(
+                        iv.lo <= x && x <= iv.hi,
+                        "{name} (tighten {tighten}): step {} variable {j}: {x} outside its enclosure {iv:?}",
                         t + 1
                     );
                 }
