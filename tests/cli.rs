@@ -781,6 +781,16 @@ fn ltl_exit_codes_json_and_bad_input() {
     let j = r.json();
     assert_eq!((j["status"].as_str(), j["method"].as_str()), (Some("evidence"), Some("rmilp")));
     assert!(j["margin"].as_f64().unwrap() > 0.0);
+    // The default races the two encodings (one winner per RMILP check); one alone races nothing.
+    let wins = |j: &serde_json::Value| {
+        j["stats"]["tightened_wins"].as_u64().unwrap() + j["stats"]["plain_wins"].as_u64().unwrap()
+    };
+    assert_eq!(wins(&j), 1, "{j}");
+    for tighten in ["on", "off"] {
+        let r = trestle(&["ltl", fig, "--property", "bounded-3", "--method", "rmilp", "--tighten", tighten, "--json"]);
+        assert_eq!((r.code, wins(&r.json())), (3, 0), "{}", r.stderr);
+    }
+    expect_input_error(&trestle(&["ltl", fig, "--property", "bounded-3", "--tighten", "maybe"]), &["--tighten"]);
     let r = trestle(&["ltl", fig, "--formula", "X^k (z >= 0.5)", "--k", "4", "--json"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let j = r.json();

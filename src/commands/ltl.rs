@@ -15,7 +15,7 @@ use trestle_ir::num::to_f64_nearest;
 use trestle_ir::parse::parse_ltl;
 use trestle_ir::print::Names;
 use trestle_ir::system::PropertyFormula;
-use trestle_ltl::{LtlError, LtlOptions, LtlResult, LtlVerdict, Method, check_ltl};
+use trestle_ltl::{LtlError, LtlOptions, LtlResult, LtlVerdict, Method, Tightening, check_ltl};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -37,6 +37,16 @@ pub enum BptArg {
     Interval,
     /// Intervals met with CROWN's bounds of every layer (tighter, costlier).
     Crown,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TightenArg {
+    /// Both encodings at once on two threads; the first to decide cancels the other.
+    Race,
+    /// Every step's bounds narrowed by the LP relaxation of the steps before it.
+    On,
+    /// Bounds propagated one step at a time only.
+    Off,
 }
 
 #[derive(clap::Args, Debug)]
@@ -68,10 +78,10 @@ pub struct LtlArgs {
     /// every ReLU (the paper's RMILP-only baseline, for measuring what the splitting buys).
     #[arg(long)]
     pub no_adaptive: bool,
-    /// Adaptive splitting without bounding each step's values by the LP relaxation of the steps
-    /// before it (the bounds then come from boxes propagated one step at a time).
-    #[arg(long)]
-    pub no_tighten: bool,
+    /// With adaptive splitting: whether each step's values are bounded by the LP relaxation of
+    /// the steps before it (neither encoding is always faster; `race` runs both).
+    #[arg(long, value_enum, default_value_t = TightenArg::Race)]
+    pub tighten: TightenArg,
     /// Write the proof certificate of a `G p` proven by an invariant (re-check it with `trestle
     /// certify CERT SYSTEM`); other verdicts write none (a note on stderr says so).
     #[arg(long)]
@@ -124,7 +134,11 @@ pub fn run(a: &LtlArgs) -> CliResult {
         opts.timeout = Some(super::seconds(t, "--timeout")?);
     }
     opts.rmilp.adaptive = !a.no_adaptive;
-    opts.rmilp.tighten = !a.no_tighten;
+    opts.rmilp.tightening = match a.tighten {
+        TightenArg::Race => Tightening::Race,
+        TightenArg::On => Tightening::On,
+        TightenArg::Off => Tightening::Off,
+    };
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     let start = std::time::Instant::now();
     let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;
@@ -136,6 +150,10 @@ pub fn run(a: &LtlArgs) -> CliResult {
                 let text = serde_json::to_string_pretty(&cert).map_err(|e| CliError::Internal(anyhow!(e)))?;
                 crate::output::write_atomic(path, text.as_bytes()).map_err(CliError::Input)?;
             }
+            None if result.method == "invariant" => eprintln!(
+                "no certificate written: the bridge engine did not re-prove the invariant on the system with its \
+                 hidden states lifted within its time"
+            ),
             None => eprintln!(
                 "no certificate written: only a G p proven by an invariant has one (this verdict came from {})",
                 result.method
@@ -250,6 +268,8 @@ pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -
         .stat("milps", r.stats.rmilp.milps)
         .stat("binaries", r.stats.rmilp.binaries)
         .stat("variables", r.stats.rmilp.variables)
+        .stat("tightened_wins", r.stats.rmilp.tightened_wins)
+        .stat("plain_wins", r.stats.rmilp.plain_wins)
         .stat("invariant_boxes", r.stats.invariant_boxes)
         .stat("invariant_dims", r.stats.invariant_dims)
         .stat("seconds", r.stats.seconds);

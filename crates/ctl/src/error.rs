@@ -23,9 +23,10 @@ impl CtlError {
     pub fn is_input(&self) -> bool {
         match self {
             CtlError::Unsupported(_) | CtlError::Semantics(_) => true,
-            CtlError::Milp(e) => {
-                !matches!(e, MilpError::Solver(_) | MilpError::Bounds(_) | MilpError::Dimension { .. })
-            }
+            CtlError::Milp(e) => !matches!(
+                e,
+                MilpError::Solver(_) | MilpError::Bounds(_) | MilpError::Dimension { .. } | MilpError::Cancelled
+            ),
         }
     }
 }

@@ -212,6 +212,22 @@ pub fn invariant(sys: &System, start: &RBox, max_iterations: usize) -> Result<Op
     Ok(None)
 }
 
+/// The boxes `R_0 .. R_{k-1}` of the runs from `start` that [`maximal_invariant`]'s images
+/// enclose: `R_0` the Init box with zero hidden states, `R_{t+1} = legal(step(R_t))`, the
+/// iteration of the images from a smaller box, so `R_t` lies inside `I_t` (both steps are
+/// inclusion-monotone) and every state of `R_{k-1}` steps into `I_k`. With `I_k` they form a
+/// union of boxes that contains Init and is mapped into itself, a candidate invariant for a
+/// certificate.
+pub fn legal_chain(sys: &System, start: &RBox, k: usize) -> Result<Vec<FullBox>, LtlError> {
+    let mut chain = vec![FullBox::initial(sys, start)?];
+    while chain.len() < k {
+        let next = step(sys, chain.last().expect("the chain starts with Init"), Domain::Interval)?.legal(sys);
+        chain.push(next);
+    }
+    chain.truncate(k);
+    Ok(chain)
+}
+
 /// The maximal-invariant method (the notes): the images of the whole bounded state space. `I_0`
 /// is the box of the declared domains with zero hidden states (every run starts in the domains
 /// with them), `I_{k+1} = legal(step(I_k))` encloses every full state a run can be in at step

@@ -110,8 +110,9 @@ pub struct LtlResult {
     pub depth: usize,
     pub stats: LtlStats,
     /// The bridge engine's proof certificate of a `G p` proven by an invariant (the box of bound
-    /// propagation or the union of boxes of synthesis, over the system with its hidden states
-    /// lifted; `trestle certify` re-checks it against `G p`).
+    /// propagation, the maximal invariant's `I_k` with the boxes of the steps before it, or the
+    /// union of boxes of synthesis, over the system with its hidden states lifted; `trestle
+    /// certify` re-checks it against `G p`).
     pub certificate: Option<ProofJson>,
 }
 
@@ -383,14 +384,36 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                 // steps before k are a bounded check from Init.
                 if let Some((k, h)) = bpt::maximal_invariant(sys, p, 16 * opts.depth.max(1))? {
                     stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
+                    // The certificate's candidate: the chains of boxes from Init up to step k - 1
+                    // and I_k. The bridge engine proves it (Init inside, p around it, mapped into
+                    // itself) or there is none; a proof makes the verdict exact even where the
+                    // steps before k were decided on MILP evidence.
+                    let certify = || -> Result<Option<ProofJson>, LtlError> {
+                        let mut candidate = Vec::new();
+                        for b in &inits {
+                            candidate.extend(bpt::legal_chain(sys, b, k)?);
+                        }
+                        candidate.push(h.clone());
+                        let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
+                        Ok(synthesis::certify_boxes(sys, p, &candidate, left))
+                    };
                     if k == 0 {
-                        return finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats);
+                        let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats)?;
+                        r.certificate = certify()?;
+                        return Ok(r);
                     }
                     let before = bounded(&Ltl::G(Some(k as u32 - 1), boxed(Ltl::Atom(p.clone()))))?;
                     match before.verdict {
                         LtlVerdict::True { exact, margin } => {
                             stats.rmilp = before.stats.rmilp;
-                            return finish(LtlVerdict::True { exact, margin }, "invariant", k, stats);
+                            let certificate = certify()?;
+                            let verdict = match certificate {
+                                Some(_) => LtlVerdict::True { exact: true, margin: None },
+                                None => LtlVerdict::True { exact, margin },
+                            };
+                            let mut r = finish(verdict, "invariant", k, stats)?;
+                            r.certificate = certificate;
+                            return Ok(r);
                         }
                         LtlVerdict::False { .. } => {
                             return finish(before.verdict, before.method, before.depth, before.stats);

@@ -24,9 +24,10 @@ impl LtlError {
         match self {
             LtlError::Unsupported(_) | LtlError::Semantics(_) => true,
             LtlError::Internal(_) => false,
-            LtlError::Milp(e) => {
-                !matches!(e, MilpError::Solver(_) | MilpError::Bounds(_) | MilpError::Dimension { .. })
-            }
+            LtlError::Milp(e) => !matches!(
+                e,
+                MilpError::Solver(_) | MilpError::Bounds(_) | MilpError::Dimension { .. } | MilpError::Cancelled
+            ),
         }
     }
 }

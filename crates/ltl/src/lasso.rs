@@ -14,7 +14,7 @@
 
 use crate::error::LtlError;
 use crate::path::{PathFormula, atoms};
-use crate::rmilp::{Encoder, MAX_SLACK, RmilpOptions, RmilpStats, initial_runs, solve_options};
+use crate::rmilp::{Encoder, MAX_SLACK, RmilpOptions, RmilpStats, initial_runs, race, solve_options};
 use good_lp::{Expression, Variable};
 use std::time::Instant;
 use trestle_core::Trace;
@@ -29,10 +29,27 @@ pub enum LassoOutcome {
     Found(Trace),
     /// No lasso of length up to the limit (or none that replayed): no verdict.
     NotFound(String),
+    /// The time limit stopped the search: no verdict.
+    TimedOut(String),
 }
 
-/// Searches a lasso from the states of `start` on which `holds_nowhere` is false at every state.
+/// Searches a lasso from the states of `start` on which `holds_nowhere` is false at every state
+/// (both encodings raced as RMILP's: [`crate::rmilp::race`]; a search that ran to its end
+/// decides the race, found or not).
 pub fn search(
+    sys: &System,
+    start: &RBox,
+    holds_nowhere: &Pred,
+    max_len: usize,
+    opts: &RmilpOptions,
+    stats: &mut RmilpStats,
+) -> Result<LassoOutcome, LtlError> {
+    let decisive = |o: &LassoOutcome| !matches!(o, LassoOutcome::TimedOut(_));
+    race(opts, stats, decisive, |o, s| search_encoded(sys, start, holds_nowhere, max_len, o, s))
+}
+
+/// [`search`] with one encoding.
+fn search_encoded(
     sys: &System,
     start: &RBox,
     holds_nowhere: &Pred,
@@ -57,12 +74,12 @@ pub fn search(
             stats.variables += u.model.num_variables();
             let solve = solve_options(opts, deadline, Some(2.0 * threshold));
             if solve.time_limit.is_some_and(|t| t.is_zero()) {
-                return Ok(LassoOutcome::NotFound("time-out".into()));
+                return Ok(LassoOutcome::TimedOut("time limit".into()));
             }
             let out = u.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
             match &out.status {
                 SolveStatus::Infeasible => break,
-                SolveStatus::Limit(why) => return Ok(LassoOutcome::NotFound(format!("time-out ({why})"))),
+                SolveStatus::Limit(why) => return Ok(LassoOutcome::TimedOut(why.clone())),
                 _ => {}
             }
             let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold)) else {

@@ -26,3 +26,4 @@ pub mod synthesis;
 pub use engine::{LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};
 pub use error::LtlError;
 pub use path::PathFormula;
+pub use rmilp::Tightening;

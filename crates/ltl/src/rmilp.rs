@@ -2,7 +2,8 @@
 //! every network per step, linked through the state and the recurrent hidden states:
 //! `trestle_milp::unroll`, whose big-M constants come from bounds propagated step by step, each
 //! step's narrowed by the LP relaxation of the steps before it, and whose ReLUs of decided sign
-//! are fixed), and the NEGATED formula asserted over that one path: its
+//! are fixed; by default the encodings with and without that narrowing race on two threads,
+//! [`race`]), and the NEGATED formula asserted over that one path: its
 //! disjunctions by binaries, its atoms relaxed by one slack `s` in `[0, MAX_SLACK]` that the MILP
 //! minimises. The notes' correction: or/not do not decompose into separate checks on
 //! non-deterministic systems; the whole negation is one model.
@@ -26,8 +27,8 @@ use trestle_ir::{Pred, RBox, System};
 use trestle_milp::model::MilpModel;
 use trestle_milp::replay::candidates;
 use trestle_milp::{
-    BoundOptions, Bounded, HighsValue, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions,
-    VarMap, assert_cmp_relaxed, forbid, unroll,
+    BoundOptions, Bounded, Cancel, HighsValue, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness,
+    UnrollOptions, VarMap, assert_cmp_relaxed, forbid, unroll,
 };
 
 /// The slack's cap: a margin reported as `MAX_SLACK` means "at least".
@@ -56,19 +57,39 @@ pub struct RmilpOptions {
     /// and every ReLU whose sign they decide fixed, without a binary. Off: interval bounds and a
     /// binary for every ReLU, the paper's RMILP-only baseline, kept to measure the difference.
     pub adaptive: bool,
-    /// With `adaptive`: after each step, the state and hidden values the next step reads are
-    /// bounded by the LP relaxation of the unrolling so far (`trestle_milp::unroll::tighten`,
-    /// bounds from HiGHS's duals with outward rounding), so later steps' bounds keep the links
-    /// between steps that boxes propagated one step at a time lose. Simple Spread from a
-    /// 0.02-wide start box, horizon 10: 274 binaries and 1.4 s against 380 and 9.4 s without it.
-    pub tighten: bool,
+    /// With `adaptive`: whether each step's values are bounded by the LP relaxation of the steps
+    /// before it ([`Tightening`]).
+    pub tightening: Tightening,
     /// Stop proving at this margin: HiGHS prunes every node whose bound on the slack is above it
     /// (its `objective_bound`), so "holds" needs no optimality proof, only that no path violates
     /// the formula with the atoms relaxed by less than this; the margin reported is then at
     /// least this. `None`: the exact minimum of the slack (slower).
     pub margin_cutoff: Option<f64>,
+    /// Raised from another thread, it stops the check ([`trestle_milp::MilpError::Cancelled`]).
+    pub cancel: Option<Cancel>,
 }
 
+/// Whether adaptive splitting bounds the values each step reads (the successor state and every
+/// hidden state) by the LP relaxation of the unrolling so far (`trestle_milp::unroll::tighten`,
+/// bounds from HiGHS's duals with outward rounding), so later steps' bounds keep the links
+/// between steps that boxes propagated one step at a time lose.
+///
+/// Neither encoding is always faster, and nothing cheap predicts which: tightening takes Simple
+/// Spread from a 0.02-wide start box to horizon 10 in 1.4 s against 9.4 s (274 binaries against
+/// 380) and the PI servo with a true integral to horizon 10 in 0.022 s against 0.16 s, but from
+/// Spread's whole start box at horizon 4 HiGHS needs 511 s for the tightened model against 69 s
+/// for the other, with the hidden boxes narrowed by only 0.1-17% per step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tightening {
+    /// Bounds propagated one step at a time only.
+    Off,
+    /// Every step's bounds narrowed by the LP relaxation.
+    On,
+    /// Both encodings at once on two threads ([`race`]): the first decisive answer is the answer
+    /// and cancels the other search.
+    #[default]
+    Race,
+}
 impl Default for RmilpOptions {
     fn default() -> RmilpOptions {
         RmilpOptions {
@@ -77,8 +98,9 @@ impl Default for RmilpOptions {
             feasibility_tolerance: 1e-6,
             gap: 1e-5,
             adaptive: true,
-            tighten: true,
+            tightening: Tightening::Race,
             margin_cutoff: Some(MARGIN_CUTOFF),
+            cancel: None,
         }
     }
 }
@@ -98,16 +120,108 @@ pub enum RmilpOutcome {
     Unknown(String),
 }
 
-/// Counters of a check.
+/// Counters of a check: of the MILPs behind its answer (a raced search that lost is not counted).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RmilpStats {
     pub milps: usize,
     pub binaries: usize,
     pub variables: usize,
+    /// Races ([`Tightening::Race`]) decided by the tightened encoding, resp. the other.
+    pub tightened_wins: usize,
+    pub plain_wins: usize,
+}
+
+impl RmilpStats {
+    fn add(&mut self, other: &RmilpStats) {
+        self.milps += other.milps;
+        self.binaries += other.binaries;
+        self.variables += other.variables;
+        self.tightened_wins += other.tightened_wins;
+        self.plain_wins += other.plain_wins;
+    }
 }
 
 /// Decides the formula whose negation is `negated` on every path from the states of `start`.
 pub fn check(
+    sys: &System,
+    start: &RBox,
+    negated: &PathFormula,
+    opts: &RmilpOptions,
+    stats: &mut RmilpStats,
+) -> Result<RmilpOutcome, LtlError> {
+    let decisive = |o: &RmilpOutcome| matches!(o, RmilpOutcome::Holds { .. } | RmilpOutcome::Violated(_));
+    race(opts, stats, decisive, |o, s| check_encoded(sys, start, negated, o, s))
+}
+
+/// Stack of a racing search's thread (the main thread's size: the encodings recurse over
+/// formulas and networks).
+const RACE_STACK: usize = 8 << 20;
+
+/// Runs `search` with `opts`, or, under adaptive splitting with [`Tightening::Race`], twice at
+/// once on two threads, with the tightened encoding and with the other: the first answer that
+/// is `decisive` is the answer, and raises the other search's [`Cancel`] (HiGHS stops at its
+/// next limit check or simplex iteration, the unrolling between its LPs). When neither answer is
+/// decisive the tightened search's answer is returned (or the other's, if that one failed).
+/// Both searches share the deadline; a decisive answer is sound whichever search gives it, so
+/// the race changes how long a check takes, never what a verdict means.
+pub(crate) fn race<T: Send>(
+    opts: &RmilpOptions,
+    stats: &mut RmilpStats,
+    decisive: impl Fn(&T) -> bool,
+    search: impl Fn(&RmilpOptions, &mut RmilpStats) -> Result<T, LtlError> + Sync,
+) -> Result<T, LtlError> {
+    if !opts.adaptive || opts.tightening != Tightening::Race {
+        return search(opts, stats);
+    }
+    let cancel = opts.cancel.as_ref().map_or_else(Cancel::new, Cancel::child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut results = std::thread::scope(|scope| {
+        for tightening in [Tightening::On, Tightening::Off] {
+            let o = RmilpOptions { tightening, cancel: Some(cancel.clone()), ..opts.clone() };
+            let (tx, search) = (tx.clone(), &search);
+            let run = move || {
+                let mut s = RmilpStats::default();
+                let r = search(&o, &mut s);
+                // The receiver outlives the scope: sending cannot fail.
+                let _ = tx.send((tightening, r, s));
+            };
+            std::thread::Builder::new()
+                .name(format!("rmilp-{tightening:?}"))
+                .stack_size(RACE_STACK)
+                .spawn_scoped(scope, run)
+                .map_err(|e| LtlError::Internal(format!("cannot start a racing search: {e}")))?;
+        }
+        drop(tx);
+        let mut results = Vec::with_capacity(2);
+        for (tightening, r, s) in rx.iter() {
+            let won = r.as_ref().is_ok_and(&decisive);
+            results.push((tightening, r, s));
+            if won {
+                cancel.cancel();
+                break;
+            }
+        }
+        Ok::<_, LtlError>(results)
+    })?;
+    let decided = results.last().is_some_and(|(_, r, _)| r.as_ref().is_ok_and(&decisive));
+    if !decided {
+        // Neither decided: the tightened search's answer unless it failed.
+        results.sort_by_key(|(t, r, _)| (r.is_err(), *t != Tightening::On));
+    }
+    let (tightening, r, mut s) = if decided { results.pop() } else { results.into_iter().next() }
+        .ok_or_else(|| LtlError::Internal("no racing search answered".into()))?;
+    if decided {
+        match tightening {
+            Tightening::On => s.tightened_wins += 1,
+            _ => s.plain_wins += 1,
+        }
+    }
+    stats.add(&s);
+    r
+}
+
+/// [`check`] with one encoding.
+fn check_encoded(
     sys: &System,
     start: &RBox,
     negated: &PathFormula,
@@ -215,11 +329,13 @@ pub(crate) fn solve_options(opts: &RmilpOptions, deadline: Option<Instant>, cuto
         time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
         feasibility_tolerance: opts.feasibility_tolerance,
         highs_options,
+        cancel: opts.cancel.clone(),
         ..SolveOptions::default()
     }
 }
 
-/// How an unrolling is encoded (see [`RmilpOptions::adaptive`] and [`RmilpOptions::tighten`]).
+/// How an unrolling is encoded (see [`RmilpOptions::adaptive`] and [`RmilpOptions::tightening`];
+/// a search run under [`race`] sees `On` or `Off`, and `Race` outside one tightens).
 pub(crate) fn unroll_options(strictness: Strictness, opts: &RmilpOptions) -> UnrollOptions {
     let bounds = if opts.adaptive {
         BoundOptions { pieces: BOUND_PIECES, ..BoundOptions::default() }
@@ -229,7 +345,8 @@ pub(crate) fn unroll_options(strictness: Strictness, opts: &RmilpOptions) -> Unr
     UnrollOptions {
         step: StepOptions { bounds, strictness },
         nondet: Vec::new(),
-        tighten: opts.adaptive && opts.tighten,
+        tighten: opts.adaptive && opts.tightening != Tightening::Off,
+        cancel: opts.cancel.clone(),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use trestle_ir::parse::{SimpleScope, parse_ltl};
 use trestle_ir::{Rational, System};
-use trestle_ltl::{LtlOptions, LtlResult, LtlVerdict, Method, check_ltl};
+use trestle_ltl::{LtlOptions, LtlResult, LtlVerdict, Method, Tightening, check_ltl};
 use trestle_testkit::{WALK, load, repo, system_from_text};
 
 fn check(sys: &System, var: &str, text: &str, method: Method) -> LtlResult {
@@ -152,6 +152,15 @@ fn the_maximal_invariant_proves_what_the_minimal_one_overshoots() {
     let r = check(&sys, "x", "G (x <= 1.001)", Method::Invariant);
     assert_eq!((r.method, &r.verdict), ("invariant", &LtlVerdict::True { exact: true, margin: None }));
     assert_eq!(r.depth, 10, "I_10 = [1 - 2^-10, 1 + 2^-10] is the first image inside x <= 1.001");
+    // Its certificate: the points 1 - 2^-t of the run from 0 before step 10, and I_10, re-checked
+    // against G (x <= 1.001) and rejected for a bound the run crosses.
+    let cert = r.certificate.as_ref().expect("the bridge engine re-proves the maximal invariant");
+    assert_eq!(cert.invariant.len(), 11, "{:?}", cert.invariant);
+    let certified = |bound: &str| {
+        trestle_bridge::certificate::certify_always(cert, &sys, &parse_pred_x(&format!("x <= {bound}"))).unwrap()
+    };
+    assert!(certified("1.001").valid);
+    assert!(!certified("0.99").valid);
     let (k, h) = trestle_ltl::bpt::maximal_invariant(&sys, &parse_pred_x("x <= 1.001"), 160).unwrap().unwrap();
     assert_eq!(k, 10);
     // Every exact run from Init is inside I_k from step k on.
@@ -176,19 +185,60 @@ fn parse_pred_x(text: &str) -> trestle_ir::Pred {
 
 /// The integral PI servo, `G<=10 |x| <= 1/2` by the MILP alone: its exact minimum slack (the
 /// margin without cutoff: 1/2 minus the largest |x| of any run over 10 steps) is a property of the
-/// runs, not of the encoding, so the baseline, adaptive splitting, and adaptive splitting with LP
-/// tightening must all find the same one. A tightened bound that cut a run would raise it.
+/// runs, not of the encoding, so the baseline, adaptive splitting, adaptive splitting with LP
+/// tightening, and the race of the two must all find the same one. A tightened bound that cut a
+/// run would raise it. Only the race counts a winner, exactly one.
 #[test]
 fn pi_integral_margin_is_the_same_in_every_encoding() {
     let sys = load(&repo().join("configs/systems/pi-integral.toml"), &[]);
     let mut margins = Vec::new();
-    for (adaptive, tighten) in [(false, false), (true, false), (true, true)] {
+    let encodings =
+        [(false, Tightening::Off), (true, Tightening::Off), (true, Tightening::On), (true, Tightening::Race)];
+    for (adaptive, tightening) in encodings {
         let mut opts = whole_margin(Method::Rmilp);
-        (opts.rmilp.adaptive, opts.rmilp.tighten) = (adaptive, tighten);
-        match check_with(&sys, "x", "G<=10 (x <= 0.5 and x >= -0.5)", opts).verdict {
+        (opts.rmilp.adaptive, opts.rmilp.tightening) = (adaptive, tightening);
+        let r = check_with(&sys, "x", "G<=10 (x <= 0.5 and x >= -0.5)", opts);
+        match r.verdict {
             LtlVerdict::True { exact: false, margin: Some(m) } => margins.push(m),
-            other => panic!("adaptive {adaptive}, tighten {tighten}: {other:?}"),
+            other => panic!("adaptive {adaptive}, {tightening:?}: {other:?}"),
         }
+        let wins = r.stats.rmilp.tightened_wins + r.stats.rmilp.plain_wins;
+        assert_eq!(wins, usize::from(tightening == Tightening::Race), "{tightening:?}: {:?}", r.stats.rmilp);
     }
     assert!(margins.iter().all(|m| (m - margins[0]).abs() < 1e-6 && *m > 0.0), "{margins:?}");
+}
+
+/// The race answers as either encoding alone, on a refutation by lasso (the oscillating servo),
+/// a refutation by a bounded path and a proof (the walk); a check cancelled from outside stops
+/// both searches with an error, never a verdict.
+#[test]
+fn a_race_decides_as_each_encoding_alone() {
+    let osc = load(&repo().join("configs/systems/pi-oscillating.toml"), &[]);
+    let walk = system_from_text(WALK);
+    let cases = [
+        (&osc, "F (x <= 0.1 and x >= -0.1)", Method::Lasso),
+        (&walk, "G<=6 (x <= 9)", Method::Rmilp),
+        (&walk, "G<=6 (x >= 0)", Method::Rmilp),
+    ];
+    for (sys, text, method) in cases {
+        let verdicts: Vec<(bool, bool)> = [Tightening::Race, Tightening::On, Tightening::Off]
+            .into_iter()
+            .map(|tightening| {
+                let mut opts = LtlOptions { method, ..LtlOptions::default() };
+                opts.rmilp.tightening = tightening;
+                let r = check_with(sys, "x", text, opts);
+                let wins = r.stats.rmilp.tightened_wins + r.stats.rmilp.plain_wins;
+                assert!(tightening == Tightening::Race || wins == 0, "{text}: {:?}", r.stats.rmilp);
+                (matches!(r.verdict, LtlVerdict::True { .. }), matches!(r.verdict, LtlVerdict::False { .. }))
+            })
+            .collect();
+        assert!(verdicts.iter().all(|v| *v == verdicts[0]) && verdicts[0] != (false, false), "{text}: {verdicts:?}");
+    }
+    let cancel = trestle_milp::Cancel::new();
+    cancel.cancel();
+    let mut opts = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
+    opts.rmilp.cancel = Some(cancel);
+    let phi = parse_ltl("G<=6 (x <= 9)", &SimpleScope::with_state(&["x"])).unwrap();
+    let err = check_ltl(&walk, &phi, &opts).unwrap_err();
+    assert_eq!(err, trestle_ltl::LtlError::Milp(trestle_milp::MilpError::Cancelled));
 }

@@ -11,7 +11,7 @@ use trestle_ir::System;
 use trestle_ir::formula::Ltl;
 use trestle_ir::parse::{SimpleScope, parse_ltl};
 use trestle_ir::system::PropertyFormula;
-use trestle_ltl::{LtlOptions, LtlVerdict, Method, PathFormula, check_ltl};
+use trestle_ltl::{LtlOptions, LtlVerdict, Method, PathFormula, Tightening, check_ltl};
 use trestle_testkit::{load, repo};
 
 fn property(agents: usize, name: &str, t: u32) -> (System, Ltl) {
@@ -87,7 +87,8 @@ fn tightened_bounds_need_fewer_binaries_and_agree() {
     let mut binaries = Vec::new();
     for (adaptive, tighten) in [(true, true), (true, false), (false, false)] {
         let mut opts = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
-        (opts.rmilp.adaptive, opts.rmilp.tighten) = (adaptive, tighten);
+        (opts.rmilp.adaptive, opts.rmilp.tightening) =
+            (adaptive, if tighten { Tightening::On } else { Tightening::Off });
         let r = check_ltl(&sys, &phi, &opts).unwrap();
         assert!(matches!(r.verdict, LtlVerdict::True { exact: false, .. }), "{adaptive} {tighten}: {:?}", r.verdict);
         binaries.push(r.stats.rmilp.binaries);

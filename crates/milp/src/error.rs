@@ -31,6 +31,9 @@ pub enum MilpError {
     /// HiGHS refused the model or failed outright (not a timeout, not infeasibility).
     #[error("HiGHS: {0}")]
     Solver(String),
+    /// Another thread raised the search's [`crate::model::Cancel`] flag (a portfolio's loser).
+    #[error("cancelled")]
+    Cancelled,
 }
 
 impl From<BoundsError> for MilpError {

@@ -203,6 +203,7 @@ impl Run<'_> {
             // Stop at the first clear violation: it is replayed at once.
             objective_target: Some(self.threshold),
             highs_options: self.opts.highs_options.clone(),
+            cancel: None,
         })
     }
 

@@ -124,7 +124,7 @@ pub use expr::{
     reify_pred, select,
 };
 pub use inductive::check_inductive_milp;
-pub use model::{HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
+pub use model::{Cancel, HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
 pub use replay::{replay_candidate, replay_exact};
 pub use state::{

@@ -10,6 +10,9 @@ use crate::error::MilpError;
 use crate::numerics::{HIGHS_LIMIT, Prepared, SMALL_MATRIX_VALUE};
 use good_lp::{Constraint, Expression, IntoAffineExpression, ProblemVariables, Variable, variable};
 use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use trestle_ir::round::{add_down, mul_down, mul_up, sub_down, sub_up};
 
@@ -36,6 +39,56 @@ pub struct SolveOptions {
     pub objective_target: Option<f64>,
     /// Further HiGHS options by name (<https://ergo-code.github.io/HiGHS/dev/options/definitions/>).
     pub highs_options: Vec<(String, HighsValue)>,
+    /// Raised from another thread, it stops the solve (status [`SolveStatus::Limit`]) at HiGHS's
+    /// next limit check or simplex iteration.
+    pub cancel: Option<Cancel>,
+}
+
+/// A flag that stops a search from another thread: the MILP solves and LP bounds that carry it
+/// (through HiGHS's interrupt callback) and the loops that poll it. A [`Cancel::child`] is also
+/// stopped by its parent, so a search cancelled from outside stops every part it raced.
+#[derive(Clone, Debug)]
+pub struct Cancel {
+    /// This token's own flag last, its ancestors' before it (never empty).
+    flags: Vec<Arc<AtomicBool>>,
+}
+
+impl Default for Cancel {
+    fn default() -> Cancel {
+        Cancel::new()
+    }
+}
+
+impl Cancel {
+    pub fn new() -> Cancel {
+        Cancel { flags: vec![Arc::default()] }
+    }
+
+    /// A token cancelled by its own [`Cancel::cancel`] or by any of this one's.
+    pub fn child(&self) -> Cancel {
+        let mut flags = self.flags.clone();
+        flags.push(Arc::default());
+        Cancel { flags }
+    }
+
+    pub fn cancel(&self) {
+        self.flags.last().expect("a token has its own flag").store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.flags.iter().any(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// `Err(MilpError::Cancelled)` once cancelled.
+    pub fn check(&self) -> Result<(), MilpError> {
+        if self.is_cancelled() { Err(MilpError::Cancelled) } else { Ok(()) }
+    }
+}
+
+impl PartialEq for Cancel {
+    fn eq(&self, other: &Cancel) -> bool {
+        self.flags.len() == other.flags.len() && self.flags.iter().zip(&other.flags).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
 }
 
 /// The value of a HiGHS option.
@@ -56,6 +109,7 @@ impl Default for SolveOptions {
             threads: None,
             objective_target: None,
             highs_options: Vec::new(),
+            cancel: None,
         }
     }
 }
@@ -313,8 +367,9 @@ impl MilpModel {
         if prepared.out_of_range(opts.feasibility_tolerance).is_some() {
             return Ok(None);
         }
-        let (highs, cols) = build_highs(&prepared, Sense::Minimise, opts, true)?;
-        Ok(Some(Relaxation { model: self, prepared, highs: Some(highs), cols, costed: Vec::new() }))
+        let cancel = opts.cancel.clone().map(Box::new);
+        let (highs, cols) = build_highs(&prepared, Sense::Minimise, opts, cancel.as_deref(), true)?;
+        Ok(Some(Relaxation { model: self, prepared, highs: Some(highs), cols, costed: Vec::new(), cancel }))
     }
 
     /// The columns and rows HiGHS gets: the variables, the constraints as prepared rows (with their
@@ -349,6 +404,9 @@ pub struct Relaxation<'a> {
     cols: Vec<highs::Col>,
     /// Columns with a non-zero cost from the last objective.
     costed: Vec<usize>,
+    /// The token HiGHS's interrupt callback reads, at an address that stays put while HiGHS
+    /// holds it.
+    cancel: Option<Box<Cancel>>,
 }
 
 impl Relaxation<'_> {
@@ -368,6 +426,9 @@ impl Relaxation<'_> {
             Sense::Minimise => 1.0,
             Sense::Maximise => -1.0,
         };
+        if let Some(c) = &self.cancel {
+            c.check()?;
+        }
         let mut highs = self.highs.take().expect("a relaxation holds its HiGHS model between solves");
         for j in self.costed.drain(..) {
             highs.change_column_cost(self.cols[j], 0.0);
@@ -383,6 +444,9 @@ impl Relaxation<'_> {
         }
         self.prepared.offset = sign * objective.constant();
         let solved = highs.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))?;
+        if let Some(c) = &self.cancel {
+            c.check()?;
+        }
         let optimal = format!("{:?}", solved.status()) == "Optimal";
         let bound = optimal.then(|| safe_dual_bound(&self.prepared, solved.get_solution().dual_rows())).flatten();
         self.highs = Some(highs::Model::from(solved));
@@ -392,16 +456,19 @@ impl Relaxation<'_> {
 
 /// Passes the prepared model to HiGHS (options first, then the rows) and solves it.
 fn run_highs(p: &Prepared, sense: Sense, opts: &SolveOptions) -> Result<highs::SolvedModel, MilpError> {
-    let (model, _) = build_highs(p, sense, opts, false)?;
+    // `opts` outlives the solve, so its token stays where the callback finds it.
+    let (model, _) = build_highs(p, sense, opts, opts.cancel.as_ref(), false)?;
     model.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))
 }
 
 /// The prepared model in HiGHS (options first, then the rows) and its columns. `relax`: every
-/// column continuous (the LP relaxation).
+/// column continuous (the LP relaxation). `cancel` (the caller keeps it alive, at the same
+/// address, as long as the model lives): HiGHS stops when it is raised.
 fn build_highs(
     p: &Prepared,
     sense: Sense,
     opts: &SolveOptions,
+    cancel: Option<&Cancel>,
     relax: bool,
 ) -> Result<(highs::Model, Vec<highs::Col>), MilpError> {
     let mut problem = highs::RowProblem::default();
@@ -446,6 +513,23 @@ fn build_highs(
     for (name, value) in &opts.highs_options {
         set(name, value.clone())?;
     }
+    if let Some(cancel) = cancel {
+        let highs = model.as_mut_ptr();
+        let data = (cancel as *const Cancel).cast_mut().cast::<c_void>();
+        // SAFETY: `highs` is the live model's HiGHS instance; `data` points to a `Cancel` the
+        // caller keeps alive and in place while the model lives (see the parameter), and
+        // `interrupt` only reads it.
+        let ok = unsafe {
+            highs_sys::Highs_setCallback(highs, Some(interrupt), data) == highs_sys::kHighsStatusOk
+                && highs_sys::Highs_startCallback(highs, highs_sys::kHighsCallbackMipInterrupt)
+                    == highs_sys::kHighsStatusOk
+                && highs_sys::Highs_startCallback(highs, highs_sys::kHighsCallbackSimplexInterrupt)
+                    == highs_sys::kHighsStatusOk
+        };
+        if !ok {
+            return Err(MilpError::Solver("cannot install the interrupt callback".into()));
+        }
+    }
     for (i, r) in p.rows.iter().enumerate() {
         let factors = r.terms.iter().map(|&(j, k)| (cols[j], k));
         model
@@ -453,6 +537,24 @@ fn build_highs(
             .map_err(|e| MilpError::Solver(format!("HiGHS refused row {i}: {e:?}")))?;
     }
     Ok((model, cols))
+}
+
+/// HiGHS's callback for its MIP limit checks and simplex iterations: asks it to stop once the
+/// [`Cancel`] behind `data` is raised.
+unsafe extern "C" fn interrupt(
+    _kind: c_int,
+    _message: *const c_char,
+    _out: *const highs_sys::HighsCallbackDataOut,
+    input: *mut highs_sys::HighsCallbackDataIn,
+    data: *mut c_void,
+) {
+    // SAFETY: `data` is the `Cancel` installed by `build_highs`, alive while its model is;
+    // `input`, when not null, is HiGHS's struct for this call.
+    unsafe {
+        if !input.is_null() && (*data.cast::<Cancel>()).is_cancelled() {
+            (*input).user_interrupt = 1;
+        }
+    }
 }
 
 /// A lower bound of `costs . x + offset` over `lo_r <= a_r . x <= hi_r`, `l <= x <= u` (the

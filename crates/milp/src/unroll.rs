@@ -17,7 +17,7 @@
 
 use crate::error::MilpError;
 use crate::expr::Bounded;
-use crate::model::{MilpModel, Sense, SolveOptions, is_constant};
+use crate::model::{Cancel, MilpModel, Sense, SolveOptions, is_constant};
 use crate::state::{NondetChoice, initial_hidden, state_variables, successor_as_state};
 use crate::step::{BranchChoice, EncodedStep, StepOptions, encode_step};
 use good_lp::Variable;
@@ -40,6 +40,9 @@ pub struct UnrollOptions {
     /// is linked, not from boxes propagated one step at a time (two LPs per value and step,
     /// each started from the previous one's basis).
     pub tighten: bool,
+    /// Stops the unrolling between steps and between the tightening's LPs
+    /// ([`MilpError::Cancelled`]).
+    pub cancel: Option<Cancel>,
 }
 
 /// `k` chained steps: the model and what each step added.
@@ -76,13 +79,17 @@ pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Res
     let mut hidden = initial_hidden(sys);
     let mut steps = Vec::with_capacity(k);
     for t in 0..k {
+        if let Some(c) = &opts.cancel {
+            c.check()?;
+        }
         let choice = opts.nondet.get(t).unwrap_or(&NondetChoice::Free);
         let encoded = encode_step(&mut model, sys, &states[t], &hidden, choice, BranchChoice::Any, &opts.step)?;
         let Some(step) = encoded else { return Ok(None) };
         let Some(mut next) = successor_as_state(&mut model, sys, &step.next, domains)? else { return Ok(None) };
         hidden = step.hidden.clone();
         if opts.tighten && t + 1 < k {
-            tighten(&model, next.iter_mut().chain(hidden.iter_mut().flatten().flatten()))?;
+            let values = next.iter_mut().chain(hidden.iter_mut().flatten().flatten());
+            tighten(&model, values, opts.cancel.as_ref())?;
         }
         states.push(next);
         steps.push(step);
@@ -97,9 +104,13 @@ pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Res
 /// were built in f64, so a real run may miss them by their rounding (at most 1/16 of that
 /// tolerance per row in a model the relaxation accepts), and a bound that cut it by that much
 /// could fix a ReLU or an argmax on the wrong side. Values with a constant expression or a point
-/// enclosure are left.
-pub fn tighten<'a>(model: &MilpModel, values: impl Iterator<Item = &'a mut Bounded>) -> Result<(), MilpError> {
-    let opts = SolveOptions::default();
+/// enclosure are left. `cancel` stops it between (and inside) its LPs.
+pub fn tighten<'a>(
+    model: &MilpModel,
+    values: impl Iterator<Item = &'a mut Bounded>,
+    cancel: Option<&Cancel>,
+) -> Result<(), MilpError> {
+    let opts = SolveOptions { cancel: cancel.cloned(), ..SolveOptions::default() };
     let Some(mut relaxation) = model.relaxation(&opts)? else { return Ok(()) };
     let pad = |b: f64| opts.feasibility_tolerance * (1.0 + b.abs());
     for v in values {
