@@ -398,8 +398,9 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                         Ok(synthesis::certify_boxes(sys, p, &candidate, left))
                     };
                     if k == 0 {
+                        let certificate = certify()?;
                         let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats)?;
-                        r.certificate = certify()?;
+                        r.certificate = certificate;
                         return Ok(r);
                     }
                     let before = bounded(&Ltl::G(Some(k as u32 - 1), boxed(Ltl::Atom(p.clone()))))?;

@@ -77,8 +77,8 @@ pub struct RmilpOptions {
 /// Neither encoding is always faster, and nothing cheap predicts which: tightening takes Simple
 /// Spread from a 0.02-wide start box to horizon 10 in 1.4 s against 9.4 s (274 binaries against
 /// 380) and the PI servo with a true integral to horizon 10 in 0.022 s against 0.16 s, but from
-/// Spread's whole start box at horizon 4 HiGHS needs 511 s for the tightened model against 69 s
-/// for the other, with the hidden boxes narrowed by only 0.1-17% per step.
+/// Spread's whole start box at horizon 4 HiGHS has needed 94 s to 511 s for the tightened model
+/// against 62-69 s for the other, with the hidden boxes narrowed by only 0.1-17% per step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Tightening {
     /// Bounds propagated one step at a time only.
