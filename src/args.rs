@@ -42,7 +42,7 @@ pub enum Command {
     /// network over the labels): policy predicate abstraction with CEGAR ("safe" is a proof;
     /// "unsafe" comes with a run replayed exactly), or the BMC / explicit-state baselines.
     Cegar(crate::commands::cegar::CegarArgs),
-    /// Re-check a certificate written by `check --certificate` (or `synth`) against the system,
+    /// Re-check a certificate written by `check --certificate` (or `synth`, or `ltl`) against the system,
     /// without trusting the run that made it.
     Certify(CertifyArgs),
     /// Find an inductive invariant (a union of boxes between Init and Safe) and prove it, or a

@@ -230,17 +230,61 @@ fn ltl_certificate_of_a_recurrent_invariant_is_rechecked() {
         std::fs::write(&bad, text.replace(ltl, formula)).unwrap();
         expect_input_error(&trestle(&["certify", bad.to_str().unwrap(), sys]), &["ltl", fragment]);
     }
-    // A bounded verdict has no certificate: none is written, and stderr says so.
+    // A bounded verdict on MILP evidence has no certificate: none is written, and stderr says so.
     let none = dir.path().join("none.json");
-    let r = trestle(&["ltl", sys, "--formula", "G<=3 (x <= 1)", "--certificate", none.to_str().unwrap()]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!none.exists() && r.stderr.contains("no certificate written"), "{}", r.stderr);
+    let formula = "G<=10 (x <= 0.5 and x >= -0.5)";
+    let r = trestle(&["ltl", sys, "--formula", formula, "--certificate", none.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "true on evidence; {}", r.stderr);
+    assert!(!none.exists() && r.stderr.contains("floating-point evidence"), "{}", r.stderr);
     // The box invariant bound propagation finds for the tuned servo gets one too.
     let tuned = "configs/systems/pi-tuned.toml";
     let r = trestle(&["ltl", tuned, "--property", "stays", "--json", "--certificate", cert.to_str().unwrap()]);
     assert_eq!((r.code, &r.json()["method"]), (0, &Value::from("invariant")), "{}", r.stderr);
     let v = trestle(&["certify", cert.to_str().unwrap(), tuned, "--json"]);
     assert_eq!((v.code, &v.json()["valid"]), (0, &Value::from(true)), "{}", v.stdout);
+}
+
+/// `ltl --certificate` writes the enclosures of a bounded formula bound propagation proves;
+/// `certify` re-checks them (exit 0), rejects them once an enclosure is shrunk past the runs or
+/// the formula is tightened past them (exit 1), and refuses a formula of another depth (exit 2).
+#[test]
+fn ltl_certificate_of_a_bounded_formula_is_rechecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("bounded.json");
+    let sys = "configs/systems/rnn-figure1.toml";
+    let r =
+        trestle(&["ltl", sys, "--formula", "X^2 (z <= 2)", "--method", "bpt", "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&cert).unwrap();
+    let c: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(c["format"], "trestle-ltl-bounded-certificate/1");
+    assert_eq!(c["chains"][0].as_array().unwrap().len(), 3, "steps 0, 1, 2");
+    let v = trestle(&["certify", cert.to_str().unwrap(), sys, "--json"]);
+    assert_eq!((v.code, &v.json()["valid"]), (0, &Value::from(true)), "{}", v.stdout);
+    assert_eq!(v.json()["ltl"], "X^2 (z <= 2)");
+    // R_2 = [0, 2]^2 (z and the hidden unit) shrunk to [0, 1/2]^2: from z = h = 1 in R_1 with
+    // x = 0 the next z is 1.
+    let mut shrunk = c.clone();
+    shrunk["chains"][0][2]["hi"] = serde_json::json!([0.5, 0.5]);
+    let path = dir.path().join("shrunk.json");
+    std::fs::write(&path, shrunk.to_string()).unwrap();
+    let v = trestle(&["certify", path.to_str().unwrap(), sys]);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("FAIL R_t") && v.stdout.contains("step 1 -> 2"), "{}", v.stdout);
+    let tight = dir.path().join("tight.json");
+    std::fs::write(&tight, text.replace("X^2 (z <= 2)", "X^2 (z <= 1)")).unwrap();
+    let v = trestle(&["certify", tight.to_str().unwrap(), sys]);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(v.stdout.contains("FAIL 'X^2 (z <= 1)' holds"), "{}", v.stdout);
+    let deeper = dir.path().join("deeper.json");
+    std::fs::write(&deeper, text.replace("X^2 (z <= 2)", "X^3 (z <= 2)")).unwrap();
+    expect_input_error(&trestle(&["certify", deeper.to_str().unwrap(), sys]), &["chain 0 has 3 boxes"]);
+    // An unknown verdict writes none.
+    let none = dir.path().join("none.json");
+    let r =
+        trestle(&["ltl", sys, "--formula", "X^3 (z <= 2)", "--method", "bpt", "--certificate", none.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(!none.exists() && r.stderr.contains("only a proven formula"), "{}", r.stderr);
 }
 
 /// A candidate that is not inductive is replaced by a synthesised one with

@@ -7,13 +7,11 @@ use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
-use trestle_bridge::certificate::ProofJson;
 use trestle_core::{RunResult, Status};
 use trestle_ir::System;
 use trestle_ir::formula::Ltl;
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::parse::parse_ltl;
-use trestle_ir::print::Names;
 use trestle_ir::system::PropertyFormula;
 use trestle_ltl::{LtlError, LtlOptions, LtlResult, LtlVerdict, Method, Tightening, check_ltl};
 
@@ -82,8 +80,9 @@ pub struct LtlArgs {
     /// the steps before it (neither encoding is always faster; `race` runs both).
     #[arg(long, value_enum, default_value_t = TightenArg::Race)]
     pub tighten: TightenArg,
-    /// Write the proof certificate of a `G p` proven by an invariant (re-check it with `trestle
-    /// certify CERT SYSTEM`); other verdicts write none (a note on stderr says so).
+    /// Write the certificate of an exact proof: a bounded formula proven by bound propagation
+    /// (its enclosures), or a `G p` proven by an invariant (re-check it with `trestle certify
+    /// CERT SYSTEM`); other verdicts write none (a note on stderr says so).
     #[arg(long)]
     pub certificate: Option<std::path::PathBuf>,
 }
@@ -145,19 +144,31 @@ pub fn run(a: &LtlArgs) -> CliResult {
     if let Some(path) = &a.certificate {
         match &result.certificate {
             Some(cert) => {
-                // The formula in the system's names, so that `certify` parses it back.
-                let cert = ProofJson { ltl: Some(Names::of(&sys).ltl(&phi)), ..cert.clone() };
-                let text = serde_json::to_string_pretty(&cert).map_err(|e| CliError::Internal(anyhow!(e)))?;
+                let text = serde_json::to_string_pretty(cert).map_err(|e| CliError::Internal(anyhow!(e)))?;
                 crate::output::write_atomic(path, text.as_bytes()).map_err(CliError::Input)?;
             }
-            None if result.method == "invariant" => eprintln!(
-                "no certificate written: the bridge engine did not re-prove the invariant on the system with its \
-                 hidden states lifted within its time"
-            ),
-            None => eprintln!(
-                "no certificate written: only a G p proven by an invariant has one (this verdict came from {})",
-                result.method
-            ),
+            None => {
+                let why = match &result.verdict {
+                    LtlVerdict::True { exact: false, .. } => {
+                        "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".to_string()
+                    }
+                    LtlVerdict::True { .. } if result.method == "invariant" => {
+                        "the bridge engine did not re-prove the \
+                         invariant on the system with its hidden states lifted within its time"
+                            .to_string()
+                    }
+                    LtlVerdict::True { .. } if result.method.starts_with("bpt") => {
+                        let why = trestle_ltl::certificate::stop_free(&sys).err();
+                        format!(
+                            "the enclosures' check covers systems whose runs cannot stop, and {}",
+                            why.unwrap_or_else(|| "the hidden state could not be lifted".into())
+                        )
+                    }
+                    LtlVerdict::True { .. } => format!("{} writes none", result.method),
+                    _ => "only a proven formula has one".to_string(),
+                };
+                eprintln!("no certificate written: {why}");
+            }
         }
     }
     let mut out = result_json(&sys, &name, &text, &result);

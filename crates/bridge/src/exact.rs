@@ -19,7 +19,6 @@
 use crate::error::BridgeError;
 use crate::post::PostEngine;
 use crate::witness;
-use trestle_ir::system::Policy;
 use trestle_ir::{FBox, Pred, System};
 use trestle_smt::{
     Answer, CheckError, InductiveQuery, InductivenessChecker, NetworkPhases, Postcondition, Witness, Z3Backend,
@@ -40,16 +39,19 @@ pub enum ExactDecision {
 /// bounds over the controller's input box (outward rounded, so each phase holds on all of `p`).
 /// A network that cannot be bounded there gets no phases (every ReLU stays an `ite`).
 pub fn phases(sys: &System, engine: &PostEngine<'_>, p: &FBox) -> Vec<Vec<Option<NetworkPhases>>> {
+    phases_over(sys, |ci| engine.input_box(ci, p))
+}
+
+/// [`phases`] over the input box `input(c)` of each controller `c` (the caller vouches that it
+/// encloses the controller's inputs on the region the phases are for).
+pub fn phases_over(sys: &System, input: impl Fn(usize) -> FBox) -> Vec<Vec<Option<NetworkPhases>>> {
     sys.controllers
         .iter()
         .enumerate()
         .map(|(ci, c)| {
-            let input = engine.input_box(ci, p);
-            let nets = match &c.policy {
-                Policy::Network(n) => vec![*n],
-                Policy::Select { networks, .. } => networks.clone(),
-            };
-            nets.iter()
+            let input = input(ci);
+            sys.controller_networks(c)
+                .iter()
                 .map(|&n| {
                     trestle_bounds::preactivation_bounds(&sys.networks[n].network, &input)
                         .ok()
@@ -74,17 +76,40 @@ pub fn decide(
 ) -> Result<ExactDecision, BridgeError> {
     let mut q = InductiveQuery::on_box(inv, p).with_phases(phases(sys, engine, p));
     q.post = post;
-    let answer = match z3.check_inductive_on(&q) {
+    run(sys, z3, &q)
+}
+
+/// Decides one transition of a chain of sets exactly: `(p /\ a = f(s) /\ Next) => target'`, every
+/// successor of every state of the box `p` lies in `target` (a refutation is a state of `p` with a
+/// successor outside `target`, replayed exactly).
+/// `phases` as [`InductiveQuery::phases`]: the caller vouches that they hold on all of `p`.
+pub fn decide_transition(
+    sys: &System,
+    z3: &mut Z3Backend<'_>,
+    phases: Vec<Vec<Option<NetworkPhases>>>,
+    p: &FBox,
+    target: &Pred,
+) -> Result<ExactDecision, BridgeError> {
+    let region = crate::certificate::boxes_pred(std::slice::from_ref(p));
+    let q = InductiveQuery::on_box(&region, p).with_phases(phases).with_target(target);
+    run(sys, z3, &q)
+}
+
+fn run(sys: &System, z3: &mut Z3Backend<'_>, q: &InductiveQuery<'_>) -> Result<ExactDecision, BridgeError> {
+    let answer = match z3.check_inductive_on(q) {
         // What the exact encoding cannot express leaves the box to the rest of the engine.
         Err(CheckError::Unsupported(why)) => return Ok(ExactDecision::Undecided(why)),
         other => other?,
     };
+    let to = q.target.unwrap_or(q.inv);
     Ok(match answer {
         Answer::Valid => ExactDecision::Proven,
-        Answer::Invalid(w) => match witness::replay_exact(sys, inv, &w.state, std::slice::from_ref(&w.nondet)) {
-            Some(replayed) => ExactDecision::Refuted(replayed),
-            None => ExactDecision::Undecided(format!("Z3's counterexample does not replay through the step: {w}")),
-        },
+        Answer::Invalid(w) => {
+            match witness::replay_transition_exact(sys, q.inv, to, &w.state, std::slice::from_ref(&w.nondet)) {
+                Some(replayed) => ExactDecision::Refuted(replayed),
+                None => ExactDecision::Undecided(format!("Z3's counterexample does not replay through the step: {w}")),
+            }
+        }
         Answer::Unknown(r) => ExactDecision::Undecided(r.to_string()),
     })
 }

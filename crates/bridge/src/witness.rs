@@ -78,10 +78,21 @@ fn first_leaving<'a>(
 /// Replays `state` exactly: a witness if it is a state of the system ([`sim::check_state`]) in
 /// `inv` and some of the given choices and enabled branches leads outside `inv`.
 pub fn replay_exact(sys: &System, inv: &Pred, state: &[Rational], choices: &[Vec<Rational>]) -> Option<Witness> {
-    if sim::check_state(sys, state).is_err() || !inv.eval_exact(&Env::new(state, &[], &[])).unwrap_or(false) {
+    replay_transition_exact(sys, inv, inv, state, choices)
+}
+
+/// [`replay_exact`] for a transition between two sets: `state` in `from`, a successor outside `to`.
+pub fn replay_transition_exact(
+    sys: &System,
+    from: &Pred,
+    to: &Pred,
+    state: &[Rational],
+    choices: &[Vec<Rational>],
+) -> Option<Witness> {
+    if sim::check_state(sys, state).is_err() || !from.eval_exact(&Env::new(state, &[], &[])).unwrap_or(false) {
         return None;
     }
-    first_leaving(sys, inv, state, choices).1
+    first_leaving(sys, to, state, choices).1
 }
 
 /// The counterexample search of one engine run (one system, one invariant).

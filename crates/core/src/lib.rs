@@ -20,5 +20,5 @@ pub use result::{RESULT_FORMAT, RunResult, Stats, Status};
 pub use trace::{Named, ReplayError, StepJson, Trace, TraceJson, TraceStep};
 pub use witness::{
     Witness, WitnessError, check_action_kinds, check_state, check_transition, holds, replay_implication,
-    replay_inductive,
+    replay_inductive, replay_transition,
 };

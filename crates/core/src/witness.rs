@@ -160,15 +160,30 @@ pub fn replay_implication(sys: &System, premise: &Pred, conclusion: &Pred, w: &W
 /// argmax output by the simulator's rule, the lowest index among ties), the transition is real,
 /// and the successor violates `inv`.
 pub fn replay_inductive(sys: &System, inv: &Pred, w: &Witness) -> Result<(), WitnessError> {
+    replay_between(sys, (inv, "invariant"), (inv, "invariant"), w)
+}
+
+/// [`replay_inductive`] for a transition between two sets: the state satisfies `from`, the
+/// successor violates `to`.
+pub fn replay_transition(sys: &System, from: &Pred, to: &Pred, w: &Witness) -> Result<(), WitnessError> {
+    replay_between(sys, (from, "start set"), (to, "target set"), w)
+}
+
+fn replay_between(
+    sys: &System,
+    (from, start): (&Pred, &str),
+    (to, end): (&Pred, &str),
+    w: &Witness,
+) -> Result<(), WitnessError> {
     check_state(sys, &w.state)?;
-    if !holds(inv, &w.state, "invariant")? {
-        return fail("the state violates the invariant");
+    if !holds(from, &w.state, start)? {
+        return fail(format!("the state violates the {start}"));
     }
     check_action_kinds(sys, &w.actions)?;
     check_controllers(sys, w)?;
     check_transition(sys, w)?;
-    if holds(inv, &w.next, "invariant at the successor")? {
-        return fail("the successor satisfies the invariant");
+    if holds(to, &w.next, &format!("{end} at the successor"))? {
+        return fail(format!("the successor satisfies the {end}"));
     }
     Ok(())
 }

@@ -166,6 +166,29 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on this expression and every sub-expression (those inside an `ite`'s condition
+    /// included), outermost first.
+    pub fn visit_exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Const(_) | Expr::Var(_) => {}
+            Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) => a.visit_exprs(f),
+            Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
+                a.visit_exprs(f);
+                b.visit_exprs(f);
+            }
+            Expr::Ite(c, a, b) => {
+                c.visit_exprs(f);
+                a.visit_exprs(f);
+                b.visit_exprs(f);
+            }
+            Expr::Lookup(i, items) => {
+                i.visit_exprs(f);
+                items.iter().for_each(|e| e.visit_exprs(f));
+            }
+        }
+    }
+
     pub fn vars(&self) -> Vec<VarRef> {
         let mut out = Vec::new();
         self.visit_vars(&mut |v| {

@@ -82,6 +82,19 @@ impl Pred {
         }
     }
 
+    /// Calls `f` on every expression of every comparison and on their sub-expressions.
+    pub fn visit_exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Pred::True | Pred::False => {}
+            Pred::Cmp(a, _, b) => {
+                a.visit_exprs(f);
+                b.visit_exprs(f);
+            }
+            Pred::Not(p) => p.visit_exprs(f),
+            Pred::And(ps) | Pred::Or(ps) => ps.iter().for_each(|p| p.visit_exprs(f)),
+        }
+    }
+
     pub fn vars(&self) -> Vec<VarRef> {
         let mut out = Vec::new();
         self.visit_vars(&mut |v| {

@@ -167,11 +167,15 @@ pub fn step(sys: &System, from: &FullBox, domain: Domain) -> Result<FullBox, Ltl
 /// `start` (a bounded exact box), with the recurrent controllers' hidden states carried as boxes
 /// from zero.
 pub fn propagate(sys: &System, start: &RBox, k: usize, domain: Domain) -> Result<Vec<Vec<Interval>>, LtlError> {
-    let mut b = FullBox::initial(sys, start)?;
-    let mut boxes = vec![b.state.clone()];
+    Ok(propagate_full(sys, start, k, domain)?.into_iter().map(|b| b.state).collect())
+}
+
+/// [`propagate`] with the hidden states: the full boxes of steps `0..=k`.
+pub fn propagate_full(sys: &System, start: &RBox, k: usize, domain: Domain) -> Result<Vec<FullBox>, LtlError> {
+    let mut boxes = vec![FullBox::initial(sys, start)?];
     for _ in 0..k {
-        b = step(sys, &b, domain)?;
-        boxes.push(b.state.clone());
+        let next = step(sys, boxes.last().expect("the chain starts with Init"), domain)?;
+        boxes.push(next);
     }
     Ok(boxes)
 }
@@ -263,8 +267,9 @@ pub fn maximal_invariant(sys: &System, p: &Pred, max_iterations: usize) -> Resul
 }
 
 /// Enclosures of every action over the state box (argmax actions as the hull of the indices that
-/// may win under the lowest-index rule).
-fn actions(
+/// may win under the lowest-index rule); `memory` holds the hidden states' boxes before the step
+/// and after it.
+pub(crate) fn actions(
     sys: &System,
     state: &[Interval],
     inputs: &[Interval],

@@ -2,6 +2,7 @@
 //! decided at which depth.
 
 use crate::bpt;
+use crate::certificate::BoundedJson;
 use crate::error::LtlError;
 use crate::lasso::{self, LassoOutcome};
 use crate::path::PathFormula;
@@ -109,11 +110,23 @@ pub struct LtlResult {
     /// Steps of the unrolled path (the formula's depth).
     pub depth: usize,
     pub stats: LtlStats,
-    /// The bridge engine's proof certificate of a `G p` proven by an invariant (the box of bound
-    /// propagation, the maximal invariant's `I_k` with the boxes of the steps before it, or the
-    /// union of boxes of synthesis, over the system with its hidden states lifted; `trestle
-    /// certify` re-checks it against `G p`).
-    pub certificate: Option<ProofJson>,
+    /// A certificate of an exact "true" that `trestle certify` re-checks, when the method that
+    /// decided writes one.
+    pub certificate: Option<LtlCertificate>,
+}
+
+/// A certificate of a formula's truth.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum LtlCertificate {
+    /// `G p` proven by an invariant: the bridge engine's proof over the system with its hidden
+    /// states lifted (the box of bound propagation, the maximal invariant's `I_k` with the boxes
+    /// of the steps before it, or the union of boxes of synthesis), `ltl` naming the formula.
+    Always(ProofJson),
+    /// A bounded formula proven by bound propagation through time: its enclosures
+    /// ([`crate::certificate`]). For an unbounded `F p` or `p U q` proven by a bounded instance,
+    /// the certificate is that instance's (`F<=d p` implies `F p`).
+    Bounded(BoundedJson),
 }
 
 /// Most boxes Init may be cut into.
@@ -158,20 +171,27 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
         _ => None,
     };
     let mut open = Vec::new();
+    // The enclosures of the Init boxes BPT proved, for the certificate.
+    let mut chains = Vec::new();
+    let proven = |chains: Vec<Vec<bpt::FullBox>>, method: &'static str, stats: LtlStats| {
+        let mut r = finish(LtlVerdict::True { exact: true, margin: None }, method, stats)?;
+        r.certificate = crate::certificate::bounded(sys, phi, &chains).ok().map(LtlCertificate::Bounded);
+        Ok(r)
+    };
     for (i, b) in inits.iter().enumerate() {
         let Some(domain) = first else {
             open.push(b.clone());
             continue;
         };
         match bpt_decides(sys, b, depth, &holds, &negated, domain, (i == 0).then_some(&mut stats))? {
-            BptOutcome::Holds => {}
+            BptOutcome::Holds(chain) => chains.push(chain),
             BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, domain.method_name(), stats),
             BptOutcome::Open => open.push(b.clone()),
         }
     }
     let first_name = first.map_or("bpt", bpt::Domain::method_name);
     if open.is_empty() {
-        return finish(LtlVerdict::True { exact: true, margin: None }, first_name, stats);
+        return proven(chains, first_name, stats);
     }
     if opts.method == Method::Bpt {
         let reason = "bound propagation through time leaves an atom undecided on the enclosures".to_string();
@@ -188,13 +208,13 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
         let mut still_open = Vec::new();
         for b in open {
             match bpt_decides(sys, &b, depth, &holds, &negated, bpt::Domain::Crown, None)? {
-                BptOutcome::Holds => {}
+                BptOutcome::Holds(chain) => chains.push(chain),
                 BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "bpt-crown", stats),
                 BptOutcome::Open => still_open.push(b),
             }
         }
         if still_open.is_empty() {
-            return finish(LtlVerdict::True { exact: true, margin: None }, "bpt-crown", stats);
+            return proven(chains, "bpt-crown", stats);
         }
         open = still_open;
     }
@@ -224,7 +244,8 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
 }
 
 enum BptOutcome {
-    Holds,
+    /// With the enclosures of steps `0..=depth`.
+    Holds(Vec<bpt::FullBox>),
     Violated(Trace),
     Open,
 }
@@ -239,7 +260,8 @@ fn bpt_decides(
     domain: bpt::Domain,
     stats: Option<&mut LtlStats>,
 ) -> Result<BptOutcome, LtlError> {
-    let boxes = bpt::propagate(sys, b, depth, domain)?;
+    let full = bpt::propagate_full(sys, b, depth, domain)?;
+    let boxes: Vec<Vec<trestle_ir::interval::Interval>> = full.iter().map(|b| b.state.clone()).collect();
     if let Some(stats) = stats {
         stats.bpt_enclosures = boxes.iter().map(|s| s.iter().map(|iv| (iv.lo, iv.hi)).collect()).collect();
     }
@@ -247,7 +269,15 @@ fn bpt_decides(
         return Ok(BptOutcome::Open);
     }
     Ok(match holds.holds_on_boxes(&boxes) {
-        Some(true) => BptOutcome::Holds,
+        Some(true) => {
+            // Runs never end (`path`): where the system's text allows a run to stop, one exact
+            // run over the horizon from the box shows the enclosures are not those of runs that
+            // all stopped (a stop is the system's error, reported as one).
+            if crate::certificate::stop_free(sys).is_err() {
+                any_run(sys, b, depth)?;
+            }
+            BptOutcome::Holds(full)
+        }
         // Every path from this box violates the formula: any one of them is a refutation.
         Some(false) => {
             let trace = any_run(sys, b, depth)?;
@@ -321,7 +351,10 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
             if use_bounded {
                 let r = bounded(&Ltl::F(Some(d), boxed(Ltl::Atom(q.clone()))))?;
                 if let LtlVerdict::True { .. } = r.verdict {
-                    return finish(r.verdict, r.method, r.depth, r.stats);
+                    return Ok(LtlResult {
+                        certificate: r.certificate,
+                        ..finish(r.verdict, r.method, r.depth, r.stats)?
+                    });
                 }
             }
             if use_lasso && let Some((trace, n)) = lasso(q, &mut stats)? {
@@ -337,7 +370,10 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
             if use_bounded {
                 let r = bounded(&Ltl::U(Some(d), pa.clone(), qa.clone()))?;
                 if let LtlVerdict::True { .. } = r.verdict {
-                    return finish(r.verdict, r.method, r.depth, r.stats);
+                    return Ok(LtlResult {
+                        certificate: r.certificate,
+                        ..finish(r.verdict, r.method, r.depth, r.stats)?
+                    });
                 }
                 // A finite path with `not q` until `not p and not q` refutes `p U q`: it is the
                 // violation of `not ((not q) U<=d (not p and not q))`.
@@ -377,7 +413,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                     let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
                     let certificate = synthesis::certify_boxes(sys, p, &boxes, left);
                     let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats)?;
-                    r.certificate = certificate;
+                    r.certificate = always(sys, phi, certificate);
                     return Ok(r);
                 }
                 // The maximal invariant: every state from step k on lies in I_k inside p; the
@@ -400,7 +436,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                     if k == 0 {
                         let certificate = certify()?;
                         let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats)?;
-                        r.certificate = certificate;
+                        r.certificate = always(sys, phi, certificate);
                         return Ok(r);
                     }
                     let before = bounded(&Ltl::G(Some(k as u32 - 1), boxed(Ltl::Atom(p.clone()))))?;
@@ -413,7 +449,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                                 None => LtlVerdict::True { exact, margin },
                             };
                             let mut r = finish(verdict, "invariant", k, stats)?;
-                            r.certificate = certificate;
+                            r.certificate = always(sys, phi, certificate);
                             return Ok(r);
                         }
                         LtlVerdict::False { .. } => {
@@ -435,7 +471,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
                         stats.invariant_boxes = proof.report.invariant.len();
                         stats.invariant_dims = proof.lifted.system.state.len();
                         let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "synthesis", 0, stats)?;
-                        r.certificate = proof.report.certificate;
+                        r.certificate = always(sys, phi, proof.report.certificate);
                         return Ok(r);
                     }
                     SynthesisOutcome::Violated(trace) => {
@@ -461,6 +497,12 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
     }
 }
 
+/// The bridge engine's proof of `G p` as the certificate of `phi`, the formula in the system's
+/// names so that `trestle certify` parses it back.
+fn always(sys: &System, phi: &Ltl, proof: Option<ProofJson>) -> Option<LtlCertificate> {
+    proof.map(|p| LtlCertificate::Always(ProofJson { ltl: Some(trestle_ir::print::Names::of(sys).ltl(phi)), ..p }))
+}
+
 /// One run of `k` steps from a state of `start`: the lowest legal value of every variable, the
 /// first extreme value of every input, the first enabled branch; built exactly.
 fn any_run(sys: &System, start: &RBox, k: usize) -> Result<Trace, LtlError> {
@@ -474,7 +516,7 @@ fn any_run(sys: &System, start: &RBox, k: usize) -> Result<Trace, LtlError> {
         .collect::<Result<Vec<Rational>, _>>()?;
     let nondet: Vec<Rational> = sys.nondet.iter().map(|v| trestle_ir::nondet::extreme_values(v).remove(0)).collect();
     let mut choices: Vec<(Vec<Rational>, usize)> = Vec::with_capacity(k);
-    let semantics = |e: String| LtlError::Semantics(e);
+    let semantics = |e: String| LtlError::Semantics(format!("a run from Init stops: {e}"));
     for _ in 0..k {
         let prefix = Trace::simulate(sys, state.clone(), choices.clone()).map_err(|e| semantics(e.to_string()))?;
         let mut memory = prefix.hidden.last().cloned().unwrap_or_default();
@@ -482,10 +524,10 @@ fn any_run(sys: &System, start: &RBox, k: usize) -> Result<Trace, LtlError> {
             sim::controller_actions(sys, prefix.last(), &nondet, &mut memory).map_err(|e| semantics(e.to_string()))?;
         let enabled =
             sim::enabled_branches(sys, prefix.last(), &actions, &nondet).map_err(|e| semantics(e.to_string()))?;
-        let branch = *enabled.first().ok_or_else(|| semantics("a run deadlocks: no branch is enabled".into()))?;
+        let branch = *enabled.first().ok_or_else(|| semantics("no branch is enabled (a deadlock)".into()))?;
         choices.push((nondet.clone(), branch));
     }
     let trace = Trace::simulate(sys, state, choices).map_err(|e| semantics(e.to_string()))?;
-    trace.replay(sys).map_err(|e| semantics(format!("a run does not replay: {e}")))?;
+    trace.replay(sys).map_err(|e| LtlError::Internal(format!("a simulated run does not replay: {e}")))?;
     Ok(trace)
 }

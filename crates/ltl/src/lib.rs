@@ -15,6 +15,7 @@
 //! Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
 
 pub mod bpt;
+pub mod certificate;
 mod engine;
 mod error;
 pub mod lasso;
@@ -23,7 +24,7 @@ pub mod rmilp;
 pub mod sample;
 pub mod synthesis;
 
-pub use engine::{LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};
+pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};
 pub use error::LtlError;
 pub use path::PathFormula;
 pub use rmilp::Tightening;

@@ -125,15 +125,7 @@ const CERTIFY_BOXES_LIMIT: Duration = Duration::from_secs(10);
 /// either way; this only adds a certificate `trestle certify` can re-check).
 pub fn certify_boxes(sys: &System, p: &Pred, boxes: &[bpt::FullBox], timeout: Option<Duration>) -> Option<ProofJson> {
     let mut lifted = lift_hidden_state(sys).ok()?;
-    // Each box over the lifted state: the state variables, then the kept hidden units.
-    let union: Vec<FBox> = boxes
-        .iter()
-        .map(|b| {
-            let ivs = b.state.iter().chain(lifted.hidden.iter().map(|h| &b.hidden[h.controller][h.layer][h.unit]));
-            let (lo, hi) = ivs.map(|iv| (iv.lo, iv.hi)).unzip();
-            FBox::new(lo, hi)
-        })
-        .collect();
+    let union: Vec<FBox> = boxes.iter().map(|b| crate::certificate::lifted_box(&lifted, b)).collect();
     lifted.system.invariant = Some(boxes_pred(&union));
     lifted.system.safe = Some(p.clone());
     let limit = timeout.map_or(CERTIFY_BOXES_LIMIT, |t| t.min(CERTIFY_BOXES_LIMIT));

@@ -154,7 +154,9 @@ fn the_maximal_invariant_proves_what_the_minimal_one_overshoots() {
     assert_eq!(r.depth, 10, "I_10 = [1 - 2^-10, 1 + 2^-10] is the first image inside x <= 1.001");
     // Its certificate: the points 1 - 2^-t of the run from 0 before step 10, and I_10, re-checked
     // against G (x <= 1.001) and rejected for a bound the run crosses.
-    let cert = r.certificate.as_ref().expect("the bridge engine re-proves the maximal invariant");
+    let Some(trestle_ltl::LtlCertificate::Always(cert)) = &r.certificate else {
+        panic!("the bridge engine re-proves the maximal invariant: {:?}", r.certificate)
+    };
     assert_eq!(cert.invariant.len(), 11, "{:?}", cert.invariant);
     let certified = |bound: &str| {
         trestle_bridge::certificate::certify_always(cert, &sys, &parse_pred_x(&format!("x <= {bound}"))).unwrap()

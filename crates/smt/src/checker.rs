@@ -183,11 +183,14 @@ impl InductivenessChecker for Z3Backend<'_> {
         let (premise, conclusion) = match (&self.narrowing, q.region) {
             (Some(n), Some(region)) => (
                 n.forms.narrow_on(region, q.inv, &n.pinned),
-                q.post.and_then(|post| n.forms.narrow_after(self.sys, region, post, q.inv, &n.pinned)),
+                q.post
+                    .filter(|_| q.target.is_none())
+                    .and_then(|post| n.forms.narrow_after(self.sys, region, post, q.inv, &n.pinned)),
             ),
             _ => (None, None),
         };
-        let cut = (premise.as_ref().unwrap_or(q.inv), conclusion.as_ref().unwrap_or(q.inv));
+        // A target replaces the conclusion (the narrowing cuts only `inv`).
+        let cut = (premise.as_ref().unwrap_or(q.inv), q.target.or(conclusion.as_ref()).unwrap_or(q.inv));
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
         timed(&stats, || {
             Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, q, cut, cfg, dumper))?, false))

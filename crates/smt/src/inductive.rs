@@ -50,10 +50,14 @@ impl NetworkPhases {
     }
 }
 
-/// `(region /\ inv /\ a = f(s) /\ Next) => inv'`, valid for every state, input and branch.
+/// `(region /\ inv /\ a = f(s) /\ Next) => inv'` (or `=> target'`), valid for every state,
+/// input and branch.
 #[derive(Clone, Debug)]
 pub struct InductiveQuery<'a> {
     pub inv: &'a Pred,
+    /// Where the successors must lie, when not in `inv`: one transition of a chain of sets
+    /// (`R_t /\ Next => R_{t+1}'`, the bounded LTL certificates) rather than inductiveness.
+    pub target: Option<&'a Pred>,
     /// The state box `p` (exact f64 ends); `None`: all of `inv`.
     pub region: Option<&'a FBox>,
     /// `phases[c][k]`: the phases of the `k`-th network of controller `c`'s policy (its only
@@ -70,16 +74,22 @@ pub struct InductiveQuery<'a> {
 impl<'a> InductiveQuery<'a> {
     /// The whole invariant, every ReLU encoded exactly.
     pub fn whole(inv: &'a Pred) -> InductiveQuery<'a> {
-        InductiveQuery { inv, region: None, phases: Vec::new(), post: None }
+        InductiveQuery { inv, target: None, region: None, phases: Vec::new(), post: None }
     }
 
     /// One box of the invariant.
     pub fn on_box(inv: &'a Pred, region: &'a FBox) -> InductiveQuery<'a> {
-        InductiveQuery { inv, region: Some(region), phases: Vec::new(), post: None }
+        InductiveQuery { inv, target: None, region: Some(region), phases: Vec::new(), post: None }
     }
 
     pub fn with_phases(mut self, phases: Vec<Vec<Option<NetworkPhases>>>) -> InductiveQuery<'a> {
         self.phases = phases;
+        self
+    }
+
+    /// With the successors required in `target` instead of `inv`.
+    pub fn with_target(mut self, target: &'a Pred) -> InductiveQuery<'a> {
+        self.target = Some(target);
         self
     }
 
@@ -97,6 +107,9 @@ impl<'a> InductiveQuery<'a> {
     /// Dimensions of the box and of the phases against the system; the invariant reads the state.
     pub fn validate(&self, sys: &System) -> Result<(), CheckError> {
         state_only(self.inv, "invariant", sys.state.len())?;
+        if let Some(t) = self.target {
+            state_only(t, "target", sys.state.len())?;
+        }
         if let Some(r) = self.region {
             validate_box("state box p", r, sys.state.len())?;
         }

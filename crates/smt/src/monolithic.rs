@@ -18,7 +18,7 @@ use crate::error::CheckError;
 use crate::inductive::{InductiveQuery, NetworkPhases, Phase};
 use crate::solve::{Outcome, check};
 use trestle_core::Answer;
-use trestle_core::replay_inductive;
+use trestle_core::replay_transition;
 use trestle_ir::network::{Activation, Layer, Network};
 use trestle_ir::system::{ControllerOutput, Policy};
 use trestle_ir::{Pred, Rational, System};
@@ -75,7 +75,8 @@ fn outputs_to_actions(output: &ControllerOutput, out: &[Real], action: &[Real]) 
 
 /// `(premise, conclusion)` are `q.inv` on the state and on the successor as Z3 sees them: `q.inv`
 /// itself, or cut to the same sets on the states the query constrains
-/// ([`crate::Z3Backend::narrowed_by`]); a model is replayed against `q.inv`.
+/// ([`crate::Z3Backend::narrowed_by`]), or `q.target` on the successor when given; a model is
+/// replayed against `q.inv` (and `q.target`).
 pub(crate) fn check_inductive(
     sys: &System,
     q: &InductiveQuery<'_>,
@@ -127,8 +128,8 @@ pub(crate) fn check_inductive(
     Ok(match check(&solver, cfg, dumper, &comment)? {
         Outcome::Unsat => Answer::Valid,
         Outcome::Unknown(r) => Answer::Unknown(r),
-        Outcome::Sat(model) => {
-            transition_witness(sys, &solver, cfg, model, &vars, &step, |w| replay_inductive(sys, inv, w))
-        }
+        Outcome::Sat(model) => transition_witness(sys, &solver, cfg, model, &vars, &step, |w| {
+            replay_transition(sys, inv, q.target.unwrap_or(inv), w)
+        }),
     })
 }

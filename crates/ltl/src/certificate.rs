@@ -1,0 +1,382 @@
+//! Certificates of bounded formulas proven by bound propagation through time, and their
+//! re-check.
+//!
+//! BPT proves a bounded formula when its atoms, evaluated on enclosures `R_0 .. R_k` of the full
+//! states (state and hidden state) runs can be in at steps `0 .. k`, make the formula true on
+//! every path those enclosures contain. The certificate is those enclosures, one chain per Init
+//! box, over the system with its hidden states lifted into the state (`trestle_ir::lift`), and
+//! the formula. [`certify_bounded`] re-checks it trusting nothing from the run that wrote it:
+//! 0. no run of the system can stop before the horizon ([`stop_free`], on the system's text):
+//!    the transition queries below constrain only the runs that go on;
+//! 1. Init (with every hidden unit 0) lies in the union of the chains' `R_0` (Z3);
+//! 2. every transition of every chain, `(R_t /\ a = f(s) /\ Next) => R_{t+1}'`, by Z3 over the
+//!    exact environment step: with the actions and next hidden states bounded on `R_t` by one step
+//!    of bound propagation recomputed here (outward-rounded intervals met with CROWN: the trust
+//!    the bridge engine's certificates put in sound bounds), on halves of `R_t` where the whole
+//!    does not do, and where boxes stay unproven with the networks encoded exactly on them and
+//!    the weights as exact rationals ([`trestle_bridge::exact::decide_transition`]); so each
+//!    `R_t` contains every full state a run from Init reaches at step `t` (every run reaches it,
+//!    by 0);
+//! 3. no enclosure leaves the declared domains of a system whose runs stop with an error there
+//!    (the enclosures could not tell such a run from one that continues);
+//! 4. the formula, recomputed from the certificate's text in the system's scope, is true on every
+//!    chain's boxes with each atom decided by an outward-rounded interval (true on a box only when
+//!    true at every point of it).
+//!
+//! Steps 1 and 2 make `R_t` an enclosure of step `t` whatever the run that wrote them did, and
+//! step 4 is BPT's own exact test on them, so a valid certificate proves the formula.
+
+use crate::bpt::{self, FullBox};
+use crate::path::PathFormula;
+use serde::{Deserialize, Serialize};
+use trestle_bridge::BridgeError;
+use trestle_bridge::certificate::{BoxJson, Certification, boxes_pred};
+use trestle_bridge::exact::{ExactDecision, decide_transition, phases_over};
+use trestle_ir::formula::Ltl;
+use trestle_ir::interval::Interval;
+use trestle_ir::lift::{Lifted, lift_hidden_state};
+use trestle_ir::system::{ControllerOutput, DomainExit, Policy, VarKind};
+use trestle_ir::{Env, Expr, FBox, Pred, System, VarRef};
+use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, NetworkPhases, Postcondition, Target, Z3Backend};
+
+/// The format of a bounded-formula certificate.
+pub const FORMAT: &str = "trestle-ltl-bounded-certificate/1";
+
+/// A bounded formula proven on enclosures of every step (module docs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundedJson {
+    pub format: String,
+    pub system: String,
+    /// The bounded formula proven, in the system's names.
+    pub ltl: String,
+    /// The lifted state: the system's state variables, then the kept hidden units.
+    pub state_vars: Vec<String>,
+    /// Per Init box, the enclosures of steps `0 ..= depth` over the lifted state (exact f64 ends).
+    pub chains: Vec<Vec<BoxJson>>,
+}
+
+/// The full box over the lifted state: the state variables, then the kept hidden units.
+pub(crate) fn lifted_box(lifted: &Lifted, b: &FullBox) -> FBox {
+    let ivs = b.state.iter().chain(lifted.hidden.iter().map(|h| &b.hidden[h.controller][h.layer][h.unit]));
+    let (lo, hi) = ivs.map(|iv| (iv.lo, iv.hi)).unzip();
+    FBox::new(lo, hi)
+}
+
+/// Why a run of the system might stop before the formula's horizon, or `Ok` when none can. A
+/// run stops at a deadlock (no branch enabled), a successor dropped outside the domains, a value
+/// of the wrong kind, or a table lookup out of range; the transition queries only constrain the
+/// runs that go on, so from a box whose states all stop, any next box would pass them. Enough,
+/// checked on the system's text: every state variable real (no kind to break); no domain bound
+/// under `on_domain_exit = "drop"` (bounds under `"error"` are check 3's); some branch enabled
+/// everywhere (one without guard and label, or unguarded branches labelled with every index an
+/// argmax action takes); every lookup indexed by an argmax action over no more outputs than the
+/// table has entries.
+pub fn stop_free(sys: &System) -> Result<(), String> {
+    if let Some(v) = sys.state.iter().find(|v| v.kind != VarKind::Real) {
+        return Err(format!("state variable '{}' is not real (a successor of the wrong kind stops a run)", v.name));
+    }
+    if sys.domain_exit == DomainExit::Drop
+        && let Some(v) = sys.state.iter().find(|v| v.domain.lo.is_some() || v.domain.hi.is_some())
+    {
+        return Err(format!("successors outside the domain of '{}' are dropped (a run may have none)", v.name));
+    }
+    // Each argmax action with the number of indices it takes.
+    let argmax: Vec<(usize, usize)> = sys
+        .controllers
+        .iter()
+        .filter_map(|c| match (&c.output, &c.policy) {
+            (ControllerOutput::Argmax(a), Policy::Network(n)) => Some((*a, sys.networks[*n].network.output_dim())),
+            _ => None,
+        })
+        .collect();
+    let branches = &sys.step.branches;
+    let unguarded = |label: Option<(usize, usize)>| branches.iter().any(|b| b.guard.is_none() && b.label == label);
+    let enabled = unguarded(None) || argmax.iter().any(|&(a, n)| (0..n).all(|v| unguarded(Some((a, v)))));
+    if !enabled {
+        return Err("no branch is enabled in every state (guards or labels may leave a run without a successor)".into());
+    }
+    let mut bad_lookup = false;
+    let mut check = |e: &Expr| {
+        if let Expr::Lookup(index, items) = e {
+            let in_range = match **index {
+                Expr::Var(VarRef::Action(a)) => argmax.iter().any(|&(b, n)| a == b && n <= items.len()),
+                _ => false,
+            };
+            bad_lookup |= !in_range;
+        }
+    };
+    for b in branches {
+        b.updates.iter().for_each(|u| u.visit_exprs(&mut check));
+        if let Some(g) = &b.guard {
+            g.visit_exprs(&mut check);
+        }
+    }
+    sys.controllers.iter().flat_map(|c| &c.inputs).for_each(|e| e.visit_exprs(&mut check));
+    if bad_lookup {
+        return Err("a lookup's index may fall outside its table".into());
+    }
+    Ok(())
+}
+
+/// The certificate of `phi` (bounded) from BPT's chains of full boxes, one per Init box. `Err`
+/// (why) when no certificate could be re-checked: a run may stop ([`stop_free`]) or the hidden
+/// state cannot be lifted (the verdict stands on BPT either way).
+pub fn bounded(sys: &System, phi: &Ltl, chains: &[Vec<FullBox>]) -> Result<BoundedJson, String> {
+    stop_free(sys)?;
+    let lifted = lift_hidden_state(sys).map_err(|e| format!("lifting the hidden state: {e}"))?;
+    Ok(BoundedJson {
+        format: FORMAT.into(),
+        system: sys.name.clone(),
+        ltl: trestle_ir::print::Names::of(sys).ltl(phi),
+        state_vars: lifted.system.state_names(),
+        chains: chains
+            .iter()
+            .map(|chain| {
+                chain
+                    .iter()
+                    .map(|b| {
+                        let f = lifted_box(&lifted, b);
+                        BoxJson { lo: f.lo, hi: f.hi }
+                    })
+                    .collect()
+            })
+            .collect(),
+    })
+}
+
+/// Reads a bounded certificate's text (`Err` when it is not one).
+pub fn parse(text: &str) -> Result<BoundedJson, BridgeError> {
+    serde_json::from_str(text).map_err(|e| BridgeError::Certificate(format!("not a bounded LTL certificate: {e}")))
+}
+
+/// Whether a certificate file's text declares this format (read before parsing it as one).
+pub fn is_bounded(value: &serde_json::Value) -> bool {
+    value.get("format").and_then(|f| f.as_str()) == Some(FORMAT)
+}
+
+/// Re-checks a bounded certificate of `phi` (the certificate's `ltl`, parsed by the caller in the
+/// system's scope) against the system (module docs). `Err` when it is not a well-formed
+/// certificate of this system and formula; otherwise what the checks found.
+pub fn certify_bounded(cert: &BoundedJson, sys: &System, phi: &Ltl) -> Result<Certification, BridgeError> {
+    if cert.format != FORMAT {
+        return malformed(format!("unknown format '{}' (expected {FORMAT})", cert.format));
+    }
+    if cert.system != sys.name {
+        return malformed(format!(
+            "the certificate is for system '{}', the system file describes '{}'",
+            cert.system, sys.name
+        ));
+    }
+    if !phi.is_bounded() {
+        return malformed(format!("'{}' is not a bounded formula", cert.ltl));
+    }
+    if sys.controllers.iter().any(|c| matches!(c.policy, Policy::Select { .. })) {
+        return malformed(
+            "bound propagation through time does not propagate network selectors: no certificate of it exists".into(),
+        );
+    }
+    let lifted =
+        lift_hidden_state(sys).map_err(|e| BridgeError::Certificate(format!("lifting the hidden state: {e}")))?;
+    let lsys = &lifted.system;
+    if cert.state_vars != lsys.state_names() {
+        return malformed(format!(
+            "the certificate's state variables {:?} are not the lifted system's {:?}",
+            cert.state_vars,
+            lsys.state_names()
+        ));
+    }
+    let holds = PathFormula::of(phi, false).map_err(|e| BridgeError::Certificate(e.to_string()))?;
+    let negated = PathFormula::of(phi, true).map_err(|e| BridgeError::Certificate(e.to_string()))?;
+    let depth = holds.depth().max(negated.depth());
+    if cert.chains.is_empty() {
+        return malformed("the certificate has no chains".into());
+    }
+    let dims = lsys.state.len();
+    let chains: Vec<Vec<FBox>> = cert
+        .chains
+        .iter()
+        .enumerate()
+        .map(|(c, chain)| {
+            if chain.len() != depth + 1 {
+                return malformed(format!("chain {c} has {} boxes; the formula needs steps 0..={depth}", chain.len()));
+            }
+            chain
+                .iter()
+                .enumerate()
+                .map(|(t, b)| {
+                    let f = FBox::new(b.lo.clone(), b.hi.clone());
+                    if f.lo.len() != dims || f.hi.len() != dims || !f.is_valid() {
+                        return malformed(format!(
+                            "chains[{c}][{t}]: not a valid box of {dims} finite dimensions with lo <= hi"
+                        ));
+                    }
+                    Ok(f)
+                })
+                .collect()
+        })
+        .collect::<Result<_, _>>()?;
+
+    // 0. No run stops before the horizon (the transitions constrain only runs that go on).
+    let stops = stop_free(sys).err();
+    let mut checks = vec![(
+        "no run stops before the horizon".to_string(),
+        stops.is_none(),
+        stops.unwrap_or_else(|| "every variable real, a branch always enabled, lookups in range".into()),
+    )];
+    let mut z3 = Z3Backend::new(lsys, CheckerConfig::default().with_timeout(QUERY_LIMIT))?;
+    // 1. Init, hidden units 0, inside the first boxes.
+    let starts: Vec<FBox> = chains.iter().map(|c| c[0].clone()).collect();
+    let init = z3.check_init(&boxes_pred(&starts))?;
+    checks.push(("Init => R_0 (Z3)".to_string(), init == Answer::Valid, answer_text(&init)));
+    // 2. Every transition.
+    let mut failed = None;
+    'chains: for (c, chain) in chains.iter().enumerate() {
+        for t in 0..depth {
+            let target = boxes_pred(std::slice::from_ref(&chain[t + 1]));
+            if let Err(why) = transition(sys, &lifted, &mut z3, &chain[t], &target, SPLIT_DEPTH)? {
+                failed = Some(format!("chain {c}, step {t} -> {}: {why}", t + 1));
+                break 'chains;
+            }
+        }
+    }
+    checks.push((
+        "R_t /\\ Next => R_{t+1}' (Z3)".to_string(),
+        failed.is_none(),
+        failed.unwrap_or_else(|| format!("{} transitions", chains.len() * depth)),
+    ));
+    // 3 and 4 on the state part of the boxes.
+    let n = sys.state.len();
+    let states: Vec<Vec<Vec<Interval>>> =
+        chains.iter().map(|chain| chain.iter().map(|b| (0..n).map(|i| b.interval(i)).collect()).collect()).collect();
+    let leaves = states.iter().any(|boxes| bpt::may_leave_domains(sys, boxes));
+    checks.push((
+        "no enclosure leaves a domain whose exit is an error".to_string(),
+        !leaves,
+        if leaves { "some enclosure crosses a declared domain".into() } else { "ok".into() },
+    ));
+    let undecided = states.iter().position(|boxes| holds.holds_on_boxes(boxes) != Some(true));
+    checks.push((
+        format!("'{}' holds on the enclosures (outward-rounded atoms)", cert.ltl),
+        undecided.is_none(),
+        match undecided {
+            None => format!("{} chains", chains.len()),
+            Some(c) => format!("chain {c} leaves the formula false or undecided"),
+        },
+    ));
+    let valid = checks.iter().all(|c| c.1);
+    Ok(Certification { valid, kind: "proof", checks })
+}
+
+/// How many times a transition's box is halved when the bounds of one step do not prove it whole.
+const SPLIT_DEPTH: usize = 4;
+
+/// The limit of each of the checker's Z3 queries.
+const QUERY_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// `(region /\ a = f(s) /\ Next) => target'` on the lifted system, by Z3: with the actions and
+/// next hidden states replaced by their enclosures on the region (one step of bound propagation
+/// on the original system from the region, recomputed here: the bridge's trust in sound bounds,
+/// with the environment step exact), on the region and, failing that, on the two halves of its
+/// widest side, at most `depth` times; where that leaves a box unproven, with the networks encoded
+/// exactly on it. `Ok(Err(why))` when it stays unproven.
+fn transition(
+    sys: &System,
+    lifted: &Lifted,
+    z3: &mut Z3Backend<'_>,
+    region: &FBox,
+    target: &Pred,
+    depth: usize,
+) -> Result<Result<(), String>, BridgeError> {
+    let lsys = &lifted.system;
+    let post = action_enclosure(sys, lifted, region);
+    if let Some(post) = &post
+        && z3.check_bridge(&BridgeQuery::new(region, post, Target::StaysIn(target)))? == Answer::Valid
+    {
+        return Ok(Ok(()));
+    }
+    let widths = region.widths();
+    let widest = (0..widths.len()).max_by(|&a, &b| widths[a].total_cmp(&widths[b])).unwrap_or(0);
+    // Halves help the enclosures; without any, only the exact query is left.
+    if depth == 0 || post.is_none() || widths.get(widest).is_none_or(|&w| w <= 0.0) {
+        return Ok(match decide_transition(lsys, z3, phases(lsys, region), region, target)? {
+            ExactDecision::Proven => Ok(()),
+            ExactDecision::Refuted(w) => Err(format!("a successor leaves the next enclosure: {w}")),
+            ExactDecision::Undecided(r) => Err(format!("Z3 could not decide ({r})")),
+        });
+    }
+    let (low, high) = region.bisect(widest);
+    for half in [low, high] {
+        if let Err(why) = transition(sys, lifted, z3, &half, target, depth - 1)? {
+            return Ok(Err(why));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Enclosures of the lifted system's actions on `region` (a box of the lifted state): the
+/// original controllers run by bound propagation (intervals met with CROWN) from the region's
+/// state and hidden states, their actions and new hidden states placed where the lifted system
+/// reads them. Hidden units the lifted state does not keep are read by no unit; they start at 0.
+/// `None` when the networks cannot be bounded there.
+fn action_enclosure(sys: &System, lifted: &Lifted, region: &FBox) -> Option<Postcondition> {
+    let lsys = &lifted.system;
+    let n = sys.state.len();
+    let state: Vec<Interval> = (0..n).map(|i| region.interval(i)).collect();
+    let mut memory: Vec<Vec<Vec<Interval>>> = sys
+        .controllers
+        .iter()
+        .map(|c| match c.policy {
+            Policy::Network(k) => {
+                sys.networks[k].network.hidden_dims().into_iter().map(|d| vec![Interval::point(0.0); d]).collect()
+            }
+            Policy::Select { .. } => Vec::new(),
+        })
+        .collect();
+    for h in &lifted.hidden {
+        memory[h.controller][h.layer][h.unit] = region.interval(h.state);
+    }
+    let inputs: Vec<Interval> = sys.nondet.iter().map(trestle_ir::nondet::hull).collect();
+    let actions = bpt::actions(sys, &state, &inputs, &mut memory, bpt::Domain::Crown).ok()?;
+    // The original actions keep their indices; each kept hidden unit's next value is the action
+    // its state variable is updated to.
+    let mut post = vec![Interval::ENTIRE; lsys.actions.len()];
+    post[..actions.len()].copy_from_slice(&actions);
+    for h in &lifted.hidden {
+        for b in &lsys.step.branches {
+            let Some(trestle_ir::Expr::Var(trestle_ir::VarRef::Action(a))) = b.updates.get(h.state) else {
+                return None;
+            };
+            post[*a] = memory[h.controller][h.layer][h.unit];
+        }
+    }
+    let post = FBox::from_intervals(&post);
+    post.is_valid().then_some(Postcondition::Box(post))
+}
+
+/// The ReLU phases of every controller's network on every state of `region`, from CROWN's
+/// outward-rounded pre-activation bounds over the controller's inputs (observations of the state
+/// and the inputs' hulls, by interval arithmetic); a network that cannot be bounded keeps every
+/// ReLU an `ite`. Only a smaller query: the phases hold on the whole region, so the query means
+/// the same.
+fn phases(sys: &System, region: &FBox) -> Vec<Vec<Option<NetworkPhases>>> {
+    let state = region.intervals();
+    let inputs: Vec<Interval> = sys.nondet.iter().map(trestle_ir::nondet::hull).collect();
+    let env = Env::new(&state[..], &[], &inputs[..]);
+    phases_over(sys, |c| {
+        let input: Vec<Interval> = sys.controllers[c].inputs.iter().map(|e| e.eval_interval(&env)).collect();
+        FBox::from_intervals(&input)
+    })
+}
+
+fn malformed<T>(why: String) -> Result<T, BridgeError> {
+    Err(BridgeError::Certificate(why))
+}
+
+fn answer_text(a: &Answer) -> String {
+    match a {
+        Answer::Valid => "valid".into(),
+        Answer::Invalid(w) => format!("counterexample: {w}"),
+        Answer::Unknown(r) => format!("unknown: {r}"),
+    }
+}
