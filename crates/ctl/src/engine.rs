@@ -12,9 +12,10 @@
 
 use crate::encode::{Encoder, Expansion, Flow, Job, MAX_SLACK, Mode, Ready};
 use crate::error::CtlError;
-use crate::exact::{Choice, Exact, choices, product};
+use crate::exact::{Choice, Exact, Key, choices, product};
 use crate::normal::{Node, Normal};
 use rayon::prelude::*;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -191,6 +192,24 @@ pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions) -> Result<CtlResult
         Method::Monolithic => run.monolithic(&boxes)?,
         Method::Compositional => run.compositional(&boxes)?,
     };
+    // Bounded CTL needs a successor at every state (`exact`), but the MILP engines leave out the
+    // states without one: where the system's text lets a run stop, their "true" stands only once
+    // the states reachable within the formula's depth are swept exactly (a stop is then the
+    // system's error, as the explicit engine reports it).
+    let verdict = match (verdict, trestle_ir::stops::stop_free(sys)) {
+        (v @ CtlVerdict::True { .. }, Err(stop)) if opts.method != Method::Explicit => {
+            match run.sweep(&boxes, normal.depth(normal.root))? {
+                None => v,
+                Some(why) => CtlVerdict::Unknown {
+                    reason: format!(
+                        "the system's runs may stop ({stop}), and the states reachable within the formula's depth \
+                         were not swept to rule it out ({why})"
+                    ),
+                },
+            }
+        }
+        (v, _) => v,
+    };
     // A limit reached is what an undecided check reports, whichever engine part noticed it.
     let verdict = match verdict {
         CtlVerdict::Unknown { reason } if run.timed_out() && !reason.starts_with("time-out") => {
@@ -308,6 +327,43 @@ impl<'a> Run<'a> {
         *count += states.len();
         let init = &self.sys.init;
         Ok(states.into_iter().filter(|s| init.eval_exact(&Env::new(s, &[], &[])).unwrap_or(false)).collect())
+    }
+
+    /// Expands every state reachable from Init in fewer than `depth` steps exactly: an error at a
+    /// state that has no successor (or whose successor is no state), `Some(why)` when they are
+    /// not finitely many or more than `max_states`, or the time runs out.
+    fn sweep(&mut self, boxes: &[RBox], depth: usize) -> Result<Option<String>, CtlError> {
+        let mut count = 0;
+        let mut frontier: Vec<Key> = Vec::new();
+        for b in boxes {
+            match self.states_of(b, &mut count) {
+                Ok(states) => frontier.extend(states.into_iter().map(|s| (s, initial_memory::<Rational>(self.sys)))),
+                Err(CtlError::Unsupported(why)) => return Ok(Some(why)),
+                Err(e) => return Err(e),
+            }
+        }
+        let mut exact = self.exact();
+        let mut seen: HashSet<Key> = frontier.iter().cloned().collect();
+        for _ in 0..depth {
+            let mut next = Vec::new();
+            for (state, memory) in &frontier {
+                if self.timed_out() {
+                    return Ok(Some("time-out".into()));
+                }
+                for m in exact.moves(state, memory)?.iter() {
+                    let key = (m.next.clone(), m.memory.clone());
+                    if !seen.contains(&key) {
+                        if seen.len() >= self.opts.max_states {
+                            return Ok(Some(format!("more than {} reachable states", self.opts.max_states)));
+                        }
+                        seen.insert(key.clone());
+                        next.push(key);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        Ok(None)
     }
 
     fn explicit(&mut self, boxes: &[RBox]) -> Result<CtlVerdict, CtlError> {

@@ -93,13 +93,13 @@ pub(crate) fn product(axes: &[Vec<Rational>], limit: usize) -> Option<Vec<Vec<Ra
 
 /// One successor of a state: which choice, the successor and the memory after the step.
 #[derive(Clone, Debug)]
-struct Move {
+pub(crate) struct Move {
     choice: usize,
-    next: Vec<Rational>,
-    memory: Memory<Rational>,
+    pub(crate) next: Vec<Rational>,
+    pub(crate) memory: Memory<Rational>,
 }
 
-type Key = (Vec<Rational>, Memory<Rational>);
+pub(crate) type Key = (Vec<Rational>, Memory<Rational>);
 
 /// The exact evaluator: memoised over (node, state, hidden state).
 pub struct Exact<'a> {
@@ -132,7 +132,11 @@ impl<'a> Exact<'a> {
     }
 
     /// The successors of a state, in the order `EX` tries them at `depth`.
-    fn moves(&mut self, state: &[Rational], memory: &Memory<Rational>) -> Result<std::rc::Rc<Vec<Move>>, CtlError> {
+    pub(crate) fn moves(
+        &mut self,
+        state: &[Rational],
+        memory: &Memory<Rational>,
+    ) -> Result<std::rc::Rc<Vec<Move>>, CtlError> {
         let key = (state.to_vec(), memory.clone());
         if let Some(m) = self.moves.get(&key) {
             return Ok(m.clone());

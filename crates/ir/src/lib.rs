@@ -25,6 +25,7 @@ pub mod print;
 pub mod round;
 pub mod sim;
 pub mod space;
+pub mod stops;
 pub mod system;
 
 pub use arith::{Arith, LayerArith};

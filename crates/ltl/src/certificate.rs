@@ -17,14 +17,12 @@
 //!    the weights as exact rationals ([`trestle_bridge::exact::decide_transition`]); so each
 //!    `R_t` contains every full state a run from Init reaches at step `t` (every run reaches it,
 //!    by 0);
-//! 3. no enclosure leaves the declared domains of a system whose runs stop with an error there
-//!    (the enclosures could not tell such a run from one that continues);
-//! 4. the formula, recomputed from the certificate's text in the system's scope, is true on every
+//! 3. the formula, recomputed from the certificate's text in the system's scope, is true on every
 //!    chain's boxes with each atom decided by an outward-rounded interval (true on a box only when
 //!    true at every point of it).
 //!
-//! Steps 1 and 2 make `R_t` an enclosure of step `t` whatever the run that wrote them did, and
-//! step 4 is BPT's own exact test on them, so a valid certificate proves the formula.
+//! Steps 0 to 2 make `R_t` an enclosure of step `t` whatever the run that wrote them did, and
+//! step 3 is BPT's own exact test on them, so a valid certificate proves the formula.
 
 use crate::bpt::{self, FullBox};
 use crate::path::PathFormula;
@@ -35,8 +33,9 @@ use trestle_bridge::exact::{ExactDecision, decide_transition, phases_over};
 use trestle_ir::formula::Ltl;
 use trestle_ir::interval::Interval;
 use trestle_ir::lift::{Lifted, lift_hidden_state};
-use trestle_ir::system::{ControllerOutput, DomainExit, Policy, VarKind};
-use trestle_ir::{Env, Expr, FBox, Pred, System, VarRef};
+pub use trestle_ir::stops::stop_free;
+use trestle_ir::system::Policy;
+use trestle_ir::{Env, FBox, Pred, System};
 use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, NetworkPhases, Postcondition, Target, Z3Backend};
 
 /// The format of a bounded-formula certificate.
@@ -61,62 +60,6 @@ pub(crate) fn lifted_box(lifted: &Lifted, b: &FullBox) -> FBox {
     let ivs = b.state.iter().chain(lifted.hidden.iter().map(|h| &b.hidden[h.controller][h.layer][h.unit]));
     let (lo, hi) = ivs.map(|iv| (iv.lo, iv.hi)).unzip();
     FBox::new(lo, hi)
-}
-
-/// Why a run of the system might stop before the formula's horizon, or `Ok` when none can. A
-/// run stops at a deadlock (no branch enabled), a successor dropped outside the domains, a value
-/// of the wrong kind, or a table lookup out of range; the transition queries only constrain the
-/// runs that go on, so from a box whose states all stop, any next box would pass them. Enough,
-/// checked on the system's text: every state variable real (no kind to break); no domain bound
-/// under `on_domain_exit = "drop"` (bounds under `"error"` are check 3's); some branch enabled
-/// everywhere (one without guard and label, or unguarded branches labelled with every index an
-/// argmax action takes); every lookup indexed by an argmax action over no more outputs than the
-/// table has entries.
-pub fn stop_free(sys: &System) -> Result<(), String> {
-    if let Some(v) = sys.state.iter().find(|v| v.kind != VarKind::Real) {
-        return Err(format!("state variable '{}' is not real (a successor of the wrong kind stops a run)", v.name));
-    }
-    if sys.domain_exit == DomainExit::Drop
-        && let Some(v) = sys.state.iter().find(|v| v.domain.lo.is_some() || v.domain.hi.is_some())
-    {
-        return Err(format!("successors outside the domain of '{}' are dropped (a run may have none)", v.name));
-    }
-    // Each argmax action with the number of indices it takes.
-    let argmax: Vec<(usize, usize)> = sys
-        .controllers
-        .iter()
-        .filter_map(|c| match (&c.output, &c.policy) {
-            (ControllerOutput::Argmax(a), Policy::Network(n)) => Some((*a, sys.networks[*n].network.output_dim())),
-            _ => None,
-        })
-        .collect();
-    let branches = &sys.step.branches;
-    let unguarded = |label: Option<(usize, usize)>| branches.iter().any(|b| b.guard.is_none() && b.label == label);
-    let enabled = unguarded(None) || argmax.iter().any(|&(a, n)| (0..n).all(|v| unguarded(Some((a, v)))));
-    if !enabled {
-        return Err("no branch is enabled in every state (guards or labels may leave a run without a successor)".into());
-    }
-    let mut bad_lookup = false;
-    let mut check = |e: &Expr| {
-        if let Expr::Lookup(index, items) = e {
-            let in_range = match **index {
-                Expr::Var(VarRef::Action(a)) => argmax.iter().any(|&(b, n)| a == b && n <= items.len()),
-                _ => false,
-            };
-            bad_lookup |= !in_range;
-        }
-    };
-    for b in branches {
-        b.updates.iter().for_each(|u| u.visit_exprs(&mut check));
-        if let Some(g) = &b.guard {
-            g.visit_exprs(&mut check);
-        }
-    }
-    sys.controllers.iter().flat_map(|c| &c.inputs).for_each(|e| e.visit_exprs(&mut check));
-    if bad_lookup {
-        return Err("a lookup's index may fall outside its table".into());
-    }
-    Ok(())
 }
 
 /// The certificate of `phi` (bounded) from BPT's chains of full boxes, one per Init box. `Err`
@@ -245,16 +188,10 @@ pub fn certify_bounded(cert: &BoundedJson, sys: &System, phi: &Ltl) -> Result<Ce
         failed.is_none(),
         failed.unwrap_or_else(|| format!("{} transitions", chains.len() * depth)),
     ));
-    // 3 and 4 on the state part of the boxes.
+    // 3. The formula on the state part of the boxes.
     let n = sys.state.len();
     let states: Vec<Vec<Vec<Interval>>> =
         chains.iter().map(|chain| chain.iter().map(|b| (0..n).map(|i| b.interval(i)).collect()).collect()).collect();
-    let leaves = states.iter().any(|boxes| bpt::may_leave_domains(sys, boxes));
-    checks.push((
-        "no enclosure leaves a domain whose exit is an error".to_string(),
-        !leaves,
-        if leaves { "some enclosure crosses a declared domain".into() } else { "ok".into() },
-    ));
     let undecided = states.iter().position(|boxes| holds.holds_on_boxes(boxes) != Some(true));
     checks.push((
         format!("'{}' holds on the enclosures (outward-rounded atoms)", cert.ltl),

@@ -8,6 +8,7 @@ use crate::lasso::{self, LassoOutcome};
 use crate::path::PathFormula;
 use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
 use crate::sample;
+use crate::sweep::{Sweep, sweep};
 use crate::synthesis::{self, SynthesisOutcome};
 use std::time::{Duration, Instant};
 use trestle_bridge::certificate::ProofJson;
@@ -138,16 +139,48 @@ const MAX_INIT_BOXES: usize = 1024;
 /// `U`, a finite path reaching `not p and not q` first); `G` proven by an invariant and refuted
 /// by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
-    if !phi.is_bounded() {
-        return check_unbounded(sys, phi, opts);
-    }
-    if matches!(opts.method, Method::Lasso | Method::Invariant) {
+    let result = if !phi.is_bounded() {
+        check_unbounded(sys, phi, opts)?
+    } else if matches!(opts.method, Method::Lasso | Method::Invariant) {
         return Err(LtlError::Unsupported(format!(
             "--method {} decides unbounded F, G and U; this formula is bounded (use bpt or rmilp)",
             opts.method.name()
         )));
+    } else {
+        check_bounded(sys, phi, opts)?
+    };
+    without_stops(sys, phi, result)
+}
+
+/// Most states [`sweep`] expands.
+const MAX_SWEEP_STATES: usize = 1 << 16;
+
+/// Runs never end ([`crate::sweep`]): a "true" on a system whose text lets a run stop stands once
+/// the states runs reach are expanded exactly without a stop (those before the verdict's depth;
+/// all of them for `G p`). A stop is the system's error; states that cannot be expanded leave
+/// the verdict unknown.
+fn without_stops(sys: &System, phi: &Ltl, r: LtlResult) -> Result<LtlResult, LtlError> {
+    let LtlVerdict::True { .. } = r.verdict else { return Ok(r) };
+    let Err(stop) = trestle_ir::stops::stop_free(sys) else { return Ok(r) };
+    let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).unwrap_or_default();
+    let depth = match phi {
+        Ltl::G(None, _) => None,
+        _ => Some(r.depth),
+    };
+    match sweep(sys, &inits, depth, MAX_SWEEP_STATES) {
+        Sweep::NoStop => Ok(r),
+        Sweep::Stop(e) => Err(LtlError::Semantics(format!("a run from Init stops: {e}"))),
+        Sweep::Unswept(why) => Ok(LtlResult {
+            verdict: LtlVerdict::Unknown {
+                reason: format!(
+                    "the system's runs may stop ({stop}), and the states runs reach were not expanded to rule it \
+                     out ({why})"
+                ),
+            },
+            certificate: None,
+            ..r
+        }),
     }
-    check_bounded(sys, phi, opts)
 }
 
 fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
@@ -269,15 +302,7 @@ fn bpt_decides(
         return Ok(BptOutcome::Open);
     }
     Ok(match holds.holds_on_boxes(&boxes) {
-        Some(true) => {
-            // Runs never end (`path`): where the system's text allows a run to stop, one exact
-            // run over the horizon from the box shows the enclosures are not those of runs that
-            // all stopped (a stop is the system's error, reported as one).
-            if crate::certificate::stop_free(sys).is_err() {
-                any_run(sys, b, depth)?;
-            }
-            BptOutcome::Holds(full)
-        }
+        Some(true) => BptOutcome::Holds(full),
         // Every path from this box violates the formula: any one of them is a refutation.
         Some(false) => {
             let trace = any_run(sys, b, depth)?;

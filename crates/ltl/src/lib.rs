@@ -22,6 +22,7 @@ pub mod lasso;
 pub mod path;
 pub mod rmilp;
 pub mod sample;
+mod sweep;
 pub mod synthesis;
 
 pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};

@@ -199,7 +199,7 @@ name = "step"
         ))
     };
     let sys = halves(r#"update = { x = "a + 1/2" }"#, "error", "int");
-    assert!(stop_free(&sys).unwrap_err().contains("'x' is not real"));
+    assert!(stop_free(&sys).unwrap_err().contains("not an integer"));
     // The engine's enclosures hold `X^2 (x <= 100)`, but every run stops at its first step: an
     // error of the system, not a vacuous proof.
     let err = check_ltl(&sys, &formula(&sys, "X^2 (x <= 100)"), &LtlOptions::default()).unwrap_err();
@@ -219,14 +219,30 @@ name = "step"
     // The other ways a run stops, each named.
     for (sys, why) in [
         (halves("guard = \"x <= 5\"\nupdate = { x = \"a\" }", "error", "real"), "no branch is enabled"),
-        (halves("update = { x = \"a\" }", "drop", "real"), "dropped"),
+        (halves("update = { x = \"a + 1\" }", "drop", "real"), "outside its domain"),
         (halves("update = { x = \"lookup(x, [1, 2])\" }", "error", "real"), "lookup"),
     ] {
         assert!(stop_free(&sys).unwrap_err().contains(why), "{why}: {:?}", stop_free(&sys));
     }
-    assert_eq!(stop_free(&halves("update = { x = \"a\" }", "error", "real")), Ok(()));
+    assert_eq!(stop_free(&halves("update = { x = \"a\" }", "ignore", "real")), Ok(()));
+    assert_eq!(stop_free(&halves("update = { x = \"a\" }", "drop", "real")), Ok(()), "a = x stays in [0, 10]");
+    assert_eq!(stop_free(&halves("update = { x = \"min(max(x + 1, 0), 10)\" }", "error", "int")), Ok(()));
+    // A deadlock at x = 1 (Init 0..1): the MILP's unrolling leaves that path out and answered
+    // `G<=1 (x <= 0)` "true" on evidence, bound propagation `X^2 (x <= 100)` "true": the states
+    // runs reach are expanded and the stop is the system's error, for every method and shape.
+    let deadlock = halves("guard = \"x <= 0\"\nupdate = { x = \"a\" }", "error", "int");
+    let deadlock = System { init: formula(&deadlock, "x >= 0 and x <= 1").state_pred().unwrap(), ..deadlock };
+    for text in ["G<=1 (x <= 0)", "X^2 (x <= 100)", "G (x <= 100)", "F (x <= 0)"] {
+        let err = check_ltl(&deadlock, &formula(&deadlock, text), &LtlOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("x = 1 has no successor"), "{text}: {err}");
+    }
+    // Real states from an interval cannot be expanded: a system that may stop gets no "true".
+    let real = halves("guard = \"x <= 5\"\nupdate = { x = \"a + 1\" }", "ignore", "real");
+    let real = System { init: formula(&real, "x >= 0 and x <= 1").state_pred().unwrap(), ..real };
+    let r = check_ltl(&real, &formula(&real, "X^2 (x <= 100)"), &LtlOptions::default()).unwrap();
+    assert!(matches!(&r.verdict, LtlVerdict::Unknown { reason } if reason.contains("may stop")), "{:?}", r.verdict);
     // The engine's proof on a system that may stop comes without a certificate.
-    let sys = halves(r#"update = { x = "a" }"#, "drop", "real");
+    let sys = halves(r#"update = { x = "2 * a" }"#, "drop", "real");
     let r = check_ltl(&sys, &formula(&sys, "X^2 (x <= 0)"), &LtlOptions::default()).unwrap();
     assert_eq!((r.verdict, r.certificate), (LtlVerdict::True { exact: true, margin: None }, None));
 }
