@@ -165,7 +165,9 @@ pub fn certify_bounded(cert: &BoundedJson, sys: &System, phi: &Ltl) -> Result<Ce
     let mut checks = vec![(
         "no run stops before the horizon".to_string(),
         stops.is_none(),
-        stops.unwrap_or_else(|| "every variable real, a branch always enabled, lookups in range".into()),
+        stops.unwrap_or_else(|| {
+            "a branch always enabled, updates inside their domains and kinds, lookups in range".into()
+        }),
     )];
     let mut z3 = Z3Backend::new(lsys, CheckerConfig::default().with_timeout(QUERY_LIMIT))?;
     // 1. Init, hidden units 0, inside the first boxes.
