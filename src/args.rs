@@ -110,6 +110,9 @@ pub struct SystemArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// No progress on stderr (it is off under --json and when stderr is not a terminal).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]

@@ -34,6 +34,34 @@ pub fn print_json(v: &Value) {
     *printed = true;
 }
 
+/// The exit code of a result's status: proven 0, refuted 1, evidence and unknown 3.
+pub fn outcome(status: trestle_core::Status) -> crate::Outcome {
+    match status {
+        trestle_core::Status::Proven => crate::Outcome::Done,
+        trestle_core::Status::Refuted => crate::Outcome::Refuted,
+        trestle_core::Status::Evidence | trestle_core::Status::Unknown => crate::Outcome::Unknown,
+    }
+}
+
+/// Prints a result (one JSON object with `--json`, its text otherwise) and ends the command with
+/// its status's exit code.
+pub fn finish(json: bool, r: &trestle_core::RunResult) -> crate::CliResult {
+    if json {
+        print_json(&serde_json::to_value(r).expect("results serialise"));
+    } else {
+        print!("{}", trestle_verify::render::text(r));
+    }
+    Ok(outcome(r.status))
+}
+
+/// A driver error as the CLI reports it: exit 2 for the input's faults, 4 for ours.
+pub fn driver_error(e: trestle_verify::DriverError) -> crate::CliError {
+    match e {
+        trestle_verify::DriverError::Internal(m) => crate::CliError::Internal(anyhow::anyhow!(m)),
+        trestle_verify::DriverError::Input(m) => crate::CliError::Input(anyhow::anyhow!(m)),
+    }
+}
+
 /// Writes a result file atomically (see the `atomic-output` crate: symlinks written through,
 /// special files refused, no temporary file left behind).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {

@@ -52,9 +52,6 @@ pub struct CtlArgs {
     /// with CROWN; default 16 monolithic, 1 compositional).
     #[arg(long)]
     pub pieces: Option<usize>,
-    /// No progress on stderr.
-    #[arg(long)]
-    pub quiet: bool,
 }
 
 pub(crate) fn cli_error(e: CtlError) -> CliError {
@@ -102,7 +99,7 @@ pub fn run(a: &CtlArgs) -> CliResult {
     if let Some(t) = a.timeout {
         opts.timeout = Some(super::seconds(t, "--timeout")?);
     }
-    let bar = (!a.quiet && !a.system.json).then(|| {
+    let bar = (!a.system.quiet && !a.system.json).then(|| {
         let b = ProgressBar::new_spinner();
         b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
         b

@@ -15,8 +15,7 @@
 //! well-formed proof is re-checked as [`crate::proof_check`] describes; it is valid only when every
 //! check passes.
 
-use crate::check::{Report, Verdict};
-use crate::config::Config;
+use crate::check::Report;
 use crate::engine::{Clause, Inductiveness};
 use crate::error::BridgeError;
 use serde::{Deserialize, Serialize};
@@ -183,15 +182,15 @@ pub fn witness_jsons(sys: &System, w: &trestle_smt::Witness) -> (WitnessJson, Wi
 }
 
 /// The certificate a `check` run writes: a proof when safe, otherwise the outcome with its witness.
-pub fn from_report(sys: &System, report: &Report, _cfg: &Config) -> CertificateJson {
+pub fn from_report(sys: &System, report: &Report) -> CertificateJson {
     let run = &report.inductive;
-    if report.verdict == Verdict::Safe && !(run.clauses.is_empty() && run.exact_clauses.is_empty()) {
+    if report.verdict.is_proven() && !(run.clauses.is_empty() && run.exact_clauses.is_empty()) {
         return CertificateJson::Proof(proof(sys, &report.cover, &run.clauses, &run.exact_clauses));
     }
     let mut out = OutcomeJson {
         format: FORMAT.into(),
         system: sys.name.clone(),
-        verdict: report.verdict.as_str().into(),
+        verdict: report.word().into(),
         witness: None,
         witness_exact: None,
         region: None,
@@ -215,8 +214,8 @@ pub fn from_report(sys: &System, report: &Report, _cfg: &Config) -> CertificateJ
             set_witness(&mut out, &r.witness);
             out.region = r.region.as_ref().map(box_json);
         }
-        (_, _, Inductiveness::Unknown { reason }) => out.reason = Some(reason.clone()),
-        (_, _, Inductiveness::Proven) if report.verdict == Verdict::Safe => {
+        (_, _, Inductiveness::Unknown(reason)) => out.reason = Some(reason.to_string()),
+        (_, _, Inductiveness::Proven) if report.verdict.holds() == Some(true) => {
             out.reason = Some(format!(
                 "proven by a baseline ({}): no bridge certificate to re-check",
                 report.evidence.as_deref().unwrap_or("no evidence recorded")

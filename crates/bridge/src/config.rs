@@ -2,7 +2,7 @@
 //! (see the README's figures); `Config::paper()` is the original tool's configuration.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use trestle_bounds::Method;
 
 /// How an undecided box is split. Both halves of a bisection share one computed midpoint, so the
@@ -72,10 +72,6 @@ pub struct Config {
     pub max_splits: usize,
     /// Do not split boxes narrower than this fraction of the invariant's extent (in every dimension).
     pub min_width: f64,
-    /// Wall-clock limit of the whole run (side conditions, every Z3 query, counterexample search,
-    /// the inductiveness check), counted from the start of [`crate::check`] (or of the engine when
-    /// it is run alone).
-    pub timeout: Option<Duration>,
     /// Per-query Z3 limit.
     pub smt_timeout: Duration,
     /// Try the sound closed-form fast path before Z3.
@@ -122,7 +118,6 @@ impl Default for Config {
             threads: rayon::current_num_threads(),
             max_splits: 100_000,
             min_width: 1e-6,
-            timeout: None,
             smt_timeout: Duration::from_secs(30),
             fast_path: true,
             search: true,
@@ -148,21 +143,6 @@ impl Config {
             exact_after: None,
             ..Config::default()
         }
-    }
-
-    /// The end of the time budget of a run starting now (`None`: no limit).
-    pub fn deadline(&self) -> Option<Instant> {
-        self.timeout.map(|t| Instant::now() + t)
-    }
-
-    /// This configuration with the time left before `deadline` as its `timeout`: a later stage of
-    /// a run gets what the earlier ones left.
-    pub fn until(&self, deadline: Option<Instant>) -> Config {
-        let mut c = self.clone();
-        if let Some(d) = deadline {
-            c.timeout = Some(d.saturating_duration_since(Instant::now()));
-        }
-        c
     }
 }
 

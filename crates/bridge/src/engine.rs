@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use trestle_core::{Budget, Unknown};
 use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
 use trestle_ir::{Env, FBox, Pred, System};
@@ -56,10 +57,8 @@ pub struct Refutation {
 pub enum Inductiveness {
     Proven,
     Refuted(Refutation),
-    /// A limit was reached; `reason` says which.
-    Unknown {
-        reason: String,
-    },
+    /// A limit was reached or boxes stayed undecided: why.
+    Unknown(Unknown),
 }
 
 /// Counters of one run. All but the times are deterministic.
@@ -495,6 +494,7 @@ pub fn check_inductive(
     inv: &Pred,
     cover: &[FBox],
     cfg: &Config,
+    budget: &Budget,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<InductiveRun, BridgeError> {
     let start = Instant::now();
@@ -520,7 +520,7 @@ pub fn check_inductive(
         search: witness::Searcher::new(sys, inv, cover_index.clone())?,
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
-        deadline: cfg.timeout.map(|t| start + t),
+        deadline: budget.deadline(),
         z3: Z3Backend::new(sys, CheckerConfig::default())?.narrowed_by(&pinned),
         pinned,
         fast_path: cfg.fast_path,
@@ -551,8 +551,8 @@ pub fn check_inductive(
     };
     let mut proven_volume = 0.0;
     while queue.len() > 0 {
-        if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
-            run.outcome = Inductiveness::Unknown { reason: "time limit reached".into() };
+        if let Err(stop) = budget.check() {
+            run.outcome = Inductiveness::Unknown(stop.into());
             run.undecided.extend(queue.drain());
             break;
         }
@@ -639,12 +639,12 @@ pub fn check_inductive(
         }
     }
     if matches!(run.outcome, Inductiveness::Proven) && !run.undecided.is_empty() {
-        let why = if run.stats.splits >= cfg.max_splits {
-            "split limit reached"
+        let n = run.undecided.len();
+        run.outcome = Inductiveness::Unknown(if run.stats.splits >= cfg.max_splits {
+            Unknown::Limit(format!("{} splits, {n} undecided boxes", cfg.max_splits))
         } else {
-            "boxes below the minimum width stayed undecided"
-        };
-        run.outcome = Inductiveness::Unknown { reason: format!("{why}: {} undecided boxes", run.undecided.len()) };
+            Unknown::Incomplete(format!("{n} boxes below the minimum width stayed undecided"))
+        });
     }
     run.stats.seconds = start.elapsed().as_secs_f64();
     Ok(run)

@@ -29,9 +29,7 @@ mod proof_check;
 mod rows;
 pub mod witness;
 
-pub use check::{
-    Condition, Confirmation, MilpSummary, Report, Verdict, check, check_milp, check_monolithic, invariant_cover,
-};
+pub use check::{Condition, Report, SideConditions, check, check_monolithic, invariant_cover, side_conditions};
 pub use config::{Config, Queue, Split};
 pub use engine::{Clause, InductiveRun, Inductiveness, Progress, Refutation, RunStats};
 pub use error::BridgeError;

@@ -12,8 +12,9 @@
 
 use crate::model::Discrete;
 use crate::policy::{PolicyTheory, TheoryStats};
-use crate::{CegarError, Outcome, PolicyEncoding, Stats, Verdict, confirm_unsafe, deadline, holds, policy_label};
-use std::time::{Duration, Instant};
+use crate::{CegarError, Outcome, PolicyEncoding, Stats, confirm_unsafe, holds, policy_label};
+use trestle_core::{Budget, Verdict};
+use std::time::Instant;
 use trestle_core::{Trace, Unknown};
 use trestle_ir::Pred;
 use trestle_ir::{Rational, sim};
@@ -23,13 +24,12 @@ use trestle_smt::{CheckerConfig, PathAnswer, PathQuery};
 pub struct BmcOptions {
     /// The deepest unrolling tried (unknown beyond it).
     pub max_depth: usize,
-    pub timeout: Option<Duration>,
     pub encoding: PolicyEncoding,
 }
 
 impl Default for BmcOptions {
     fn default() -> Self {
-        BmcOptions { max_depth: 100, timeout: None, encoding: PolicyEncoding::Lazy }
+        BmcOptions { max_depth: 100, encoding: PolicyEncoding::Lazy }
     }
 }
 
@@ -89,9 +89,9 @@ impl Lazy<'_> {
     }
 }
 
-pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarError> {
+pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions, budget: &Budget) -> Result<Outcome, CegarError> {
     let start = Instant::now();
-    let deadline = deadline(opts.timeout);
+    let deadline = budget.deadline();
     let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline);
     let mut stats = Stats::default();
     let mut q = PathQuery::new(d.sys, cfg);
@@ -130,7 +130,7 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
                     Some(l) => l.solve(d, &mut q, &copies)?,
                 };
                 match answer {
-                    PathAnswer::Unsat => break 'depths Verdict::Safe,
+                    PathAnswer::Unsat => break 'depths Verdict::proven(),
                     PathAnswer::Unknown(u) => break 'depths Verdict::Unknown(u),
                     PathAnswer::Sat(_) => {}
                 }
@@ -155,12 +155,12 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions) -> Result<Outcome, CegarEr
             match answer {
                 PathAnswer::Unsat => {}
                 PathAnswer::Unknown(u) => break 'depths Verdict::Unknown(u),
-                PathAnswer::Sat(states) => break 'depths Verdict::Unsafe(rebuild(d, &states)?),
+                PathAnswer::Sat(states) => break 'depths Verdict::refuted(rebuild(d, &states)?),
             }
         }
         Verdict::Unknown(Unknown::Solver(format!("no counterexample up to depth {}", opts.max_depth)))
     };
-    if let Verdict::Unsafe(t) = &verdict {
+    if let Some(t) = verdict.trace() {
         confirm_unsafe(d, t)?;
     }
     if let Some(l) = &lazy {

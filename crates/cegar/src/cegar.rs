@@ -26,10 +26,11 @@
 use crate::atom::{Affine, Atom, literals};
 use crate::model::{Discrete, Operator};
 use crate::policy::{IntBox, PolicyTheory, TheoryStats};
-use crate::{CegarError, Outcome, Stats, Verdict, confirm_unsafe, deadline, policy_label};
+use crate::{CegarError, Outcome, Stats, confirm_unsafe, policy_label};
+use trestle_core::{Budget, Verdict};
 use num_bigint::BigInt;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use trestle_core::{Trace, Unknown};
 use trestle_ir::{Pred, Rational};
 use trestle_smt::{CheckerConfig, PathAnswer, PathQuery};
@@ -50,7 +51,6 @@ pub struct CegarOptions {
     pub heuristic: bool,
     /// Reuse abstract transitions and witnesses across iterations.
     pub incremental: bool,
-    pub timeout: Option<Duration>,
     /// How queries about the policy's choice are decided.
     pub encoding: PolicyEncoding,
 }
@@ -71,7 +71,6 @@ impl Default for CegarOptions {
             refine: Refine::WitnessSplit,
             heuristic: true,
             incremental: true,
-            timeout: None,
             encoding: PolicyEncoding::Lazy,
         }
     }
@@ -131,9 +130,12 @@ struct Run<'d, 's> {
 }
 
 /// Runs CEGAR on a discrete system.
-pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions) -> Result<Outcome, CegarError> {
+///
+/// A proof (no unsafe abstract state reachable) is re-checked from scratch by [`recheck`] before
+/// it is returned: one that does not re-check is an internal error, never a verdict.
+pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions, budget: &Budget) -> Result<Outcome, CegarError> {
     let start = Instant::now();
-    let deadline = deadline(opts.timeout);
+    let deadline = budget.deadline();
     let mut run = Run {
         d,
         opts: opts.clone(),
@@ -155,8 +157,15 @@ pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions) -> Result<Outcome, Ceg
     run.stats.bound_calls = run.theory_stats.bound_calls;
     run.stats.smt_calls += run.theory_stats.smt_calls;
     run.stats.seconds = start.elapsed().as_secs_f64();
-    if let Verdict::Unsafe(t) = &verdict {
+    if let Some(t) = verdict.trace() {
         run.stats.depth = t.len();
+    }
+    if verdict.is_proven() {
+        let inv = run.invariant.as_ref().ok_or_else(|| CegarError::Internal("a proof without an invariant".into()))?;
+        let t = Instant::now();
+        recheck(d, inv, budget)?
+            .map_err(|why| CegarError::Internal(format!("the abstraction's invariant does not re-check: {why}")))?;
+        run.stats.recheck_seconds = t.elapsed().as_secs_f64();
     }
     let predicates = run.atoms.iter().map(|a| a.text(d.sys)).collect();
     Ok(Outcome { verdict, predicates, invariant: run.invariant, stats: run.stats })
@@ -198,9 +207,9 @@ impl AbstractInvariant {
 pub fn recheck(
     d: &Discrete<'_>,
     inv: &AbstractInvariant,
-    timeout: Option<Duration>,
+    budget: &Budget,
 ) -> Result<Result<(), String>, CegarError> {
-    let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline(timeout));
+    let cfg = CheckerConfig::new().without_timeout().with_deadline(budget.deadline());
     let set = inv.to_pred();
     let unsat = |q: &mut PathQuery<'_>, what: &str| match q.check() {
         PathAnswer::Unsat => Ok(()),
@@ -272,7 +281,7 @@ impl<'s> Run<'_, 's> {
                     self.stats.states = reached.len();
                     reached.sort();
                     self.invariant = Some(AbstractInvariant { atoms: self.atoms.clone(), states: reached });
-                    return Ok(Verdict::Safe);
+                    return Ok(Verdict::proven());
                 }
                 Search::Unknown(u) => return Ok(Verdict::Unknown(u)),
                 Search::Unsafe(path) => path,
@@ -280,7 +289,7 @@ impl<'s> Run<'_, 's> {
             match self.refine(&path)? {
                 Refinement::Real(trace) => {
                     confirm_unsafe(self.d, &trace)?;
-                    return Ok(Verdict::Unsafe(trace));
+                    return Ok(Verdict::refuted(trace));
                 }
                 Refinement::Unknown(u) => return Ok(Verdict::Unknown(u)),
                 Refinement::Spurious(atoms, policy) => {

@@ -7,10 +7,11 @@
 //! large the domains' product is.
 
 use crate::model::Discrete;
-use crate::{CegarError, Outcome, Stats, Verdict, confirm_unsafe, deadline, holds};
+use crate::{CegarError, Outcome, Stats, confirm_unsafe, holds};
+use trestle_core::{Budget, Verdict};
 use std::collections::HashMap;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use trestle_core::{Trace, Unknown};
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::pred::{CmpOp, Pred};
@@ -21,12 +22,11 @@ use trestle_smt::{CheckerConfig, PathAnswer, PathQuery};
 pub struct ExplicitOptions {
     /// The most states visited before giving up with an error.
     pub max_states: usize,
-    pub timeout: Option<Duration>,
 }
 
 impl Default for ExplicitOptions {
     fn default() -> Self {
-        ExplicitOptions { max_states: 2_000_000, timeout: None }
+        ExplicitOptions { max_states: 2_000_000 }
     }
 }
 
@@ -60,9 +60,9 @@ pub fn start_states(d: &Discrete<'_>, max: usize, cfg: CheckerConfig) -> Result<
 type Node = (Vec<Rational>, Option<(usize, usize)>);
 
 /// Breadth-first search of the states reachable under the policy.
-pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions) -> Result<Outcome, CegarError> {
+pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget) -> Result<Outcome, CegarError> {
     let start = Instant::now();
-    let deadline = deadline(opts.timeout);
+    let deadline = budget.deadline();
     let sys = d.sys;
     let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline);
     let starts = start_states(d, opts.max_states, cfg)?;
@@ -114,7 +114,7 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions) -> Result<Outcom
     }
     let mut stats = Stats { states: nodes.len(), ..Stats::default() };
     let verdict = match found {
-        None => Verdict::Safe,
+        None => Verdict::proven(),
         Some(mut i) => {
             let mut branches = Vec::new();
             while let Some((p, b)) = nodes[i].1 {
@@ -126,7 +126,7 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions) -> Result<Outcom
                 .map_err(|e| CegarError::Internal(format!("the explicit path does not simulate: {e}")))?;
             confirm_unsafe(d, &trace)?;
             stats.depth = trace.len();
-            Verdict::Unsafe(trace)
+            Verdict::refuted(trace)
         }
     };
     stats.seconds = start.elapsed().as_secs_f64();

@@ -28,28 +28,16 @@ pub use cegar::{CegarOptions, PolicyEncoding, Refine, check_cegar};
 pub use error::CegarError;
 pub use model::Discrete;
 
-use std::time::Duration;
-use trestle_core::{Trace, Unknown};
+use trestle_core::{Trace, Verdict};
 use trestle_ir::Rational;
 use trestle_ir::system::System;
 
-/// What a run found.
-#[derive(Clone, Debug)]
-pub enum Verdict {
-    /// No unsafe state is reachable.
-    Safe,
-    /// A run from a start state to an unsafe state, replayed exactly.
-    Unsafe(Trace),
-    Unknown(Unknown),
-}
-
-impl Verdict {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Verdict::Safe => "safe",
-            Verdict::Unsafe(_) => "unsafe",
-            Verdict::Unknown(_) => "unknown",
-        }
+/// The engine's word for a verdict: `safe`, `unsafe` or `unknown`.
+pub fn word(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Proven { .. } | Verdict::Evidence { .. } => "safe",
+        Verdict::Refuted { .. } => "unsafe",
+        Verdict::Unknown(_) => "unknown",
     }
 }
 
@@ -75,9 +63,12 @@ pub struct Stats {
     /// The depth reached (BMC) or the length of the counterexample.
     pub depth: usize,
     pub seconds: f64,
+    /// Time of the re-check of a proof by abstraction.
+    pub recheck_seconds: f64,
 }
 
-/// A verdict with what it took.
+/// A verdict with what it took. A "safe" of CEGAR was re-checked from scratch
+/// ([`cegar::recheck`]) before it is returned; an "unsafe" of every method was replayed exactly.
 #[derive(Clone, Debug)]
 pub struct Outcome {
     pub verdict: Verdict,
@@ -116,9 +107,4 @@ pub(crate) fn policy_label(d: &Discrete<'_>, state: &[Rational]) -> Result<usize
         .map_err(|e| CegarError::Internal(format!("cannot run the policy on {state:?}: {e}")))?;
     let a = &actions[d.action];
     num_traits::ToPrimitive::to_usize(&a.to_integer()).ok_or_else(|| CegarError::Internal(format!("label index {a}")))
-}
-
-/// The deadline of a run with an optional timeout.
-pub(crate) fn deadline(timeout: Option<Duration>) -> Option<std::time::Instant> {
-    timeout.map(|t| std::time::Instant::now() + t)
 }

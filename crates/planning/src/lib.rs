@@ -19,7 +19,7 @@
 //! - the exact explicit-state search of [`search`] explores every state reachable under the
 //!   policy from the start states; the unsafety condition is then picked from the task's family
 //!   (too many blocks on the table, too heavy a truck on the bridge, a tile in a cell) so that the
-//!   instance has its planned verdict ([`planned_verdict`]: 7 safe, 5 unsafe) where the family
+//!   instance has its planned verdict ([`planned_truth`]: 7 safe, 5 unsafe) where the family
 //!   allows it: a safe instance's unsafe states are reachable by some operator sequence from the
 //!   start states (as close as possible to the policy's states) but not under the policy, an
 //!   unsafe instance's are reached under the policy (the deepest shortest counterexample) but are
@@ -85,18 +85,19 @@ pub fn instance_name(task: Task, width: usize) -> String {
     format!("{}-h{width}", task.name())
 }
 
-/// The truth of an instance: whether a state violating `safe` is reachable under the policy.
+/// The truth of an instance (established by exact explicit-state search, never by an engine
+/// under test): whether a state violating `safe` is reachable under the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Verdict {
+pub enum Truth {
     Safe,
     Unsafe,
 }
 
-impl Verdict {
+impl Truth {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Safe => "safe",
-            Verdict::Unsafe => "unsafe",
+            Truth::Safe => "safe",
+            Truth::Unsafe => "unsafe",
         }
     }
 }
@@ -104,8 +105,8 @@ impl Verdict {
 /// The verdict the unsafety condition of an instance is chosen for (when the task's family of
 /// conditions allows it; otherwise the other one): 7 safe and 5 unsafe instances over
 /// [`Task::ALL`] x [`WIDTHS`].
-pub fn planned_verdict(task: Task, width: usize) -> Verdict {
-    use Verdict::{Safe, Unsafe};
+pub fn planned_truth(task: Task, width: usize) -> Truth {
+    use Truth::{Safe, Unsafe};
     match (task, width) {
         (Task::Blocks4, 16) | (Task::Blocks5, 32) | (Task::Puzzle8, 16) | (Task::Transport, 16 | 64) => Unsafe,
         _ => Safe,
@@ -141,7 +142,7 @@ pub struct Generated {
     /// The unsafety condition (`safe` is its negation).
     pub unsafe_condition: String,
     /// The verdict of the exact explicit-state search.
-    pub expected: Verdict,
+    pub expected: Truth,
     /// Unsafe instances: the number of steps of a shortest counterexample.
     pub counterexample_steps: Option<usize>,
     /// Safe instances: the fewest operators that lead from a state reachable under the policy to
@@ -316,7 +317,7 @@ pub fn generate(task: Task, width: usize, seed: u64, out_dir: &Path) -> Result<G
 /// The unsafety condition picked for a policy, and what the native exploration says of it.
 struct Pick {
     candidate: usize,
-    verdict: Verdict,
+    verdict: Truth,
     /// Safe: the fewest operators from the policy's states to an unsafe state.
     distance: Option<u32>,
 }
@@ -324,7 +325,7 @@ struct Pick {
 /// Picks the unsafety condition: the planned verdict if some candidate gives it non-trivially,
 /// else the other verdict, else (every candidate that the policy reaches holds in a start state)
 /// the first candidate that holds in a start state.
-fn pick(p: &Prepared, reached: &[(usize, usize)], want: Verdict) -> Result<Pick, PlanningError> {
+fn pick(p: &Prepared, reached: &[(usize, usize)], want: Truth) -> Result<Pick, PlanningError> {
     let states = &p.space.states;
     let sources: Vec<usize> = reached.iter().map(|&(i, _)| i).collect();
     let from_policy = p.space.distances_from(&sources);
@@ -356,13 +357,13 @@ fn pick(p: &Prepared, reached: &[(usize, usize)], want: Verdict) -> Result<Pick,
             }
         }
     }
-    let safe = safe_best.map(|(d, c)| Pick { candidate: c, verdict: Verdict::Safe, distance: Some(d) });
-    let unsafe_ = unsafe_best.map(|(_, c)| Pick { candidate: c, verdict: Verdict::Unsafe, distance: None });
+    let safe = safe_best.map(|(d, c)| Pick { candidate: c, verdict: Truth::Safe, distance: Some(d) });
+    let unsafe_ = unsafe_best.map(|(_, c)| Pick { candidate: c, verdict: Truth::Unsafe, distance: None });
     let (first, second) = match want {
-        Verdict::Safe => (safe, unsafe_),
-        Verdict::Unsafe => (unsafe_, safe),
+        Truth::Safe => (safe, unsafe_),
+        Truth::Unsafe => (unsafe_, safe),
     };
-    first.or(second).or(trivial.map(|c| Pick { candidate: c, verdict: Verdict::Unsafe, distance: None })).ok_or_else(
+    first.or(second).or(trivial.map(|c| Pick { candidate: c, verdict: Truth::Unsafe, distance: None })).ok_or_else(
         || PlanningError::Internal(format!("{}: no unsafety condition of the family applies", p.task.name())),
     )
 }
@@ -459,13 +460,13 @@ fn build(p: &Prepared, width: usize, out_dir: &Path) -> Result<Generated, Planni
     }
     let explored = search::explore(&sys, &starts, STATE_LIMIT)?;
     let reached = check_against_domain(p, &sys, &explored, &name)?;
-    let chosen = pick(p, &reached, planned_verdict(task, width))?;
+    let chosen = pick(p, &reached, planned_truth(task, width))?;
     let unsafe_condition = model::conjunction_text(&p.candidates[chosen.candidate], &d.vars);
 
     // The final file, loaded back and searched again: its verdict is the one recorded.
     let predicted_steps = match chosen.verdict {
-        Verdict::Safe => None,
-        Verdict::Unsafe => reached
+        Truth::Safe => None,
+        Truth::Unsafe => reached
             .iter()
             .filter(|&&(i, _)| model::all_hold(&p.candidates[chosen.candidate], &p.space.states[i]))
             .map(|&(_, depth)| depth)
@@ -518,7 +519,7 @@ struct Info<'a> {
     accuracy: f64,
     /// `None` in the draft searched before the condition is picked (`safe = "true"`).
     unsafe_condition: Option<String>,
-    verdict: Option<Verdict>,
+    verdict: Option<Truth>,
     reachable: usize,
     steps: Option<usize>,
     distance: Option<u32>,
@@ -606,7 +607,7 @@ fn system_text(info: &Info) -> String {
     if let (Some(cond), Some(verdict)) = (&info.unsafe_condition, info.verdict) {
         let plural = |k: usize, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
         let why = match (verdict, info.steps, info.distance) {
-            (Verdict::Unsafe, Some(k), _) => format!("a shortest counterexample has {}", plural(k, "step")),
+            (Truth::Unsafe, Some(k), _) => format!("a shortest counterexample has {}", plural(k, "step")),
             (_, _, Some(k)) => {
                 format!(
                     "some operator sequence reaches it, {} from the policy's states",
@@ -618,7 +619,7 @@ fn system_text(info: &Info) -> String {
         let _ = write!(
             s,
             "# Unsafe: {cond}.\n\
-             # Verdict (exact explicit-state search under the policy from every start state): {}.\n\
+             # Truth (exact explicit-state search under the policy from every start state): {}.\n\
              # {} states are reachable under the policy; {why}.\n",
             verdict.as_str(),
             info.reachable,

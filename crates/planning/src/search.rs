@@ -7,7 +7,7 @@
 //! It knows nothing of the planning domains: it reads a [`System`] (integer state variables with
 //! bounded domains, no non-deterministic inputs, feed-forward controllers) and nothing else.
 
-use crate::{PlanningError, Verdict};
+use crate::{PlanningError, Truth};
 use num_traits::ToPrimitive;
 use std::collections::HashMap;
 use trestle_ir::num::rational_from_i64;
@@ -18,7 +18,7 @@ use trestle_ir::{Env, Pred, Rational, System};
 /// What the search found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Exploration {
-    pub verdict: Verdict,
+    pub verdict: Truth,
     /// The start states searched from.
     pub starts: usize,
     /// Every state reachable under the policy (start states included), in breadth-first order.
@@ -193,7 +193,7 @@ pub fn explore(sys: &System, starts: &[Vec<Rational>], limit: usize) -> Result<E
         run.reverse();
         run
     });
-    let verdict = if counterexample.is_some() { Verdict::Unsafe } else { Verdict::Safe };
+    let verdict = if counterexample.is_some() { Truth::Unsafe } else { Truth::Safe };
     Ok(Exploration { verdict, starts: starts.len(), reachable, counterexample })
 }
 
@@ -255,7 +255,7 @@ update = {{ x = "x - 1" }}
         let starts = initial_states(&sys, 100).unwrap();
         assert_eq!(starts, vec![vec![rational_from_i64(0)], vec![rational_from_i64(4)]]);
         let e = explore(&sys, &starts, 100).unwrap();
-        assert_eq!(e.verdict, Verdict::Safe);
+        assert_eq!(e.verdict, Truth::Safe);
         assert_eq!(ints(&e.reachable), vec![(0, 0), (4, 0), (1, 1), (3, 1), (2, 2)]);
         assert_eq!(e.counterexample, None);
     }
@@ -266,7 +266,7 @@ update = {{ x = "x - 1" }}
         let starts = initial_states(&sys, 100).unwrap();
         assert_eq!(starts.len(), 2);
         let e = explore(&sys, &starts, 100).unwrap();
-        assert_eq!(e.verdict, Verdict::Unsafe);
+        assert_eq!(e.verdict, Truth::Unsafe);
         let run: Vec<i64> = e.counterexample.unwrap().iter().map(|s| s[0].to_integer().to_i64().unwrap()).collect();
         assert_eq!(run, vec![1, 2]);
         assert_eq!(e.reachable.len(), 3);
@@ -277,7 +277,7 @@ update = {{ x = "x - 1" }}
         let sys = counter("x == 5", "x <= 4");
         let starts = initial_states(&sys, 100).unwrap();
         let e = explore(&sys, &starts, 100).unwrap();
-        assert_eq!(e.verdict, Verdict::Unsafe);
+        assert_eq!(e.verdict, Truth::Unsafe);
         assert_eq!(e.counterexample.unwrap().len(), 1);
         // 5 -> 4 -> 3 -> 2 -> 1 -> 2: five states.
         assert_eq!(e.reachable.len(), 5);

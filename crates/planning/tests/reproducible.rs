@@ -3,7 +3,7 @@
 //! explicit-state search under its policy finds.
 
 use std::path::Path;
-use trestle_planning::{PlanningError, Task, Verdict, WIDTHS, instance_name, search};
+use trestle_planning::{PlanningError, Task, Truth, WIDTHS, instance_name, search};
 
 fn shipped() -> std::path::PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("configs/systems")
@@ -23,10 +23,10 @@ fn shipped_benchmarks_regenerate_byte_for_byte() {
         assert!(g.accuracy > 0.6, "{g:?}");
         assert!((2..=20).contains(&g.start_states) && g.reachable <= 5000, "{g:?}");
         // A safe instance's unsafe states are reachable, only not under the policy.
-        assert_eq!(g.expected == Verdict::Safe, g.unsafe_distance.is_some(), "{g:?}");
-        assert_eq!(g.expected == Verdict::Unsafe, g.counterexample_steps.is_some_and(|k| k >= 1), "{g:?}");
+        assert_eq!(g.expected == Truth::Safe, g.unsafe_distance.is_some(), "{g:?}");
+        assert_eq!(g.expected == Truth::Unsafe, g.counterexample_steps.is_some_and(|k| k >= 1), "{g:?}");
     }
-    let safe = all.iter().filter(|g| g.expected == Verdict::Safe).count();
+    let safe = all.iter().filter(|g| g.expected == Truth::Safe).count();
     assert_eq!((safe, all.len() - safe), (7, 5), "the planned mix of verdicts");
     // One instance alone is the same instance.
     let one = trestle_planning::generate(Task::Transport, 32, 1, &dir.path().join("one")).unwrap();
@@ -36,11 +36,11 @@ fn shipped_benchmarks_regenerate_byte_for_byte() {
 }
 
 /// The verdict the header of a generated system file records.
-fn recorded_verdict(text: &str) -> Option<Verdict> {
-    let line = text.lines().find(|l| l.starts_with("# Verdict"))?;
+fn recorded_verdict(text: &str) -> Option<Truth> {
+    let line = text.lines().find(|l| l.starts_with("# Truth"))?;
     match line.rsplit(": ").next()? {
-        "safe." => Some(Verdict::Safe),
-        "unsafe." => Some(Verdict::Unsafe),
+        "safe." => Some(Truth::Safe),
+        "unsafe." => Some(Truth::Unsafe),
         _ => None,
     }
 }

@@ -1,6 +1,5 @@
 //! Synthesis configuration.
 
-use std::time::Duration;
 
 /// How the invariant is searched for.
 #[derive(Clone, Debug)]
@@ -13,8 +12,6 @@ pub struct SynthConfig {
     /// Cells narrower than this fraction of Safe's extent (in the dimension that would be split)
     /// are not split further.
     pub min_width: f64,
-    /// Wall-clock limit of the whole run (search, proof and counterexample search).
-    pub timeout: Option<Duration>,
     /// Forward mode: the boxes reachable from Init until closure (refining where images leave
     /// Safe), instead of the greatest fixed point inside Safe.
     pub forward: bool,
@@ -37,7 +34,6 @@ impl Default for SynthConfig {
             resolution: None,
             max_boxes: 50_000,
             min_width: 1.0 / 4096.0,
-            timeout: None,
             forward: false,
             full: false,
             threads,

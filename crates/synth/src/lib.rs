@@ -80,5 +80,5 @@ mod synthesize;
 
 pub use config::SynthConfig;
 pub use error::SynthError;
-pub use report::{ExactRun, SynthProgress, SynthReport, SynthStats, SynthVerdict, Trajectory};
+pub use report::{ExactRun, SynthProgress, SynthReport, SynthStats, Trajectory};
 pub use synthesize::synthesize;

@@ -1,31 +1,9 @@
 //! What a synthesis run returns.
 
-use trestle_bridge::certificate::ProofJson;
 use trestle_bridge::{Condition, InductiveRun};
-use trestle_core::{ReplayError, Trace, Witness};
+use trestle_core::{ReplayError, Trace, Verdict, Witness};
 use trestle_ir::System;
 use trestle_ir::{FBox, Rational};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SynthVerdict {
-    /// An invariant was found and proven (inductive by the bridge engine, Init => I and I => Safe
-    /// by the checker): the system is safe forever.
-    Safe,
-    /// A run from Init leaves Safe, replayed in exact arithmetic.
-    Unsafe,
-    /// Neither: a limit was reached or the boxes could not separate Init from the unsafe states.
-    Unknown,
-}
-
-impl SynthVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SynthVerdict::Safe => "safe",
-            SynthVerdict::Unsafe => "unsafe",
-            SynthVerdict::Unknown => "unknown",
-        }
-    }
-}
 
 /// A run from Init replayed exactly through the IR's step (`sim::step::<Rational>`).
 #[derive(Clone, Debug, PartialEq)]
@@ -133,7 +111,9 @@ pub struct SynthStats {
 
 #[derive(Clone, Debug)]
 pub struct SynthReport {
-    pub verdict: SynthVerdict,
+    /// Proven with the invariant's certificate (`trestle-bridge-certificate/1`, or `/2` with
+    /// exact clauses), refuted by a run from Init that leaves Safe, or unknown.
+    pub verdict: Verdict,
     /// Why the verdict is what it is, in one sentence.
     pub reason: String,
     /// The invariant: merged boxes (empty when none was found).
@@ -145,8 +125,6 @@ pub struct SynthReport {
     /// `Init => I` and `I => Safe`, when checked.
     pub init_condition: Option<Condition>,
     pub safe_condition: Option<Condition>,
-    /// The proof certificate (`trestle-bridge-certificate/1`, or `/2` with exact clauses), when safe.
-    pub certificate: Option<ProofJson>,
     /// Cells dropped from the candidate set (or, forward, those whose images leave Safe).
     pub dropped: Vec<FBox>,
     /// The dropped cells that meet Init: where Init could not be kept.
@@ -154,6 +132,22 @@ pub struct SynthReport {
     /// The best run from Init toward leaving Safe (searched when no invariant was proven).
     pub trajectory: Option<Trajectory>,
     pub stats: SynthStats,
+}
+
+impl SynthReport {
+    /// The engine's word for the verdict: `safe`, `unsafe` or `unknown`.
+    pub fn word(&self) -> &'static str {
+        match self.verdict {
+            Verdict::Proven { .. } | Verdict::Evidence { .. } => "safe",
+            Verdict::Refuted { .. } => "unsafe",
+            Verdict::Unknown(_) => "unknown",
+        }
+    }
+
+    /// The invariant's certificate, when proven.
+    pub fn certificate(&self) -> Option<&serde_json::Value> {
+        self.verdict.certificate().map(|c| &c.0)
+    }
 }
 
 /// Reported as the run goes.

@@ -7,6 +7,7 @@ use crate::report::SynthProgress;
 use crate::{SynthConfig, SynthError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
+use trestle_core::Budget;
 use trestle_ir::{FBox, sim, space};
 
 /// How a search ended.
@@ -71,6 +72,8 @@ pub(crate) struct Search<'a, 's> {
     pub imager: &'a Imager<'s>,
     pub cfg: &'a SynthConfig,
     pub start: Instant,
+    /// The run's deadline and cancellation.
+    pub budget: Budget,
     /// Init as outward f64 boxes, when it is a union of boxes.
     pub init: Option<Vec<FBox>>,
     pub progress: &'a (dyn Fn(SynthProgress) + Sync),
@@ -99,6 +102,7 @@ impl<'a, 's> Search<'a, 's> {
         part: Partition,
         init: Option<Vec<FBox>>,
         start: Instant,
+        budget: &Budget,
         progress: &'a (dyn Fn(SynthProgress) + Sync),
     ) -> Search<'a, 's> {
         let vertices = trestle_ir::nondet::Choices::new(sys, 256)
@@ -114,6 +118,7 @@ impl<'a, 's> Search<'a, 's> {
             imager,
             cfg,
             start,
+            budget: budget.clone(),
             init,
             progress,
             images: 0,
@@ -128,9 +133,9 @@ impl<'a, 's> Search<'a, 's> {
         }
     }
 
+    /// Why the search must stop now (time limit, cancelled), if it must.
     pub fn over_time(&self) -> Option<String> {
-        let limit = self.cfg.timeout?;
-        (self.start.elapsed() > limit).then(|| format!("time limit of {:.1} s reached", limit.as_secs_f64()))
+        self.budget.check().err().map(|stop| stop.to_string())
     }
 
     /// Splits a leaf when the box budget and the minimum width allow it.

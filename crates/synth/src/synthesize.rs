@@ -4,13 +4,14 @@ use crate::attack::Attack;
 use crate::image::Imager;
 use crate::merge::merge;
 use crate::partition::{Cell, Partition, Status, overlaps};
-use crate::report::{ExactRun, SynthProgress, SynthReport, SynthStats, SynthVerdict, Trajectory};
+use crate::report::{ExactRun, SynthProgress, SynthReport, SynthStats, Trajectory};
 use crate::search::{End, Search};
 use crate::{SynthConfig, SynthError, forward, gfp};
 use std::time::{Duration, Instant};
 use trestle_bridge::certificate::{boxes_pred, proof};
 use trestle_bridge::engine::check_inductive;
 use trestle_bridge::{Condition, Inductiveness};
+use trestle_core::{Budget, Unknown, Verdict};
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::space::distance_outside;
 use trestle_ir::{FBox, InnerBox, OuterBox, Pred, RBox, System};
@@ -84,6 +85,7 @@ impl<'s> Regions<'s> {
 pub fn synthesize(
     sys: &System,
     cfg: &SynthConfig,
+    budget: &Budget,
     progress: &(dyn Fn(SynthProgress) + Sync),
 ) -> Result<SynthReport, SynthError> {
     cfg.validate()?;
@@ -94,24 +96,24 @@ pub fn synthesize(
     let mut report = empty_report();
     // A state of Init outside Safe is a run of length 0 that leaves Safe.
     if let Answer::Invalid(w) = side.check_implication(&sys.init, regions.safe)? {
-        unsafe_at_init(&mut report, w, &regions);
-        return Ok(finish(report, &side_stats, start));
+        unsafe_at_init(sys, &mut report, w, &regions)?;
+        return Ok(finish(report, &side_stats, start, budget));
     }
     let imager = Imager::new(sys, &cfg.bridge, cfg.threads, &regions.extent())?;
     // A short run search first: a replayed run that leaves Safe ends the question at once, and the
     // invariant search of an unsafe system can take its whole time limit before failing.
-    let quick = start + cfg.timeout.map_or(QUICK_ATTACK, |limit| (limit / 10).min(QUICK_ATTACK));
-    attack(sys, cfg, &regions, &imager, &mut report, Some(quick), progress);
-    if report.verdict == SynthVerdict::Unsafe {
-        return Ok(finish(report, &side_stats, start));
+    let quick = Instant::now() + budget.remaining().map_or(QUICK_ATTACK, |left| (left / 10).min(QUICK_ATTACK));
+    attack(sys, cfg, &regions, &imager, &mut report, Some(quick), progress)?;
+    if report.verdict.holds() == Some(false) {
+        return Ok(finish(report, &side_stats, start, budget));
     }
     // The closest run that stayed inside is reported only by the final run search.
     report.trajectory = None;
-    let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, progress, false)?;
+    let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, budget, progress, false)?;
     // Init lost to images that escape by a rounding error, maybe (an invariant with no margin):
     // again with images accepted within the tolerance; the proof then decides those cells exactly.
     if matches!(end, End::InitLost | End::Escapes) {
-        let (tolerant, tolerant_end) = search_once(sys, cfg, &imager, &regions, start, progress, true)?;
+        let (tolerant, tolerant_end) = search_once(sys, cfg, &imager, &regions, start, budget, progress, true)?;
         let images = search.images;
         if tolerant_end == End::Closed {
             (search, end) = (tolerant, tolerant_end);
@@ -121,34 +123,36 @@ pub fn synthesize(
     report.stats.initial_cells = search.initial_cells;
     record_search(&mut report, &search, &regions);
     if end == End::Closed {
-        prove(sys, cfg, &search, &mut side, &mut report, start, &imager)?;
-        if report.verdict == SynthVerdict::Safe {
-            return Ok(finish(report, &side_stats, start));
+        prove(sys, cfg, &search, &mut side, &mut report, budget, &imager)?;
+        if report.verdict.is_proven() {
+            return Ok(finish(report, &side_stats, start, budget));
         }
     } else {
         report.reason = failure(&end, &report, search.budget_hit.as_deref());
     }
-    attack(sys, cfg, &regions, &imager, &mut report, cfg.timeout.map(|limit| start + limit), progress);
-    Ok(finish(report, &side_stats, start))
+    attack(sys, cfg, &regions, &imager, &mut report, budget.deadline(), progress)?;
+    Ok(finish(report, &side_stats, start, budget))
 }
 
 /// The most time the run search gets before the invariant search starts.
 const QUICK_ATTACK: Duration = Duration::from_secs(1);
 
 /// One search over a fresh partition of Safe.
+#[allow(clippy::too_many_arguments)]
 fn search_once<'a, 's>(
     sys: &'s System,
     cfg: &'a SynthConfig,
     imager: &'a Imager<'s>,
     regions: &Regions<'_>,
     start: Instant,
+    budget: &Budget,
     progress: &'a (dyn Fn(SynthProgress) + Sync),
     tolerant: bool,
 ) -> Result<(Search<'a, 's>, End), SynthError> {
     let d = sys.state.len();
     let part = Partition::new(&regions.inner, cfg.grid_resolution(d), cfg.max_boxes, cfg.min_width)
         .map_err(SynthError::Config)?;
-    let mut search = Search::new(sys, cfg, imager, part, regions.init.clone(), start, progress);
+    let mut search = Search::new(sys, cfg, imager, part, regions.init.clone(), start, budget, progress);
     search.tolerant = tolerant;
     let end = run_search(&mut search)?;
     Ok((search, end))
@@ -156,14 +160,13 @@ fn search_once<'a, 's>(
 
 fn empty_report() -> SynthReport {
     SynthReport {
-        verdict: SynthVerdict::Unknown,
+        verdict: Verdict::Unknown(Unknown::Undecided),
         reason: String::new(),
         invariant: Vec::new(),
         cells: Vec::new(),
         proof: None,
         init_condition: None,
         safe_condition: None,
-        certificate: None,
         dropped: Vec::new(),
         dropped_init: Vec::new(),
         trajectory: None,
@@ -171,13 +174,21 @@ fn empty_report() -> SynthReport {
     }
 }
 
-fn unsafe_at_init(report: &mut SynthReport, w: Witness, regions: &Regions<'_>) {
-    report.verdict = SynthVerdict::Unsafe;
+fn unsafe_at_init(sys: &System, report: &mut SynthReport, w: Witness, regions: &Regions<'_>) -> Result<(), SynthError> {
     report.reason = "a state of Init lies outside Safe".into();
     let states = vec![w.state.iter().map(to_f64_nearest).collect::<Vec<f64>>()];
     let distance = distance_outside(&regions.outer, &states[0]);
     let exact = ExactRun { states: vec![w.state], actions: vec![], nondet: vec![], branches: vec![] };
+    report.verdict = refutation(sys, &exact)?;
     report.trajectory = Some(Trajectory { states, distance, exact: Some(exact) });
+    Ok(())
+}
+
+/// The verdict of a run from Init that leaves Safe: its trace, replayed once more exactly.
+fn refutation(sys: &System, run: &ExactRun) -> Result<Verdict, SynthError> {
+    let trace =
+        run.to_trace(sys).map_err(|e| SynthError::Internal(format!("a run that left Safe does not replay: {e}")))?;
+    Ok(Verdict::refuted(trace))
 }
 
 /// Runs the configured search; on success `search.invariant` holds the invariant's cells.
@@ -256,7 +267,7 @@ fn prove(
     search: &Search<'_, '_>,
     side: &mut Checker<'_>,
     report: &mut SynthReport,
-    start: Instant,
+    budget: &Budget,
     imager: &Imager<'_>,
 ) -> Result<(), SynthError> {
     let cells: Vec<FBox> = search.invariant.iter().map(|&id| search.part.cells[id].bx.clone()).collect();
@@ -272,10 +283,7 @@ fn prove(
     if bridge.exact_after.is_some() {
         bridge.exact_after = Some(0);
     }
-    if let Some(limit) = cfg.timeout {
-        bridge.timeout = Some(limit.saturating_sub(start.elapsed()));
-    }
-    let run = check_inductive(sys, &inv, &cells, &bridge, &|p| (search.progress)(SynthProgress::Proof(p)))?;
+    let run = check_inductive(sys, &inv, &cells, &bridge, budget, &|p| (search.progress)(SynthProgress::Proof(p)))?;
     if let Inductiveness::Refuted(r) = &run.outcome {
         let next: Vec<f64> = r.witness.next.iter().map(to_f64_nearest).collect();
         if !imager.within_tolerance(&merged, &next) {
@@ -302,11 +310,11 @@ fn prove(
     s.exact_queries += run.stats.exact_queries;
     report.reason = match (&run.outcome, &init, &safe) {
         (Inductiveness::Proven, Condition::Proven, Condition::Proven) => {
-            report.verdict = SynthVerdict::Safe;
-            report.certificate = Some(proof(sys, &merged, &run.clauses, &run.exact_clauses));
+            let certificate = proof(sys, &merged, &run.clauses, &run.exact_clauses);
+            report.verdict = Verdict::certified(serde_json::to_value(certificate).expect("certificates serialise"));
             format!("inductive invariant of {} boxes proven", merged.len())
         }
-        (Inductiveness::Unknown { reason }, ..) => format!("the proof of the found invariant stopped: {reason}"),
+        (Inductiveness::Unknown(reason), ..) => format!("the proof of the found invariant stopped: {reason}"),
         (_, Condition::Fails(_), _) => "the invariant found does not contain Init".into(),
         (_, _, Condition::Fails(_)) => "the invariant found is not inside Safe".into(),
         _ => "a side condition stayed undecided".into(),
@@ -328,7 +336,7 @@ fn attack(
     report: &mut SynthReport,
     deadline: Option<Instant>,
     progress: &(dyn Fn(SynthProgress) + Sync),
-) {
+) -> Result<(), SynthError> {
     let t = Instant::now();
     let extra: Vec<Vec<f64>> = report.dropped_init.iter().take(64).map(FBox::center).collect();
     let attack =
@@ -338,9 +346,10 @@ fn attack(
     report.stats.simulations += attack.simulations.load(std::sync::atomic::Ordering::Relaxed);
     report.stats.attack_seconds += t.elapsed().as_secs_f64();
     if let Some(run) = report.trajectory.as_ref().and_then(|t| t.exact.as_ref()) {
-        report.verdict = SynthVerdict::Unsafe;
+        report.verdict = refutation(sys, run)?;
         report.reason = format!("a run from Init leaves Safe after {} step(s) (replayed exactly)", run.actions.len());
     }
+    Ok(())
 }
 
 fn side_config(cfg: &SynthConfig, stats: &Stats) -> CheckerConfig {
@@ -351,8 +360,15 @@ fn side_config(cfg: &SynthConfig, stats: &Stats) -> CheckerConfig {
     c
 }
 
-/// Adds the side checks to the counts and stamps the total time.
-fn finish(mut report: SynthReport, side: &Stats, start: Instant) -> SynthReport {
+/// Adds the side checks to the counts and stamps the total time; an undecided run is unknown for
+/// its limit (time, cancellation) or, within its limits, for `report.reason`.
+fn finish(mut report: SynthReport, side: &Stats, start: Instant, budget: &Budget) -> SynthReport {
+    if let Verdict::Unknown(_) = report.verdict {
+        report.verdict = Verdict::Unknown(match budget.check() {
+            Err(stop) => stop.into(),
+            Ok(()) => Unknown::Incomplete(report.reason.clone()),
+        });
+    }
     let s = side.snapshot();
     report.stats.smt_queries += s.queries as usize;
     report.stats.fast_path_decided += s.fast_decided as usize;

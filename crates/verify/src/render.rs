@@ -1,0 +1,163 @@
+//! Results as text for people: the one renderer of a `trestle-result/1` result, shared by the
+//! CLI, `verify`'s per-property sections and the Python package's `str()`. Everything shown is
+//! in the result (decimals for reading; the exact values are in its JSON).
+
+use serde_json::Value;
+use std::fmt::Write;
+use trestle_core::{RunResult, Status, TraceJson};
+
+/// Most boxes listed from an invariant or a set of dropped cells.
+const SHOWN: usize = 8;
+
+/// The result as a few lines of text.
+pub fn text(r: &RunResult) -> String {
+    let mut out = String::new();
+    let what = r.property.as_ref().map(|p| format!(" {p}")).unwrap_or_default();
+    let _ = writeln!(out, "{}{what}: {} ({}, by {})", r.system, r.verdict.to_uppercase(), r.status.as_str(), r.method);
+    match r.status {
+        Status::Proven => line(&mut out, r.evidence.as_deref()),
+        Status::Evidence => {
+            let margin = r.margin.map(|m| format!(" (margin {m:.3e})")).unwrap_or_default();
+            let _ = writeln!(out, "  floating-point evidence{margin}, NOT a proof");
+            line(&mut out, r.evidence.as_deref());
+        }
+        Status::Refuted => {}
+        Status::Unknown => line(&mut out, r.reason.as_deref().map(|w| format!("unknown: {w}")).as_deref()),
+    }
+    if let Some(Value::String(s)) = r.details.get("summary") {
+        let _ = writeln!(out, "  {s}");
+    }
+    if let Some(c) = r.details.get("conditions") {
+        conditions(&mut out, c);
+    }
+    if let Some(t) = &r.trace {
+        trace(&mut out, t, r.details.get("formula").and_then(Value::as_str));
+    }
+    boxes(&mut out, r.details.get("invariant"), "invariant");
+    boxes(&mut out, r.details.get("dropped_init"), "cells of Init that had to be dropped");
+    if let Some(Value::Array(preds)) = r.details.get("predicates") {
+        let _ = writeln!(out, "  predicates ({}):", preds.len());
+        for p in preds.iter().filter_map(Value::as_str) {
+            let _ = writeln!(out, "    {p}");
+        }
+    }
+    let stats: Vec<String> = r
+        .stats
+        .iter()
+        .filter(|(k, v)| !k.ends_with("seconds") && !v.is_null() && *v != &Value::from(0))
+        .map(|(k, v)| format!("{} {}", k.replace('_', " "), plain(v)))
+        .collect();
+    if !stats.is_empty() {
+        let _ = writeln!(out, "  stats: {}", stats.join(", "));
+    }
+    if let Some(s) = r.stats.get("seconds").and_then(Value::as_f64) {
+        let _ = writeln!(out, "  time: {s:.3} s");
+    }
+    for (kind, path) in &r.artifacts {
+        let _ = writeln!(out, "  {kind}: {}", plain(path));
+    }
+    out
+}
+
+fn line(out: &mut String, text: Option<&str>) {
+    if let Some(t) = text.filter(|t| !t.is_empty()) {
+        let _ = writeln!(out, "  {t}");
+    }
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() => decimal(x),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// An f64 for reading: short, never misleading (the exact value is in the JSON).
+pub fn decimal(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x.abs() >= 1e-4 && x.abs() < 1e7 {
+        let s = format!("{x:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{x:.4e}")
+    }
+}
+
+fn named(o: &Value) -> String {
+    match o {
+        Value::Object(m) => m.iter().map(|(k, v)| format!("{k} = {}", plain(v))).collect::<Vec<_>>().join(", "),
+        _ => String::new(),
+    }
+}
+
+fn conditions(out: &mut String, c: &Value) {
+    let rows = [("init_implies_inv", "Init => Inv"), ("inv_implies_safe", "Inv => Safe"), ("inductive", "Inv /\\ Next => Inv'")];
+    for (key, name) in rows {
+        let Some(cond) = c.get(key) else { continue };
+        let result = cond.get("result").and_then(Value::as_str).unwrap_or("?");
+        let mut text = match result {
+            "fails" => "FAILS".to_string(),
+            "refuted" => "REFUTED".to_string(),
+            r => r.to_string(),
+        };
+        if let Some(why) = cond.get("reason").and_then(Value::as_str) {
+            text.push_str(&format!(" ({why})"));
+        }
+        if let Some(w) = cond.get("witness").and_then(|w| w.get("state")) {
+            text.push_str(&format!(" at {}", named(w)));
+        }
+        let _ = writeln!(out, "  {name:<22} {text}");
+    }
+}
+
+fn trace(out: &mut String, t: &TraceJson, formula: Option<&str>) {
+    let what = match (t.loop_back, t.steps.len()) {
+        (Some(j), _) => format!("a lasso (the last state is s{j} again, hidden states included)"),
+        (None, 0) => "a state".to_string(),
+        (None, n) => format!("a run of {n} step(s)"),
+    };
+    let about = formula.map(|f| format!(" against {f}")).unwrap_or_default();
+    let _ = writeln!(out, "  counterexample{about}: {what}, replayed in {}:", t.replayed);
+    for (i, s) in t.states.iter().enumerate() {
+        let values: Vec<String> = s.iter().map(|(k, v)| format!("{k} = {}", plain(v))).collect();
+        let _ = writeln!(out, "    s{i}: {}", values.join(", "));
+        if let Some(step) = t.steps.get(i) {
+            let mut parts = Vec::new();
+            if !step.actions.is_empty() {
+                parts.push(named(&Value::Object(step.actions.clone().into_iter().collect())));
+            }
+            if !step.labels.is_empty() {
+                parts.push(format!("label {}", named(&Value::Object(step.labels.clone().into_iter().collect()))));
+            }
+            if !step.nondet.is_empty() {
+                parts.push(format!("choices {}", named(&Value::Object(step.nondet.clone().into_iter().collect()))));
+            }
+            parts.push(format!("branch {}", step.branch));
+            let _ = writeln!(out, "        -> {}", parts.join("; "));
+        }
+    }
+}
+
+fn boxes(out: &mut String, v: Option<&Value>, what: &str) {
+    let Some(Value::Array(bs)) = v else { return };
+    if bs.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "  {what}: {} box(es)", bs.len());
+    for b in bs.iter().take(SHOWN) {
+        let lo = b.get("lo").and_then(Value::as_array);
+        let hi = b.get("hi").and_then(Value::as_array);
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            let sides: Vec<String> = lo.iter().zip(hi).map(|(l, h)| format!("[{}, {}]", plain(l), plain(h))).collect();
+            let _ = writeln!(out, "    {}", sides.join(" x "));
+        }
+    }
+    if bs.len() > SHOWN {
+        let _ = writeln!(out, "    ... ({} more)", bs.len() - SHOWN);
+    }
+}

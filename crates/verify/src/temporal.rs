@@ -1,0 +1,181 @@
+//! `ctl` and `ltl`: temporal formulas by the bounded-CTL and LTL engines, and the chain that
+//! follows the LTL engine on a memoryless system (an open `G p` is the invariant question `p`).
+
+use crate::error::DriverError;
+use crate::progress::Progress;
+use serde_json::json;
+use trestle_core::{Budget, RunResult, Status, Verdict};
+use trestle_ctl::{CtlError, CtlOptions, CtlResult, check_ctl};
+use trestle_ir::System;
+use trestle_ir::formula::{Ctl, Ltl};
+use trestle_ltl::{LtlError, LtlOptions, LtlResult, check_ltl};
+
+impl From<CtlError> for DriverError {
+    fn from(e: CtlError) -> DriverError {
+        if e.is_input() { DriverError::Input(e.to_string()) } else { DriverError::Internal(e.to_string()) }
+    }
+}
+
+impl From<LtlError> for DriverError {
+    fn from(e: LtlError) -> DriverError {
+        if e.is_input() { DriverError::Input(e.to_string()) } else { DriverError::Internal(e.to_string()) }
+    }
+}
+
+/// The property a temporal run checks: its name (`formula` for a `--formula`) and its text.
+#[derive(Clone, Debug)]
+pub struct Named {
+    pub name: String,
+    pub text: String,
+}
+
+/// A bounded-CTL run: the engine's result and the result every front end prints.
+#[derive(Debug)]
+pub struct CtlRun {
+    pub ctl: CtlResult,
+    pub result: RunResult,
+}
+
+/// Decides a bounded-CTL formula.
+pub fn ctl(
+    sys: &System,
+    phi: &Ctl,
+    property: &Named,
+    opts: &CtlOptions,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<CtlRun, DriverError> {
+    progress.stage("ctl");
+    let r = check_ctl(sys, phi, opts, budget)?;
+    let mut out = RunResult::of_verdict("ctl", sys, r.method, word(&r.verdict), &r.verdict);
+    out.property = Some(property.name.clone());
+    out.details.insert("formula".into(), json!(property.text));
+    out.evidence = match &r.verdict {
+        Verdict::Proven { .. } if r.method == "explicit" => {
+            Some("every initial state evaluated in exact rational arithmetic".into())
+        }
+        Verdict::Proven { .. } => {
+            Some("outward-rounded bounds rule out every counterexample job without a solver (exact)".into())
+        }
+        Verdict::Evidence { .. } => Some(
+            "HiGHS found every MILP of the negated property infeasible, or its dual bound on the relaxation of the \
+             atoms above the threshold (floating-point evidence with this margin, not an exact proof)"
+                .into(),
+        ),
+        _ => None,
+    };
+    let s = &r.stats;
+    out.stat("milps_built", s.milps_built)
+        .stat("milps_solved", s.milps_solved)
+        .stat("milps_pruned", s.milps_pruned)
+        .stat("binaries", s.binaries)
+        .stat("states_expanded", s.states_expanded)
+        .stat("candidates", s.candidates)
+        .stat("seconds", s.seconds);
+    Ok(CtlRun { ctl: r, result: out })
+}
+
+/// `true`, `false` or `unknown`: a temporal formula's truth.
+pub fn word(v: &Verdict) -> &'static str {
+    match v.holds() {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "unknown",
+    }
+}
+
+/// An LTL run: the engine's result and the result every front end prints (the invariant chain's
+/// when it decided what the engine left open).
+#[derive(Debug)]
+pub struct LtlRun {
+    pub ltl: LtlResult,
+    pub result: RunResult,
+    /// The certificate of the result's proof, when there is one (the engine's, or the invariant
+    /// chain's).
+    pub certificate: Option<serde_json::Value>,
+}
+
+const LTL_EVIDENCE: &str = "HiGHS found no path violating the formula: the MILP of the negation over one unrolled path \
+    is infeasible, or its bound on the atoms' relaxation is above the threshold (floating-point evidence with this \
+    margin, not an exact proof)";
+
+/// Decides an LTL formula; on a memoryless system a `G p` the engine leaves open is then asked as
+/// the invariant question `p` (the file's candidate, then synthesis) in the time left.
+pub fn ltl(
+    sys: &System,
+    phi: &Ltl,
+    property: &Named,
+    opts: &LtlOptions,
+    threads: usize,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<LtlRun, DriverError> {
+    progress.stage("ltl");
+    let r = check_ltl(sys, phi, opts, budget)?;
+    let mut out = RunResult::of_verdict("ltl", sys, r.method, word(&r.verdict), &r.verdict);
+    out.property = Some(property.name.clone());
+    out.details.insert("formula".into(), json!(property.text));
+    out.details.insert("depth".into(), json!(r.depth));
+    out.evidence = match &r.verdict {
+        Verdict::Proven { .. } => Some(match r.method {
+            "invariant" => "an inductive box of the full state (environment and hidden states) contains Init and lies \
+                inside the predicate (outward-rounded enclosures)",
+            "synthesis" => "a union of boxes over the state and the recurrent controllers' kept hidden units contains \
+                Init, lies inside the predicate and is inductive: found by synthesis over the system with its hidden \
+                states lifted into the state, proven by the bridge engine",
+            _ => "bound propagation through time: the formula holds on the outward-rounded enclosures of every step",
+        }
+        .into()),
+        Verdict::Evidence { .. } => Some(LTL_EVIDENCE.into()),
+        _ => None,
+    };
+    if let Some(t) = r.verdict.trace()
+        && let Some(j) = t.loop_back
+    {
+        out.details.insert("lasso".into(), json!({ "stem": j, "loop": t.len() - j }));
+    }
+    if !r.stats.bpt_enclosures.is_empty() {
+        out.details.insert("bpt_enclosures".into(), json!(r.stats.bpt_enclosures));
+    }
+    out.stat("init_boxes", r.stats.init_boxes)
+        .stat("milps", r.stats.rmilp.milps)
+        .stat("binaries", r.stats.rmilp.binaries)
+        .stat("variables", r.stats.rmilp.variables)
+        .stat("tightened_wins", r.stats.rmilp.tightened_wins)
+        .stat("plain_wins", r.stats.rmilp.plain_wins)
+        .stat("invariant_boxes", r.stats.invariant_boxes)
+        .stat("invariant_dims", r.stats.invariant_dims)
+        .stat("seconds", r.stats.seconds);
+    let mut certificate = r.verdict.certificate().map(|c| c.0.clone());
+    let chain = matches!(opts.method, trestle_ltl::Method::Auto | trestle_ltl::Method::Invariant);
+    if chain && out.status == Status::Unknown && sys.is_memoryless()
+        && let Ltl::G(None, inner) = phi
+        && let Some(p) = trestle_ltl::state_pred(inner)
+        && !budget.is_over()
+    {
+        let chained = crate::properties::invariant(sys, &p, threads, budget, progress)?;
+        if chained.result.status != Status::Unknown {
+            let engine_said = out.reason.clone();
+            let seconds = out.stats.get("seconds").cloned();
+            out = chained.result;
+            out.command = "ltl".into();
+            out.property = Some(property.name.clone());
+            out.details.insert("formula".into(), json!(property.text));
+            out.details.insert("ltl_engine".into(), json!(engine_said));
+            if let Some(s) = seconds {
+                out.stats.insert("ltl_seconds".into(), s);
+            }
+            certificate = chained.certificate.map(|c| ltl_invariant_certificate(c, &property.text));
+        }
+    }
+    Ok(LtlRun { ltl: r, result: out, certificate })
+}
+
+/// A bridge proof of `p` as an invariant, marked as the proof of `G p` (`trestle certify` then
+/// re-checks it with `p` as Safe).
+fn ltl_invariant_certificate(mut proof: serde_json::Value, formula: &str) -> serde_json::Value {
+    if let Some(o) = proof.as_object_mut() {
+        o.insert("ltl".into(), json!(formula));
+    }
+    proof
+}
