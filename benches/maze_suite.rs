@@ -4,13 +4,14 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use trestle_bridge::{Config, check};
+use trestle_core::Budget;
 use trestle_ir::System;
 use trestle_testkit::{PEER_SIZES, example, peer, shared_models};
 
 fn suite(c: &mut Criterion) {
     let example = example("maze-nondet.toml");
     c.bench_function("example maze-nondet (default config)", |b| {
-        b.iter(|| check(&example, &Config::default(), &|_| {}).unwrap())
+        b.iter(|| check(&example, &Config::default(), &Budget::unlimited(), &|_| {}).unwrap())
     });
     if shared_models().is_none() {
         return;
@@ -22,7 +23,7 @@ fn suite(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 for s in &systems {
-                    check(s, &cfg, &|_| {}).unwrap();
+                    check(s, &cfg, &Budget::unlimited(), &|_| {}).unwrap();
                 }
             })
         });

@@ -7,7 +7,8 @@
 //! table (verdict, boxes, splits, bound queries, and the time of one run by part).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use trestle_bridge::{Config, Verdict, check};
+use trestle_bridge::{Config, check};
+use trestle_core::Budget;
 use trestle_ir::System;
 use trestle_ir::network::synthetic_centering;
 use trestle_testkit::{load, maze_nd, peer, repo, shared_models};
@@ -17,12 +18,12 @@ fn system(dims: usize, width: usize, depth: usize, eps: f64) -> System {
 }
 
 /// One run, printed as a Markdown table row.
-fn row(name: &str, sys: &System, cfg: &Config) -> Verdict {
-    let report = check(sys, cfg, &|_| {}).expect("the check runs");
+fn row(name: &str, sys: &System, cfg: &Config) -> &'static str {
+    let report = check(sys, cfg, &Budget::unlimited(), &|_| {}).expect("the check runs");
     let s = &report.inductive.stats;
     eprintln!(
         "| {name} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
-        report.verdict.as_str(),
+        report.word(),
         s.boxes,
         s.splits,
         s.bound_queries,
@@ -31,7 +32,7 @@ fn row(name: &str, sys: &System, cfg: &Config) -> Verdict {
         s.search_seconds,
         s.smt_seconds
     );
-    report.verdict
+    report.word()
 }
 
 fn scale(c: &mut Criterion) {
@@ -41,7 +42,9 @@ fn scale(c: &mut Criterion) {
     if shared_models().is_some() {
         let det512 = peer("det", 512);
         row("peer det 2x512", &det512, &cfg);
-        group.bench_function("peer det 2x512", |b| b.iter(|| check(&det512, &cfg, &|_| {}).unwrap()));
+        group.bench_function("peer det 2x512", |b| {
+            b.iter(|| check(&det512, &cfg, &Budget::unlimited(), &|_| {}).unwrap())
+        });
     }
     // The peer maze's candidate sits close to the centering controller's pull (its lower y edge
     // 0.55 against the centre 0.6), so a random part of weight 0.4 pushes some states out: a
@@ -51,8 +54,10 @@ fn scale(c: &mut Criterion) {
     trestle_nn::write_onnx(&synthetic_centering(2, 2048, 2, 0.4, 7).expect("a valid shape"), &model).unwrap();
     let refuted =
         load(&repo().join("configs/systems/peer-maze-det.toml"), &[format!("controller.model={}", model.display())]);
-    assert_eq!(row("peer det maze, 2x2048 centering, eps 0.4", &refuted, &cfg), Verdict::NotInductive);
-    group.bench_function("2-D 2x2048 refutation", |b| b.iter(|| check(&refuted, &cfg, &|_| {}).unwrap()));
+    assert_eq!(row("peer det maze, 2x2048 centering, eps 0.4", &refuted, &cfg), "not-inductive");
+    group.bench_function("2-D 2x2048 refutation", |b| {
+        b.iter(|| check(&refuted, &cfg, &Budget::unlimited(), &|_| {}).unwrap())
+    });
     let cases = [
         ("width", 2, 256, 2),
         ("width", 2, 1024, 2),
@@ -65,7 +70,7 @@ fn scale(c: &mut Criterion) {
         let sys = system(dims, width, depth, 0.05);
         row(&format!("{dims}-D {depth}x{width}"), &sys, &cfg);
         group.bench_function(format!("{axis}: {dims}-D {depth}x{width} proof"), |b| {
-            b.iter(|| check(&sys, &cfg, &|_| {}).unwrap())
+            b.iter(|| check(&sys, &cfg, &Budget::unlimited(), &|_| {}).unwrap())
         });
     }
     group.finish();

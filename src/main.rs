@@ -29,6 +29,9 @@ pub enum Outcome {
     Done,
     Refuted,
     Unknown,
+    /// Results were printed, but some part met an internal error (already reported on stderr):
+    /// exit 4.
+    Internal,
 }
 
 /// An error that ends the command, with the exit code it maps to.
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Done) => ExitCode::from(0),
         Ok(Outcome::Refuted) => ExitCode::from(1),
         Ok(Outcome::Unknown) => ExitCode::from(3),
+        Ok(Outcome::Internal) => ExitCode::from(4),
         Err(CliError::Input(e)) => {
             output::report_error(json, "input", &e);
             ExitCode::from(2)

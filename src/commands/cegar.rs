@@ -3,15 +3,13 @@
 //! bounded-model-checking and explicit-state baselines over the same IR.
 
 use crate::args::SystemArgs;
-use crate::output::print_json;
-use crate::{CliError, CliResult, Outcome};
-use anyhow::anyhow;
-use serde_json::json;
-use trestle_cegar::bmc::{BmcOptions, check_bmc};
-use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
-use trestle_cegar::{CegarError, CegarOptions, Discrete, PolicyEncoding, Refine, Verdict, check_cegar};
-use trestle_core::{RunResult, Status};
-use trestle_ir::num::to_f64_nearest;
+use crate::output::{driver_error, finish};
+use crate::{CliError, CliResult};
+use trestle_cegar::bmc::BmcOptions;
+use trestle_cegar::explicit::ExplicitOptions;
+use trestle_cegar::{CegarOptions, PolicyEncoding, Refine};
+use trestle_core::Budget;
+use trestle_verify::cegar::CegarMethod;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -67,17 +65,8 @@ pub struct CegarArgs {
     pub timeout: Option<f64>,
 }
 
-fn cli_error(e: CegarError) -> CliError {
-    match e {
-        CegarError::Unsupported(_) | CegarError::NoSafe | CegarError::TooLarge(_) => CliError::Input(e.into()),
-        CegarError::Smt(_) | CegarError::Internal(_) => CliError::Internal(e.into()),
-    }
-}
-
 pub fn run(a: &CegarArgs) -> CliResult {
-    let sys = super::load(&a.system)?;
-    let d = Discrete::new(&sys).map_err(cli_error)?;
-    let timeout = a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?;
+    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
     if a.depth == 0 || a.depth > 100_000 {
         return Err(CliError::input("--depth must be between 1 and 100000"));
     }
@@ -85,123 +74,20 @@ pub fn run(a: &CegarArgs) -> CliResult {
         EncodingArg::Lazy => PolicyEncoding::Lazy,
         EncodingArg::Z3 => PolicyEncoding::Z3,
     };
-    let (method, outcome) = match a.method {
-        MethodArg::Cegar => {
-            let opts = CegarOptions {
-                refine: match a.refine {
-                    RefineArg::Ws => Refine::WitnessSplit,
-                    RefineArg::Ce => Refine::ConcretisationExclusion,
-                },
-                heuristic: !a.no_heuristic,
-                incremental: !a.no_incremental,
-                timeout,
-                encoding,
-            };
-            ("cegar", check_cegar(&d, &opts))
-        }
-        MethodArg::Bmc => ("bmc", check_bmc(&d, &BmcOptions { max_depth: a.depth, timeout, encoding })),
-        MethodArg::Explicit => {
-            ("explicit", check_explicit(&d, &ExplicitOptions { timeout, ..ExplicitOptions::default() }))
-        }
+    let method = match a.method {
+        MethodArg::Cegar => CegarMethod::Cegar(CegarOptions {
+            refine: match a.refine {
+                RefineArg::Ws => Refine::WitnessSplit,
+                RefineArg::Ce => Refine::ConcretisationExclusion,
+            },
+            heuristic: !a.no_heuristic,
+            incremental: !a.no_incremental,
+            encoding,
+        }),
+        MethodArg::Bmc => CegarMethod::Bmc(BmcOptions { max_depth: a.depth, encoding }),
+        MethodArg::Explicit => CegarMethod::Explicit(ExplicitOptions::default()),
     };
-    let o = outcome.map_err(cli_error)?;
-    // A proof by abstraction is re-checked from scratch before it is reported.
-    let recheck_start = std::time::Instant::now();
-    if let Some(inv) = &o.invariant {
-        trestle_cegar::cegar::recheck(&d, inv, None)
-            .map_err(cli_error)?
-            .map_err(|why| CliError::Internal(anyhow!("the abstraction's invariant does not re-check: {why}")))?;
-    }
-    let recheck_seconds = recheck_start.elapsed().as_secs_f64();
-    let status = match &o.verdict {
-        Verdict::Safe => Status::Proven,
-        Verdict::Unsafe(_) => Status::Refuted,
-        Verdict::Unknown(_) => Status::Unknown,
-    };
-    let mut out = RunResult::new("cegar", &sys.name, method, o.verdict.name(), status);
-    out.config.insert("refine".into(), json!(format!("{:?}", a.refine).to_lowercase()));
-    out.config.insert("heuristic".into(), json!(!a.no_heuristic));
-    out.config.insert("incremental".into(), json!(!a.no_incremental));
-    out.config.insert("encoding".into(), json!(format!("{:?}", a.encoding).to_lowercase()));
-    match &o.verdict {
-        Verdict::Safe => {
-            out.evidence = Some(match method {
-                "cegar" => "no abstract state that meets the unsafety condition is reachable in the policy predicate \
-                    abstraction over the final predicates (abstract transitions decided by Z3 with the network's exact \
-                    weights); the reachable abstract states, an inductive invariant, were re-checked from scratch"
-                    .into(),
-                "bmc" => "no loop-free run of the final depth exists, and none shorter reaches an unsafe state (Z3, \
-                    exact weights)"
-                    .into(),
-                _ => "every state reachable under the policy was visited (exact arithmetic)".into(),
-            });
-            if let Some(inv) = &o.invariant {
-                out.details.insert("predicates".into(), json!(o.predicates));
-                out.details.insert("invariant_states".into(), json!(inv.states.len()));
-                out.details.insert("rechecked".into(), json!(true));
-            }
-        }
-        Verdict::Unsafe(trace) => out.trace = Some(trace.to_json(&sys)),
-        Verdict::Unknown(u) => out.reason = Some(u.to_string()),
-    }
-    out.stat("predicates", o.stats.predicates)
-        .stat("iterations", o.stats.iterations)
-        .stat("policy_refinements", o.stats.policy_refinements)
-        .stat("smt_calls", o.stats.smt_calls)
-        .stat("reused_edges", o.stats.reused_edges)
-        .stat("refuted_states", o.stats.refuted_states)
-        .stat("bound_calls", o.stats.bound_calls)
-        .stat("states", o.stats.states)
-        .stat("depth", o.stats.depth)
-        .stat("seconds", o.stats.seconds)
-        .stat("recheck_seconds", recheck_seconds);
-    if a.system.json {
-        print_json(&serde_json::to_value(&out).map_err(|e| CliError::Internal(anyhow!(e)))?);
-    } else {
-        print_text(&sys, method, &o, &out);
-    }
-    Ok(match status {
-        Status::Proven => Outcome::Done,
-        Status::Refuted => Outcome::Refuted,
-        _ => Outcome::Unknown,
-    })
-}
-
-fn print_text(sys: &trestle_ir::System, method: &str, o: &trestle_cegar::Outcome, out: &RunResult) {
-    println!("system:   {}", sys.name);
-    println!("method:   {method}");
-    match &o.verdict {
-        Verdict::Safe => {
-            println!("verdict:  safe");
-            println!("  {}", out.evidence.as_deref().unwrap_or(""));
-            if !o.predicates.is_empty() {
-                println!("  predicates ({}):", o.predicates.len());
-                for p in &o.predicates {
-                    println!("    {p}");
-                }
-            }
-        }
-        Verdict::Unsafe(trace) => {
-            println!("verdict:  unsafe (a run from the start condition, replayed in exact rational arithmetic)");
-            for (k, s) in trace.states.iter().enumerate() {
-                let values: Vec<String> =
-                    sys.state.iter().zip(s).map(|(v, x)| format!("{} = {}", v.name, to_f64_nearest(x))).collect();
-                let step = trace.steps.get(k).map(|st| format!("  -> {}", sys.step.branches[st.branch].name));
-                println!("  s{k}: {}{}", values.join(", "), step.unwrap_or_default());
-            }
-        }
-        Verdict::Unknown(u) => println!("verdict:  unknown: {u}"),
-    }
-    let s = &o.stats;
-    println!(
-        "stats:    |P| = {}, iterations {}, policy refinements {}, SMT calls {}, reused edges {}, states {}, depth {}",
-        s.predicates, s.iterations, s.policy_refinements, s.smt_calls, s.reused_edges, s.states, s.depth
-    );
-    if s.bound_calls > 0 {
-        println!(
-            "policy:   {} proposed states refuted by the exact policy, {} boxes bounded",
-            s.refuted_states, s.bound_calls
-        );
-    }
-    println!("time:     {:.3} s", s.seconds);
+    let sys = super::load(&a.system)?;
+    let run = trestle_verify::cegar::cegar(&sys, &method, &budget).map_err(driver_error)?;
+    finish(a.system.json, &run.result)
 }

@@ -15,8 +15,9 @@ mod common;
 use common::*;
 use std::path::Path;
 use trestle_bridge::certificate::{certify, from_report};
-use trestle_bridge::{Config, Inductiveness, Verdict, check, check_monolithic};
+use trestle_bridge::{Config, Inductiveness, check, check_monolithic};
 use trestle_config::{Overrides, load_system_from_str};
+use trestle_core::Budget;
 use trestle_ir::num::parse_rational;
 use trestle_ir::{Rational, System};
 
@@ -76,22 +77,22 @@ fn argmax_tie_safe_under_the_lowest_index_rule_is_proven() {
     let sys = tie_system(0);
     // Postconditions alone (the exact leaf off), so that the proof rests on psi.
     let cfg = Config { exact_after: None, ..Config::default() };
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::Safe, "{:?}", r.inductive.outcome);
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "safe", "{:?}", r.inductive.outcome);
     assert!(!r.inductive.clauses.is_empty() && r.inductive.exact_clauses.is_empty());
     // psi of every clause allows index 0 only.
     for c in &r.inductive.clauses {
         let b = c.post.action_box();
         assert!(b.lo[0] > -1.0 && b.hi[0] < 1.0, "{b:?}");
     }
-    let cert = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
+    let cert = certify(&from_report(&sys, &r), &sys).unwrap();
     assert!(cert.valid, "{:?}", cert.checks);
     // The exact encodings agree: the monolithic query, and the engine with its exact leaf.
-    assert_eq!(check_monolithic(&sys, &cfg).unwrap().verdict, Verdict::Safe);
+    assert_eq!(check_monolithic(&sys, &cfg, &Budget::unlimited()).unwrap().word(), "safe");
     let exact = Config::default();
-    let r = check(&sys, &exact, &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::Safe, "{:?}", r.inductive.outcome);
-    assert!(certify(&from_report(&sys, &r, &exact), &sys).unwrap().valid);
+    let r = check(&sys, &exact, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "safe", "{:?}", r.inductive.outcome);
+    assert!(certify(&from_report(&sys, &r), &sys).unwrap().valid);
     // And so does the simulator: every run stays in the invariant.
     for run in simulated_runs(&sys, 20) {
         assert!(run.iter().all(|x| *x >= q("-1") && *x <= q("1")), "{run:?}");
@@ -102,17 +103,17 @@ fn argmax_tie_safe_under_the_lowest_index_rule_is_proven() {
 fn argmax_tie_resolved_against_safety_is_refuted_with_a_replayed_step() {
     let sys = tie_system(1);
     let cfg = Config::default();
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::NotInductive);
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "not-inductive");
     let Inductiveness::Refuted(refutation) = &r.inductive.outcome else { panic!("{:?}", r.inductive.outcome) };
     let w = &refutation.witness;
     // The rule's choice, and the step it makes: x + 10, outside [-1, 1].
     assert_eq!(w.actions, vec![q("0")]);
     assert_eq!(w.next[0], &w.state[0] + q("10"));
     trestle_smt::replay_inductive(&sys, &trestle_bridge::invariant_cover(&sys).unwrap().0, w).unwrap();
-    assert!(certify(&from_report(&sys, &r, &cfg), &sys).unwrap().valid, "the refutation replays");
-    let m = check_monolithic(&sys, &cfg).unwrap();
-    assert_eq!(m.verdict, Verdict::NotInductive);
+    assert!(certify(&from_report(&sys, &r), &sys).unwrap().valid, "the refutation replays");
+    let m = check_monolithic(&sys, &cfg, &Budget::unlimited()).unwrap();
+    assert_eq!(m.word(), "not-inductive");
     // The simulator leaves from every start state.
     for run in simulated_runs(&sys, 1) {
         assert!(run[1] > q("1"), "{run:?}");
@@ -127,10 +128,10 @@ fn argmax_tie_certificates_of_every_method_are_valid() {
     for post in ["ibp", "crown", "alpha-crown", "forward"] {
         for linear_bridge in [false, true] {
             let cfg = Config { post: post.parse().unwrap(), linear_bridge, exact_after: None, ..Config::default() };
-            let r = check(&sys, &cfg, &quiet).unwrap();
-            assert_eq!(r.verdict, Verdict::Safe, "{post} linear={linear_bridge}: {:?}", r.inductive.outcome);
+            let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+            assert_eq!(r.word(), "safe", "{post} linear={linear_bridge}: {:?}", r.inductive.outcome);
             assert!(r.inductive.exact_clauses.is_empty());
-            let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
+            let c = certify(&from_report(&sys, &r), &sys).unwrap();
             assert!(c.valid, "{post} linear={linear_bridge}: {:?}", c.checks);
         }
     }
@@ -147,10 +148,10 @@ fn argmax_ties_on_a_box_boundary_are_decided_by_postconditions() {
     for name in ["argmax-tie-safe.toml", "argmax-three-way.toml"] {
         let sys = load(&repo().join("tests/planted").join(name), &[]);
         for cfg in [Config::paper(), Config { exact_after: None, ..Config::default() }] {
-            let r = check(&sys, &cfg, &quiet).unwrap();
-            assert_eq!(r.verdict, Verdict::Safe, "{name}: {:?}", r.inductive.outcome);
+            let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+            assert_eq!(r.word(), "safe", "{name}: {:?}", r.inductive.outcome);
             assert!(r.inductive.exact_clauses.is_empty());
-            let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
+            let c = certify(&from_report(&sys, &r), &sys).unwrap();
             assert!(c.valid, "{name}: {:?}", c.checks);
         }
     }

@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 use trestle_bridge::certificate::{CertificateJson, certify, from_report};
 use trestle_bridge::{Config, check};
 use trestle_config::{Overrides, load_system_from_str};
+use trestle_core::Budget;
 use trestle_ir::System;
 
 /// The safe example and its proof, and a repelling variant and its refutation.
@@ -23,8 +24,8 @@ static SEEDS: LazyLock<Vec<(System, Value)>> = LazyLock::new(|| {
         .into_iter()
         .map(|sys| {
             let cfg = Config::default();
-            let report = check(&sys, &cfg, &quiet).unwrap();
-            let cert = serde_json::to_value(from_report(&sys, &report, &cfg)).unwrap();
+            let report = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+            let cert = serde_json::to_value(from_report(&sys, &report)).unwrap();
             (sys, cert)
         })
         .collect()

@@ -9,8 +9,9 @@ use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
 use trestle_bridge::certificate::{CertificateJson, Certification, certify, from_report, parse};
-use trestle_bridge::{BridgeError, Config, Verdict, check};
+use trestle_bridge::{BridgeError, Config, check};
 use trestle_config::{Overrides, load_system_from_str};
+use trestle_core::Budget;
 use trestle_ir::System;
 
 fn system(text: &str) -> System {
@@ -51,7 +52,7 @@ fn with_forge_rows(lower_c: f64, upper_c: f64, post: (f64, f64)) -> String {
 fn forged_certificate_with_contradictory_constant_rows_is_rejected() {
     let sys = system(FORGE_BUG);
     // The truth, independently of certify: the checker refutes the invariant.
-    assert_eq!(check(&sys, &Config::default(), &quiet).unwrap().verdict, Verdict::NotInductive);
+    assert_eq!(check(&sys, &Config::default(), &Budget::unlimited(), &quiet).unwrap().word(), "not-inductive");
     let c = certify_text(FORGE_BUG_FORGED, &sys).unwrap();
     assert_rejected(&c, "vacuous");
     assert_rejected(&c, "re-bounded");
@@ -129,7 +130,7 @@ labels = ["stay", "go"]
 x = "x + a"
 "#,
     );
-    assert_eq!(check(&sys, &Config::default(), &quiet).unwrap().verdict, Verdict::NotInductive);
+    assert_eq!(check(&sys, &Config::default(), &Budget::unlimited(), &quiet).unwrap().word(), "not-inductive");
     let text = FORGE_BUG_FORGED
         .replace("forge-bug", "forge-argmax")
         .replace(r#""lo":[-100.0],"hi":[100.0]"#, r#""lo":[0.0],"hi":[1.0]"#);
@@ -146,8 +147,8 @@ x = "x + a"
 fn maze_certificate() -> (System, Value) {
     let sys = example("maze-det.toml");
     let cfg = Config { exact_after: None, ..Config::default() };
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    let CertificateJson::Proof(p) = from_report(&sys, &r, &cfg) else { panic!("a proof") };
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    let CertificateJson::Proof(p) = from_report(&sys, &r) else { panic!("a proof") };
     (sys, serde_json::to_value(p).unwrap())
 }
 
@@ -244,10 +245,10 @@ fn affine_observation_certificates_are_accepted() {
             for linear_bridge in [false, true] {
                 // Postconditions alone (the exact leaf off): the certificate's rows are the subject.
                 let cfg = Config { post: post.parse().unwrap(), linear_bridge, exact_after: None, ..Config::default() };
-                let r = check(&sys, &cfg, &quiet).unwrap();
-                assert_eq!(r.verdict, Verdict::Safe, "{} {post} {linear_bridge}", sys.name);
+                let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+                assert_eq!(r.word(), "safe", "{} {post} {linear_bridge}", sys.name);
                 assert!(r.inductive.exact_clauses.is_empty());
-                let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
+                let c = certify(&from_report(&sys, &r), &sys).unwrap();
                 assert!(c.valid, "{} {post} linear={linear_bridge}: {:?}", sys.name, c.checks);
             }
         }
@@ -260,8 +261,8 @@ fn affine_observation_certificates_are_accepted() {
 fn affine_observation_rows_are_rebounded() {
     let sys = system(AFFINE_OBSERVATION);
     let cfg = Config { exact_after: None, ..Config::default() };
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    let CertificateJson::Proof(mut p) = from_report(&sys, &r, &cfg) else { panic!("a proof") };
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    let CertificateJson::Proof(mut p) = from_report(&sys, &r) else { panic!("a proof") };
     let clause = &mut p.clauses[0];
     let half = (clause.post.hi[0] - clause.post.lo[0]) / 2.0;
     clause.linear.as_mut().expect("linear bounds by default").upper.c[0] -= half;
@@ -299,7 +300,7 @@ x = "3*x - 2*a"
 #[test]
 fn forged_rows_over_repeated_or_scaled_observations_are_rejected() {
     for sys in [doubled(r#"["x", "x"]"#, "[[1.0, 1.0]]"), doubled(r#"["2 * x"]"#, "[[1.0]]")] {
-        assert_eq!(check(&sys, &Config::default(), &quiet).unwrap().verdict, Verdict::NotInductive);
+        assert_eq!(check(&sys, &Config::default(), &Budget::unlimited(), &quiet).unwrap().word(), "not-inductive");
         let text = with_forge_rows(0.0, 0.0, (-1.0, 3.0)).replace(r#""A":[[0.0]]"#, r#""A":[[1.0]]"#);
         let c = certify_text(&text, &sys).unwrap();
         assert_rejected(&c, "re-bounded");

@@ -4,8 +4,9 @@ mod common;
 use common::*;
 use std::time::Duration;
 use trestle_bridge::certificate::{CertificateJson, certify, from_report};
-use trestle_bridge::{Config, Inductiveness, Queue, Split, Verdict, check};
+use trestle_bridge::{Config, Inductiveness, Queue, Split, check};
 use trestle_config::{Overrides, load_system_from_str};
+use trestle_core::Budget;
 
 #[test]
 fn examples_are_safe_under_every_configuration() {
@@ -22,9 +23,9 @@ fn examples_are_safe_under_every_configuration() {
                             queue,
                             ..Config::default()
                         };
-                        let r = check(&sys, &cfg, &quiet).unwrap();
-                        assert_eq!(r.verdict, Verdict::Safe, "{file} {post} linear={linear} {split:?} {queue:?}");
-                        let c = certify(&from_report(&sys, &r, &cfg), &sys).unwrap();
+                        let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+                        assert_eq!(r.word(), "safe", "{file} {post} linear={linear} {split:?} {queue:?}");
+                        let c = certify(&from_report(&sys, &r), &sys).unwrap();
                         assert!(c.valid, "{file} {post} linear={linear} {split:?} {queue:?}: {:?}", c.checks);
                     }
                 }
@@ -40,10 +41,10 @@ fn a_repelling_controller_is_refuted() {
     let text = text.replace("x = \"x + 0.1*a0\"", "x = \"x - 0.1*a0\"");
     let path = repo().join("examples/maze-det.toml");
     let sys = load_system_from_str(&text, &path, &Overrides::default()).unwrap();
-    let r = check(&sys, &Config::default(), &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::NotInductive);
+    let r = check(&sys, &Config::default(), &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "not-inductive");
     let Inductiveness::Refuted(refutation) = &r.inductive.outcome else { panic!() };
-    assert!(certify(&from_report(&sys, &r, &Config::default()), &sys).unwrap().valid);
+    assert!(certify(&from_report(&sys, &r), &sys).unwrap().valid);
     assert!(!refutation.witness.next.is_empty());
 }
 
@@ -56,8 +57,8 @@ fn a_wrong_init_or_safe_is_an_unsafe_candidate() {
         ("safe = \"0.22 <= x <= 0.98", "safe = \"0.3 <= x <= 0.98"),
     ] {
         let sys = load_system_from_str(&text.replace(from, to), &path, &Overrides::default()).unwrap();
-        let r = check(&sys, &Config::default(), &quiet).unwrap();
-        assert_eq!(r.verdict, Verdict::UnsafeCandidate, "{to}");
+        let r = check(&sys, &Config::default(), &Budget::unlimited(), &quiet).unwrap();
+        assert_eq!(r.word(), "unsafe-candidate", "{to}");
     }
 }
 
@@ -77,17 +78,17 @@ fn solver_failures_end_in_unknown_not_safe() {
         search: false,
         ..Config::default()
     };
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    match r.verdict {
-        Verdict::Unknown => assert!(!r.inductive.undecided.is_empty()),
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    match r.word() {
+        "unknown" => assert!(!r.inductive.undecided.is_empty()),
         // On a loaded machine the watchdog may start after Z3 has answered: then every answer is
         // a real one, and the proof must stand as a certificate.
-        Verdict::Safe => assert!(certify(&from_report(&sys, &r, &cfg), &sys).unwrap().valid),
+        "safe" => assert!(certify(&from_report(&sys, &r), &sys).unwrap().valid),
         v => panic!("solver failures gave {v:?}"),
     }
     let cfg = Config { max_splits: 1, ..Config::paper() };
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::Unknown, "split limit");
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "unknown", "split limit");
 }
 
 #[test]
@@ -96,8 +97,8 @@ fn tampered_certificates_are_rejected() {
     // Bridge clauses only (by default the example's boxes are decided exactly: no margin in y at
     // the level of psi); tampered exact clauses are in exact_leaf.rs.
     let cfg = Config { exact_after: None, ..Config::default() };
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    let CertificateJson::Proof(good) = from_report(&sys, &r, &cfg) else { panic!() };
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    let CertificateJson::Proof(good) = from_report(&sys, &r) else { panic!() };
     assert!(certify(&CertificateJson::Proof(good.clone()), &sys).unwrap().valid);
     // A clause missing: the boxes no longer cover the invariant.
     let mut missing = good.clone();

@@ -5,7 +5,8 @@
 mod common;
 use common::*;
 use trestle_bridge::certificate::{CertificateJson, ExactClauseJson, FORMAT, FORMAT_EXACT, certify, from_report};
-use trestle_bridge::{Config, Inductiveness, Report, Verdict, check};
+use trestle_bridge::{Config, Inductiveness, Report, check};
+use trestle_core::Budget;
 use trestle_ir::num::{parse_rational, rational_from_f64};
 use trestle_ir::{Env, Rational, System};
 use trestle_smt::Witness;
@@ -45,9 +46,9 @@ fn q(s: &str) -> Rational {
 
 /// Safe, with a proof certificate that `certify` accepts; returns the report.
 fn assert_proven(sys: &System, cfg: &Config) -> Report {
-    let r = check(sys, cfg, &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::Safe, "{}: {:?}", sys.name, r.inductive.outcome);
-    let cert = from_report(sys, &r, cfg);
+    let r = check(sys, cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "safe", "{}: {:?}", sys.name, r.inductive.outcome);
+    let cert = from_report(sys, &r);
     let CertificateJson::Proof(p) = &cert else { panic!("{}: a proof certificate", sys.name) };
     assert_eq!(p.exact_clauses.len(), r.inductive.exact_clauses.len());
     let c = certify(&cert, sys).unwrap();
@@ -58,8 +59,8 @@ fn assert_proven(sys: &System, cfg: &Config) -> Report {
 /// Not inductive, with a witness that replays exactly (state in Inv, successor outside) and a
 /// refutation certificate `certify` accepts; returns the witness.
 fn assert_refuted(sys: &System, cfg: &Config) -> Witness {
-    let r = check(sys, cfg, &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::NotInductive, "{}: {:?}", sys.name, r.inductive.outcome);
+    let r = check(sys, cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "not-inductive", "{}: {:?}", sys.name, r.inductive.outcome);
     let Inductiveness::Refuted(refutation) = &r.inductive.outcome else { unreachable!() };
     let w = refutation.witness.clone();
     let inv = sys.invariant.as_ref().unwrap();
@@ -68,7 +69,7 @@ fn assert_refuted(sys: &System, cfg: &Config) -> Witness {
     let net = &sys.networks[0].network;
     assert_eq!(net.forward_exact(&w.state, &mut []).unwrap(), w.actions, "the network's exact action");
     assert!(trestle_bridge::witness::replay_exact(sys, inv, &w.state, std::slice::from_ref(&w.nondet)).is_some());
-    assert!(certify(&from_report(sys, &r, cfg), sys).unwrap().valid, "{}", sys.name);
+    assert!(certify(&from_report(sys, &r), sys).unwrap().valid, "{}", sys.name);
     w
 }
 
@@ -83,12 +84,12 @@ fn negation_on_its_interval_is_proven() {
     let (_dir, sys) = line_system("negate", "-1", "1", &line_net(-1.0), "[step]\nx = \"a\"\n");
     let r = assert_proven(&sys, &Config::default());
     assert!(!r.inductive.exact_clauses.is_empty() && r.inductive.stats.exact_queries > 0);
-    let cert = from_report(&sys, &r, &Config::default());
+    let cert = from_report(&sys, &r);
     let CertificateJson::Proof(p) = cert else { unreachable!() };
     assert_eq!(p.format, FORMAT_EXACT);
     // Without the exact leaf the boxes at the ends stay undecided down to the minimum width.
-    let without = check(&sys, &without_exact_leaf(), &quiet).unwrap();
-    assert_eq!(without.verdict, Verdict::Unknown);
+    let without = check(&sys, &without_exact_leaf(), &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(without.word(), "unknown");
 }
 
 /// Inv = [0, 1]; x <= 0.5 moves to x + 0.5 (at most 1, reached exactly at the guard's end),
@@ -100,7 +101,7 @@ fn a_guard_touching_the_boundary_is_proven() {
     let (_dir, sys) = line_system("guard-at-boundary", "0", "1", &line_net(1.0), step);
     let r = assert_proven(&sys, &Config::default());
     assert!(!r.inductive.exact_clauses.is_empty());
-    assert_eq!(check(&sys, &without_exact_leaf(), &quiet).unwrap().verdict, Verdict::Unknown);
+    assert_eq!(check(&sys, &without_exact_leaf(), &Budget::unlimited(), &quiet).unwrap().word(), "unknown");
 }
 
 /// The example maze with an all-zero 2x8 network: a = 0, x' = x, every state is a fixed point,
@@ -129,7 +130,7 @@ fn the_all_zero_network_maze_is_proven_at_once() {
     assert!(s.boxes <= 4 && s.exact_queries >= 1 && s.exact_queries <= 4, "{s:?}");
     // The same answer, clauses and counts on one thread and on two.
     for threads in [1, 2] {
-        let again = check(&sys, &Config { threads, ..Config::default() }, &quiet).unwrap();
+        let again = check(&sys, &Config { threads, ..Config::default() }, &Budget::unlimited(), &quiet).unwrap();
         assert_eq!(again.inductive.exact_clauses, r.inductive.exact_clauses);
         assert_eq!((again.inductive.stats.boxes, again.inductive.stats.exact_queries), (s.boxes, s.exact_queries));
     }
@@ -160,8 +161,8 @@ fn a_single_bad_point_is_found() {
     let w = assert_refuted(&sys, &cfg);
     assert_eq!(w.state, vec![q("2/5")]);
     assert_eq!(w.next, vec![q("2")]);
-    let early = check(&sys, &Config { exact_after: Some(0), ..cfg }, &quiet).unwrap();
-    assert_eq!((early.verdict, early.inductive.stats.splits), (Verdict::NotInductive, 0));
+    let early = check(&sys, &Config { exact_after: Some(0), ..cfg }, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!((early.word(), early.inductive.stats.splits), ("not-inductive", 0));
     let w = assert_refuted(&sys, &without_exact_leaf());
     assert_eq!(w.state, vec![q("2/5")]);
 }
@@ -199,8 +200,8 @@ fn a_constant_of_1e_30_in_the_network_is_found() {
 fn undecided_exact_queries_are_never_proofs() {
     let (_dir, sys) = line_system("negate", "-1", "1", &line_net(-1.0), "[step]\nx = \"a\"\n");
     let cfg = Config { exact_rlimit: Some(1), min_width: 1e-3, ..Config::default() };
-    let r = check(&sys, &cfg, &quiet).unwrap();
-    assert_eq!(r.verdict, Verdict::Unknown, "{:?}", r.inductive.outcome);
+    let r = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "unknown", "{:?}", r.inductive.outcome);
     let s = &r.inductive.stats;
     assert!(r.inductive.exact_clauses.is_empty() && !r.inductive.undecided.is_empty(), "{s:?}");
     // The whole interval at 0 halvings, then the box at each end at 4 and 8 (the minimum width
@@ -214,8 +215,8 @@ fn undecided_exact_queries_are_never_proofs() {
 #[test]
 fn forged_exact_clauses_are_rejected() {
     let (_dir, sys) = line_system("negate", "-1", "1", &line_net(-1.0), "[step]\nx = \"a\"\n");
-    let r = check(&sys, &Config::default(), &quiet).unwrap();
-    let CertificateJson::Proof(good) = from_report(&sys, &r, &Config::default()) else { panic!() };
+    let r = check(&sys, &Config::default(), &Budget::unlimited(), &quiet).unwrap();
+    let CertificateJson::Proof(good) = from_report(&sys, &r) else { panic!() };
     assert!(!good.exact_clauses.is_empty());
     // Dropping an exact clause leaves part of the invariant uncovered.
     let mut missing = good.clone();

@@ -3,7 +3,8 @@
 mod common;
 use common::*;
 use trestle_bridge::certificate::{CertificateJson, certify, from_report};
-use trestle_bridge::{Config, Inductiveness, Verdict, check};
+use trestle_bridge::{Config, Inductiveness, check};
+use trestle_core::Budget;
 use trestle_ir::{Env, Rational};
 
 #[test]
@@ -15,9 +16,9 @@ fn det_128_is_not_inductive_with_a_replayed_counterexample_and_the_rest_are_safe
     for kind in ["det", "nondet"] {
         for h in PEER_SIZES {
             let sys = peer(kind, h);
-            let report = check(&sys, &cfg, &quiet).unwrap();
+            let report = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
             if kind == "det" && h == 128 {
-                assert_eq!(report.verdict, Verdict::NotInductive, "det 2x{h}");
+                assert_eq!(report.word(), "not-inductive", "det 2x{h}");
                 let Inductiveness::Refuted(r) = &report.inductive.outcome else { panic!() };
                 let w = &r.witness;
                 // Independent replay: the state is in Inv, f(s) is the network's exact output,
@@ -33,11 +34,11 @@ fn det_128_is_not_inductive_with_a_replayed_counterexample_and_the_rest_are_safe
                 assert!(!inv.eval_exact(&Env::new(&next, &[], &[])).unwrap());
                 let x = trestle_ir::num::to_f64_nearest(&w.state[0]);
                 assert!((0.9..=0.95).contains(&x), "x = {x}");
-                let cert = from_report(&sys, &report, &cfg);
+                let cert = from_report(&sys, &report);
                 assert!(certify(&cert, &sys).unwrap().valid, "the refutation replays");
             } else {
-                assert_eq!(report.verdict, Verdict::Safe, "{kind} 2x{h}: {:?}", report.inductive.outcome);
-                let cert = from_report(&sys, &report, &cfg);
+                assert_eq!(report.word(), "safe", "{kind} 2x{h}: {:?}", report.inductive.outcome);
+                let cert = from_report(&sys, &report);
                 assert!(matches!(cert, CertificateJson::Proof(_)));
                 let c = certify(&cert, &sys).unwrap();
                 assert!(c.valid, "{kind} 2x{h}: {:?}", c.checks);
@@ -70,16 +71,16 @@ fn paper_configuration_reproduces_table_1() {
     ];
     let cfg = Config::paper();
     for (kind, h, splits, smt, nnv) in table {
-        let report = check(&peer(kind, h), &cfg, &quiet).unwrap();
-        assert_eq!(report.verdict, Verdict::Safe, "{kind} 2x{h}");
+        let report = check(&peer(kind, h), &cfg, &Budget::unlimited(), &quiet).unwrap();
+        assert_eq!(report.word(), "safe", "{kind} 2x{h}");
         let s = &report.inductive.stats;
         assert_eq!((s.splits, s.smt_queries, s.bound_queries), (splits, smt, nnv), "{kind} 2x{h}");
         assert_eq!(s.z3_queries, s.smt_queries, "the paper's configuration sends every query to Z3");
     }
     // 2x128 det: falsified by the paper's heuristic, in the box the original tool reports
     // (x in [601/640, 19/20], y in [57/80, 23/32]).
-    let report = check(&peer("det", 128), &cfg, &quiet).unwrap();
-    assert_eq!(report.verdict, Verdict::NotInductive);
+    let report = check(&peer("det", 128), &cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(report.word(), "not-inductive");
     let Inductiveness::Refuted(r) = &report.inductive.outcome else { panic!() };
     let b = r.region.as_ref().expect("found by the falsification check");
     // Our boxes split the invariant's outward f64 enclosure, so the ends agree up to a few ulps.
@@ -114,7 +115,7 @@ fn default_configuration_beats_the_paper_on_queries() {
         (("nondet", 512), (226, 181)),
     ];
     for ((kind, h), (smt, nnv)) in paper {
-        let s = check(&peer(kind, h), &Config::default(), &quiet).unwrap().inductive.stats;
+        let s = check(&peer(kind, h), &Config::default(), &Budget::unlimited(), &quiet).unwrap().inductive.stats;
         assert!(
             s.smt_queries < smt && s.bound_queries < nnv,
             "{kind} 2x{h}: {} SMT, {} NNV",
@@ -133,7 +134,7 @@ fn results_do_not_depend_on_the_thread_count() {
         for base in [Config::default(), Config::paper()] {
             let run = |threads| {
                 let cfg = Config { threads, ..base.clone() };
-                check(&peer(kind, h), &cfg, &quiet).unwrap()
+                check(&peer(kind, h), &cfg, &Budget::unlimited(), &quiet).unwrap()
             };
             let (one, two) = (run(1), run(2));
             assert_eq!(one.verdict, two.verdict);
@@ -157,7 +158,7 @@ fn simulated_runs_stay_in_proven_invariants() {
     use trestle_ir::sim;
     for (kind, h) in [("det", 32), ("nondet", 256)] {
         let sys = peer(kind, h);
-        assert_eq!(check(&sys, &Config::default(), &quiet).unwrap().verdict, Verdict::Safe);
+        assert_eq!(check(&sys, &Config::default(), &Budget::unlimited(), &quiet).unwrap().word(), "safe");
         let inv = sys.invariant.clone().unwrap();
         for k in 0..20 {
             let mut s = vec![0.3 + 0.1 * (k as f64 / 19.0), 0.7 - 0.1 * ((k * 7 % 20) as f64 / 19.0)];

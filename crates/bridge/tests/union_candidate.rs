@@ -7,7 +7,8 @@
 mod common;
 use common::*;
 use trestle_bridge::certificate::{certify, from_report};
-use trestle_bridge::{Config, Inductiveness, Verdict, check};
+use trestle_bridge::{Config, Inductiveness, check};
+use trestle_core::Budget;
 use trestle_ir::{Env, System};
 
 fn peer_with(kind: &str, h: usize, invariant: Option<&str>) -> System {
@@ -28,16 +29,16 @@ fn a_union_of_tiles_gets_the_single_box_verdict_and_certifies() {
     }
     let single = peer_with("det", 32, None);
     let cfg = Config::default();
-    assert_eq!(check(&single, &cfg, &quiet).unwrap().verdict, Verdict::Safe);
+    assert_eq!(check(&single, &cfg, &Budget::unlimited(), &quiet).unwrap().word(), "safe");
     for (what, inv) in [
         ("grid 20x15", tiled_union(&PEER_MAZE_INVARIANT, 20, 15)),
         ("ragged 300", ragged_union(&PEER_MAZE_INVARIANT, 300, 7)),
     ] {
         let sys = peer_with("det", 32, Some(&inv));
         assert!(boxes_of(&sys) >= 300, "{what}");
-        let report = check(&sys, &cfg, &quiet).unwrap();
-        assert_eq!(report.verdict, Verdict::Safe, "{what}: {:?}", report.inductive.outcome);
-        let c = certify(&from_report(&sys, &report, &cfg), &sys).unwrap();
+        let report = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+        assert_eq!(report.word(), "safe", "{what}: {:?}", report.inductive.outcome);
+        let c = certify(&from_report(&sys, &report), &sys).unwrap();
         assert!(c.valid, "{what}: {:?}", c.checks);
     }
 }
@@ -48,17 +49,17 @@ fn a_union_of_tiles_gets_the_single_box_verdict_in_z3() {
         return;
     }
     let cfg = Config::paper();
-    let single = check(&peer_with("det", 32, None), &cfg, &quiet).unwrap();
-    assert_eq!(single.verdict, Verdict::Safe);
+    let single = check(&peer_with("det", 32, None), &cfg, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(single.word(), "safe");
     for (what, inv) in [
         ("grid 10x10", tiled_union(&PEER_MAZE_INVARIANT, 10, 10)),
         ("ragged 100", ragged_union(&PEER_MAZE_INVARIANT, 100, 3)),
     ] {
         let sys = peer_with("det", 32, Some(&inv));
-        let report = check(&sys, &cfg, &quiet).unwrap();
-        assert_eq!(report.verdict, Verdict::Safe, "{what}: {:?}", report.inductive.outcome);
+        let report = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+        assert_eq!(report.word(), "safe", "{what}: {:?}", report.inductive.outcome);
         assert!(report.inductive.stats.z3_queries > 0, "{what}: the queries went to Z3");
-        let c = certify(&from_report(&sys, &report, &cfg), &sys).unwrap();
+        let c = certify(&from_report(&sys, &report), &sys).unwrap();
         assert!(c.valid, "{what}: {:?}", c.checks);
     }
 }
@@ -71,19 +72,22 @@ fn a_union_of_a_non_inductive_candidate_is_refuted_by_a_replayed_step() {
         return;
     }
     let cfg = Config::default();
-    assert_eq!(check(&peer_with("det", 128, None), &cfg, &quiet).unwrap().verdict, Verdict::NotInductive);
+    assert_eq!(
+        check(&peer_with("det", 128, None), &cfg, &Budget::unlimited(), &quiet).unwrap().word(),
+        "not-inductive"
+    );
     for (what, inv) in [
         ("grid 12x10", tiled_union(&PEER_MAZE_INVARIANT, 12, 10)),
         ("ragged 120", ragged_union(&PEER_MAZE_INVARIANT, 120, 11)),
     ] {
         let sys = peer_with("det", 128, Some(&inv));
-        let report = check(&sys, &cfg, &quiet).unwrap();
-        assert_eq!(report.verdict, Verdict::NotInductive, "{what}: {:?}", report.inductive.outcome);
+        let report = check(&sys, &cfg, &Budget::unlimited(), &quiet).unwrap();
+        assert_eq!(report.word(), "not-inductive", "{what}: {:?}", report.inductive.outcome);
         let Inductiveness::Refuted(r) = &report.inductive.outcome else { panic!() };
         let union = sys.invariant.as_ref().unwrap();
         assert!(union.eval_exact(&Env::new(&r.witness.state, &[], &[])).unwrap(), "{what}");
         assert!(!union.eval_exact(&Env::new(&r.witness.next, &[], &[])).unwrap(), "{what}");
-        let c = certify(&from_report(&sys, &report, &cfg), &sys).unwrap();
+        let c = certify(&from_report(&sys, &report), &sys).unwrap();
         assert!(c.valid, "{what}: the refutation replays");
     }
 }

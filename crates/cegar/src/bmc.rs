@@ -13,8 +13,8 @@
 use crate::model::Discrete;
 use crate::policy::{PolicyTheory, TheoryStats};
 use crate::{CegarError, Outcome, PolicyEncoding, Stats, confirm_unsafe, holds, policy_label};
-use trestle_core::{Budget, Verdict};
 use std::time::Instant;
+use trestle_core::{Budget, Verdict};
 use trestle_core::{Trace, Unknown};
 use trestle_ir::Pred;
 use trestle_ir::{Rational, sim};

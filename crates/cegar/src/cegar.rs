@@ -27,10 +27,10 @@ use crate::atom::{Affine, Atom, literals};
 use crate::model::{Discrete, Operator};
 use crate::policy::{IntBox, PolicyTheory, TheoryStats};
 use crate::{CegarError, Outcome, Stats, confirm_unsafe, policy_label};
-use trestle_core::{Budget, Verdict};
 use num_bigint::BigInt;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
+use trestle_core::{Budget, Verdict};
 use trestle_core::{Trace, Unknown};
 use trestle_ir::{Pred, Rational};
 use trestle_smt::{CheckerConfig, PathAnswer, PathQuery};
@@ -204,11 +204,7 @@ impl AbstractInvariant {
 /// with that label, no state of the invariant where the policy picks the label (run exactly,
 /// excluded by sound bounds: [`crate::policy`]) has a successor outside the invariant. `Ok(Err(why))` when a check fails or
 /// Z3 cannot decide it.
-pub fn recheck(
-    d: &Discrete<'_>,
-    inv: &AbstractInvariant,
-    budget: &Budget,
-) -> Result<Result<(), String>, CegarError> {
+pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, budget: &Budget) -> Result<Result<(), String>, CegarError> {
     let cfg = CheckerConfig::new().without_timeout().with_deadline(budget.deadline());
     let set = inv.to_pred();
     let unsat = |q: &mut PathQuery<'_>, what: &str| match q.check() {

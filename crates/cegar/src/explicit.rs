@@ -8,10 +8,10 @@
 
 use crate::model::Discrete;
 use crate::{CegarError, Outcome, Stats, confirm_unsafe, holds};
-use trestle_core::{Budget, Verdict};
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::time::Instant;
+use trestle_core::{Budget, Verdict};
 use trestle_core::{Trace, Unknown};
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::pred::{CmpOp, Pred};

@@ -8,8 +8,9 @@ use rand_chacha::ChaCha8Rng;
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
 use trestle_cegar::cegar::recheck;
 use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
-use trestle_cegar::{CegarOptions, Discrete, PolicyEncoding, Refine, Verdict, check_cegar};
+use trestle_cegar::{CegarOptions, Discrete, PolicyEncoding, Refine, check_cegar};
 use trestle_config::load_system_from_str;
+use trestle_core::{Budget, Verdict};
 
 fn affine(rng: &mut ChaCha8Rng, vars: &[&str]) -> String {
     let mut terms = Vec::new();
@@ -68,8 +69,8 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
         let sys = load_system_from_str(&text, std::path::Path::new("random.toml"), &Default::default())
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         let d = Discrete::new(&sys).unwrap();
-        let truth = check_explicit(&d, &ExplicitOptions::default()).unwrap().verdict;
-        let is_safe = matches!(truth, Verdict::Safe);
+        let truth = check_explicit(&d, &ExplicitOptions::default(), &Budget::unlimited()).unwrap().verdict;
+        let is_safe = matches!(truth, Verdict::Proven { .. });
         if is_safe {
             safe += 1
         } else {
@@ -77,8 +78,8 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
         }
         let z3 = BmcOptions { encoding: PolicyEncoding::Z3, ..BmcOptions::default() };
         let mut runs = vec![
-            ("bmc", check_bmc(&d, &BmcOptions::default()).unwrap().verdict),
-            ("bmc-z3", check_bmc(&d, &z3).unwrap().verdict),
+            ("bmc", check_bmc(&d, &BmcOptions::default(), &Budget::unlimited()).unwrap().verdict),
+            ("bmc-z3", check_bmc(&d, &z3, &Budget::unlimited()).unwrap().verdict),
         ];
         for (name, opts) in [
             ("ws", CegarOptions::default()),
@@ -87,20 +88,26 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
             ("no-incremental", CegarOptions { incremental: false, ..CegarOptions::default() }),
             ("z3-encoding", CegarOptions { encoding: PolicyEncoding::Z3, ..CegarOptions::default() }),
         ] {
-            let o = check_cegar(&d, &opts).unwrap_or_else(|e| panic!("seed {seed}: {name}: {e}\n{text}"));
+            let o = check_cegar(&d, &opts, &Budget::unlimited())
+                .unwrap_or_else(|e| panic!("seed {seed}: {name}: {e}\n{text}"));
             if let Some(inv) = &o.invariant {
-                recheck(&d, inv, None).unwrap().unwrap_or_else(|e| panic!("seed {seed}: {name}: the proof fails: {e}"));
+                recheck(&d, inv, &Budget::unlimited())
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("seed {seed}: {name}: the proof fails: {e}"));
             }
             runs.push((name, o.verdict));
         }
         for (name, v) in runs {
             match v {
-                Verdict::Safe => assert!(is_safe, "seed {seed}: {name} says safe, explicit search finds a run\n{text}"),
-                Verdict::Unsafe(t) => {
+                Verdict::Proven { .. } => {
+                    assert!(is_safe, "seed {seed}: {name} says safe, explicit search finds a run\n{text}")
+                }
+                Verdict::Refuted { trace: t, .. } => {
                     assert!(!is_safe, "seed {seed}: {name} says unsafe, explicit search proves safe\n{text}");
                     t.replay(&sys).unwrap();
                 }
                 Verdict::Unknown(u) => panic!("seed {seed}: {name} unknown: {u}"),
+                Verdict::Evidence { .. } => panic!("seed {seed}: {name} answered on floating-point evidence"),
             }
         }
     }

@@ -7,7 +7,8 @@ use std::time::Duration;
 use trestle_cegar::bmc::{BmcOptions, check_bmc};
 use trestle_cegar::cegar::recheck;
 use trestle_cegar::explicit::{ExplicitOptions, check_explicit};
-use trestle_cegar::{CegarOptions, Discrete, Verdict, check_cegar};
+use trestle_cegar::{CegarOptions, Discrete, check_cegar};
+use trestle_core::{Budget, Verdict};
 use trestle_ir::System;
 use trestle_testkit::repo;
 
@@ -33,7 +34,9 @@ const CEGAR_DECIDES: usize = 9;
 fn instance(name: &str) -> (System, Verdict) {
     let path = repo().join(format!("configs/systems/{name}.toml"));
     let sys = trestle_config::load_system(&path, &Default::default()).unwrap();
-    let truth = check_explicit(&Discrete::new(&sys).unwrap(), &ExplicitOptions::default()).unwrap().verdict;
+    let truth = check_explicit(&Discrete::new(&sys).unwrap(), &ExplicitOptions::default(), &Budget::unlimited())
+        .unwrap()
+        .verdict;
     (sys, truth)
 }
 
@@ -42,14 +45,16 @@ fn bmc_decides_every_shipped_instance_as_the_explicit_search_does() {
     for name in ALL {
         let (sys, truth) = instance(name);
         let d = Discrete::new(&sys).unwrap();
-        let opts = BmcOptions { timeout: Some(Duration::from_secs(300)), ..BmcOptions::default() };
-        match (check_bmc(&d, &opts).unwrap().verdict, &truth) {
-            (Verdict::Safe, Verdict::Safe) => {}
-            (Verdict::Unsafe(t), Verdict::Unsafe(shortest)) => {
+        let opts = BmcOptions::default();
+        match (check_bmc(&d, &opts, &Budget::new(Some(Duration::from_secs(300)))).unwrap().verdict, &truth) {
+            (Verdict::Proven { .. }, Verdict::Proven { .. }) => {}
+            (Verdict::Refuted { trace: t, .. }, Verdict::Refuted { trace: shortest, .. }) => {
                 t.replay(&sys).unwrap();
                 assert_eq!(t.len(), shortest.len(), "{name}: BMC finds a shortest run");
             }
-            (v, t) => panic!("{name}: BMC says {}, the explicit search {}", v.name(), t.name()),
+            (v, t) => {
+                panic!("{name}: BMC says {}, the explicit search {}", trestle_cegar::word(&v), trestle_cegar::word(t))
+            }
         }
     }
 }
@@ -59,17 +64,19 @@ fn cegar_agrees_with_explicit_search_on_the_shipped_instances() {
     for name in &ALL[..CEGAR_DECIDES] {
         let (sys, truth) = instance(name);
         let d = Discrete::new(&sys).unwrap();
-        let opts = CegarOptions { timeout: Some(Duration::from_secs(300)), ..CegarOptions::default() };
-        let o = check_cegar(&d, &opts).unwrap();
+        let opts = CegarOptions::default();
+        let o = check_cegar(&d, &opts, &Budget::new(Some(Duration::from_secs(300)))).unwrap();
         match (&o.verdict, &truth) {
-            (Verdict::Safe, Verdict::Safe) => {
-                recheck(&d, o.invariant.as_ref().unwrap(), None).unwrap().unwrap();
+            (Verdict::Proven { .. }, Verdict::Proven { .. }) => {
+                recheck(&d, o.invariant.as_ref().unwrap(), &Budget::unlimited()).unwrap().unwrap();
             }
-            (Verdict::Unsafe(t), Verdict::Unsafe(shortest)) => {
+            (Verdict::Refuted { trace: t, .. }, Verdict::Refuted { trace: shortest, .. }) => {
                 t.replay(&sys).unwrap();
                 assert!(t.len() >= shortest.len(), "{name}: shorter than the breadth-first run");
             }
-            (v, t) => panic!("{name}: CEGAR says {}, the explicit search {}", v.name(), t.name()),
+            (v, t) => {
+                panic!("{name}: CEGAR says {}, the explicit search {}", trestle_cegar::word(v), trestle_cegar::word(t))
+            }
         }
     }
 }

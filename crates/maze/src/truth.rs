@@ -14,7 +14,8 @@
 
 use num_traits::ToPrimitive;
 use std::time::Duration;
-use trestle_bridge::{Config, Verdict, certificate};
+use trestle_bridge::{Config, certificate};
+use trestle_core::Budget;
 use trestle_ir::expr::Env;
 use trestle_ir::nondet;
 use trestle_ir::num::rational_from_f64;
@@ -109,16 +110,19 @@ pub fn rank_and_replay(
 /// (certifying is much slower than proving on big proofs); anything else is not judged.
 pub fn judge_by_proof(sys: &System, proof_timeout: f64, max_clauses: usize) -> Result<Truth, String> {
     let timeout = Duration::from_secs_f64(proof_timeout);
-    let mut cfg = Config { threads: 1, timeout: Some(timeout), ..Config::default() };
-    cfg.smt_timeout = cfg.smt_timeout.min(timeout);
-    let report = trestle_bridge::check(sys, &cfg, &|_| {}).map_err(|e| e.to_string())?;
+    let mut bridge = Config { threads: 1, ..Config::default() };
+    bridge.smt_timeout = bridge.smt_timeout.min(timeout);
+    let opts = trestle_verify::CheckOptions { bridge, ..Default::default() };
+    let run = trestle_verify::check(sys, &opts, &Budget::new(Some(timeout)), &trestle_verify::Silent)
+        .map_err(|e| e.to_string())?;
+    let report = run.report;
     let clauses = report.inductive.clauses.len();
-    Ok(match report.verdict {
-        Verdict::Safe if clauses > max_clauses => Truth::NotJudged(format!(
+    Ok(match report.word() {
+        "safe" if clauses > max_clauses => Truth::NotJudged(format!(
             "check proved it with {clauses} clauses; certify is not run above {max_clauses} clauses"
         )),
-        Verdict::Safe => {
-            let cert = certificate::from_report(sys, &report, &cfg);
+        "safe" => {
+            let cert = certificate::from_report(sys, &report);
             let c = certificate::certify(&cert, sys).map_err(|e| e.to_string())?;
             if c.valid {
                 Truth::Safe { clauses }
@@ -126,10 +130,10 @@ pub fn judge_by_proof(sys: &System, proof_timeout: f64, max_clauses: usize) -> R
                 Truth::NotJudged("the proof's certificate was refused".into())
             }
         }
-        Verdict::NotInductive => {
+        "not-inductive" => {
             Truth::NotJudged("check refuted it, but the grid search found no counterexample of its own".into())
         }
-        v => Truth::NotJudged(format!("check: {}", v.as_str())),
+        word => Truth::NotJudged(format!("check: {word}")),
     })
 }
 

@@ -619,7 +619,7 @@ fn system_text(info: &Info) -> String {
         let _ = write!(
             s,
             "# Unsafe: {cond}.\n\
-             # Truth (exact explicit-state search under the policy from every start state): {}.\n\
+             # Verdict (exact explicit-state search under the policy from every start state): {}.\n\
              # {} states are reachable under the policy; {why}.\n",
             verdict.as_str(),
             info.reachable,

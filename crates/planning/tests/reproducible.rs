@@ -37,7 +37,7 @@ fn shipped_benchmarks_regenerate_byte_for_byte() {
 
 /// The verdict the header of a generated system file records.
 fn recorded_verdict(text: &str) -> Option<Truth> {
-    let line = text.lines().find(|l| l.starts_with("# Truth"))?;
+    let line = text.lines().find(|l| l.starts_with("# Verdict"))?;
     match line.rsplit(": ").next()? {
         "safe." => Some(Truth::Safe),
         "unsafe." => Some(Truth::Unsafe),

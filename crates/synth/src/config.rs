@@ -1,6 +1,5 @@
 //! Synthesis configuration.
 
-
 /// How the invariant is searched for.
 #[derive(Clone, Debug)]
 pub struct SynthConfig {

@@ -148,6 +148,11 @@ impl SynthReport {
     pub fn certificate(&self) -> Option<&serde_json::Value> {
         self.verdict.certificate().map(|c| &c.0)
     }
+
+    /// The invariant's certificate as the bridge engine's proof type, when proven.
+    pub fn proof(&self) -> Option<trestle_bridge::certificate::ProofJson> {
+        serde_json::from_value(self.certificate()?.clone()).ok()
+    }
 }
 
 /// Reported as the run goes.

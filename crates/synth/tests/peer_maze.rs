@@ -4,11 +4,12 @@ mod common;
 use common::*;
 use std::time::Instant;
 use trestle_bridge::certificate::{CertificateJson, certify};
+use trestle_core::Budget;
 use trestle_ir::{FBox, System};
-use trestle_synth::{SynthConfig, SynthReport, SynthVerdict, synthesize};
+use trestle_synth::{SynthConfig, SynthReport, synthesize};
 
 fn run(sys: &System, cfg: &SynthConfig) -> SynthReport {
-    synthesize(sys, cfg, &quiet).unwrap()
+    synthesize(sys, cfg, &Budget::unlimited(), &quiet).unwrap()
 }
 
 /// The candidate invariant is removed, so it cannot play a part.
@@ -49,7 +50,7 @@ fn det_128_is_safe_by_synthesis_and_its_certificate_is_accepted() {
     }
     let sys = peer("det", 128);
     let r = run(&sys, &SynthConfig::default());
-    assert_eq!(r.verdict, SynthVerdict::Safe, "{}", r.reason);
+    assert_eq!(r.word(), "safe", "{}", r.reason);
     // The candidate fails near x = 0.95 (y' exceeds 0.95); the invariant found reaches beyond it.
     assert!(r.invariant.iter().any(|b| b.hi[1] > 0.95));
     // Every environment query of the proof was decided by the fast path, without splits.
@@ -58,7 +59,7 @@ fn det_128_is_safe_by_synthesis_and_its_certificate_is_accepted() {
     assert_eq!(r.proof.as_ref().unwrap().clauses.len(), r.cells.len());
     runs_stay_inside(&sys, &r.invariant);
     // Re-checked independently, whether or not the system has a candidate of its own.
-    let cert = CertificateJson::Proof(r.certificate.clone().unwrap());
+    let cert = CertificateJson::Proof(r.proof().unwrap());
     let text = serde_json::to_string(&cert).unwrap();
     let cert: CertificateJson = serde_json::from_str(&text).unwrap();
     for s in [sys.clone(), without_candidate(sys.clone())] {
@@ -104,7 +105,7 @@ fn all_16_peer_controllers_are_safe_by_synthesis_alone() {
             s.bound_queries,
             s.seconds
         );
-        assert_eq!(r.verdict, SynthVerdict::Safe, "{name}: {}", r.reason);
+        assert_eq!(r.word(), "safe", "{name}: {}", r.reason);
         assert!(r.trajectory.is_none() && r.dropped_init.is_empty());
     }
     let total = start.elapsed().as_secs_f64();
@@ -120,7 +121,7 @@ fn the_forward_search_proves_all_16_too() {
     for kind in ["det", "nondet"] {
         for h in PEER_SIZES {
             let r = run(&peer(kind, h), &cfg);
-            assert_eq!(r.verdict, SynthVerdict::Safe, "{kind} 2x{h}: {}", r.reason);
+            assert_eq!(r.word(), "safe", "{kind} 2x{h}: {}", r.reason);
         }
     }
 }
@@ -134,19 +135,19 @@ fn a_coarse_grid_is_refined_until_it_succeeds() {
     // Two cells per dimension and no refinement: every cell's image overflows the union.
     let frozen =
         run(&sys, &SynthConfig { resolution: Some(2), min_width: 0.99, attack_steps: 30, ..Default::default() });
-    assert_eq!(frozen.verdict, SynthVerdict::Unknown);
+    assert_eq!(frozen.word(), "unknown");
     assert_eq!(frozen.stats.splits, 0);
     assert!(!frozen.dropped_init.is_empty(), "the report names the cells of Init that were dropped");
     let t = frozen.trajectory.as_ref().expect("the closest run is reported");
     assert!(t.exact.is_none() && t.distance <= 0.0, "no run from Init leaves Safe");
     // With refinement the same grid succeeds.
     let refined = run(&sys, &SynthConfig { resolution: Some(2), ..Default::default() });
-    assert_eq!(refined.verdict, SynthVerdict::Safe, "{}", refined.reason);
+    assert_eq!(refined.word(), "safe", "{}", refined.reason);
     assert!(refined.stats.splits > 10 && refined.stats.cells > refined.stats.initial_cells, "{:?}", refined.stats);
     runs_stay_inside(&sys, &refined.invariant);
     // Even a single cell (Safe itself) is refined into an invariant.
     let one = run(&sys, &SynthConfig { resolution: Some(1), ..Default::default() });
-    assert_eq!(one.verdict, SynthVerdict::Safe, "{}", one.reason);
+    assert_eq!(one.word(), "safe", "{}", one.reason);
 }
 
 #[test]
@@ -158,7 +159,7 @@ fn the_full_fixed_point_also_proves_safety() {
         let sys = peer(kind, h);
         let lazy = run(&sys, &SynthConfig::default());
         let full = run(&sys, &SynthConfig { full: true, ..Default::default() });
-        assert_eq!(full.verdict, SynthVerdict::Safe, "{kind} 2x{h}: {}", full.reason);
+        assert_eq!(full.word(), "safe", "{kind} 2x{h}: {}", full.reason);
         // The full iteration judges every cell of Safe, the lazy one what Init reaches.
         assert!(full.stats.images > lazy.stats.images, "{:?} vs {:?}", full.stats, lazy.stats);
     }
@@ -174,7 +175,7 @@ fn results_ignore_the_candidate_and_the_thread_count() {
         (s.seconds, s.search_seconds, s.proof_seconds, s.attack_seconds) = (0.0, 0.0, 0.0, 0.0);
         // The quick run search before the invariant search is bounded by wall time.
         s.simulations = 0;
-        (r.verdict, r.invariant.clone(), r.cells.clone(), r.dropped.clone(), s, r.certificate.clone())
+        (r.verdict.clone(), r.invariant.clone(), r.cells.clone(), r.dropped.clone(), s, r.proof())
     };
     for (kind, h) in [("det", 128), ("nondet", 512)] {
         let sys = peer(kind, h);

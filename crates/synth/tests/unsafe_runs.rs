@@ -6,9 +6,10 @@
 mod common;
 use common::*;
 use trestle_config::{Overrides, load_system_from_str};
+use trestle_core::Budget;
 use trestle_ir::num::{is_integer, parse_rational};
 use trestle_ir::{Env, Rational, System, sim};
-use trestle_synth::{SynthConfig, SynthReport, SynthVerdict, synthesize};
+use trestle_synth::{SynthConfig, SynthReport, synthesize};
 
 fn load(text: &str) -> System {
     load_system_from_str(text, &repo().join("inline.toml"), &Overrides::default()).unwrap()
@@ -83,7 +84,7 @@ y = "y + a1"
 /// start satisfies Init, every step is the IR's step with the recorded choices, and only the last
 /// state is outside Safe.
 fn assert_replayed_refutation(sys: &System, r: &SynthReport) {
-    assert_eq!(r.verdict, SynthVerdict::Unsafe, "{}", r.reason);
+    assert_eq!(r.word(), "unsafe", "{}", r.reason);
     let t = r.trajectory.as_ref().expect("a trajectory");
     let e = t.exact.as_ref().expect("replayed exactly");
     assert!(t.distance > 0.0);
@@ -104,21 +105,21 @@ fn assert_replayed_refutation(sys: &System, r: &SynthReport) {
 #[test]
 fn a_controller_that_pushes_right_is_unsafe_with_a_replayed_run() {
     let sys = load(PUSHED_RIGHT);
-    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
+    let r = synthesize(&sys, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
     assert_replayed_refutation(&sys, &r);
     // x grows by 10% + 0.02 per step from at most 0.4: about nine steps.
     let steps = r.trajectory.as_ref().unwrap().exact.as_ref().unwrap().actions.len();
     assert!((6..=12).contains(&steps), "{steps} steps");
-    assert!(r.certificate.is_none() && r.invariant.is_empty());
+    assert!(r.certificate().is_none() && r.invariant.is_empty());
 }
 
 #[test]
 fn the_environment_choices_decide_safety() {
     let safe = load(&disturbed("0.2"));
-    let r = synthesize(&safe, &SynthConfig::default(), &quiet).unwrap();
-    assert_eq!(r.verdict, SynthVerdict::Safe, "{}", r.reason);
+    let r = synthesize(&safe, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "safe", "{}", r.reason);
     let unsafe_ = load(&disturbed("0.3"));
-    let r = synthesize(&unsafe_, &SynthConfig::default(), &quiet).unwrap();
+    let r = synthesize(&unsafe_, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
     assert_replayed_refutation(&unsafe_, &r);
     // The run needs the disturbance at its extreme, c = 1, every step.
     let e = r.trajectory.as_ref().unwrap().exact.as_ref().unwrap();
@@ -128,7 +129,7 @@ fn the_environment_choices_decide_safety() {
 #[test]
 fn a_state_of_init_outside_safe_is_a_run_of_length_zero() {
     let sys = load(&PUSHED_RIGHT.replace("0.3 <= x <= 0.4", "0.1 <= x <= 0.4"));
-    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
+    let r = synthesize(&sys, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
     assert_replayed_refutation(&sys, &r);
     assert_eq!(r.trajectory.unwrap().states.len(), 1);
 }
@@ -136,20 +137,25 @@ fn a_state_of_init_outside_safe_is_a_run_of_length_zero() {
 #[test]
 fn a_time_limit_gives_unknown_never_a_verdict() {
     let sys = load(&disturbed("0.2"));
-    let cfg = SynthConfig { timeout: Some(std::time::Duration::ZERO), ..Default::default() };
-    let r = synthesize(&sys, &cfg, &quiet).unwrap();
-    assert_eq!(r.verdict, SynthVerdict::Unknown);
+    let r = synthesize(&sys, &SynthConfig::default(), &Budget::new(Some(std::time::Duration::ZERO)), &quiet).unwrap();
+    assert_eq!(r.word(), "unknown");
     assert!(r.reason.contains("time limit"), "{}", r.reason);
 }
 
 #[test]
 fn inputs_synthesis_cannot_handle_are_errors() {
     let no_safe = load(&PUSHED_RIGHT.replace("safe = \"0.22 <= x <= 0.98 and 0.54 <= y <= 0.98\"\n", ""));
-    assert!(synthesize(&no_safe, &SynthConfig::default(), &quiet).is_err());
+    assert!(synthesize(&no_safe, &SynthConfig::default(), &Budget::unlimited(), &quiet).is_err());
     let unbounded = load(&PUSHED_RIGHT.replace("0.22 <= x <= 0.98 and ", ""));
-    let e = synthesize(&unbounded, &SynthConfig::default(), &quiet).unwrap_err();
+    let e = synthesize(&unbounded, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap_err();
     assert!(e.to_string().contains("unbounded"), "{e}");
-    let e = synthesize(&load(PUSHED_RIGHT), &SynthConfig { threads: 0, ..Default::default() }, &quiet).unwrap_err();
+    let e = synthesize(
+        &load(PUSHED_RIGHT),
+        &SynthConfig { threads: 0, ..Default::default() },
+        &Budget::unlimited(),
+        &quiet,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("threads"), "{e}");
 }
 
@@ -189,8 +195,8 @@ z = "z + 0.5*c*a2"
 "#;
     let sys = load(text);
     for forward in [false, true] {
-        let r = synthesize(&sys, &SynthConfig { forward, ..Default::default() }, &quiet).unwrap();
-        assert_eq!(r.verdict, SynthVerdict::Safe, "forward {forward}: {}", r.reason);
+        let r = synthesize(&sys, &SynthConfig { forward, ..Default::default() }, &Budget::unlimited(), &quiet).unwrap();
+        assert_eq!(r.word(), "safe", "forward {forward}: {}", r.reason);
         assert_eq!(r.stats.z3_queries, 0, "{:?}", r.stats);
     }
 }
@@ -198,8 +204,8 @@ z = "z + 0.5*c*a2"
 #[test]
 fn int_bug_synthesis_reports_no_run_from_a_non_integer_state() {
     let sys = system_from_text(INT_BUG);
-    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
-    assert_ne!(r.verdict, SynthVerdict::Unsafe, "{}: {:?}", r.reason, r.trajectory);
+    let r = synthesize(&sys, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
+    assert_ne!(r.word(), "unsafe", "{}: {:?}", r.reason, r.trajectory);
     if let Some(t) = &r.trajectory {
         assert!(t.states.iter().all(|s| s.iter().all(|x| x.fract() == 0.0)), "{:?}", t.states);
     }
@@ -210,8 +216,8 @@ fn int_bug_synthesis_reports_no_run_from_a_non_integer_state() {
 #[test]
 fn int_bug_without_the_controller_is_proven_safe_by_synthesis() {
     let sys = system_from_text(&INT_BUG.replace("then 100 else a", "then 100 else x"));
-    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
-    assert_eq!(r.verdict, SynthVerdict::Safe, "{}", r.reason);
+    let r = synthesize(&sys, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "safe", "{}", r.reason);
 }
 
 /// The network's output is the constant 1; c in [-1, 1] is chosen every step. Truth: x stays at
@@ -248,7 +254,7 @@ fn drift_config(steps: usize) -> SynthConfig {
 #[test]
 fn a_run_needing_931_steps_is_found_when_the_budget_allows() {
     let sys = system_from_text(SLOW_DRIFT);
-    let r = synthesize(&sys, &drift_config(10_000), &quiet).unwrap();
+    let r = synthesize(&sys, &drift_config(10_000), &Budget::unlimited(), &quiet).unwrap();
     assert_replayed_refutation(&sys, &r);
     let steps = r.trajectory.as_ref().unwrap().exact.as_ref().unwrap().actions.len();
     assert!(steps >= 931, "{steps} steps");
@@ -260,6 +266,6 @@ fn a_run_needing_931_steps_is_found_when_the_budget_allows() {
 #[test]
 fn no_run_leaves_within_930_steps_of_the_slow_drift() {
     let sys = system_from_text(SLOW_DRIFT);
-    let r = synthesize(&sys, &drift_config(930), &quiet).unwrap();
-    assert_eq!(r.verdict, SynthVerdict::Unknown, "{}", r.reason);
+    let r = synthesize(&sys, &drift_config(930), &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "unknown", "{}", r.reason);
 }

@@ -5,8 +5,9 @@
 mod common;
 use common::*;
 use trestle_bridge::certificate::{CertificateJson, certify};
+use trestle_core::Budget;
 use trestle_ir::System;
-use trestle_synth::{SynthConfig, SynthVerdict, synthesize};
+use trestle_synth::{SynthConfig, synthesize};
 
 fn system(name: &str, text: &str) -> (tempfile::TempDir, System) {
     let (dir, path) = scratch(&format!("{name}.toml"), text);
@@ -31,10 +32,10 @@ fn line_net(sign: f64) -> String {
 
 /// Safe with a certificate `certify` accepts, and an invariant containing `must_contain`.
 fn assert_synthesised(sys: &System, must_contain: &[f64]) -> trestle_synth::SynthReport {
-    let r = synthesize(sys, &SynthConfig::default(), &quiet).unwrap();
-    assert_eq!(r.verdict, SynthVerdict::Safe, "{}: {}", sys.name, r.reason);
+    let r = synthesize(sys, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "safe", "{}: {}", sys.name, r.reason);
     assert!(r.invariant.iter().any(|b| b.contains(must_contain)), "{:?}", r.invariant);
-    let c = certify(&CertificateJson::Proof(r.certificate.clone().unwrap()), sys).unwrap();
+    let c = certify(&CertificateJson::Proof(r.proof().unwrap()), sys).unwrap();
     assert!(c.valid, "{}: {:?}", sys.name, c.checks);
     r
 }
@@ -52,8 +53,9 @@ fn negation_is_synthesised() {
     let r = assert_synthesised(&sys, &[-0.5]);
     assert!(r.stats.exact_queries > 0, "the cells at the ends are proven exactly: {:?}", r.stats);
     // The whole of Safe is inductive too: the full fixed point keeps it.
-    let full = synthesize(&sys, &SynthConfig { full: true, ..SynthConfig::default() }, &quiet).unwrap();
-    assert_eq!(full.verdict, SynthVerdict::Safe, "{}", full.reason);
+    let full =
+        synthesize(&sys, &SynthConfig { full: true, ..SynthConfig::default() }, &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(full.word(), "safe", "{}", full.reason);
 }
 
 /// Safe = [0, 1]; x <= 0.5 moves to x + 0.5 (reaching 1 exactly at the guard's end), x > 0.5
@@ -83,7 +85,7 @@ fn a_creep_below_the_tolerance_is_not_proven() {
         line_net(1.0)
     );
     let (_dir, sys) = system("creep", &text);
-    let r = synthesize(&sys, &SynthConfig::default(), &quiet).unwrap();
-    assert_eq!(r.verdict, SynthVerdict::Unknown, "{}", r.reason);
-    assert!(r.certificate.is_none());
+    let r = synthesize(&sys, &SynthConfig::default(), &Budget::unlimited(), &quiet).unwrap();
+    assert_eq!(r.word(), "unknown", "{}", r.reason);
+    assert!(r.certificate().is_none());
 }

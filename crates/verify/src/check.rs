@@ -71,7 +71,12 @@ impl CheckRun {
 }
 
 /// Checks the system's candidate invariant.
-pub fn check(sys: &System, opts: &CheckOptions, budget: &Budget, progress: &dyn Progress) -> Result<CheckRun, DriverError> {
+pub fn check(
+    sys: &System,
+    opts: &CheckOptions,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<CheckRun, DriverError> {
     if opts.synthesize_on_failure && opts.method != CheckMethod::Bridge {
         return Err(DriverError::input("--synthesize-on-failure works with --method bridge only"));
     }

@@ -25,10 +25,10 @@ mod error;
 pub mod json;
 pub mod milp;
 mod progress;
-pub mod properties;
+// pub mod properties; (after the temporal engines' merge)
 pub mod render;
 pub mod synth;
-pub mod temporal;
+// pub mod temporal;
 
 pub use check::{CheckMethod, CheckOptions, CheckRun, check};
 pub use error::DriverError;
@@ -40,7 +40,8 @@ use std::path::Path;
 /// Writes a file the run produces (a certificate, a plot) atomically: see `atomic-output` (links
 /// written through, special files refused, no temporary file left behind).
 pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), DriverError> {
-    atomic_output::write(path, contents).map_err(|e| DriverError::input(format!("cannot write {}: {e}", path.display())))
+    atomic_output::write(path, contents)
+        .map_err(|e| DriverError::input(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Writes a JSON document pretty-printed (a certificate file).

@@ -15,7 +15,7 @@ use trestle_bridge::engine::{self, Inductiveness, Refutation, RunStats};
 use trestle_bridge::{Config, Report, SideConditions, side_conditions};
 use trestle_core::{Budget, Unknown, Verdict};
 use trestle_ir::System;
-use trestle_milp::{MilpAnswer, MilpError, MilpOptions};
+use trestle_milp::{MilpAnswer, MilpError, MilpOptions, MilpUnknown};
 
 /// What the MILP baseline found, and how its floating-point evidence was confirmed.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,7 +91,7 @@ pub fn check_milp(sys: &System, cfg: &Config, budget: &Budget) -> Result<(Report
         MilpAnswer::Invalid(witness) => {
             side.baseline_report(sys, Inductiveness::Refuted(Refutation { witness, region: None }), stats, None)
         }
-        MilpAnswer::Unknown(r) => side.baseline_report(sys, Inductiveness::Unknown(r), stats, None),
+        MilpAnswer::Unknown(r) => side.baseline_report(sys, Inductiveness::Unknown(unknown(r)), stats, None),
         MilpAnswer::Evidence { margin } => {
             summary.margin = Some(margin);
             confirm(sys, cfg, side, &mut summary, &budget)?
@@ -123,15 +123,29 @@ fn confirm(
         }
         Inductiveness::Unknown(why) => {
             summary.confirmation = Some(("undecided", Some(why.to_string())));
-            run.outcome =
-                Inductiveness::Unknown(Unknown::Incomplete(format!("{what}; the exact confirmation stayed undecided: {why}")));
+            run.outcome = Inductiveness::Unknown(Unknown::Incomplete(format!(
+                "{what}; the exact confirmation stayed undecided: {why}"
+            )));
             what
         }
     };
     let undecided = summary.confirmation.as_ref().is_some_and(|(r, _)| *r == "undecided");
     let mut report = side.report(sys, run, Some(evidence));
-    if undecided && report.init == trestle_bridge::Condition::Proven && report.safe == trestle_bridge::Condition::Proven {
+    if undecided && report.init == trestle_bridge::Condition::Proven && report.safe == trestle_bridge::Condition::Proven
+    {
         report.verdict = Verdict::Evidence { margin };
     }
     Ok(report)
+}
+
+/// Why the MILP baseline stayed undecided, as a core reason.
+fn unknown(u: MilpUnknown) -> Unknown {
+    match u {
+        MilpUnknown::Timeout => Unknown::Timeout,
+        MilpUnknown::ReplayFailed(why) => Unknown::ReplayFailed(why),
+        MilpUnknown::Solver(why) => Unknown::Solver(why),
+        other @ (MilpUnknown::NoMargin { .. } | MilpUnknown::OutOfRange(_)) => {
+            Unknown::Incomplete(format!("MILP: {other}"))
+        }
+    }
 }

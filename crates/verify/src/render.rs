@@ -96,7 +96,11 @@ fn named(o: &Value) -> String {
 }
 
 fn conditions(out: &mut String, c: &Value) {
-    let rows = [("init_implies_inv", "Init => Inv"), ("inv_implies_safe", "Inv => Safe"), ("inductive", "Inv /\\ Next => Inv'")];
+    let rows = [
+        ("init_implies_inv", "Init => Inv"),
+        ("inv_implies_safe", "Inv => Safe"),
+        ("inductive", "Inv /\\ Next => Inv'"),
+    ];
     for (key, name) in rows {
         let Some(cond) = c.get(key) else { continue };
         let result = cond.get("result").and_then(Value::as_str).unwrap_or("?");

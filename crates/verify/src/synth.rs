@@ -39,7 +39,8 @@ impl SynthRun {
             let (approx, exact) = witness_jsons(sys, &step);
             out.witness = Some(approx);
             out.witness_exact = Some(exact);
-            out.reason = Some(format!("{}; this is its last step (the whole run is in `trestle synth --json`)", r.reason));
+            out.reason =
+                Some(format!("{}; this is its last step (the whole run is in `trestle synth --json`)", r.reason));
         }
         serde_json::to_value(CertificateJson::Outcome(out)).expect("certificates serialise")
     }
@@ -75,7 +76,8 @@ fn trajectory_json(sys: &System, t: &Trajectory) -> Value {
         "states": t.states.iter().map(|s| named(s)).collect::<Vec<_>>(),
     });
     if let Some(e) = &t.exact {
-        o["states_exact"] = json!(e.states.iter().map(|r| r.iter().map(display_rational).collect::<Vec<_>>()).collect::<Vec<_>>());
+        o["states_exact"] =
+            json!(e.states.iter().map(|r| r.iter().map(display_rational).collect::<Vec<_>>()).collect::<Vec<_>>());
         o["replayed"] = json!("exact rational arithmetic");
     }
     o
@@ -100,10 +102,7 @@ fn result(sys: &System, r: &SynthReport, cfg: &SynthConfig) -> RunResult {
     let mut out = RunResult::of_verdict("synth", sys, "synth", r.word(), &r.verdict);
     out.config = config_json(cfg, sys);
     if out.status == Status::Proven {
-        out.evidence = Some(format!(
-            "{}: Init => I and I => Safe by Z3, I inductive by the bridge engine",
-            r.reason
-        ));
+        out.evidence = Some(format!("{}: Init => I and I => Safe by Z3, I inductive by the bridge engine", r.reason));
     }
     let inductive = match r.proof.as_ref().map(|p| &p.outcome) {
         None => json!({ "result": "not checked" }),
