@@ -110,9 +110,14 @@ pub struct SystemArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// No progress on stderr (it is off under --json and when stderr is not a terminal).
+    /// No progress and no warnings on stderr (progress is off under --json and when stderr is not
+    /// a terminal).
     #[arg(long)]
     pub quiet: bool,
+    /// Refuse a system with warnings (a state variable never updated, an action or input never
+    /// read): exit 2 instead of running.
+    #[arg(long)]
+    pub deny_warnings: bool,
 }
 
 #[derive(Args, Debug)]

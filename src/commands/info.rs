@@ -61,6 +61,7 @@ fn describe(sys: &System) -> Value {
             "kind": match &p.formula { PropertyFormula::Ctl(_) => "ctl", PropertyFormula::Ltl(_) => "ltl", PropertyFormula::Invariant(_) => "invariant" },
             "formula": match &p.formula { PropertyFormula::Ctl(f) => names.ctl(f), PropertyFormula::Ltl(f) => names.ltl(f), PropertyFormula::Invariant(f) => names.pred(f) },
         })).collect::<Vec<_>>(),
+        "warnings": trestle_ir::lint::warnings(sys),
     })
 }
 
@@ -146,5 +147,8 @@ fn print_text(sys: &System) {
     }
     for p in &sys.properties {
         println!("property {}: {}", p.name, p.text.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    for w in trestle_ir::lint::warnings(sys) {
+        println!("warning: {w}");
     }
 }

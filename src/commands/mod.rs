@@ -162,10 +162,25 @@ pub fn property_text(p: &Property) -> String {
     }
 }
 
-/// Loads the system file with its `--set` overrides.
+/// Loads the system file with its `--set` overrides; its warnings (`ir::lint`) go to stderr, or
+/// end the command with `--deny-warnings`.
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
-    trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))
+    let sys = trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
+    let warnings = trestle_ir::lint::warnings(&sys);
+    if args.deny_warnings && !warnings.is_empty() {
+        return Err(CliError::input(format!(
+            "{} has warnings and --deny-warnings is given: {}",
+            args.system.display(),
+            warnings.join("; ")
+        )));
+    }
+    if !args.quiet {
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(sys)
 }
 
 #[cfg(test)]

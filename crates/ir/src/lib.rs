@@ -16,6 +16,7 @@ pub mod formula;
 pub mod interval;
 pub mod lift;
 pub mod linear;
+pub mod lint;
 pub mod network;
 pub mod nondet;
 pub mod num;
