@@ -6,8 +6,9 @@
 //!
 //! - [`point`]: f64 enclosures at one argument, `f(x).lo <= f(x) <= f(x).hi` (the `f_down` /
 //!   `f_up` of a proof), each end within one ulp of the correctly rounded downward / upward value;
-//!   plus the derivatives of tanh and sigmoid (`1/cosh^2`, `1/(2 + 2 cosh)`) that the CROWN tangent
-//!   rules need, with their relative accuracy kept where tanh is close to ±1.
+//!   plus the derivatives of tanh and sigmoid (as `4E/(1+E)^2` and `E/(1+E)^2`, `E = e^(-2|x|)`,
+//!   `e^(-|x|)`) that the CROWN tangent rules need, with their relative accuracy kept where tanh is
+//!   close to ±1.
 //! - [`interval`]: f64 enclosures of the image of an interval: monotone functions by their ends,
 //!   sin/cos by their ends and the extrema inside (exact argument reduction, right for 1e300),
 //!   tan refused on an interval containing a pole, log/log1p/sqrt refused on an interval reaching

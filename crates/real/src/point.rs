@@ -13,7 +13,7 @@
 //! A NaN argument stands for an unknown real: total functions return their whole range, partial
 //! ones an invalid-interval error. Infinite arguments give the function's limit where it has one.
 
-use crate::directed::{add_down, add_up, div_down, div_up, mul_down, mul_up, sqrt_bounds};
+use crate::directed::{add_down, add_up, div_down, div_up, mul_down, mul_up, sqrt_bounds, sub_down, sub_up};
 use crate::enclosure::{Enclosure, ErrorKind, RealError};
 
 /// `[pred(y), succ(y)]`: everything a faithful rounding `y` of a real can have come from.
@@ -194,39 +194,66 @@ pub fn sigmoid(x: f64) -> Enclosure {
     s.clamp(half_side.lo, half_side.hi)
 }
 
-/// cosh x >= 1 (internal: the derivatives of tanh and sigmoid go through it).
-fn cosh(x: f64) -> Enclosure {
-    if x == 0.0 {
-        return Enclosure::point(1.0);
+/// `scale E / (1 + E)^2` for `E = e^(-k|x|)` in (0, 1], rounded outward. It increases in `E` on
+/// (0, 1], so the lower end comes from the lower end of `E` with every step rounded down (the
+/// denominator up) and the upper end the other way. Written with `E <= 1` rather than with cosh or
+/// `1 - tanh^2`, it keeps its relative accuracy everywhere: no cancellation near tanh = ±1, no
+/// overflow of cosh for large |x|.
+fn bell(x: f64, k: f64, scale: f64) -> Enclosure {
+    let a = x.abs();
+    // -k|x|, rounded both ways (it overflows to -inf for huge |x|; exp of the upper end stays > 0).
+    let e_lo = exp(mul_down(-k, a)).lo;
+    let e_hi = exp(mul_up(-k, a)).hi.min(1.0);
+    if e_hi < SMALL_E {
+        // 1 + E rounded up would cost a whole ulp of [1, 2) (and its square two): use
+        // 1 - 2E <= (1 + E)^-2 <= 1 - 2E + 3E^2 (an alternating series for E < 1), whose
+        // roundings fall in [1/2, 1) where the ulp is half as large, and whose bounds are
+        // increasing in E here.
+        let lo = mul_down(mul_down(scale, e_lo), sub_down(1.0, mul_up(2.0, e_lo)));
+        let factor_hi = add_up(sub_up(1.0, mul_down(2.0, e_hi)), mul_up(3.0, mul_up(e_hi, e_hi)));
+        return Enclosure { lo, hi: mul_up(mul_up(scale, e_hi), factor_hi) };
     }
-    faithful(core_math::cosh(x)).clamp(1.0, f64::INFINITY)
+    let lo = div_down(mul_down(scale, e_lo), {
+        let d = add_up(1.0, e_lo);
+        mul_up(d, d)
+    });
+    let hi = div_up(mul_up(scale, e_hi), {
+        let d = add_down(1.0, e_hi);
+        mul_down(d, d)
+    });
+    Enclosure { lo, hi }
 }
 
-/// tanh'(x) = 1 - tanh(x)^2 = 1 / cosh(x)^2, in (0, 1]. Computed as 1/cosh^2 so it keeps its
-/// relative accuracy where tanh(x) is close to ±1 (1 - t^2 would cancel to a bound of 0).
+/// Below this `E = e^(-k|x|)` the series form of `bell` is used (about |x| > 9.7 for tanh',
+/// |x| > 19.4 for sigmoid').
+const SMALL_E: f64 = 1.0 / 268_435_456.0; // 2^-28
+
+/// tanh'(x) = 1 - tanh(x)^2 = 4 E / (1 + E)^2 with E = e^(-2|x|), in (0, 1].
 pub fn tanh_derivative(x: f64) -> Enclosure {
     if x.is_nan() {
         return Enclosure { lo: 0.0, hi: 1.0 };
     }
+    if x == 0.0 {
+        return Enclosure::point(1.0);
+    }
     if x.is_infinite() {
         return Enclosure::point(0.0);
     }
-    let c = cosh(x);
-    Enclosure { lo: div_down(1.0, mul_up(c.hi, c.hi)), hi: div_up(1.0, mul_down(c.lo, c.lo)) }.clamp(0.0, 1.0)
+    bell(x, 2.0, 4.0).clamp(0.0, 1.0)
 }
 
-/// sigmoid'(x) = s(1 - s) = 1 / (2 + 2 cosh x), in (0, 1/4].
+/// sigmoid'(x) = s(1 - s) = E / (1 + E)^2 with E = e^(-|x|), in (0, 1/4].
 pub fn sigmoid_derivative(x: f64) -> Enclosure {
     if x.is_nan() {
         return Enclosure { lo: 0.0, hi: 0.25 };
     }
+    if x == 0.0 {
+        return Enclosure::point(0.25);
+    }
     if x.is_infinite() {
         return Enclosure::point(0.0);
     }
-    let c = cosh(x);
-    let den_hi = mul_up(2.0, add_up(1.0, c.hi));
-    let den_lo = mul_down(2.0, add_down(1.0, c.lo));
-    Enclosure { lo: div_down(1.0, den_hi), hi: div_up(1.0, den_lo) }.clamp(0.0, 0.25)
+    bell(x, 1.0, 1.0).clamp(0.0, 0.25)
 }
 
 /// x^n for an integer n (x^0 = 1 for every x, 0 included; a negative n at x = 0 is an error).
