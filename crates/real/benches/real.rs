@@ -1,7 +1,9 @@
 //! ns per call of each interval function: f64 (`interval::*`) and `BigInterval` at 256 bits, on
 //! narrow intervals (the width of a CROWN pre-activation bound) spread over each function's range.
 
-use criterion::{Criterion, black_box, criterion_group, criterion_main};
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
 use trestle_real::{BigInterval, interval};
 
 /// 64 narrow intervals `[x, x + 1e-3]` spread over `[from, to]`.

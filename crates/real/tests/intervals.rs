@@ -91,8 +91,8 @@ fn monotone_functions_are_enclosed_by_their_ends() {
 fn sin_and_cos_reach_their_extrema_exactly_when_inside() {
     // sin: maxima at pi/2 + 2k pi (1 half, period 4 halves), minima at 3 pi/2 + 2k pi;
     // cos: maxima at 2k pi, minima at pi + 2k pi.
-    let functions: [(&str, fn(f64, f64) -> Enclosure, u32, u32); 2] =
-        [("sin", interval::sin, 1, 3), ("cos", interval::cos, 0, 2)];
+    type Periodic = (&'static str, fn(f64, f64) -> Enclosure, u32, u32);
+    let functions: [Periodic; 2] = [("sin", interval::sin, 1, 3), ("cos", interval::cos, 0, 2)];
     for (name, f, max_at, min_at) in functions {
         let c = case(name);
         let mut rng = rng(8);
