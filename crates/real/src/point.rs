@@ -202,8 +202,11 @@ pub fn sigmoid(x: f64) -> Enclosure {
 fn bell(x: f64, k: f64, scale: f64) -> Enclosure {
     let a = x.abs();
     // -k|x|, rounded both ways (it overflows to -inf for huge |x|; exp of the upper end stays > 0).
-    let e_lo = exp(mul_down(-k, a)).lo;
-    let e_hi = exp(mul_up(-k, a)).hi.min(1.0);
+    let (t_lo, t_hi) = (mul_down(-k, a), mul_up(-k, a));
+    let at_lo = exp(t_lo);
+    // -k|x| is exact unless it overflows or underflows: then one exp serves both ends.
+    let e_lo = at_lo.lo;
+    let e_hi = if t_lo == t_hi { at_lo.hi } else { exp(t_hi).hi }.min(1.0);
     if e_hi < SMALL_E {
         // 1 + E rounded up would cost a whole ulp of [1, 2) (and its square two): use
         // 1 - 2E <= (1 + E)^-2 <= 1 - 2E + 3E^2 (an alternating series for E < 1), whose

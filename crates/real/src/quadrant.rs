@@ -90,10 +90,22 @@ pub(crate) fn span_f64(lo: f64, hi: f64) -> Option<Span> {
     span_mpfr(&Float::with_val(53, lo), &Float::with_val(53, hi))
 }
 
+/// The quadrant of a finite MPFR number: by the f64 path when both its f64 roundings (down and up)
+/// lie in one quadrant (the number lies between them, and quadrants are intervals), else by MPFR.
+fn quadrant_float(x: &Float) -> Option<Integer> {
+    let (down, up) = (x.to_f64_round(Round::Down), x.to_f64_round(Round::Up));
+    if let (Some(a), Some(b)) = (quadrant_f64_fast(down), quadrant_f64_fast(up))
+        && a == b
+    {
+        return Some(Integer::from(a));
+    }
+    quadrant_mpfr(x)
+}
+
 /// The quadrant span of `[lo, hi]` for finite MPFR ends, `lo <= hi`.
 pub(crate) fn span_mpfr(lo: &Float, hi: &Float) -> Option<Span> {
-    let a = quadrant_mpfr(lo)?;
-    let b = quadrant_mpfr(hi)?;
+    let a = quadrant_float(lo)?;
+    let b = quadrant_float(hi)?;
     let crossed = Integer::from(&b - &a).to_u64().unwrap_or(u64::MAX);
     Some(Span { first_mod4: a.mod_u(4), crossed })
 }
