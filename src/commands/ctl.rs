@@ -8,8 +8,8 @@ use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::sync::Arc;
-use trestle_core::{RunResult, Status};
-use trestle_ctl::{CtlError, CtlOptions, CtlResult, CtlVerdict, Method, check_ctl};
+use trestle_core::{Budget, RunResult, Verdict};
+use trestle_ctl::{CtlError, CtlOptions, CtlResult, Method, check_ctl};
 use trestle_ir::System;
 use trestle_ir::formula::Ctl;
 use trestle_ir::num::display_rational;
@@ -18,6 +18,9 @@ use trestle_ir::system::PropertyFormula;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
+    /// Explicit when the states the formula looks at are few and finite, otherwise the
+    /// compositional and monolithic engines raced (the first to decide wins).
+    Auto,
     /// A set of small MILPs built lazily depth first, pruned by bounds, solved in parallel.
     Compositional,
     /// One MILP for the whole formula.
@@ -39,8 +42,8 @@ pub struct CtlArgs {
     /// The horizon `k` of a property defined with one (or of --formula).
     #[arg(long)]
     pub k: Option<u32>,
-    /// compositional (default), monolithic or explicit.
-    #[arg(long, value_enum, default_value_t = MethodArg::Compositional)]
+    /// auto (default), compositional, monolithic or explicit.
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
     /// Worker threads solving MILPs (compositional). Default: all cores.
     #[arg(long)]
@@ -84,6 +87,7 @@ pub fn run(a: &CtlArgs) -> CliResult {
     let (sys, phi, name, text) = formula(a)?;
     let mut opts = CtlOptions {
         method: match a.method {
+            MethodArg::Auto => Method::Auto,
             MethodArg::Compositional => Method::Compositional,
             MethodArg::Monolithic => Method::Monolithic,
             MethodArg::Explicit => Method::Explicit,
@@ -99,9 +103,8 @@ pub fn run(a: &CtlArgs) -> CliResult {
     if let Some(j) = a.jobs {
         opts.threads = super::threads(j)?;
     }
-    if let Some(t) = a.timeout {
-        opts.timeout = Some(super::seconds(t, "--timeout")?);
-    }
+    let timeout = a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?;
+    let budget = Budget::new(timeout);
     let bar = (!a.quiet && !a.system.json).then(|| {
         let b = ProgressBar::new_spinner();
         b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
@@ -117,12 +120,12 @@ pub fn run(a: &CtlArgs) -> CliResult {
             b.tick();
         }));
     }
-    let result = check_ctl(&sys, &phi, &opts);
+    let result = check_ctl(&sys, &phi, &opts, &budget);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     let result = result.map_err(cli_error)?;
-    let method = opts.method.name();
+    let method = result.method;
     if a.system.json {
         print_json(
             &serde_json::to_value(result_json(&sys, &name, &text, method, &result))
@@ -132,9 +135,9 @@ pub fn run(a: &CtlArgs) -> CliResult {
         print_text(&sys, &name, &text, method, &result);
     }
     Ok(match &result.verdict {
-        CtlVerdict::True { exact: true, .. } => Outcome::Done,
-        CtlVerdict::False { .. } => Outcome::Refuted,
-        CtlVerdict::True { exact: false, .. } | CtlVerdict::Unknown { .. } => Outcome::Unknown,
+        Verdict::Proven { .. } => Outcome::Done,
+        Verdict::Refuted { .. } => Outcome::Refuted,
+        Verdict::Evidence { .. } | Verdict::Unknown(_) => Outcome::Unknown,
     })
 }
 
@@ -151,27 +154,27 @@ fn evidence_text(exact: bool, method: &str) -> String {
     }
 }
 
+/// The engine's word for a verdict.
+fn word(v: &Verdict) -> &'static str {
+    match v.holds() {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "unknown",
+    }
+}
+
 pub(crate) fn result_json(sys: &System, name: &str, text: &str, method: &str, r: &CtlResult) -> RunResult {
-    let (verdict, status) = match &r.verdict {
-        CtlVerdict::True { exact: true, .. } => ("true", Status::Proven),
-        CtlVerdict::True { exact: false, .. } => ("true", Status::Evidence),
-        CtlVerdict::False { .. } => ("false", Status::Refuted),
-        CtlVerdict::Unknown { .. } => ("unknown", Status::Unknown),
-    };
-    let mut out = RunResult::new("ctl", &sys.name, method, verdict, status);
+    let mut out = RunResult::of_verdict("ctl", sys, method, word(&r.verdict), &r.verdict);
     out.property = Some(name.to_string());
     out.details.insert("formula".into(), json!(text));
     match &r.verdict {
-        CtlVerdict::True { exact, margin } => {
-            out.evidence = Some(evidence_text(*exact, method));
-            out.margin = *margin;
-        }
-        CtlVerdict::False { state, traces } => {
-            out.trace = traces.first().map(|t| t.to_json(sys));
+        Verdict::Proven { .. } => out.evidence = Some(evidence_text(true, method)),
+        Verdict::Evidence { .. } => out.evidence = Some(evidence_text(false, method)),
+        Verdict::Refuted { trace, .. } => {
+            let state = &trace.states[0];
             out.details.insert("initial_state".into(), json!(state.iter().map(display_rational).collect::<Vec<_>>()));
-            out.details.insert("traces".into(), json!(traces.iter().map(|t| t.to_json(sys)).collect::<Vec<_>>()));
         }
-        CtlVerdict::Unknown { reason } => out.reason = Some(reason.clone()),
+        Verdict::Unknown(_) => {}
     }
     let s = &r.stats;
     out.stat("milps_built", s.milps_built)
@@ -189,16 +192,19 @@ fn print_text(sys: &System, name: &str, text: &str, method: &str, r: &CtlResult)
     println!("property: {name}: {text}");
     println!("method:   {method}");
     match &r.verdict {
-        CtlVerdict::True { exact, margin } => {
-            let kind = if *exact { "proven" } else { "floating-point evidence" };
-            println!("verdict:  true ({kind})");
-            println!("  {}", evidence_text(*exact, method));
-            if let Some(m) = margin {
-                let at_least = if *m >= trestle_ctl::encode::MAX_SLACK { "at least " } else { "" };
-                println!("  margin: {at_least}{m:.3e}");
-            }
+        Verdict::Proven { .. } => {
+            println!("verdict:  true (proven)");
+            println!("  {}", evidence_text(true, method));
         }
-        CtlVerdict::False { state, traces } => {
+        Verdict::Evidence { margin } => {
+            println!("verdict:  true (floating-point evidence)");
+            println!("  {}", evidence_text(false, method));
+            let at_least = if *margin >= trestle_ctl::encode::MAX_SLACK { "at least " } else { "" };
+            println!("  margin: {at_least}{margin:.3e}");
+        }
+        Verdict::Refuted { trace, others } => {
+            let state = &trace.states[0];
+            let traces: Vec<&trestle_core::Trace> = std::iter::once(trace).chain(others).collect();
             println!("verdict:  false (counterexample replayed in exact rational arithmetic)");
             let assign: Vec<String> =
                 sys.state.iter().zip(state).map(|(v, x)| format!("{} = {}", v.name, display_rational(x))).collect();
@@ -228,7 +234,7 @@ fn print_text(sys: &System, name: &str, text: &str, method: &str, r: &CtlResult)
                 }
             }
         }
-        CtlVerdict::Unknown { reason } => println!("verdict:  unknown ({reason})"),
+        Verdict::Unknown(reason) => println!("verdict:  unknown ({reason})"),
     }
     let s = &r.stats;
     println!(

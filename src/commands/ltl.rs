@@ -7,13 +7,13 @@ use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
-use trestle_core::{RunResult, Status};
+use trestle_core::{Budget, RunResult, Status, Verdict};
 use trestle_ir::System;
 use trestle_ir::formula::Ltl;
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::parse::parse_ltl;
 use trestle_ir::system::PropertyFormula;
-use trestle_ltl::{LtlError, LtlOptions, LtlResult, LtlVerdict, Method, Tightening, check_ltl};
+use trestle_ltl::{LtlError, LtlOptions, LtlResult, Method, Tightening, check_ltl};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -129,9 +129,8 @@ pub fn run(a: &LtlArgs) -> CliResult {
     if a.depth == 0 || a.depth > 10_000 {
         return Err(CliError::input("--depth must be between 1 and 10000"));
     }
-    if let Some(t) = a.timeout {
-        opts.timeout = Some(super::seconds(t, "--timeout")?);
-    }
+    let timeout = a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?;
+    let budget = Budget::new(timeout);
     opts.rmilp.adaptive = !a.no_adaptive;
     opts.rmilp.tightening = match a.tighten {
         TightenArg::Race => Tightening::Race,
@@ -140,31 +139,28 @@ pub fn run(a: &LtlArgs) -> CliResult {
     };
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     let start = std::time::Instant::now();
-    let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;
+    let result = check_ltl(&sys, &phi, &opts, &budget).map_err(cli_error)?;
     if let Some(path) = &a.certificate {
-        match &result.certificate {
+        match result.verdict.certificate() {
             Some(cert) => {
-                let text = serde_json::to_string_pretty(cert).map_err(|e| CliError::Internal(anyhow!(e)))?;
-                crate::output::write_atomic(path, text.as_bytes()).map_err(CliError::Input)?;
+                crate::output::write_atomic(path, cert.to_pretty_json().as_bytes()).map_err(CliError::Input)?;
             }
             None => {
                 let why = match &result.verdict {
-                    LtlVerdict::True { exact: false, .. } => {
+                    Verdict::Evidence { .. } => {
                         "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".to_string()
                     }
-                    LtlVerdict::True { .. } if result.method == "invariant" => {
-                        "the bridge engine did not re-prove the \
+                    Verdict::Proven { .. } if result.method == "invariant" => "the bridge engine did not re-prove the \
                          invariant on the system with its hidden states lifted within its time"
-                            .to_string()
-                    }
-                    LtlVerdict::True { .. } if result.method.starts_with("bpt") => {
+                        .to_string(),
+                    Verdict::Proven { .. } if result.method.starts_with("bpt") => {
                         let why = trestle_ltl::certificate::stop_free(&sys).err();
                         format!(
                             "the enclosures' check covers systems whose runs cannot stop, and {}",
                             why.unwrap_or_else(|| "the hidden state could not be lifted".into())
                         )
                     }
-                    LtlVerdict::True { .. } => format!("{} writes none", result.method),
+                    Verdict::Proven { .. } => format!("{} writes none", result.method),
                     _ => "only a proven formula has one".to_string(),
                 };
                 eprintln!("no certificate written: {why}");
@@ -174,8 +170,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
     let mut out = result_json(&sys, &name, &text, &result);
     if matches!(opts.method, Method::Auto | Method::Invariant) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
-        if let Some(r) = invariant_by_synthesis(&sys, &phi, &result, left, threads)? {
+        if let Some(r) = invariant_by_synthesis(&sys, &phi, &result, &budget, threads)? {
             out = r;
             out.property = Some(name.clone());
             out.details.insert("formula".into(), json!(text));
@@ -209,24 +204,42 @@ pub(crate) fn invariant_by_synthesis(
     sys: &System,
     phi: &Ltl,
     result: &LtlResult,
-    timeout: Option<std::time::Duration>,
+    budget: &Budget,
     threads: usize,
 ) -> Result<Option<RunResult>, CliError> {
     let memoryless = sys.is_memoryless();
     let Ltl::G(None, inner) = phi else { return Ok(None) };
-    let (LtlVerdict::Unknown { reason }, true, Some(p)) = (&result.verdict, memoryless, trestle_ltl::state_pred(inner))
+    let (Verdict::Unknown(reason), true, Some(p)) = (&result.verdict, memoryless, trestle_ltl::state_pred(inner))
     else {
         return Ok(None);
     };
-    if timeout.is_some_and(|t| t.is_zero()) {
+    if budget.is_over() {
         return Ok(None);
     }
-    let mut r = super::verify::invariant(sys, &p, timeout, threads)?;
-    if r.status == Status::Unknown {
+    // Synthesis needs a bounded Safe: p within bounds of the variables p leaves free (domains,
+    // the file's safe, an inductive box around Init); none, and the engine's unknown stands.
+    let inits = sys.init.to_box_union(sys.state.len(), 1024).unwrap_or_default();
+    let Some(within) = trestle_ltl::synthesis::bounded_safe(sys, &p, &inits, budget).map_err(cli_error)? else {
         return Ok(None);
+    };
+    let mut r = super::verify::invariant(sys, &within, budget.remaining(), threads)?;
+    match r.status {
+        Status::Unknown => return Ok(None),
+        // A run leaving the bounds added to p refutes nothing: only one leaving p does.
+        Status::Refuted => {
+            let leaves_p = r.trace.as_ref().and_then(|t| t.states_exact.last()).is_some_and(|s| {
+                let state: Option<Vec<trestle_ir::Rational>> =
+                    s.iter().map(|x| trestle_ir::num::parse_rational(x)).collect();
+                state.is_some_and(|s| !p.eval_exact(&trestle_ir::Env::new(&s[..], &[], &[])).unwrap_or(true))
+            });
+            if !leaves_p {
+                return Ok(None);
+            }
+        }
+        _ => {}
     }
     r.command = "ltl".into();
-    r.details.insert("ltl_engine".into(), json!(reason));
+    r.details.insert("ltl_engine".into(), json!(reason.to_string()));
     Ok(Some(r))
 }
 
@@ -245,32 +258,27 @@ const SYNTHESIS: &str = "a union of boxes over the state and the recurrent contr
 
 /// The `trestle-result/1` form of a result (`ltl` and `verify` print it).
 pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -> RunResult {
-    let (verdict, status) = match &r.verdict {
-        LtlVerdict::True { exact: true, .. } => ("true", Status::Proven),
-        LtlVerdict::True { exact: false, .. } => ("true", Status::Evidence),
-        LtlVerdict::False { .. } => ("false", Status::Refuted),
-        LtlVerdict::Unknown { .. } => ("unknown", Status::Unknown),
+    let word = match r.verdict.holds() {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "unknown",
     };
-    let mut out = RunResult::new("ltl", &sys.name, r.method, verdict, status);
+    let mut out = RunResult::of_verdict("ltl", sys, r.method, word, &r.verdict);
     out.property = Some(name.to_string());
     out.details.insert("formula".into(), json!(text));
     out.details.insert("depth".into(), json!(r.depth));
     match &r.verdict {
-        LtlVerdict::True { exact: true, .. } if r.method == "invariant" => out.evidence = Some(INVARIANT.into()),
-        LtlVerdict::True { exact: true, .. } if r.method == "synthesis" => out.evidence = Some(SYNTHESIS.into()),
-        LtlVerdict::True { exact: true, .. } => out.evidence = Some(EXACT.into()),
-        LtlVerdict::True { exact: false, margin } => {
-            out.evidence = Some(EVIDENCE.into());
-            out.margin = *margin;
-        }
-        LtlVerdict::False { trace } => {
+        Verdict::Proven { .. } if r.method == "invariant" => out.evidence = Some(INVARIANT.into()),
+        Verdict::Proven { .. } if r.method == "synthesis" => out.evidence = Some(SYNTHESIS.into()),
+        Verdict::Proven { .. } => out.evidence = Some(EXACT.into()),
+        Verdict::Evidence { .. } => out.evidence = Some(EVIDENCE.into()),
+        Verdict::Refuted { trace, .. } => {
             if let Some(j) = trace.loop_back {
                 // The loop is also in the trace (`loop_back`); this names the shape for readers.
                 out.details.insert("lasso".into(), json!({ "stem": j, "loop": trace.len() - j }));
             }
-            out.trace = Some(trace.to_json(sys));
         }
-        LtlVerdict::Unknown { reason } => out.reason = Some(reason.clone()),
+        Verdict::Unknown(_) => {}
     }
     if !r.stats.bpt_enclosures.is_empty() {
         out.details.insert("bpt_enclosures".into(), json!(r.stats.bpt_enclosures));
@@ -292,15 +300,17 @@ fn print_text(sys: &System, name: &str, text: &str, r: &LtlResult, out: &RunResu
     println!("property: {name}: {text}");
     println!("method:   {} (depth {})", r.method, r.depth);
     match &r.verdict {
-        LtlVerdict::True { exact, margin } => {
-            println!("verdict:  true ({})", if *exact { "proven" } else { "floating-point evidence" });
+        Verdict::Proven { .. } => {
+            println!("verdict:  true (proven)");
             println!("  {}", out.evidence.as_deref().unwrap_or(""));
-            if let Some(m) = margin {
-                // HiGHS's bound on the slack, or the cutoff it proved: either way a lower bound.
-                println!("  margin: at least {m:.3e}");
-            }
         }
-        LtlVerdict::False { trace } => {
+        Verdict::Evidence { margin } => {
+            println!("verdict:  true (floating-point evidence)");
+            println!("  {}", out.evidence.as_deref().unwrap_or(""));
+            // HiGHS's bound on the slack, or the cutoff it proved: either way a lower bound.
+            println!("  margin: at least {margin:.3e}");
+        }
+        Verdict::Refuted { trace, .. } => {
             match trace.loop_back {
                 Some(j) => {
                     println!("verdict:  false (a lasso replayed in exact rational arithmetic; s{} = s{j})", trace.len())
@@ -313,7 +323,7 @@ fn print_text(sys: &System, name: &str, text: &str, r: &LtlResult, out: &RunResu
                 println!("  s{k}: {}", values.join(", "));
             }
         }
-        LtlVerdict::Unknown { reason } => println!("verdict:  unknown: {reason}"),
+        Verdict::Unknown(reason) => println!("verdict:  unknown: {reason}"),
     }
     println!("time:     {:.3} s", r.stats.seconds);
 }

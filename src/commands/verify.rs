@@ -6,7 +6,8 @@
 //!   candidate invariant against P when there is one; when there is none, or it is not proven,
 //!   synthesis looks for another invariant inside P or a run from Init that leaves P. A refuted
 //!   candidate is not a refuted property: only a run from Init is.
-//! - `ctl = ..`: the bounded-CTL engine (compositional MILP).
+//! - `ctl = ..`: the bounded-CTL engine (`--method auto`: explicit when few states, else the MILP
+//!   engines raced).
 //! - `ltl = ..`: the LTL engine (bound propagation through time, then the recursive MILP).
 //!
 //! The exit code is 1 when any property is refuted, 3 when any other is not proven (evidence
@@ -115,15 +116,16 @@ pub fn run(a: &VerifyArgs) -> CliResult {
         let mut r = match task.formula {
             Formula::Invariant(p) => invariant(&sys, p, timeout, threads)?,
             Formula::Ctl(phi) => {
-                let opts = CtlOptions { threads, timeout, ..CtlOptions::default() };
-                let result = check_ctl(&sys, phi, &opts).map_err(super::ctl::cli_error)?;
-                super::ctl::result_json(&sys, &task.name, &task.text, opts.method.name(), &result)
+                let opts = CtlOptions { threads, ..CtlOptions::default() };
+                let result =
+                    check_ctl(&sys, phi, &opts, &trestle_core::Budget::new(timeout)).map_err(super::ctl::cli_error)?;
+                super::ctl::result_json(&sys, &task.name, &task.text, result.method, &result)
             }
             Formula::Ltl(phi) => {
-                let opts = trestle_ltl::LtlOptions { timeout, ..trestle_ltl::LtlOptions::default() };
-                let result = trestle_ltl::check_ltl(&sys, phi, &opts).map_err(super::ltl::cli_error)?;
-                let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
-                match super::ltl::invariant_by_synthesis(&sys, phi, &result, left, threads)? {
+                let budget = trestle_core::Budget::new(timeout);
+                let opts = trestle_ltl::LtlOptions::default();
+                let result = trestle_ltl::check_ltl(&sys, phi, &opts, &budget).map_err(super::ltl::cli_error)?;
+                match super::ltl::invariant_by_synthesis(&sys, phi, &result, &budget, threads)? {
                     Some(r) => r,
                     None => super::ltl::result_json(&sys, &task.name, &task.text, &result),
                 }

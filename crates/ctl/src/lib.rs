@@ -28,13 +28,15 @@
 //! exact engine reports a state without one (or with a successor outside the declared domains)
 //! as an error, never as a verdict.
 
+pub mod auto;
 pub mod encode;
 pub mod engine;
 pub mod error;
 pub mod exact;
 pub mod normal;
 
-pub use engine::{CtlOptions, CtlResult, CtlStats, CtlVerdict, Method, Progress, check_ctl};
+pub use engine::{CtlOptions, CtlResult, CtlStats, Method, Progress, check_ctl};
 pub use error::CtlError;
 pub use exact::{Choice, Exact, choices};
 pub use normal::{Node, NodeId, Normal};
+pub use trestle_core::Trace;

@@ -4,7 +4,8 @@
 //! where they cannot be swept, the verdict stays unknown. Before the sweep, both MILP engines
 //! answered "true (proven)" for `AF^3 (x == 99)` where x never moves.
 
-use trestle_ctl::{CtlError, CtlOptions, CtlVerdict, Method, check_ctl};
+use trestle_core::{Budget, Verdict};
+use trestle_ctl::{CtlError, CtlOptions, Method, check_ctl};
 use trestle_ir::System;
 use trestle_ir::parse::{SimpleScope, parse_ctl};
 use trestle_testkit::system_from_text;
@@ -31,9 +32,9 @@ update = {{ x = "{update}" }}
     ))
 }
 
-fn check(sys: &System, text: &str, method: Method) -> Result<CtlVerdict, CtlError> {
+fn check(sys: &System, text: &str, method: Method) -> Result<Verdict, CtlError> {
     let phi = parse_ctl(text, &SimpleScope::with_state(&["x"])).unwrap();
-    check_ctl(sys, &phi, &CtlOptions { method, ..CtlOptions::default() }).map(|r| r.verdict)
+    check_ctl(sys, &phi, &CtlOptions { method, ..CtlOptions::default() }, &Budget::unlimited()).map(|r| r.verdict)
 }
 
 #[test]
@@ -65,13 +66,16 @@ fn unsweepable_systems_that_may_stop_get_no_true() {
     let sys = system("real", "guard = \"x <= 5\"", "x + 1");
     for method in [Method::Monolithic, Method::Compositional] {
         match check(&sys, "AG^2 (x <= 100)", method) {
-            Ok(CtlVerdict::Unknown { reason }) => assert!(reason.contains("may stop"), "{reason}"),
+            Ok(Verdict::Unknown(reason)) => assert!(reason.to_string().contains("may stop"), "{reason}"),
             other => panic!("{method:?}: {other:?}"),
         }
     }
     // Without the guard no run stops, and the MILP's proof stands.
     let sys = system("real", "", "min(x + 1, 10)");
     for method in [Method::Monolithic, Method::Compositional] {
-        assert!(matches!(check(&sys, "AG^2 (x <= 100)", method), Ok(CtlVerdict::True { .. })), "{method:?}");
+        assert!(
+            matches!(check(&sys, "AG^2 (x <= 100)", method), Ok(Verdict::Proven { .. } | Verdict::Evidence { .. })),
+            "{method:?}"
+        );
     }
 }

@@ -25,7 +25,7 @@ pub mod sample;
 mod sweep;
 pub mod synthesis;
 
-pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};
+pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, Method, check_ltl, state_pred};
 pub use error::LtlError;
 pub use path::PathFormula;
 pub use rmilp::Tightening;

@@ -116,7 +116,7 @@ pub mod unroll;
 
 pub use answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats, MilpUnknown};
 pub use argmax::{EncodedArgmax, Strictness, encode_argmax, interval_gaps, score_gaps, score_gaps_step};
-pub use bounds::{BoundOptions, layer_bounds, layer_bounds_step, output_bounds_step, split_box};
+pub use bounds::{BoundOptions, MAX_PIECES, layer_bounds, layer_bounds_step, output_bounds_step, split_box};
 pub use controller::{Controllers, encode_controllers};
 pub use error::MilpError;
 pub use expr::{
@@ -124,7 +124,7 @@ pub use expr::{
     reify_pred, select,
 };
 pub use inductive::check_inductive_milp;
-pub use model::{Cancel, HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
+pub use model::{Cancel, HighsValue, MilpModel, Sense, SolveLimit, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
 pub use replay::{replay_candidate, replay_exact};
 pub use state::{
@@ -132,4 +132,4 @@ pub use state::{
 };
 pub use step::{BranchChoice, EncodedStep, StepOptions, encode_step, label_lit};
 pub use trestle_bounds::LayerBounds;
-pub use unroll::{RunPoint, UnrollOptions, Unrolled, unroll};
+pub use unroll::{MAX_UNROLL_ENTRIES, RunPoint, UnrollOptions, Unrolled, step_size, unroll, unroll_size};
