@@ -20,8 +20,9 @@ pub enum CtlError {
     /// the declared domains (the dualities of bounded CTL need every state to have successors).
     #[error("{0}")]
     Semantics(String),
-    #[error("MILP: {0}")]
-    Milp(#[from] MilpError),
+    /// The MILP layer refused or failed (not a `#[source]`: its message is this one's, said once).
+    #[error("MILP encoding: {0}")]
+    Milp(MilpError),
     /// The budget ended (time limit, or cancelled by a race's winner or the caller).
     #[error("{0}")]
     Stopped(#[from] Stop),
@@ -31,6 +32,12 @@ pub enum CtlError {
     /// Two parts of the tool disagree (a bug, reported rather than answered around).
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<MilpError> for CtlError {
+    fn from(e: MilpError) -> CtlError {
+        CtlError::Milp(e)
+    }
 }
 
 impl CtlError {

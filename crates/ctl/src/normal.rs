@@ -427,6 +427,26 @@ mod tests {
         assert!(Normal::of(&phi, &Budget::unlimited()).unwrap_err().to_string().contains("without a bound"));
     }
 
+    /// `AX^100000` took 18.9 s to build when nodes were looked up by a linear scan (issue 39.9):
+    /// hash-consed, deep formulas build in linear time, their depth is computed without
+    /// recursion, those past the size cap are refused before anything is built, and the budget
+    /// stops a build.
+    #[test]
+    fn deep_formulas_build_linearly_and_huge_ones_are_refused() {
+        let n = normal("AX^100000 x > 1", true);
+        assert_eq!(n.depth(n.root), 100_000);
+        assert!(n.nodes.len() <= 100_004, "{}", n.nodes.len());
+        let n = normal("AG^100000 (x > 1 and y > 2)", false);
+        assert_eq!(n.depth(n.root), 100_000);
+        let scope = SimpleScope::with_state(&["x"]);
+        let huge = parse_ctl("AX^4000000 x > 1", &scope).unwrap();
+        let e = Normal::of(&huge, &Budget::unlimited()).unwrap_err();
+        assert!(matches!(&e, CtlError::Unsupported(m) if m.contains("at most 1048576")), "{e}");
+        let deep = parse_ctl("EF^500000 x > 1", &scope).unwrap();
+        let expired = Budget::new(Some(std::time::Duration::ZERO));
+        assert_eq!(Normal::negation(&deep, &expired), Err(CtlError::Stopped(trestle_core::Stop::TimeLimit)));
+    }
+
     #[test]
     fn shared_subformulas_are_one_node() {
         let n = normal("AG^10 (x > 1 and y > 2)", false);

@@ -173,6 +173,12 @@ fn without_stops(sys: &System, phi: &Ltl, r: LtlResult, budget: &Budget) -> Resu
         Ltl::G(None, _) => None,
         _ => Some(r.depth),
     };
+    // Stop-free on what the runs reach, though not on the whole declared space.
+    if let Some(region) = reachable_region(sys, &inits, depth, 16 * r.depth.max(1), budget)
+        && trestle_ir::stops::stop_free_within(sys, Some(&region)).is_ok()
+    {
+        return Ok(r);
+    }
     let why = match sweep(sys, &inits, depth, MAX_SWEEP_STATES, budget) {
         Sweep::NoStop => return Ok(r),
         Sweep::Stop(e) => return Err(LtlError::Semantics(format!("a run from Init stops: {e}"))),
@@ -182,6 +188,37 @@ fn without_stops(sys: &System, phi: &Ltl, r: LtlResult, budget: &Budget) -> Resu
         }
     };
     Ok(LtlResult { verdict: Verdict::Unknown(why), ..r })
+}
+
+/// An enclosure of every state a run from Init takes a step from: the hull of bound
+/// propagation's boxes of steps `0 .. depth - 1`, or (`depth` `None`: every step) of an inductive
+/// box around each Init box (`bpt::invariant`, at most `rounds` rounds). `None` when there is
+/// none (selectors, no inductive box, the budget over).
+fn reachable_region(
+    sys: &System,
+    inits: &[RBox],
+    depth: Option<usize>,
+    rounds: usize,
+    budget: &Budget,
+) -> Option<Vec<trestle_ir::interval::Interval>> {
+    let mut hull: Option<Vec<trestle_ir::interval::Interval>> = None;
+    let mut add = |b: &[trestle_ir::interval::Interval]| {
+        hull = Some(match hull.take() {
+            None => b.to_vec(),
+            Some(h) => h.iter().zip(b).map(|(x, y)| x.hull(y)).collect(),
+        });
+    };
+    for init in inits {
+        match depth {
+            Some(0) => {}
+            Some(d) => {
+                let boxes = bpt::propagate_full(sys, init, d - 1, bpt::Domain::Interval, budget).ok()?;
+                boxes.iter().for_each(|b| add(&b.state));
+            }
+            None => add(&bpt::invariant(sys, init, rounds, budget).ok()??.state),
+        }
+    }
+    hull.filter(|h| h.iter().all(|iv| iv.lo.is_finite() && iv.hi.is_finite()))
 }
 
 /// Whether a reason ends the whole check: nothing more can be tried.

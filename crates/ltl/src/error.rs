@@ -18,8 +18,9 @@ pub enum LtlError {
     /// The system's semantics stop a run (an evaluation error, a deadlock).
     #[error("{0}")]
     Semantics(String),
-    #[error("MILP: {0}")]
-    Milp(#[from] MilpError),
+    /// The MILP layer refused or failed (not a `#[source]`: its message is this one's, said once).
+    #[error("MILP encoding: {0}")]
+    Milp(MilpError),
     /// Two parts of the tool disagree (a bug, reported rather than answered around).
     #[error("internal error: {0}")]
     Internal(String),
@@ -29,6 +30,12 @@ pub enum LtlError {
     /// Enclosures left f64's range: where.
     #[error("bounds overflowed: {0}")]
     Overflow(String),
+}
+
+impl From<MilpError> for LtlError {
+    fn from(e: MilpError) -> LtlError {
+        LtlError::Milp(e)
+    }
 }
 
 impl LtlError {

@@ -88,8 +88,17 @@
 //!    by their ends only when the step is multilinear in them ([`nondet`]), otherwise
 //!    [`MilpError::NotMultilinear`] (an input error, never an answer).
 //! 6. **Limits are never answers.** A timeout, a maximum within the threshold, or any HiGHS status
-//!    other than optimal/infeasible is `Unknown`; HiGHS errors (a refused option or row, a failed
-//!    solve) are [`MilpError`]s.
+//!    other than optimal/infeasible is `Unknown` ([`SolveStatus::Limit`] names the limit,
+//!    [`SolveLimit::unknown`] the reason an engine reports); HiGHS errors (a refused option or row,
+//!    a failed solve) are [`MilpError`]s.
+//! 7. **The caller's budget holds everywhere.** A `trestle_core::Budget` ([`SolveOptions::within`],
+//!    [`UnrollOptions::budget`], [`BoundOptions::budget`]) is checked before every unrolled step,
+//!    between the LP tightening's solves (each also limited by HiGHS's `time_limit`), between
+//!    batches of sub-boxes of the network bounds, and by HiGHS's interrupt callback:
+//!    [`MilpError::Stopped`] when it ends. Sizes are bounded before anything is allocated:
+//!    sub-boxes at [`MAX_PIECES`], unrollings at [`MAX_UNROLL_ENTRIES`] estimated matrix entries
+//!    ([`MilpError::TooLarge`]); a real successor whose expression grew past a few terms is named
+//!    by a fresh variable, so an unrolling grows linearly with its length.
 //!
 //! States whose network selector picks no network, and lookups whose index is not a valid integer,
 //! have no successor (the simulator stops with an error there) and are left out of the MILPs.
