@@ -120,6 +120,13 @@ pub struct SystemArgs {
     pub deny_warnings: bool,
 }
 
+impl SystemArgs {
+    /// Whether stderr stays free of progress (`--json` or `--quiet`).
+    pub fn silent(&self) -> bool {
+        self.json || self.quiet
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct InfoArgs {
     #[command(flatten)]

@@ -18,6 +18,7 @@ mod commands;
 mod interrupt;
 mod output;
 mod picture;
+mod progress;
 
 use clap::Parser;
 use clap::error::ErrorKind;

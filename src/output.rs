@@ -62,13 +62,7 @@ pub fn driver_error(e: trestle_verify::DriverError) -> crate::CliError {
     }
 }
 
-/// Writes a result file atomically (see the `atomic-output` crate: symlinks written through,
-/// special files refused, no temporary file left behind).
-pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
-    atomic_output::write(path, contents).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
-}
-
-/// Refuses an output path that [`write_atomic`] would refuse (a directory, FIFO, device), before
+/// Refuses an output path that the atomic writer would refuse (a directory, FIFO, device), before
 /// the run that produces the file.
 pub fn check_output(flag: &str, path: Option<&Path>) -> Result<(), crate::CliError> {
     match path.map(atomic_output::check_target) {
@@ -77,35 +71,7 @@ pub fn check_output(flag: &str, path: Option<&Path>) -> Result<(), crate::CliErr
     }
 }
 
-/// Formats an f64 for tables: short but never misleading.
-pub fn fmt_f64(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x.abs() >= 1e-4 && x.abs() < 1e7 {
-        let s = format!("{x:.6}");
-        let s = s.trim_end_matches('0').trim_end_matches('.');
-        s.to_string()
-    } else {
-        format!("{x:.4e}")
-    }
-}
-
-/// A simple aligned text table.
-/// `x = 0.3, y = 0.6`: values by name, in decimals.
-pub fn assignments(names: &[String], values: &[f64]) -> String {
-    names.iter().zip(values).map(|(n, x)| format!("{n} = {}", fmt_f64(*x))).collect::<Vec<_>>().join(", ")
-}
-
-/// `x in [0.25, 0.5], y in [0.5, 1]`: a box by variable name.
-pub fn box_text(names: &[String], lo: &[f64], hi: &[f64]) -> String {
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| format!("{n} in [{}, {}]", fmt_f64(lo[i]), fmt_f64(hi[i])))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
+/// An aligned text table.
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in rows {

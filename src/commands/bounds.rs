@@ -2,7 +2,8 @@
 
 use super::eval::{load_model, parse_values};
 use crate::args::{BoundsArgs, value_name};
-use crate::output::{fmt_f64, print_json};
+use crate::output::print_json;
+use trestle_verify::render::decimal as fmt_f64;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;

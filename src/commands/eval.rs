@@ -1,5 +1,6 @@
 use crate::args::{EvalArgs, NnetNormalizationArg};
-use crate::output::{fmt_f64, print_json};
+use crate::output::print_json;
+use trestle_verify::render::decimal as fmt_f64;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;

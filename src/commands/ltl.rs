@@ -3,17 +3,16 @@
 //! evidence when no path violates it, a replayed path when one does).
 
 use crate::args::SystemArgs;
-use crate::output::print_json;
-use crate::{CliError, CliResult, Outcome};
-use anyhow::anyhow;
-use serde_json::json;
-use trestle_core::{RunResult, Status};
+use crate::output::{driver_error, finish};
+use crate::progress::Bar;
+use crate::{CliError, CliResult};
+use trestle_core::{Budget, Verdict};
 use trestle_ir::System;
 use trestle_ir::formula::Ltl;
-use trestle_ir::num::to_f64_nearest;
 use trestle_ir::parse::parse_ltl;
 use trestle_ir::system::PropertyFormula;
-use trestle_ltl::{LtlError, LtlOptions, LtlResult, LtlVerdict, Method, Tightening, check_ltl};
+use trestle_ltl::{LtlOptions, Method, Tightening};
+use trestle_verify::temporal::{LtlRun, Named};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -87,18 +86,14 @@ pub struct LtlArgs {
     pub certificate: Option<std::path::PathBuf>,
 }
 
-pub(crate) fn cli_error(e: LtlError) -> CliError {
-    if e.is_input() { CliError::Input(e.into()) } else { CliError::Internal(e.into()) }
-}
-
-fn formula(a: &LtlArgs) -> Result<(System, Ltl, String, String), CliError> {
+fn formula(a: &LtlArgs) -> Result<(System, Ltl, Named), CliError> {
     fn pick(f: &PropertyFormula) -> Option<&Ltl> {
         match f {
             PropertyFormula::Ltl(phi) => Some(phi),
             _ => None,
         }
     }
-    super::temporal_formula(
+    let (sys, phi, name, text) = super::temporal_formula(
         &a.system,
         a.property.as_deref(),
         a.formula.as_deref(),
@@ -106,11 +101,17 @@ fn formula(a: &LtlArgs) -> Result<(System, Ltl, String, String), CliError> {
         |text, scope| parse_ltl(text, scope),
         pick,
         "an LTL formula (`ltl = ..`)",
-    )
+    )?;
+    Ok((sys, phi, Named { name, text }))
 }
 
 pub fn run(a: &LtlArgs) -> CliResult {
-    let (sys, phi, name, text) = formula(a)?;
+    if a.depth == 0 || a.depth > 10_000 {
+        return Err(CliError::input("--depth must be between 1 and 10000"));
+    }
+    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
+    crate::output::check_output("--certificate", a.certificate.as_deref())?;
+    let (sys, phi, property) = formula(a)?;
     let mut opts = LtlOptions {
         method: match a.method {
             MethodArg::Auto => Method::Auto,
@@ -126,194 +127,41 @@ pub fn run(a: &LtlArgs) -> CliResult {
         },
         ..LtlOptions::default()
     };
-    if a.depth == 0 || a.depth > 10_000 {
-        return Err(CliError::input("--depth must be between 1 and 10000"));
-    }
-    if let Some(t) = a.timeout {
-        opts.timeout = Some(super::seconds(t, "--timeout")?);
-    }
     opts.rmilp.adaptive = !a.no_adaptive;
     opts.rmilp.tightening = match a.tighten {
         TightenArg::Race => Tightening::Race,
         TightenArg::On => Tightening::On,
         TightenArg::Off => Tightening::Off,
     };
-    crate::output::check_output("--certificate", a.certificate.as_deref())?;
-    let start = std::time::Instant::now();
-    let result = check_ltl(&sys, &phi, &opts).map_err(cli_error)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bar = Bar::new(a.system.silent());
+    let run = trestle_verify::temporal::ltl(&sys, &phi, &property, &opts, threads, &budget, &bar)
+        .map_err(driver_error)?;
+    drop(bar);
     if let Some(path) = &a.certificate {
-        match &result.certificate {
-            Some(cert) => {
-                let text = serde_json::to_string_pretty(cert).map_err(|e| CliError::Internal(anyhow!(e)))?;
-                crate::output::write_atomic(path, text.as_bytes()).map_err(CliError::Input)?;
-            }
-            None => {
-                let why = match &result.verdict {
-                    LtlVerdict::True { exact: false, .. } => {
-                        "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".to_string()
-                    }
-                    LtlVerdict::True { .. } if result.method == "invariant" => {
-                        "the bridge engine did not re-prove the \
-                         invariant on the system with its hidden states lifted within its time"
-                            .to_string()
-                    }
-                    LtlVerdict::True { .. } if result.method.starts_with("bpt") => {
-                        let why = trestle_ltl::certificate::stop_free(&sys).err();
-                        format!(
-                            "the enclosures' check covers systems whose runs cannot stop, and {}",
-                            why.unwrap_or_else(|| "the hidden state could not be lifted".into())
-                        )
-                    }
-                    LtlVerdict::True { .. } => format!("{} writes none", result.method),
-                    _ => "only a proven formula has one".to_string(),
-                };
-                eprintln!("no certificate written: {why}");
-            }
+        match &run.certificate {
+            Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
+            None => eprintln!("no certificate written: {}", no_certificate(&sys, &run)),
         }
     }
-    let mut out = result_json(&sys, &name, &text, &result);
-    if matches!(opts.method, Method::Auto | Method::Invariant) {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
-        if let Some(r) = invariant_by_synthesis(&sys, &phi, &result, left, threads)? {
-            out = r;
-            out.property = Some(name.clone());
-            out.details.insert("formula".into(), json!(text));
-            out.stat("seconds", start.elapsed().as_secs_f64());
-        }
-    }
-    if a.system.json {
-        print_json(&serde_json::to_value(&out).map_err(|e| CliError::Internal(anyhow!(e)))?);
-    } else if out.method == result.method {
-        print_text(&sys, &name, &text, &result, &out);
-    } else {
-        println!("system:   {}\nproperty: {name}: {text}\nmethod:   {}", sys.name, out.method);
-        println!(
-            "verdict:  {} ({})",
-            out.verdict,
-            out.evidence.as_deref().unwrap_or("a run from Init, replayed exactly")
-        );
-    }
-    Ok(match out.status {
-        Status::Proven => Outcome::Done,
-        Status::Refuted => Outcome::Refuted,
-        _ => Outcome::Unknown,
-    })
+    finish(a.system.json, &run.result)
 }
 
-/// `G p` (p a state predicate) that the LTL engine left open on a system whose controllers keep no
-/// hidden state is the question `invariant = p`: the bridge engine with the file's candidate,
-/// then synthesis with p as Safe (continuous state, unions of boxes), as `verify` asks it. Their
-/// answer when they decide; `None` otherwise.
-pub(crate) fn invariant_by_synthesis(
-    sys: &System,
-    phi: &Ltl,
-    result: &LtlResult,
-    timeout: Option<std::time::Duration>,
-    threads: usize,
-) -> Result<Option<RunResult>, CliError> {
-    let memoryless = sys.is_memoryless();
-    let Ltl::G(None, inner) = phi else { return Ok(None) };
-    let (LtlVerdict::Unknown { reason }, true, Some(p)) = (&result.verdict, memoryless, trestle_ltl::state_pred(inner))
-    else {
-        return Ok(None);
-    };
-    if timeout.is_some_and(|t| t.is_zero()) {
-        return Ok(None);
-    }
-    let mut r = super::verify::invariant(sys, &p, timeout, threads)?;
-    if r.status == Status::Unknown {
-        return Ok(None);
-    }
-    r.command = "ltl".into();
-    r.details.insert("ltl_engine".into(), json!(reason));
-    Ok(Some(r))
-}
-
-const EVIDENCE: &str = "HiGHS found no path violating the formula: the MILP of the negation over one unrolled path is \
-    infeasible, or its bound on the atoms' relaxation is above the threshold (floating-point evidence with this \
-    margin, not an exact proof)";
-
-const EXACT: &str = "bound propagation through time: the formula holds on the outward-rounded enclosures of every step";
-
-const INVARIANT: &str = "an inductive box of the full state (environment and hidden states) contains Init and lies \
-    inside the predicate (outward-rounded enclosures)";
-
-const SYNTHESIS: &str = "a union of boxes over the state and the recurrent controllers' kept hidden units contains \
-    Init, lies inside the predicate and is inductive: found by synthesis over the system with its hidden states lifted \
-    into the state, proven by the bridge engine (outward-rounded network bounds, the step checked by Z3 exactly)";
-
-/// The `trestle-result/1` form of a result (`ltl` and `verify` print it).
-pub(crate) fn result_json(sys: &System, name: &str, text: &str, r: &LtlResult) -> RunResult {
-    let (verdict, status) = match &r.verdict {
-        LtlVerdict::True { exact: true, .. } => ("true", Status::Proven),
-        LtlVerdict::True { exact: false, .. } => ("true", Status::Evidence),
-        LtlVerdict::False { .. } => ("false", Status::Refuted),
-        LtlVerdict::Unknown { .. } => ("unknown", Status::Unknown),
-    };
-    let mut out = RunResult::new("ltl", &sys.name, r.method, verdict, status);
-    out.property = Some(name.to_string());
-    out.details.insert("formula".into(), json!(text));
-    out.details.insert("depth".into(), json!(r.depth));
-    match &r.verdict {
-        LtlVerdict::True { exact: true, .. } if r.method == "invariant" => out.evidence = Some(INVARIANT.into()),
-        LtlVerdict::True { exact: true, .. } if r.method == "synthesis" => out.evidence = Some(SYNTHESIS.into()),
-        LtlVerdict::True { exact: true, .. } => out.evidence = Some(EXACT.into()),
-        LtlVerdict::True { exact: false, margin } => {
-            out.evidence = Some(EVIDENCE.into());
-            out.margin = *margin;
+/// Why a run wrote no certificate.
+fn no_certificate(sys: &System, run: &LtlRun) -> String {
+    let method = run.ltl.method;
+    match &run.ltl.verdict {
+        Verdict::Evidence { .. } => "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".into(),
+        Verdict::Proven { .. } if method == "invariant" => {
+            "the bridge engine did not re-prove the invariant on the system with its hidden states lifted within its \
+             time"
+                .into()
         }
-        LtlVerdict::False { trace } => {
-            if let Some(j) = trace.loop_back {
-                // The loop is also in the trace (`loop_back`); this names the shape for readers.
-                out.details.insert("lasso".into(), json!({ "stem": j, "loop": trace.len() - j }));
-            }
-            out.trace = Some(trace.to_json(sys));
-        }
-        LtlVerdict::Unknown { reason } => out.reason = Some(reason.clone()),
+        Verdict::Proven { .. } if method.starts_with("bpt") => format!(
+            "the enclosures' check covers systems whose runs cannot stop, and {}",
+            trestle_ltl::certificate::stop_free(sys).err().unwrap_or_else(|| "the hidden state could not be lifted".into())
+        ),
+        Verdict::Proven { .. } => format!("{method} writes none"),
+        _ => "only a proven formula has one".into(),
     }
-    if !r.stats.bpt_enclosures.is_empty() {
-        out.details.insert("bpt_enclosures".into(), json!(r.stats.bpt_enclosures));
-    }
-    out.stat("init_boxes", r.stats.init_boxes)
-        .stat("milps", r.stats.rmilp.milps)
-        .stat("binaries", r.stats.rmilp.binaries)
-        .stat("variables", r.stats.rmilp.variables)
-        .stat("tightened_wins", r.stats.rmilp.tightened_wins)
-        .stat("plain_wins", r.stats.rmilp.plain_wins)
-        .stat("invariant_boxes", r.stats.invariant_boxes)
-        .stat("invariant_dims", r.stats.invariant_dims)
-        .stat("seconds", r.stats.seconds);
-    out
-}
-
-fn print_text(sys: &System, name: &str, text: &str, r: &LtlResult, out: &RunResult) {
-    println!("system:   {}", sys.name);
-    println!("property: {name}: {text}");
-    println!("method:   {} (depth {})", r.method, r.depth);
-    match &r.verdict {
-        LtlVerdict::True { exact, margin } => {
-            println!("verdict:  true ({})", if *exact { "proven" } else { "floating-point evidence" });
-            println!("  {}", out.evidence.as_deref().unwrap_or(""));
-            if let Some(m) = margin {
-                // HiGHS's bound on the slack, or the cutoff it proved: either way a lower bound.
-                println!("  margin: at least {m:.3e}");
-            }
-        }
-        LtlVerdict::False { trace } => {
-            match trace.loop_back {
-                Some(j) => {
-                    println!("verdict:  false (a lasso replayed in exact rational arithmetic; s{} = s{j})", trace.len())
-                }
-                None => println!("verdict:  false (a path replayed in exact rational arithmetic)"),
-            }
-            for (k, s) in trace.states.iter().enumerate() {
-                let values: Vec<String> =
-                    sys.state.iter().zip(s).map(|(v, x)| format!("{} = {}", v.name, to_f64_nearest(x))).collect();
-                println!("  s{k}: {}", values.join(", "));
-            }
-        }
-        LtlVerdict::Unknown { reason } => println!("verdict:  unknown: {reason}"),
-    }
-    println!("time:     {:.3} s", r.stats.seconds);
 }

@@ -61,10 +61,19 @@ pub const MAX_THREADS: usize = 1024;
 
 /// A `--threads` value: 1 to [`MAX_THREADS`].
 pub fn threads(t: usize) -> Result<usize, CliError> {
+    workers(t, "--threads")
+}
+
+/// A `--jobs` value (worker threads by another name): 1 to [`MAX_THREADS`].
+pub fn jobs(t: usize) -> Result<usize, CliError> {
+    workers(t, "--jobs")
+}
+
+fn workers(t: usize, flag: &str) -> Result<usize, CliError> {
     match t {
-        0 => Err(CliError::input("--threads must be at least 1")),
+        0 => Err(CliError::input(format!("{flag} must be at least 1"))),
         t if t > MAX_THREADS => Err(CliError::input(format!(
-            "--threads {t} is too many: at most {MAX_THREADS} (this machine has {} cores)",
+            "{flag} {t} is too many: at most {MAX_THREADS} (this machine has {} cores)",
             std::thread::available_parallelism().map_or(1, |n| n.get())
         ))),
         t => Ok(t),

@@ -1,7 +1,8 @@
 //! `trestle simulate`: concrete runs of the closed loop, in exact arithmetic by default.
 
 use crate::args::SimulateArgs;
-use crate::output::{fmt_f64, print_json, table};
+use crate::output::{print_json, table};
+use trestle_verify::render::decimal as fmt_f64;
 use crate::{CliError, CliResult, Outcome};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

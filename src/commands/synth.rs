@@ -94,7 +94,7 @@ pub fn run(a: &SynthArgs) -> CliResult {
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.as_deref())?;
     let sys = super::load(&a.system)?;
-    let progress = crate::progress::Bar::new(a.system.json || a.system.quiet);
+    let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::synthesize(&sys, &cfg, &budget, &progress).map_err(driver_error)?;
     drop(progress);
     let mut result = run.result.clone();

@@ -42,7 +42,7 @@ pub fn run(a: &VerifyArgs) -> CliResult {
         per_property: a.property_timeout.map(|t| super::seconds(t, "--property-timeout")).transpose()?,
     };
     let sys = super::load(&a.system)?;
-    let progress = crate::progress::Bar::new(a.system.json || a.system.quiet);
+    let progress = crate::progress::Bar::new(a.system.silent());
     let v = verify(&sys, &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);
     if a.system.json {

@@ -49,6 +49,14 @@ use trestle_milp::{
 /// Largest relaxation of the atoms a job looks at: an infeasible job has a margin of at least this.
 pub const MAX_SLACK: f64 = 1.0;
 
+/// Most matrix entries one job's model may hold (about 400 MB once prepared for HiGHS; a check
+/// holds a few at once: the raced engines, the compositional engine's threads).
+pub const MAX_JOB_ENTRIES: usize = 4_000_000;
+
+/// Most choices (alternatives of `Or` and `EX`) one compositional job nests: the expansion
+/// recurses once per choice, on threads with `engine::ENGINE_STACK` of stack.
+pub const MAX_NESTING: usize = 8192;
+
 /// How `Or` and `EX` are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -130,6 +138,8 @@ pub struct Expansion<'s> {
     pub pruned: usize,
     /// Subtrees skipped because the same known state was found dead before.
     pub reused: usize,
+    /// Matrix entries of the jobs kept on the current path while their alternatives expand.
+    held: usize,
     dead: HashSet<(NodeId, Vec<u64>)>,
     /// Checked between steps: `true` stops the expansion.
     pub stop: Option<Box<dyn Fn() -> bool + 's>>,
@@ -187,10 +197,12 @@ impl<'a> Encoder<'a> {
         }))
     }
 
-    /// Monolithic: encodes every obligation into the one model.
+    /// Monolithic: encodes every obligation into the one model (the budget of the step options
+    /// checked between obligations).
     pub fn encode_all(&self, mut job: Job) -> R<Ready> {
         assert_eq!(self.mode, Mode::Monolithic);
         while let Some(item) = job.queue.pop() {
+            self.step.bounds.budget.check()?;
             self.obligation(&mut job, item, None)?;
         }
         Ok(self.ready(job))
@@ -198,7 +210,8 @@ impl<'a> Encoder<'a> {
 
     /// Compositional: expands the obligations depth first, one job per choice at every `Or` and
     /// `EX`, and hands each finished job that the bounds do not rule out to `sink`. With `script`,
-    /// only the alternatives it lists are taken (to rebuild one job).
+    /// only the alternatives it lists are taken (to rebuild one job). A job nesting more than
+    /// [`MAX_NESTING`] choices ends the expansion (`CtlError::Limit`).
     pub fn expand(
         &self,
         mut job: Job,
@@ -207,6 +220,12 @@ impl<'a> Encoder<'a> {
         sink: &mut dyn FnMut(Ready) -> R<Flow>,
     ) -> R<Flow> {
         assert_eq!(self.mode, Mode::Compositional);
+        if job.decisions.len() > MAX_NESTING {
+            return Err(CtlError::Limit(format!(
+                "a compositional job nests more than {MAX_NESTING} choices (disjunctions and EX steps); the \
+                 monolithic engine has no such limit"
+            )));
+        }
         let mut watches: Vec<((NodeId, Vec<u64>), usize)> = Vec::new();
         let flow = loop {
             if job.model.infeasible_reason().is_some() {
@@ -233,14 +252,29 @@ impl<'a> Encoder<'a> {
                 }
                 watches.push((key, ctx.emitted));
             }
-            let mut alternatives = Vec::new();
-            self.obligation(&mut job, item, Some(&mut alternatives))?;
-            if alternatives.is_empty() {
+            let Some(count) = self.branching(&item) else {
+                self.obligation(&mut job, item, Some(&mut Vec::new()))?;
                 continue;
+            };
+            // The alternatives one at a time, each a copy of this job with one choice made:
+            // this job is kept while they are expanded, and counted against what an expansion
+            // may hold.
+            let held = job.model.num_entries();
+            ctx.held += held;
+            if ctx.held > MAX_JOB_ENTRIES {
+                return Err(CtlError::Limit(format!(
+                    "the compositional expansion holds {} matrix entries in the jobs of one path (at most \
+                     {MAX_JOB_ENTRIES})",
+                    ctx.held
+                )));
             }
             let at = job.decisions.len();
             let mut flow = Flow::Continue;
-            for (i, mut alt) in alternatives.into_iter().enumerate() {
+            let mut produced = 0;
+            for k in 0..count {
+                let Some(mut alt) = self.alternative(&job, &item, k)? else { continue };
+                let i = produced;
+                produced += 1;
                 if script.is_some_and(|s| s.get(at) != Some(&i)) {
                     continue;
                 }
@@ -249,6 +283,12 @@ impl<'a> Encoder<'a> {
                     flow = Flow::Stop;
                     break;
                 }
+            }
+            ctx.held -= held;
+            if produced == 0 {
+                // An `EX` without a successor here: its literal cannot hold.
+                forbid(&mut job.model, &item.2, "no successor");
+                continue;
             }
             break flow;
         };
@@ -317,6 +357,34 @@ impl<'a> Encoder<'a> {
         }
     }
 
+    /// How many alternatives a compositional obligation offers (`Or`: its disjuncts, `EX`: the
+    /// environment's choices, some of which may give none), `None` when it makes no choice.
+    fn branching(&self, (node, _, lit): &(NodeId, usize, Lit)) -> Option<usize> {
+        match &self.normal.nodes[*node] {
+            _ if matches!(lit, Lit::False) => None,
+            Node::Or(xs) => Some(xs.len()),
+            Node::Ex(_) => Some(self.choices.len()),
+            _ => None,
+        }
+    }
+
+    /// Alternative `k` of a branching obligation: a copy of `base` with disjunct `k` owed, or with
+    /// the successor under choice `k` taken (`None` when that choice is never enabled here).
+    fn alternative(&self, base: &Job, (node, slot, lit): &(NodeId, usize, Lit), k: usize) -> R<Option<Job>> {
+        let mut j = base.clone();
+        match &self.normal.nodes[*node] {
+            Node::Or(xs) => {
+                j.queue.push((xs[k], *slot, lit.clone()));
+                Ok(Some(j))
+            }
+            Node::Ex(a) => Ok(self.successor(&mut j, *slot, k, lit, true)?.map(|(next, enabled)| {
+                j.queue.push((*a, next, enabled));
+                j
+            })),
+            _ => Err(CtlError::Internal("an alternative of an obligation that makes no choice".into())),
+        }
+    }
+
     /// Encodes one obligation. Compositional `Or`/`EX` return their alternatives (each a copy of
     /// the job with one choice made) in `alternatives` instead of encoding a choice.
     fn obligation(
@@ -335,10 +403,9 @@ impl<'a> Encoder<'a> {
             Node::And(xs) => job.queue.extend(xs.iter().rev().map(|&x| (x, slot, lit.clone()))),
             Node::Or(xs) => match alternatives {
                 Some(alts) => {
-                    for &x in xs {
-                        let mut j = job.clone();
-                        j.queue.push((x, slot, lit.clone()));
-                        alts.push(j);
+                    let item = (node, slot, lit.clone());
+                    for k in 0..xs.len() {
+                        alts.extend(self.alternative(job, &item, k)?);
                     }
                 }
                 None => {
@@ -348,12 +415,9 @@ impl<'a> Encoder<'a> {
             },
             Node::Ex(a) => match alternatives {
                 Some(alts) => {
+                    let item = (node, slot, lit.clone());
                     for c in 0..self.choices.len() {
-                        let mut j = job.clone();
-                        if let Some(next) = self.successor(&mut j, slot, c, &lit, true)? {
-                            j.queue.push((*a, next.0, next.1));
-                            alts.push(j);
-                        }
+                        alts.extend(self.alternative(job, &item, c)?);
                     }
                     if alts.is_empty() {
                         forbid(&mut job.model, &lit, "no successor");
@@ -651,7 +715,7 @@ impl<'a> Encoder<'a> {
             return Ok(None);
         }
         if let Some(spread) = tabled {
-            let s = self.push_spread(job, slot, spread, ctl.hidden.clone());
+            let s = self.push_spread(job, slot, spread, ctl.hidden.clone())?;
             return Ok(Some((s, enabled)));
         }
         let next: Vec<Bounded> = branch
@@ -665,6 +729,7 @@ impl<'a> Encoder<'a> {
     /// A new slot holding the successor `next` (made a state: integer kinds; domains are not
     /// imposed, the exact engine checks them). `None` (and `lit` forbidden) when no integer fits.
     fn push_slot(&self, job: &mut Job, from: usize, next: &[Bounded], hidden: Hidden, lit: &Lit) -> R<Option<usize>> {
+        self.room(job)?;
         let Some(state) = successor_as_state(&mut job.model, self.sys, next, false)? else {
             forbid(&mut job.model, lit, "no integer successor");
             return Ok(None);
@@ -677,11 +742,27 @@ impl<'a> Encoder<'a> {
     /// A new slot whose state is one of a spread's states (exactly one expression is 1): its
     /// state is linear in the expressions, exact and integral, and the slot is tabulated with
     /// them as its picks (no new binaries).
-    fn push_spread(&self, job: &mut Job, from: usize, spread: Spread, hidden: Hidden) -> usize {
+    fn push_spread(&self, job: &mut Job, from: usize, spread: Spread, hidden: Hidden) -> R<usize> {
+        self.room(job)?;
         let state = spread_state(self.sys.state.len(), &spread);
         let depth = job.slots[from].depth + 1;
         job.slots.push(Slot { state, hidden, depth, controlled: Vec::new(), picks: Some(Arc::new(spread)) });
-        job.slots.len() - 1
+        Ok(job.slots.len() - 1)
+    }
+
+    /// `Err(Limit)` when the job's model already holds more than [`MAX_JOB_ENTRIES`]: `AX^k`
+    /// asks for one successor per choice at every level (`choices^k` slots), so a deep formula is
+    /// stopped here, not by the memory running out.
+    fn room(&self, job: &Job) -> R<()> {
+        let entries = job.model.num_entries();
+        if entries > MAX_JOB_ENTRIES {
+            return Err(CtlError::Limit(format!(
+                "a MILP of the formula's encoding reached {} successor states and {entries} matrix entries (at \
+                 most {MAX_JOB_ENTRIES} are built)",
+                job.slots.len()
+            )));
+        }
+        Ok(())
     }
 
     /// Monolithic `EX`: one successor, chosen among the choices by binaries summing to `lit`.
@@ -793,7 +874,7 @@ impl<'a> Encoder<'a> {
             Lit::False => return Ok(()),
             Lit::Expr(l) => add_to_spread(&mut spread, &fill.expect("a possible choice"), constant(1.0) - l.clone()),
         }
-        let s = self.push_spread(job, slot, spread, possible[0].1.hidden.clone());
+        let s = self.push_spread(job, slot, spread, possible[0].1.hidden.clone())?;
         job.queue.push((a, s, lit.clone()));
         Ok(())
     }

@@ -19,18 +19,22 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use trestle_core::Trace;
+use trestle_core::{Budget, Stop, Unknown, Verdict};
 use trestle_ir::expr::{Env, VarRef};
 use trestle_ir::formula::Ctl;
 use trestle_ir::num::rational_from_f64;
 use trestle_ir::sim::initial_memory;
 use trestle_ir::system::{System, VarKind};
 use trestle_ir::{RBox, Rational};
-use trestle_milp::{BoundOptions, HighsValue, Sense, SolveOptions, SolveStatus, StepOptions, Strictness};
+use trestle_milp::{BoundOptions, HighsValue, MAX_PIECES, Sense, SolveOptions, SolveStatus, StepOptions, Strictness};
 
 /// Which engine decides the property.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
+    /// The explicit engine when the states the formula looks at are few and finite
+    /// ([`crate::auto`]), otherwise the compositional and monolithic engines raced on two
+    /// threads: the first decisive answer wins and cancels the other.
+    Auto,
     /// A set of small MILPs, generated lazily depth first, solved in parallel.
     Compositional,
     /// One MILP per box of Init.
@@ -42,6 +46,7 @@ pub enum Method {
 impl Method {
     pub fn name(self) -> &'static str {
         match self {
+            Method::Auto => "auto",
             Method::Compositional => "compositional",
             Method::Monolithic => "monolithic",
             Method::Explicit => "explicit",
@@ -57,11 +62,9 @@ pub struct CtlOptions {
     pub method: Method,
     /// Worker threads for the compositional engine's solves.
     pub threads: usize,
-    /// Wall-clock limit of the whole check.
-    pub timeout: Option<Duration>,
     /// Sub-boxes of each network input box bounded for the big-M constants (`None`: 16 for the
     /// monolithic engine, whose boxes are hulls of every choice, 1 for the compositional one,
-    /// whose boxes follow one path).
+    /// whose boxes follow one path); at most [`MAX_PIECES`].
     pub pieces: Option<usize>,
     /// A MILP optimum of the atoms' relaxation at most this is a candidate counterexample.
     pub tolerance: f64,
@@ -73,7 +76,8 @@ pub struct CtlOptions {
     /// Controllers reading only integer state variables with at most this many value combinations
     /// in a region are encoded as an exact table instead of big-M networks (0: never).
     pub tabulate: usize,
-    /// Largest number of initial states the explicit engine enumerates.
+    /// Largest number of initial states the explicit engine enumerates (and of states the sweep
+    /// of a system whose runs may stop expands).
     pub max_states: usize,
     /// Largest number of witness runs reported.
     pub max_traces: usize,
@@ -83,9 +87,8 @@ pub struct CtlOptions {
 impl Default for CtlOptions {
     fn default() -> CtlOptions {
         CtlOptions {
-            method: Method::Compositional,
+            method: Method::Auto,
             threads: rayon::current_num_threads(),
-            timeout: None,
             pieces: None,
             tolerance: 1e-6,
             feasibility_tolerance: 1e-6,
@@ -121,39 +124,17 @@ pub struct CtlStats {
     pub seconds: f64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum CtlVerdict {
-    /// The property holds. `exact`: by exact arithmetic or outward-rounded bounds alone;
-    /// otherwise by MILP infeasibility, floating-point evidence with `margin` (the smallest dual
-    /// bound on the atoms' relaxation; `MAX_SLACK` when every solved job was infeasible).
-    True {
-        exact: bool,
-        margin: Option<f64>,
-    },
-    /// It fails: an initial state satisfying the negation, with its witness runs (each replayed).
-    False {
-        state: Vec<Rational>,
-        traces: Vec<Trace>,
-    },
-    Unknown {
-        reason: String,
-    },
-}
-
-impl CtlVerdict {
-    /// `Some(true)` / `Some(false)` for a decided property, `None` for unknown.
-    pub fn holds(&self) -> Option<bool> {
-        match self {
-            CtlVerdict::True { .. } => Some(true),
-            CtlVerdict::False { .. } => Some(false),
-            CtlVerdict::Unknown { .. } => None,
-        }
-    }
-}
-
+/// What a check found, in trestle-core's terms: `Proven` (the explicit engine, or outward-rounded
+/// bounds ruling out every job; no certificate), `Evidence` (HiGHS's infeasibility, with the
+/// smallest dual bound on the atoms' relaxation as the margin, `MAX_SLACK` when every solved job
+/// was infeasible), `Refuted` (an initial state satisfying the negation: its first witness run as
+/// `trace`, the others, every branch of an `AX`, as `others`; a state alone is a run of no
+/// steps), or `Unknown` with its reason.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CtlResult {
-    pub verdict: CtlVerdict,
+    pub verdict: Verdict,
+    /// The engine that decided (`explicit`, `compositional`, `monolithic`), or the last tried.
+    pub method: &'static str,
     pub stats: CtlStats,
 }
 
@@ -161,11 +142,15 @@ pub struct CtlResult {
 enum Solved {
     Evidence(f64),
     Candidate { start: Vec<f64>, hints: Vec<Vec<Vec<f64>>> },
-    Unknown(String),
+    Unknown(Unknown),
 }
 
-/// Decides `phi` on `sys` (every initial state must satisfy it).
-pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions) -> Result<CtlResult, CtlError> {
+/// Stack of the threads that expand and evaluate formulas (the compositional expansion recurses
+/// once per choice it makes, at most [`crate::encode::MAX_NESTING`] deep).
+pub(crate) const ENGINE_STACK: usize = 64 << 20;
+
+/// Decides `phi` on `sys` (every initial state must satisfy it) within `budget`.
+pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions, budget: &Budget) -> Result<CtlResult, CtlError> {
     let start = Instant::now();
     sys.validate().map_err(|e| CtlError::Unsupported(e.to_string()))?;
     if !phi.is_bounded() {
@@ -173,7 +158,24 @@ pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions) -> Result<CtlResult
             "every temporal operator of bounded CTL needs a bound (EF^k, AG^k, ...)".into(),
         ));
     }
-    let normal = Normal::negation(phi)?;
+    if let Some(p) = opts.pieces
+        && !(1..=MAX_PIECES).contains(&p)
+    {
+        return Err(CtlError::Options(format!("pieces must be between 1 and {MAX_PIECES}, not {p}")));
+    }
+    if opts.threads == 0 {
+        return Err(CtlError::Options("the engine needs at least one thread".into()));
+    }
+    let unknown =
+        |u: Unknown, stats: CtlStats| CtlResult { verdict: Verdict::Unknown(u), method: opts.method.name(), stats };
+    let normal = match Normal::negation(phi, budget) {
+        Ok(n) => n,
+        Err(CtlError::Stopped(s)) => {
+            let stats = CtlStats { seconds: start.elapsed().as_secs_f64(), ..CtlStats::default() };
+            return Ok(unknown(s.into(), stats));
+        }
+        Err(e) => return Err(e),
+    };
     for node in &normal.nodes {
         if let Node::Atom(p) = node
             && p.mentions(|v| !matches!(v, VarRef::State(_)))
@@ -186,54 +188,77 @@ pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions) -> Result<CtlResult
         sys.init.to_box_union(sys.state.len(), 4096).filter(|bs| bs.iter().all(RBox::is_bounded)).ok_or_else(|| {
             CtlError::Unsupported("Init must be a bounded union of boxes (bounds on every state variable)".into())
         })?;
-    let mut run = Run { sys, normal: &normal, choices: &choices, opts, start, stats: CtlStats::default() };
-    let verdict = match opts.method {
-        Method::Explicit => run.explicit(&boxes)?,
-        Method::Monolithic => run.monolithic(&boxes)?,
-        Method::Compositional => run.compositional(&boxes)?,
+    let mut run = Run {
+        sys,
+        normal: &normal,
+        choices: &choices,
+        opts,
+        start,
+        budget: budget.clone(),
+        stats: CtlStats::default(),
+    };
+    let decided = match opts.method {
+        Method::Explicit => run.explicit(&boxes).map(|v| (v, Method::Explicit)),
+        Method::Monolithic => run.monolithic(&boxes).map(|v| (v, Method::Monolithic)),
+        Method::Compositional => run.compositional(&boxes).map(|v| (v, Method::Compositional)),
+        Method::Auto => run.auto(&boxes),
+    };
+    let (verdict, method) = match decided {
+        Ok(d) => d,
+        Err(e) => match e.unknown() {
+            Some(u) => (Verdict::Unknown(u), opts.method),
+            None => return Err(e),
+        },
     };
     // Bounded CTL needs a successor at every state (`exact`), but the MILP engines leave out the
     // states without one: where the system's text lets a run stop, their "true" stands only once
     // the states reachable within the formula's depth are swept exactly (a stop is then the
     // system's error, as the explicit engine reports it).
     let verdict = match (verdict, trestle_ir::stops::stop_free(sys)) {
-        (v @ CtlVerdict::True { .. }, Err(stop)) if opts.method != Method::Explicit => {
+        (v, Err(stop)) if v.holds() == Some(true) && method != Method::Explicit => {
             match run.sweep(&boxes, normal.depth(normal.root))? {
-                None => v,
-                Some(why) => CtlVerdict::Unknown {
-                    reason: format!(
-                        "the system's runs may stop ({stop}), and the states reachable within the formula's depth \
-                         were not swept to rule it out ({why})"
-                    ),
-                },
+                Swept::Clean => v,
+                Swept::Stopped(stopped) => Verdict::Unknown(stopped.into()),
+                Swept::Unswept(why) => Verdict::Unknown(Unknown::RunsMayStop(format!(
+                    "{stop}, and the states reachable within the formula's depth were not swept to rule it out ({why})"
+                ))),
             }
         }
         (v, _) => v,
     };
     // A limit reached is what an undecided check reports, whichever engine part noticed it.
-    let verdict = match verdict {
-        CtlVerdict::Unknown { reason } if run.timed_out() && !reason.starts_with("time-out") => {
-            CtlVerdict::Unknown { reason: format!("time-out ({reason})") }
-        }
-        v => v,
+    let verdict = match (verdict, budget.check()) {
+        (Verdict::Unknown(_), Err(stop)) => Verdict::Unknown(stop.into()),
+        (v, _) => v,
     };
     run.stats.seconds = start.elapsed().as_secs_f64();
-    Ok(CtlResult { verdict, stats: run.stats })
+    Ok(CtlResult { verdict, method: method.name(), stats: run.stats })
 }
 
-struct Run<'a> {
-    sys: &'a System,
-    normal: &'a Normal,
-    choices: &'a [Choice],
-    opts: &'a CtlOptions,
-    start: Instant,
-    stats: CtlStats,
+pub(crate) struct Run<'a> {
+    pub(crate) sys: &'a System,
+    pub(crate) normal: &'a Normal,
+    pub(crate) choices: &'a [Choice],
+    pub(crate) opts: &'a CtlOptions,
+    pub(crate) start: Instant,
+    pub(crate) budget: Budget,
+    pub(crate) stats: CtlStats,
+}
+
+/// What the exact sweep of a system whose runs may stop found.
+pub(crate) enum Swept {
+    /// Every reachable state within the depth has successors, all of them states.
+    Clean,
+    /// The states could not be swept (not finitely many, too many): why.
+    Unswept(String),
+    /// The budget ended first.
+    Stopped(Stop),
 }
 
 /// What one compositional subtree found.
 #[derive(Default)]
 struct Subtree {
-    verdict: Option<CtlVerdict>,
+    verdict: Option<Verdict>,
     tally: Tally,
     stats: CtlStats,
 }
@@ -253,7 +278,7 @@ impl CtlStats {
 #[derive(Default)]
 struct Tally {
     margin: Option<f64>,
-    unknown: Option<String>,
+    unknown: Option<Unknown>,
 }
 
 impl Tally {
@@ -270,22 +295,29 @@ impl Tally {
         }
     }
 
-    fn verdict(self) -> CtlVerdict {
+    fn verdict(self) -> Verdict {
         match (self.unknown, self.margin) {
-            (Some(reason), _) => CtlVerdict::Unknown { reason },
-            (None, None) => CtlVerdict::True { exact: true, margin: None },
-            (None, Some(m)) => CtlVerdict::True { exact: false, margin: Some(m) },
+            (Some(reason), _) => Verdict::Unknown(reason),
+            (None, None) => Verdict::proven(),
+            (None, Some(margin)) => Verdict::Evidence { margin },
         }
     }
 }
 
-impl<'a> Run<'a> {
-    fn remaining(&self) -> Option<Duration> {
-        self.opts.timeout.map(|t| t.saturating_sub(self.start.elapsed()))
+/// The refutation by an initial state and its witness runs: the first run is the trace, the
+/// others (every branch of an `AX`) ride along. A state refuted by its atoms alone has one run of
+/// no steps.
+fn refuted(mut traces: Vec<crate::Trace>) -> Result<Verdict, CtlError> {
+    if traces.is_empty() {
+        return Err(CtlError::Internal("a refutation without a witness run".into()));
     }
+    let trace = traces.remove(0);
+    Ok(Verdict::Refuted { trace, others: traces })
+}
 
+impl<'a> Run<'a> {
     fn timed_out(&self) -> bool {
-        self.remaining().is_some_and(|r| r.is_zero())
+        self.budget.is_over()
     }
 
     fn report(&mut self) {
@@ -295,12 +327,14 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn exact(&self) -> Exact<'a> {
-        Exact::new(self.sys, self.normal, self.choices)
+    pub(crate) fn exact(&self) -> Exact<'a> {
+        let mut exact = Exact::new(self.sys, self.normal, self.choices);
+        exact.budget = self.budget.clone();
+        exact
     }
 
     /// The initial states of a box, when there are finitely many (at most `max_states` in all).
-    fn states_of(&self, b: &RBox, count: &mut usize) -> Result<Vec<Vec<Rational>>, CtlError> {
+    pub(crate) fn states_of(&self, b: &RBox, count: &mut usize) -> Result<Vec<Vec<Rational>>, CtlError> {
         let mut ranges = Vec::new();
         for (i, v) in self.sys.state.iter().enumerate() {
             let (lo, hi) = (b.lo[i].clone().expect("bounded"), b.hi[i].clone().expect("bounded"));
@@ -330,15 +364,15 @@ impl<'a> Run<'a> {
     }
 
     /// Expands every state reachable from Init in fewer than `depth` steps exactly: an error at a
-    /// state that has no successor (or whose successor is no state), `Some(why)` when they are
-    /// not finitely many or more than `max_states`, or the time runs out.
-    fn sweep(&mut self, boxes: &[RBox], depth: usize) -> Result<Option<String>, CtlError> {
+    /// state that has no successor (or whose successor is no state), `Unswept(why)` when they are
+    /// not finitely many or more than `max_states`, `Stopped` when the budget ends.
+    fn sweep(&mut self, boxes: &[RBox], depth: usize) -> Result<Swept, CtlError> {
         let mut count = 0;
         let mut frontier: Vec<Key> = Vec::new();
         for b in boxes {
             match self.states_of(b, &mut count) {
                 Ok(states) => frontier.extend(states.into_iter().map(|s| (s, initial_memory::<Rational>(self.sys)))),
-                Err(CtlError::Unsupported(why)) => return Ok(Some(why)),
+                Err(CtlError::Unsupported(why) | CtlError::Limit(why)) => return Ok(Swept::Unswept(why)),
                 Err(e) => return Err(e),
             }
         }
@@ -347,14 +381,19 @@ impl<'a> Run<'a> {
         for _ in 0..depth {
             let mut next = Vec::new();
             for (state, memory) in &frontier {
-                if self.timed_out() {
-                    return Ok(Some("time-out".into()));
+                if let Err(stop) = self.budget.check() {
+                    return Ok(Swept::Stopped(stop));
                 }
-                for m in exact.moves(state, memory)?.iter() {
+                let moves = match exact.moves(state, memory) {
+                    Ok(m) => m,
+                    Err(CtlError::Stopped(stop)) => return Ok(Swept::Stopped(stop)),
+                    Err(e) => return Err(e),
+                };
+                for m in moves.iter() {
                     let key = (m.next.clone(), m.memory.clone());
                     if !seen.contains(&key) {
                         if seen.len() >= self.opts.max_states {
-                            return Ok(Some(format!("more than {} reachable states", self.opts.max_states)));
+                            return Ok(Swept::Unswept(format!("more than {} reachable states", self.opts.max_states)));
                         }
                         seen.insert(key.clone());
                         next.push(key);
@@ -363,39 +402,46 @@ impl<'a> Run<'a> {
             }
             frontier = next;
         }
-        Ok(None)
+        Ok(Swept::Clean)
     }
 
-    fn explicit(&mut self, boxes: &[RBox]) -> Result<CtlVerdict, CtlError> {
+    /// The explicit engine: every initial state evaluated exactly (at most `max_expanded` states
+    /// expanded, `CtlError::Limit` past that).
+    pub(crate) fn explicit_within(&mut self, boxes: &[RBox], max_expanded: usize) -> Result<Verdict, CtlError> {
         let mut count = 0;
         let mut states = Vec::new();
+        let mut seen = HashSet::new();
         for b in boxes {
             for s in self.states_of(b, &mut count)? {
-                if !states.contains(&s) {
+                if seen.insert(s.clone()) {
                     states.push(s);
                 }
             }
         }
         let mut exact = self.exact();
+        exact.max_expanded = max_expanded;
         let memory = initial_memory::<Rational>(self.sys);
-        for s in states {
-            if self.timed_out() {
-                self.stats.states_expanded = exact.expanded;
-                return Ok(CtlVerdict::Unknown { reason: "time-out".into() });
+        let verdict = (|| {
+            for s in states {
+                self.budget.check()?;
+                if exact.holds(self.normal.root, &s, &memory, 0)? {
+                    return refuted(exact.witness(self.normal.root, &s, self.opts.max_traces)?);
+                }
             }
-            if exact.holds(self.normal.root, &s, &memory, 0)? {
-                let traces = exact.witness(self.normal.root, &s, self.opts.max_traces)?;
-                self.stats.states_expanded = exact.expanded;
-                return Ok(CtlVerdict::False { state: s, traces });
-            }
-        }
-        self.stats.states_expanded = exact.expanded;
-        Ok(CtlVerdict::True { exact: true, margin: None })
+            Ok(Verdict::proven())
+        })();
+        self.stats.states_expanded += exact.expanded;
+        verdict
+    }
+
+    fn explicit(&mut self, boxes: &[RBox]) -> Result<Verdict, CtlError> {
+        self.explicit_within(boxes, usize::MAX)
     }
 
     fn encoder(&self, mode: Mode, strictness: Strictness) -> Encoder<'a> {
         let pieces = self.opts.pieces.unwrap_or(if mode == Mode::Monolithic { 16 } else { 1 });
-        let step = StepOptions { bounds: BoundOptions { pieces, ..BoundOptions::default() }, strictness };
+        let bounds = BoundOptions { pieces, budget: self.budget.clone(), ..BoundOptions::default() };
+        let step = StepOptions { bounds, strictness };
         let mut enc = Encoder::new(self.sys, self.normal, self.choices, step, mode);
         enc.tabulate = self.opts.tabulate;
         enc
@@ -423,13 +469,13 @@ impl<'a> Run<'a> {
     /// evidence from a dual bound.
     fn solve_with(&self, job: &Ready, no_presolve: bool) -> Result<(Solved, bool), CtlError> {
         let mut solve = SolveOptions {
-            time_limit: self.remaining(),
             feasibility_tolerance: self.opts.feasibility_tolerance,
             threads: Some(1),
             // Any point with the atoms within the tolerance is a candidate: stop there.
             objective_target: Some(self.opts.tolerance),
             ..SolveOptions::default()
-        };
+        }
+        .within(&self.budget);
         if no_presolve {
             solve.highs_options.push(("presolve".into(), HighsValue::Text("off".into())));
         }
@@ -447,21 +493,22 @@ impl<'a> Run<'a> {
             return Ok((Solved::Candidate { start, hints }, false));
         }
         if let Some(why) = out.out_of_range {
-            return Ok((Solved::Unknown(format!("a MILP is outside HiGHS's numeric range: {why}")), false));
+            let why = Unknown::Solver(format!("a MILP is outside HiGHS's numeric range: {why}"));
+            return Ok((Solved::Unknown(why), false));
         }
         let from_bound = matches!(out.status, SolveStatus::Optimal | SolveStatus::Target);
         let solved = match out.status {
             SolveStatus::Infeasible => Solved::Evidence(MAX_SLACK),
             SolveStatus::Optimal | SolveStatus::Target => match out.bound {
                 Some(b) if b >= self.opts.threshold() => Solved::Evidence(b.min(MAX_SLACK)),
-                b => Solved::Unknown(format!(
+                b => Solved::Unknown(Unknown::Incomplete(format!(
                     "a MILP's bound on the relaxation is {}, not above the threshold {:.1e}, and no solution replayed",
                     b.map_or("missing".into(), |b| format!("{b:.3e}")),
                     self.opts.threshold()
-                )),
+                ))),
             },
-            SolveStatus::Limit(why) => Solved::Unknown(format!("a MILP stopped at a limit: {why}")),
-            SolveStatus::Other(why) => Solved::Unknown(format!("HiGHS: {why}")),
+            SolveStatus::Limit(limit) => Solved::Unknown(limit.unknown()),
+            SolveStatus::Other(why) => Solved::Unknown(Unknown::Solver(format!("HiGHS's model status {why}"))),
         };
         Ok((solved, from_bound))
     }
@@ -473,7 +520,7 @@ impl<'a> Run<'a> {
         start: &[f64],
         hints: Vec<Vec<Vec<f64>>>,
         stats: &mut CtlStats,
-    ) -> Result<Option<CtlVerdict>, CtlError> {
+    ) -> Result<Option<Verdict>, CtlError> {
         let mut exact = self.exact();
         exact.hints = hints;
         let memory = initial_memory::<Rational>(self.sys);
@@ -492,8 +539,7 @@ impl<'a> Run<'a> {
             stats.states_expanded += exact.expanded;
             exact.expanded = 0;
             if holds {
-                let traces = exact.witness(self.normal.root, &p, self.opts.max_traces)?;
-                return Ok(Some(CtlVerdict::False { state: p, traces }));
+                return refuted(exact.witness(self.normal.root, &p, self.opts.max_traces)?).map(Some);
             }
         }
         Ok(None)
@@ -503,13 +549,7 @@ impl<'a> Run<'a> {
     /// atom met with equality): the same job rebuilt with argmax choices and strict atoms holding
     /// by a gap (a subset of the behaviours, never evidence), solved, and its candidate tried.
     /// `None`: still nothing.
-    fn retry(
-        &self,
-        init: &RBox,
-        job: &Ready,
-        mode: Mode,
-        stats: &mut CtlStats,
-    ) -> Result<Option<CtlVerdict>, CtlError> {
+    fn retry(&self, init: &RBox, job: &Ready, mode: Mode, stats: &mut CtlStats) -> Result<Option<Verdict>, CtlError> {
         let enc = self.encoder(mode, Strictness::Margin(self.opts.tie_gap));
         let Some(j) = enc.start(init)? else { return Ok(None) };
         let rebuilt = match mode {
@@ -541,7 +581,7 @@ impl<'a> Run<'a> {
         mode: Mode,
         tally: &mut Tally,
         stats: &mut CtlStats,
-    ) -> Result<Option<CtlVerdict>, CtlError> {
+    ) -> Result<Option<Verdict>, CtlError> {
         match solved {
             Solved::Evidence(m) => tally.add(m),
             Solved::Unknown(why) => {
@@ -554,20 +594,18 @@ impl<'a> Run<'a> {
                 if let Some(v) = self.retry(init, job, mode, stats)? {
                     return Ok(Some(v));
                 }
-                tally
-                    .unknown
-                    .get_or_insert("a MILP found a candidate counterexample that does not replay exactly".into());
+                tally.unknown.get_or_insert(Unknown::Incomplete(
+                    "a MILP found a candidate counterexample that does not replay exactly".into(),
+                ));
             }
         }
         Ok(None)
     }
 
-    fn monolithic(&mut self, boxes: &[RBox]) -> Result<CtlVerdict, CtlError> {
+    pub(crate) fn monolithic(&mut self, boxes: &[RBox]) -> Result<Verdict, CtlError> {
         let mut tally = Tally::default();
         for init in boxes {
-            if self.timed_out() {
-                return Ok(CtlVerdict::Unknown { reason: "time-out".into() });
-            }
+            self.budget.check()?;
             let enc = self.encoder(Mode::Monolithic, Strictness::Closure);
             let Some(job) = enc.start(init)? else { continue };
             let ready = enc.encode_all(job)?;
@@ -596,12 +634,13 @@ impl<'a> Run<'a> {
         Box::new(move || self.timed_out() || before.is_some_and(|(i, found)| found.load(Ordering::Relaxed) < i))
     }
 
-    fn compositional(&mut self, boxes: &[RBox]) -> Result<CtlVerdict, CtlError> {
+    pub(crate) fn compositional(&mut self, boxes: &[RBox]) -> Result<Verdict, CtlError> {
         let threads = self.opts.threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
+            .stack_size(ENGINE_STACK)
             .build()
-            .map_err(|e| CtlError::Unsupported(format!("thread pool: {e}")))?;
+            .map_err(|e| CtlError::Internal(format!("thread pool: {e}")))?;
         let mut tally = Tally::default();
         for init in boxes {
             let enc = self.encoder(Mode::Compositional, Strictness::Closure);
@@ -632,9 +671,7 @@ impl<'a> Run<'a> {
                 }
                 tally.merge(sub.tally);
             }
-            if self.timed_out() {
-                return Ok(CtlVerdict::Unknown { reason: "time-out".into() });
-            }
+            self.budget.check()?;
         }
         Ok(tally.verdict())
     }

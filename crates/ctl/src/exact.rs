@@ -7,7 +7,8 @@
 use crate::error::CtlError;
 use crate::normal::{Node, NodeId, Normal};
 use std::collections::HashMap;
-use trestle_core::Trace;
+use std::rc::Rc;
+use trestle_core::{Budget, Trace};
 use trestle_ir::Rational;
 use trestle_ir::expr::Env;
 use trestle_ir::num::{display_rational, to_f64_nearest};
@@ -101,15 +102,38 @@ pub(crate) struct Move {
 
 pub(crate) type Key = (Vec<Rational>, Memory<Rational>);
 
+/// What a frame of [`Exact::holds`] waits for: its children at the same state, or its child at
+/// each successor (in the order `EX` tries them).
+enum Items {
+    Children(Vec<NodeId>),
+    Moves { child: NodeId, moves: Rc<Vec<Move>>, order: Vec<usize> },
+}
+
+/// A node being evaluated at a state: the value of the first child equal to `short` is its
+/// value; when none is, the other one.
+struct Frame {
+    node: NodeId,
+    key: Key,
+    depth: usize,
+    items: Items,
+    next: usize,
+    short: bool,
+}
+
+/// States expanded between two checks of the budget.
+const CHECK_EVERY: usize = 256;
+
 /// The exact evaluator: memoised over (node, state, hidden state).
 pub struct Exact<'a> {
     sys: &'a System,
     normal: &'a Normal,
     choices: &'a [Choice],
-    moves: HashMap<Key, std::rc::Rc<Vec<Move>>>,
+    moves: HashMap<Key, Rc<Vec<Move>>>,
     memo: HashMap<(NodeId, Key), bool>,
     /// Largest number of distinct states whose successors may be computed.
-    pub budget: usize,
+    pub max_expanded: usize,
+    /// The run's budget, checked every few expansions ([`CtlError::Stopped`]).
+    pub budget: Budget,
     /// States whose successors were computed.
     pub expanded: usize,
     /// Solver states by depth (step count from the root): `EX` tries the successor nearest to
@@ -125,24 +149,24 @@ impl<'a> Exact<'a> {
             choices,
             moves: HashMap::new(),
             memo: HashMap::new(),
-            budget: usize::MAX,
+            max_expanded: usize::MAX,
+            budget: Budget::unlimited(),
             expanded: 0,
             hints: Vec::new(),
         }
     }
 
     /// The successors of a state, in the order `EX` tries them at `depth`.
-    pub(crate) fn moves(
-        &mut self,
-        state: &[Rational],
-        memory: &Memory<Rational>,
-    ) -> Result<std::rc::Rc<Vec<Move>>, CtlError> {
+    pub(crate) fn moves(&mut self, state: &[Rational], memory: &Memory<Rational>) -> Result<Rc<Vec<Move>>, CtlError> {
         let key = (state.to_vec(), memory.clone());
         if let Some(m) = self.moves.get(&key) {
             return Ok(m.clone());
         }
-        if self.expanded >= self.budget {
-            return Err(CtlError::Unsupported(format!("more than {} states to expand", self.budget)));
+        if self.expanded >= self.max_expanded {
+            return Err(CtlError::Limit(format!("more than {} states to expand exactly", self.max_expanded)));
+        }
+        if self.expanded % CHECK_EVERY == 0 {
+            self.budget.check()?;
         }
         self.expanded += 1;
         let show = |s: &[Rational]| {
@@ -180,7 +204,7 @@ impl<'a> Exact<'a> {
                 show(state)
             )));
         }
-        let out = std::rc::Rc::new(out);
+        let out = Rc::new(out);
         self.moves.insert(key, out.clone());
         Ok(out)
     }
@@ -205,7 +229,8 @@ impl<'a> Exact<'a> {
     }
 
     /// Whether `node` holds at `state` (with the controllers' hidden state `memory`); `depth` is
-    /// the number of steps from the root, for the hints.
+    /// the number of steps from the root, for the hints. Evaluated with an explicit stack (a
+    /// formula may look a hundred thousand steps ahead), memoised over (node, state, memory).
     pub fn holds(
         &mut self,
         node: NodeId,
@@ -213,51 +238,82 @@ impl<'a> Exact<'a> {
         memory: &Memory<Rational>,
         depth: usize,
     ) -> Result<bool, CtlError> {
-        let key = (node, (state.to_vec(), memory.clone()));
-        if let Some(&b) = self.memo.get(&key) {
-            return Ok(b);
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut value = self.enter(node, state.to_vec(), memory.clone(), depth, &mut stack)?;
+        while let Some(top) = stack.last_mut() {
+            if let Some(v) = value.take() {
+                if v == top.short {
+                    let done = stack.pop().expect("the top frame");
+                    self.memo.insert((done.node, done.key), v);
+                    value = Some(v);
+                    continue;
+                }
+                top.next += 1;
+            }
+            let (child, key, child_depth) = match &top.items {
+                Items::Children(xs) => match xs.get(top.next) {
+                    Some(&x) => (x, top.key.clone(), top.depth),
+                    None => {
+                        let done = stack.pop().expect("the top frame");
+                        let v = !done.short;
+                        self.memo.insert((done.node, done.key), v);
+                        value = Some(v);
+                        continue;
+                    }
+                },
+                Items::Moves { child, moves, order } => match order.get(top.next) {
+                    Some(&i) => (*child, (moves[i].next.clone(), moves[i].memory.clone()), top.depth + 1),
+                    None => {
+                        let done = stack.pop().expect("the top frame");
+                        let v = !done.short;
+                        self.memo.insert((done.node, done.key), v);
+                        value = Some(v);
+                        continue;
+                    }
+                },
+            };
+            value = self.enter(child, key.0, key.1, child_depth, &mut stack)?;
         }
-        let value = match &self.normal.nodes[node] {
-            Node::True => true,
-            Node::False => false,
-            Node::Atom(p) => self.atom(p, state)?,
-            Node::And(xs) => {
-                let mut all = true;
-                for &x in xs.clone().iter() {
-                    if !self.holds(x, state, memory, depth)? {
-                        all = false;
-                        break;
-                    }
-                }
-                all
+        Ok(value.expect("the root's value"))
+    }
+
+    /// Starts evaluating `node` at a state: its value when known at once (memoised, a constant,
+    /// an atom), otherwise a frame pushed for its children.
+    fn enter(
+        &mut self,
+        node: NodeId,
+        state: Vec<Rational>,
+        memory: Memory<Rational>,
+        depth: usize,
+        stack: &mut Vec<Frame>,
+    ) -> Result<Option<bool>, CtlError> {
+        let key = (state, memory);
+        let memo_key = (node, key);
+        if let Some(&b) = self.memo.get(&memo_key) {
+            return Ok(Some(b));
+        }
+        let (node, key) = memo_key;
+        let (items, short) = match &self.normal.nodes[node] {
+            Node::True => return Ok(Some(true)),
+            Node::False => return Ok(Some(false)),
+            Node::Atom(p) => {
+                let v = self.atom(p, &key.0)?;
+                self.memo.insert((node, key), v);
+                return Ok(Some(v));
             }
-            Node::Or(xs) => {
-                let mut any = false;
-                for &x in xs.clone().iter() {
-                    if self.holds(x, state, memory, depth)? {
-                        any = true;
-                        break;
-                    }
-                }
-                any
-            }
+            // A child of the short-circuit value decides: false for And, true for Or.
+            Node::And(xs) => (Items::Children(xs.clone()), false),
+            Node::Or(xs) => (Items::Children(xs.clone()), true),
             Node::Ex(a) | Node::Ax(a) => {
                 let exists = matches!(self.normal.nodes[node], Node::Ex(_));
-                let a = *a;
-                let moves = self.moves(state, memory)?;
-                let mut value = !exists;
-                for i in self.ordered(&moves, depth + 1) {
-                    let m = &moves[i];
-                    if self.holds(a, &m.next, &m.memory, depth + 1)? == exists {
-                        value = exists;
-                        break;
-                    }
-                }
-                value
+                let child = *a;
+                let moves = self.moves(&key.0, &key.1)?;
+                let order = self.ordered(&moves, depth + 1);
+                (Items::Moves { child, moves, order }, exists)
             }
         };
-        self.memo.insert(key, value);
-        Ok(value)
+        stack.push(Frame { node, key, depth, items, next: 0, short });
+        Ok(None)
     }
 
     /// The runs that show `node` holds at `state` (it must hold): the path to each atom an `EX`
@@ -265,8 +321,7 @@ impl<'a> Exact<'a> {
     /// [`Trace::simulate`] and replayed.
     pub fn witness(&mut self, node: NodeId, state: &[Rational], limit: usize) -> Result<Vec<Trace>, CtlError> {
         let memory = trestle_ir::sim::initial_memory::<Rational>(self.sys);
-        let mut paths = Vec::new();
-        self.collect(node, state, &memory, 0, &mut Vec::new(), &mut paths, limit)?;
+        let paths = self.collect(node, state, &memory, limit)?;
         let mut traces: Vec<Trace> = Vec::new();
         for path in paths {
             let trace = Trace::simulate(
@@ -274,8 +329,8 @@ impl<'a> Exact<'a> {
                 state.to_vec(),
                 path.iter().map(|&c| (self.choices[c].nondet.clone(), self.choices[c].branch)),
             )
-            .map_err(|e| CtlError::Semantics(format!("a witness run does not replay: {e}")))?;
-            trace.replay(self.sys).map_err(|e| CtlError::Semantics(format!("a witness run does not replay: {e}")))?;
+            .map_err(|e| CtlError::Internal(format!("a witness run does not replay: {e}")))?;
+            trace.replay(self.sys).map_err(|e| CtlError::Internal(format!("a witness run does not replay: {e}")))?;
             if !traces.contains(&trace) {
                 traces.push(trace);
             }
@@ -283,55 +338,78 @@ impl<'a> Exact<'a> {
         Ok(traces)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The choice sequences of [`Exact::witness`], depth first with an explicit stack.
     fn collect(
         &mut self,
         node: NodeId,
         state: &[Rational],
         memory: &Memory<Rational>,
-        depth: usize,
-        prefix: &mut Vec<usize>,
-        out: &mut Vec<Vec<usize>>,
         limit: usize,
-    ) -> Result<(), CtlError> {
-        if out.len() >= limit {
-            return Ok(());
+    ) -> Result<Vec<Vec<usize>>, CtlError> {
+        enum Task {
+            Visit { node: NodeId, state: Vec<Rational>, memory: Memory<Rational>, depth: usize, choice: Option<usize> },
+            Leave,
         }
-        match self.normal.nodes[node].clone() {
-            Node::True | Node::False | Node::Atom(_) => {
-                if !out.contains(prefix) {
-                    out.push(prefix.clone());
-                }
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        let mut prefix = Vec::new();
+        let mut tasks =
+            vec![Task::Visit { node, state: state.to_vec(), memory: memory.clone(), depth: 0, choice: None }];
+        while let Some(task) = tasks.pop() {
+            if out.len() >= limit {
+                break;
             }
-            Node::And(xs) => {
-                for x in xs {
-                    self.collect(x, state, memory, depth, prefix, out, limit)?;
-                }
+            let Task::Visit { node, state, memory, depth, choice } = task else {
+                prefix.pop();
+                continue;
+            };
+            if let Some(c) = choice {
+                prefix.push(c);
+                tasks.push(Task::Leave);
             }
-            Node::Or(xs) => {
-                for x in xs {
-                    if self.holds(x, state, memory, depth)? {
-                        return self.collect(x, state, memory, depth, prefix, out, limit);
+            match self.normal.nodes[node].clone() {
+                Node::True | Node::False | Node::Atom(_) => {
+                    if !out.contains(&prefix) {
+                        out.push(prefix.clone());
                     }
                 }
-            }
-            Node::Ex(a) | Node::Ax(a) => {
-                let exists = matches!(self.normal.nodes[node], Node::Ex(_));
-                let moves = self.moves(state, memory)?;
-                for i in self.ordered(&moves, depth + 1) {
-                    let m = &moves[i];
-                    if exists && !self.holds(a, &m.next, &m.memory, depth + 1)? {
-                        continue;
+                Node::And(xs) => {
+                    for &x in xs.iter().rev() {
+                        let (state, memory) = (state.clone(), memory.clone());
+                        tasks.push(Task::Visit { node: x, state, memory, depth, choice: None });
                     }
-                    prefix.push(m.choice);
-                    self.collect(a, &m.next, &m.memory, depth + 1, prefix, out, limit)?;
-                    prefix.pop();
-                    if exists {
-                        break;
+                }
+                Node::Or(xs) => {
+                    for x in xs {
+                        if self.holds(x, &state, &memory, depth)? {
+                            tasks.push(Task::Visit { node: x, state, memory, depth, choice: None });
+                            break;
+                        }
                     }
+                }
+                Node::Ex(a) | Node::Ax(a) => {
+                    let exists = matches!(self.normal.nodes[node], Node::Ex(_));
+                    let moves = self.moves(&state, &memory)?;
+                    let mut next = Vec::new();
+                    for i in self.ordered(&moves, depth + 1) {
+                        let m = &moves[i];
+                        if exists && !self.holds(a, &m.next, &m.memory, depth + 1)? {
+                            continue;
+                        }
+                        next.push(Task::Visit {
+                            node: a,
+                            state: m.next.clone(),
+                            memory: m.memory.clone(),
+                            depth: depth + 1,
+                            choice: Some(m.choice),
+                        });
+                        if exists {
+                            break;
+                        }
+                    }
+                    tasks.extend(next.into_iter().rev());
                 }
             }
         }
-        Ok(())
+        Ok(out)
     }
 }

@@ -15,9 +15,13 @@
 //! `not q and (not p or AX ..)`). These dualities hold when every state has a successor; the exact
 //! engine checks that, and a state without one is an error, never a verdict.
 //!
-//! The result is a DAG: a sub-formula used at several unfolding levels is one node.
+//! The result is a DAG: a sub-formula used at several unfolding levels is one node (nodes are
+//! hash-consed, so building is linear in the unfolding). What a formula unfolds into is bounded
+//! ([`MAX_NODES`], estimated before anything is built) and the budget is checked while building.
 
 use crate::error::CtlError;
+use std::collections::HashMap;
+use trestle_core::Budget;
 use trestle_ir::formula::Ctl;
 use trestle_ir::pred::Pred;
 
@@ -48,40 +52,70 @@ pub struct Normal {
 const TRUE: NodeId = 0;
 const FALSE: NodeId = 1;
 
+/// Most nodes a normal form may have (about 100 MB at most): `AX^k` has about `k`, `AG^k` about
+/// `2k`; formulas estimated to unfold into more are refused before anything is built.
+pub const MAX_NODES: u128 = 1 << 20;
+
+/// Nodes built between two checks of the budget.
+const CHECK_EVERY: usize = 4096;
+
+type R = Result<NodeId, CtlError>;
+
+/// A node without its atom, for hash-consing (atoms are few, and compared by value).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Shape {
+    And(Vec<NodeId>),
+    Or(Vec<NodeId>),
+    Ex(NodeId),
+    Ax(NodeId),
+}
+
+/// A normal form under construction.
+struct Builder<'b> {
+    normal: Normal,
+    shapes: HashMap<Shape, NodeId>,
+    budget: &'b Budget,
+}
+
 impl Normal {
     /// The normal form of `phi`.
-    pub fn of(phi: &Ctl) -> Result<Normal, CtlError> {
-        Normal::build(phi, false)
+    pub fn of(phi: &Ctl, budget: &Budget) -> Result<Normal, CtlError> {
+        Normal::build(phi, false, budget)
     }
 
-    /// The normal form of `not phi`: what a counterexample satisfies.
-    pub fn negation(phi: &Ctl) -> Result<Normal, CtlError> {
-        Normal::build(phi, true)
+    /// The normal form of `not phi`: what a counterexample satisfies. `Err(Stopped)` when the
+    /// budget ends while building, `Unsupported` when the formula unfolds into more than
+    /// [`MAX_NODES`] nodes.
+    pub fn negation(phi: &Ctl, budget: &Budget) -> Result<Normal, CtlError> {
+        Normal::build(phi, true, budget)
     }
 
-    fn build(phi: &Ctl, negate: bool) -> Result<Normal, CtlError> {
-        let mut b = Normal { nodes: vec![Node::True, Node::False], root: TRUE };
-        b.root = b.tr(phi, negate)?;
-        Ok(b)
-    }
-
-    /// Largest number of transitions below `id`.
-    pub fn depth(&self, id: NodeId) -> usize {
-        let mut memo = vec![None; self.nodes.len()];
-        self.depth_memo(id, &mut memo)
-    }
-
-    fn depth_memo(&self, id: NodeId, memo: &mut Vec<Option<usize>>) -> usize {
-        if let Some(d) = memo[id] {
-            return d;
+    fn build(phi: &Ctl, negate: bool, budget: &Budget) -> Result<Normal, CtlError> {
+        let estimate = unfolded_size(phi);
+        if estimate > MAX_NODES {
+            return Err(CtlError::Unsupported(format!(
+                "the formula unfolds into about {estimate} one-step nodes; at most {MAX_NODES} are built (lower its \
+                 bounds)"
+            )));
         }
-        let d = match &self.nodes[id] {
-            Node::True | Node::False | Node::Atom(_) => 0,
-            Node::And(xs) | Node::Or(xs) => xs.iter().map(|&x| self.depth_memo(x, memo)).max().unwrap_or(0),
-            Node::Ex(a) | Node::Ax(a) => 1 + self.depth_memo(*a, memo),
-        };
-        memo[id] = Some(d);
-        d
+        let normal = Normal { nodes: vec![Node::True, Node::False], root: TRUE };
+        let mut b = Builder { normal, shapes: HashMap::new(), budget };
+        b.normal.root = b.tr(phi, negate)?;
+        Ok(b.normal)
+    }
+
+    /// Largest number of transitions below `id` (children come before their parents, so one pass
+    /// in order computes every node's, without recursion).
+    pub fn depth(&self, id: NodeId) -> usize {
+        let mut depth = vec![0usize; id + 1];
+        for i in 0..=id {
+            depth[i] = match &self.nodes[i] {
+                Node::True | Node::False | Node::Atom(_) => 0,
+                Node::And(xs) | Node::Or(xs) => xs.iter().map(|&x| depth[x]).max().unwrap_or(0),
+                Node::Ex(a) | Node::Ax(a) => 1 + depth[*a],
+            };
+        }
+        depth[id]
     }
 
     /// Whether some `AX` is reachable from the root (the explicit engine's witnesses branch there).
@@ -89,7 +123,7 @@ impl Normal {
         self.nodes.iter().any(|n| matches!(n, Node::Ax(_)))
     }
 
-    /// The formula as text (for messages and tests).
+    /// The formula as text (for messages and tests; recursive, for shallow formulas).
     pub fn show(&self, id: NodeId) -> String {
         let join = |xs: &[NodeId], sep: &str| xs.iter().map(|&x| self.show(x)).collect::<Vec<_>>().join(sep);
         match &self.nodes[id] {
@@ -102,20 +136,72 @@ impl Normal {
             Node::Ax(a) => format!("AX {}", self.show(*a)),
         }
     }
+}
 
-    fn push(&mut self, n: Node) -> NodeId {
-        if let Some(i) = self.nodes.iter().position(|m| *m == n) {
-            return i;
+/// An upper bound of the nodes the normal form of `phi` has (saturating): one per comparison and
+/// connective of its predicates, and per unfolded step of a bounded operator its one-step nodes.
+pub fn unfolded_size(phi: &Ctl) -> u128 {
+    fn pred(p: &Pred) -> u128 {
+        match p {
+            Pred::True | Pred::False | Pred::Cmp(..) => 1,
+            Pred::And(ps) | Pred::Or(ps) => ps.iter().map(pred).fold(1u128, u128::saturating_add),
+            // Negation normal form: as many nodes as the predicate.
+            Pred::Not(q) => pred(q),
         }
-        self.nodes.push(n);
-        self.nodes.len() - 1
+    }
+    let k = |k: &Option<u32>| k.map_or(1, u128::from);
+    match phi {
+        Ctl::Atom(p) => pred(p),
+        Ctl::Not(a) => unfolded_size(a),
+        Ctl::And(xs) | Ctl::Or(xs) => xs.iter().map(unfolded_size).fold(1u128, u128::saturating_add),
+        Ctl::EX(n, a) | Ctl::AX(n, a) => u128::from(*n).saturating_add(unfolded_size(a)),
+        Ctl::EF(n, a) | Ctl::AF(n, a) | Ctl::EG(n, a) | Ctl::AG(n, a) => {
+            k(n).saturating_mul(2).saturating_add(unfolded_size(a))
+        }
+        Ctl::EU(n, a, b) | Ctl::AU(n, a, b) => {
+            k(n).saturating_mul(3).saturating_add(unfolded_size(a)).saturating_add(unfolded_size(b))
+        }
+    }
+}
+
+impl Builder<'_> {
+    fn push(&mut self, n: Node) -> Result<NodeId, CtlError> {
+        let nodes = &mut self.normal.nodes;
+        let shape = match &n {
+            Node::True => return Ok(TRUE),
+            Node::False => return Ok(FALSE),
+            Node::Atom(p) => {
+                if let Some(i) = nodes.iter().position(|m| matches!(m, Node::Atom(q) if q == p)) {
+                    return Ok(i);
+                }
+                None
+            }
+            Node::And(xs) => Some(Shape::And(xs.clone())),
+            Node::Or(xs) => Some(Shape::Or(xs.clone())),
+            Node::Ex(a) => Some(Shape::Ex(*a)),
+            Node::Ax(a) => Some(Shape::Ax(*a)),
+        };
+        if let Some(shape) = &shape
+            && let Some(&i) = self.shapes.get(shape)
+        {
+            return Ok(i);
+        }
+        if nodes.len() % CHECK_EVERY == 0 {
+            self.budget.check().map_err(CtlError::Stopped)?;
+        }
+        nodes.push(n);
+        let id = nodes.len() - 1;
+        if let Some(shape) = shape {
+            self.shapes.insert(shape, id);
+        }
+        Ok(id)
     }
 
-    fn and(&mut self, xs: Vec<NodeId>) -> NodeId {
+    fn and(&mut self, xs: Vec<NodeId>) -> R {
         let mut items = Vec::new();
         for x in xs {
-            match &self.nodes[x] {
-                Node::False => return FALSE,
+            match &self.normal.nodes[x] {
+                Node::False => return Ok(FALSE),
                 Node::True => {}
                 Node::And(ys) => items.extend(ys.iter().copied()),
                 _ => items.push(x),
@@ -123,17 +209,17 @@ impl Normal {
         }
         items.dedup();
         match items[..] {
-            [] => TRUE,
-            [x] => x,
+            [] => Ok(TRUE),
+            [x] => Ok(x),
             _ => self.push(Node::And(items)),
         }
     }
 
-    fn or(&mut self, xs: Vec<NodeId>) -> NodeId {
+    fn or(&mut self, xs: Vec<NodeId>) -> R {
         let mut items = Vec::new();
         for x in xs {
-            match &self.nodes[x] {
-                Node::True => return TRUE,
+            match &self.normal.nodes[x] {
+                Node::True => return Ok(TRUE),
                 Node::False => {}
                 Node::Or(ys) => items.extend(ys.iter().copied()),
                 _ => items.push(x),
@@ -141,81 +227,81 @@ impl Normal {
         }
         items.dedup();
         match items[..] {
-            [] => FALSE,
-            [x] => x,
+            [] => Ok(FALSE),
+            [x] => Ok(x),
             _ => self.push(Node::Or(items)),
         }
     }
 
     /// `EX a` (`exists`) or `AX a`; with every state having a successor, `EX`/`AX` of a constant
     /// is that constant.
-    fn next(&mut self, exists: bool, a: NodeId) -> NodeId {
+    fn next(&mut self, exists: bool, a: NodeId) -> R {
         if a == TRUE || a == FALSE {
-            return a;
+            return Ok(a);
         }
         self.push(if exists { Node::Ex(a) } else { Node::Ax(a) })
     }
 
-    fn next_k(&mut self, exists: bool, k: u32, mut a: NodeId) -> NodeId {
+    fn next_k(&mut self, exists: bool, k: u32, mut a: NodeId) -> R {
         for _ in 0..k {
-            a = self.next(exists, a);
+            a = self.next(exists, a)?;
         }
-        a
+        Ok(a)
     }
 
     /// `p` at some step 1..k on some (`exists`) or every path.
-    fn eventually(&mut self, exists: bool, k: u32, p: NodeId) -> NodeId {
+    fn eventually(&mut self, exists: bool, k: u32, p: NodeId) -> R {
         let mut f = FALSE;
         for _ in 0..k {
-            let here = self.or(vec![p, f]);
-            f = self.next(exists, here);
+            let here = self.or(vec![p, f])?;
+            f = self.next(exists, here)?;
         }
-        f
+        Ok(f)
     }
 
     /// `p` at every step 1..k on some (`exists`) or every path.
-    fn always(&mut self, exists: bool, k: u32, p: NodeId) -> NodeId {
+    fn always(&mut self, exists: bool, k: u32, p: NodeId) -> R {
         let mut f = TRUE;
         for _ in 0..k {
-            let here = self.and(vec![p, f]);
-            f = self.next(exists, here);
+            let here = self.and(vec![p, f])?;
+            f = self.next(exists, here)?;
         }
-        f
+        Ok(f)
     }
 
     /// `p U^k q` from step 0: `q or (p and X (p U^(k-1) q))`.
-    fn until(&mut self, exists: bool, k: u32, p: NodeId, q: NodeId) -> NodeId {
+    fn until(&mut self, exists: bool, k: u32, p: NodeId, q: NodeId) -> R {
         let mut f = q;
         for _ in 0..k {
-            let later = self.next(exists, f);
-            let both = self.and(vec![p, later]);
-            f = self.or(vec![q, both]);
+            let later = self.next(exists, f)?;
+            let both = self.and(vec![p, later])?;
+            f = self.or(vec![q, both])?;
         }
-        f
+        Ok(f)
     }
 
     /// The dual of `until` over the negated operands: `q' and (p' or X (..))`.
-    fn release(&mut self, exists: bool, k: u32, p: NodeId, q: NodeId) -> NodeId {
+    fn release(&mut self, exists: bool, k: u32, p: NodeId, q: NodeId) -> R {
         let mut f = q;
         for _ in 0..k {
-            let later = self.next(exists, f);
-            let either = self.or(vec![p, later]);
-            f = self.and(vec![q, either]);
+            let later = self.next(exists, f)?;
+            let either = self.or(vec![p, later])?;
+            f = self.and(vec![q, either])?;
         }
-        f
+        Ok(f)
     }
 
-    fn pred(&mut self, p: &Pred) -> NodeId {
+    fn pred(&mut self, p: &Pred) -> R {
         match p {
-            Pred::True => TRUE,
-            Pred::False => FALSE,
+            Pred::True => Ok(TRUE),
+            Pred::False => Ok(FALSE),
             Pred::Cmp(..) => self.push(Node::Atom(p.clone())),
             Pred::And(ps) => {
-                let xs = ps.iter().map(|q| self.pred(q)).collect();
+                let xs = ps.iter().map(|q| self.pred(q)).collect::<Result<_, _>>()?;
                 self.and(xs)
             }
             Pred::Or(ps) => {
-                let xs = ps.iter().map(|q| self.pred(q)).collect();
+                let xs = ps.iter().map(|q| self.pred(q)).collect::<Result<_, _>>()?;
                 self.or(xs)
             }
             Pred::Not(q) => {
@@ -229,12 +315,12 @@ impl Normal {
         let bound = |k: &Option<u32>, op: &str| {
             k.ok_or_else(|| CtlError::Unsupported(format!("{op} without a bound: bounded CTL needs {op}^k")))
         };
-        Ok(match phi {
+        match phi {
             Ctl::Atom(p) => {
                 let n = p.nnf(neg);
                 self.pred(&n)
             }
-            Ctl::Not(a) => self.tr(a, !neg)?,
+            Ctl::Not(a) => self.tr(a, !neg),
             Ctl::And(xs) | Ctl::Or(xs) => {
                 let items = xs.iter().map(|x| self.tr(x, neg)).collect::<Result<Vec<_>, _>>()?;
                 if matches!(phi, Ctl::And(_)) != neg { self.and(items) } else { self.or(items) }
@@ -264,7 +350,7 @@ impl Normal {
                 let (p, q) = (self.tr(a, neg)?, self.tr(b, neg)?);
                 if neg { self.release(!exists, k, p, q) } else { self.until(exists, k, p, q) }
             }
-        })
+        }
     }
 }
 
@@ -276,7 +362,8 @@ mod tests {
     fn normal(text: &str, negate: bool) -> Normal {
         let scope = SimpleScope::with_state(&["x", "y"]);
         let phi = parse_ctl(text, &scope).unwrap();
-        if negate { Normal::negation(&phi).unwrap() } else { Normal::of(&phi).unwrap() }
+        let budget = Budget::unlimited();
+        if negate { Normal::negation(&phi, &budget).unwrap() } else { Normal::of(&phi, &budget).unwrap() }
     }
 
     #[test]
@@ -337,7 +424,27 @@ mod tests {
     fn unbounded_operators_are_refused() {
         let scope = SimpleScope::with_state(&["x"]);
         let phi = parse_ctl("AG x > 1", &scope).unwrap();
-        assert!(Normal::of(&phi).unwrap_err().to_string().contains("without a bound"));
+        assert!(Normal::of(&phi, &Budget::unlimited()).unwrap_err().to_string().contains("without a bound"));
+    }
+
+    /// `AX^100000` took 18.9 s to build when nodes were looked up by a linear scan (issue 39.9):
+    /// hash-consed, deep formulas build in linear time, their depth is computed without
+    /// recursion, those past the size cap are refused before anything is built, and the budget
+    /// stops a build.
+    #[test]
+    fn deep_formulas_build_linearly_and_huge_ones_are_refused() {
+        let n = normal("AX^100000 x > 1", true);
+        assert_eq!(n.depth(n.root), 100_000);
+        assert!(n.nodes.len() <= 100_004, "{}", n.nodes.len());
+        let n = normal("AG^100000 (x > 1 and y > 2)", false);
+        assert_eq!(n.depth(n.root), 100_000);
+        let scope = SimpleScope::with_state(&["x"]);
+        let huge = parse_ctl("AX^4000000 x > 1", &scope).unwrap();
+        let e = Normal::of(&huge, &Budget::unlimited()).unwrap_err();
+        assert!(matches!(&e, CtlError::Unsupported(m) if m.contains("at most 1048576")), "{e}");
+        let deep = parse_ctl("EF^500000 x > 1", &scope).unwrap();
+        let expired = Budget::new(Some(std::time::Duration::ZERO));
+        assert_eq!(Normal::negation(&deep, &expired), Err(CtlError::Stopped(trestle_core::Stop::TimeLimit)));
     }
 
     #[test]

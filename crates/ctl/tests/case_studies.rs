@@ -6,7 +6,8 @@ mod common;
 
 use common::decided;
 use trestle_core::Trace;
-use trestle_ctl::{CtlOptions, CtlVerdict, Method, check_ctl};
+use trestle_core::{Budget, Verdict};
+use trestle_ctl::{CtlOptions, Method, check_ctl};
 use trestle_ir::System;
 use trestle_ir::num::{parse_rational, to_f64_nearest};
 use trestle_ir::system::PropertyFormula;
@@ -17,7 +18,7 @@ fn system(file: &str, set: &[String]) -> System {
 }
 
 /// Decides the property `name` of `sys`; every false verdict's runs must replay.
-fn decide(sys: &System, name: &str, method: Method) -> CtlVerdict {
+fn decide(sys: &System, name: &str, method: Method) -> Verdict {
     let p = sys.properties.iter().find(|p| p.name == name).expect("the property exists");
     let PropertyFormula::Ctl(phi) = &p.formula else { panic!("{name} is not CTL") };
     decided(sys, phi, method, name)
@@ -48,7 +49,8 @@ fn frozenlake_succ_fails_on_a_replayed_run_into_a_hole_or_away_from_the_goal() {
         return;
     }
     let sys = system("frozenlake.toml", &["property.1.k=4".into()]);
-    let CtlVerdict::False { traces, .. } = decide(&sys, "succ", Method::Compositional) else { panic!("succ holds") };
+    let Verdict::Refuted { trace, others } = decide(&sys, "succ", Method::Compositional) else { panic!("succ holds") };
+    let traces: Vec<Trace> = std::iter::once(trace).chain(others).collect();
     let hole_or_not_goal = |t: &Trace| {
         t.states.iter().skip(1).any(|s| {
             let (r, c) = (to_f64_nearest(&s[0]), to_f64_nearest(&s[1]));
@@ -84,8 +86,8 @@ fn vcas_minus_22_5_fails_at_3_and_holds_at_1_2_4() {
     }
     for method in [Method::Monolithic, Method::Compositional] {
         match decide(&vcas("-22.5", 3), "sep", method) {
-            CtlVerdict::False { traces, .. } => {
-                let t = &traces[0];
+            Verdict::Refuted { trace, .. } => {
+                let t = &trace;
                 assert_eq!(t.len(), 3);
                 let h = to_f64_nearest(&t.last()[0]);
                 assert!((-100.0..=100.0).contains(&h), "{method:?}: final h = {h}");
@@ -131,8 +133,8 @@ fn vcas_presolve_infeasibility_is_confirmed() {
     let PropertyFormula::Ctl(phi) = &sys.properties[0].formula else { panic!() };
     for pieces in [1, 2, 16, 64, 256] {
         let opts = CtlOptions { method: Method::Monolithic, pieces: Some(pieces), ..CtlOptions::default() };
-        let v = check_ctl(&sys, phi, &opts).unwrap().verdict;
-        assert!(matches!(v, CtlVerdict::False { .. }), "pieces {pieces}: {v:?}");
+        let v = check_ctl(&sys, phi, &opts, &Budget::unlimited()).unwrap().verdict;
+        assert!(matches!(v, Verdict::Refuted { .. }), "pieces {pieces}: {v:?}");
     }
 }
 
@@ -162,10 +164,10 @@ fn vcas_compositional_refutation_does_not_depend_on_the_thread_count() {
     let PropertyFormula::Ctl(phi) = &sys.properties[0].formula else { panic!() };
     let run = |threads| {
         let opts = CtlOptions { method: Method::Compositional, threads, ..CtlOptions::default() };
-        check_ctl(&sys, phi, &opts).unwrap().verdict
+        check_ctl(&sys, phi, &opts, &Budget::unlimited()).unwrap().verdict
     };
     let one = run(1);
-    assert!(matches!(one, CtlVerdict::False { .. }), "{one:?}");
+    assert!(matches!(one, Verdict::Refuted { .. }), "{one:?}");
     assert_eq!(one, run(2));
     assert_eq!(one, run(3));
 }

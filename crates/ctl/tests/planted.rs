@@ -4,12 +4,13 @@
 mod common;
 
 use common::decided;
-use trestle_ctl::{CtlOptions, CtlVerdict, Method, check_ctl};
+use trestle_core::{Budget, Verdict};
+use trestle_ctl::{CtlOptions, Method, check_ctl};
 use trestle_ir::System;
 use trestle_ir::parse::{SimpleScope, parse_ctl};
 use trestle_testkit::{SCALE, WALK, system_from_text};
 
-fn decide(sys: &System, text: &str, method: Method) -> CtlVerdict {
+fn decide(sys: &System, text: &str, method: Method) -> Verdict {
     let phi = parse_ctl(text, &SimpleScope::with_state(&["x"])).unwrap();
     decided(sys, &phi, method, text)
 }
@@ -51,11 +52,11 @@ fn walk_formulas_have_their_hand_computed_truth_in_every_engine() {
 #[test]
 fn walk_true_from_explicit_is_exact_and_monolithic_gives_a_margin() {
     let sys = system_from_text(WALK);
-    assert!(matches!(decide(&sys, "AG^3 x >= 2", Method::Explicit), CtlVerdict::True { exact: true, .. }));
+    assert!(matches!(decide(&sys, "AG^3 x >= 2", Method::Explicit), Verdict::Proven { .. }));
     // Integer atoms are exact in the MILP: x < 2 is x <= 1, a margin of a whole unit (capped).
     match decide(&sys, "EX (x == 6 and AX (x == 5 or x == 7))", Method::Monolithic) {
-        CtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 0.5, "margin {m}"),
-        CtlVerdict::True { exact: true, .. } => {}
+        Verdict::Evidence { margin: m } => assert!(m >= 0.5, "margin {m}"),
+        Verdict::Proven { .. } => {}
         v => panic!("{v:?}"),
     }
 }
@@ -66,8 +67,9 @@ fn scale_needs_a_solver_and_finds_the_real_counterexample() {
     // Two doublings reach 4x: above 3 exactly when x > 3/4.
     for method in [Method::Monolithic, Method::Compositional] {
         match decide(&sys, "AX^2 x <= 3", method) {
-            CtlVerdict::False { state, traces } => {
-                let x = trestle_ir::num::to_f64_nearest(&state[0]);
+            Verdict::Refuted { trace, others } => {
+                let x = trestle_ir::num::to_f64_nearest(&trace.states[0][0]);
+                let traces: Vec<_> = std::iter::once(trace).chain(others).collect();
                 assert!(x > 0.75 && x <= 1.0, "{method:?}: x0 = {x}");
                 let last = traces.iter().map(|t| trestle_ir::num::to_f64_nearest(&t.last()[0])).fold(0.0, f64::max);
                 assert!(last > 3.0, "{method:?}: no run ends above 3");
@@ -76,7 +78,8 @@ fn scale_needs_a_solver_and_finds_the_real_counterexample() {
         }
         // Never above 4: the margin is the distance to 5 (capped at the slack's bound).
         match decide(&sys, "AX^2 x <= 5", method) {
-            CtlVerdict::True { margin, .. } => assert!(margin.is_none_or(|m| m >= 0.99), "{margin:?}"),
+            Verdict::Evidence { margin } => assert!(margin >= 0.99, "{margin:?}"),
+            Verdict::Proven { .. } => {}
             v => panic!("{method:?}: {v:?}"),
         }
         // Some path stays at most 1/2: halving twice gives at most 1/4.
@@ -89,7 +92,9 @@ fn scale_needs_a_solver_and_finds_the_real_counterexample() {
     // The explicit engine refuses an interval of initial states.
     let scope = SimpleScope::with_state(&["x"]);
     let phi = parse_ctl("AX x <= 2", &scope).unwrap();
-    let e = check_ctl(&sys, &phi, &CtlOptions { method: Method::Explicit, ..CtlOptions::default() }).unwrap_err();
+    let e =
+        check_ctl(&sys, &phi, &CtlOptions { method: Method::Explicit, ..CtlOptions::default() }, &Budget::unlimited())
+            .unwrap_err();
     assert!(e.to_string().contains("finitely many initial states"), "{e}");
 }
 
@@ -100,11 +105,11 @@ fn interval_non_determinism_and_unbounded_operators_are_refused() {
     let sys = system_from_text(&text);
     let scope = SimpleScope::with_state(&["x"]);
     let phi = parse_ctl("AX x >= 0", &scope).unwrap();
-    let e = check_ctl(&sys, &phi, &CtlOptions::default()).unwrap_err();
+    let e = check_ctl(&sys, &phi, &CtlOptions::default(), &Budget::unlimited()).unwrap_err();
     assert!(e.to_string().contains("interval") && e.is_input(), "{e}");
     let sys = system_from_text(WALK);
     let phi = parse_ctl("AG x >= 0", &scope).unwrap();
-    let e = check_ctl(&sys, &phi, &CtlOptions::default()).unwrap_err();
+    let e = check_ctl(&sys, &phi, &CtlOptions::default(), &Budget::unlimited()).unwrap_err();
     assert!(e.to_string().contains("bound") && e.is_input(), "{e}");
 }
 
@@ -114,14 +119,14 @@ fn tabulated_atoms_are_exact_and_cap_the_margin() {
     let sys = system_from_text(&WALK.replace("init = \"x == 5\"", "init = \"3 <= x <= 7\""));
     for method in [Method::Monolithic, Method::Compositional] {
         match decide(&sys, "AG^2 x >= 1/2", method) {
-            CtlVerdict::True { exact: false, margin: Some(m) } => assert!(m > 0.0 && m <= 0.5, "{method:?}: {m}"),
-            CtlVerdict::True { exact: true, .. } => {}
+            Verdict::Evidence { margin: m } => assert!(m > 0.0 && m <= 0.5, "{method:?}: {m}"),
+            Verdict::Proven { .. } => {}
             v => panic!("{method:?}: {v:?}"),
         }
         // By a whole unit for integer atoms.
         match decide(&sys, "AG^2 x >= 1", method) {
-            CtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 1.0, "{method:?}: {m}"),
-            CtlVerdict::True { exact: true, .. } => {}
+            Verdict::Evidence { margin: m } => assert!(m >= 1.0, "{method:?}: {m}"),
+            Verdict::Proven { .. } => {}
             v => panic!("{method:?}: {v:?}"),
         }
         assert_eq!(decide(&sys, "AG^2 x >= 2", method).holds(), Some(false), "{method:?}");

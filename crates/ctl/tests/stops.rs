@@ -4,7 +4,8 @@
 //! where they cannot be swept, the verdict stays unknown. Before the sweep, both MILP engines
 //! answered "true (proven)" for `AF^3 (x == 99)` where x never moves.
 
-use trestle_ctl::{CtlError, CtlOptions, CtlVerdict, Method, check_ctl};
+use trestle_core::{Budget, Verdict};
+use trestle_ctl::{CtlError, CtlOptions, Method, check_ctl};
 use trestle_ir::System;
 use trestle_ir::parse::{SimpleScope, parse_ctl};
 use trestle_testkit::system_from_text;
@@ -31,9 +32,9 @@ update = {{ x = "{update}" }}
     ))
 }
 
-fn check(sys: &System, text: &str, method: Method) -> Result<CtlVerdict, CtlError> {
+fn check(sys: &System, text: &str, method: Method) -> Result<Verdict, CtlError> {
     let phi = parse_ctl(text, &SimpleScope::with_state(&["x"])).unwrap();
-    check_ctl(sys, &phi, &CtlOptions { method, ..CtlOptions::default() }).map(|r| r.verdict)
+    check_ctl(sys, &phi, &CtlOptions { method, ..CtlOptions::default() }, &Budget::unlimited()).map(|r| r.verdict)
 }
 
 #[test]
@@ -65,13 +66,75 @@ fn unsweepable_systems_that_may_stop_get_no_true() {
     let sys = system("real", "guard = \"x <= 5\"", "x + 1");
     for method in [Method::Monolithic, Method::Compositional] {
         match check(&sys, "AG^2 (x <= 100)", method) {
-            Ok(CtlVerdict::Unknown { reason }) => assert!(reason.contains("may stop"), "{reason}"),
+            Ok(Verdict::Unknown(reason)) => assert!(reason.to_string().contains("may stop"), "{reason}"),
             other => panic!("{method:?}: {other:?}"),
         }
     }
     // Without the guard no run stops, and the MILP's proof stands.
     let sys = system("real", "", "min(x + 1, 10)");
     for method in [Method::Monolithic, Method::Compositional] {
-        assert!(matches!(check(&sys, "AG^2 (x <= 100)", method), Ok(CtlVerdict::True { .. })), "{method:?}");
+        assert!(
+            matches!(check(&sys, "AG^2 (x <= 100)", method), Ok(Verdict::Proven { .. } | Verdict::Evidence { .. })),
+            "{method:?}"
+        );
+    }
+}
+
+/// Two branches with the given guards over a real `x` (no domain), and an argmax controller
+/// whose action `a` the guards may read (index 0 when x <= 3).
+fn guarded(low: &str, high: &str) -> System {
+    system_from_text(&format!(
+        r#"
+init = "0 <= x <= 1"
+[system]
+name = "cover"
+[state]
+x = {{ type = "real" }}
+[networks.split]
+layers = [{{ weights = [[-1.0], [0.0]], bias = [0.0, -3.0], activation = "identity" }}]
+[controller]
+network = "split"
+inputs = ["x"]
+argmax = "a"
+labels = ["low", "high"]
+[[branch]]
+name = "up"
+guard = "{low}"
+update = {{ x = "x + 1" }}
+[[branch]]
+name = "down"
+guard = "{high}"
+update = {{ x = "x - 1" }}
+"#
+    ))
+}
+
+/// Guards that together cover every state leave no run without a successor, though no branch is
+/// unguarded: complementary ones (`g` and `not g`, VerticalCAS's `comply` and its negation),
+/// ones meeting on a boundary, ones reading an argmax action. Such systems are stop-free, so a
+/// MILP "true" stands; before, every true CTL formula of them was "unknown: runs may stop"
+/// (issue 34.5). Guards with a gap between them are not, and the true formula stays unknown.
+#[test]
+fn guards_that_cover_every_state_are_stop_free() {
+    let covering = [
+        ("x <= 5", "not (x <= 5)"),
+        ("x <= 0", "x >= 0"),
+        ("2 * x - 1 < 3", "x >= 2"),
+        ("a == 0 and x <= 5", "not (a == 0 and x <= 5)"),
+        ("a == 0 or x <= 5", "a == 1 and x > 5"),
+    ];
+    for (low, high) in covering {
+        let sys = guarded(low, high);
+        assert_eq!(trestle_ir::stops::stop_free(&sys), Ok(()), "{low} / {high}");
+        for method in [Method::Monolithic, Method::Compositional, Method::Auto] {
+            let v = check(&sys, "AG^3 (x <= 100)", method).unwrap();
+            assert!(matches!(v, Verdict::Proven { .. } | Verdict::Evidence { .. }), "{low} / {high}, {method:?}: {v:?}");
+        }
+    }
+    for (low, high) in [("x <= 5", "x >= 6"), ("x < 0", "x > 0"), ("a == 0 and x <= 5", "a == 1 and x >= 6")] {
+        let sys = guarded(low, high);
+        assert!(trestle_ir::stops::stop_free(&sys).is_err(), "{low} / {high}");
+        let v = check(&sys, "AG^3 (x <= 100)", Method::Monolithic).unwrap();
+        assert!(matches!(v, Verdict::Unknown(trestle_core::Unknown::RunsMayStop(_))), "{low} / {high}: {v:?}");
     }
 }

@@ -11,7 +11,8 @@ use crate::system::{ActionKind, ControllerOutput, DomainExit, Policy, System, Va
 /// Engines that reason about the runs that go on (one-step queries, unrollings, enclosures,
 /// MILPs) need this to speak of every run. Enough, checked on the system's text:
 /// - some branch is enabled everywhere: one without guard and label, or unguarded branches
-///   labelled with every index an argmax action takes;
+///   labelled with every index an argmax action takes, or guards that cover every state
+///   ([`guards_cover`]: complementary guards such as `comply` / `not comply`);
 /// - every update of an `int` or `bool` variable is integral by its form (integers, integral
 ///   variables and argmax indices under `+ - * min max abs relu ite lookup`);
 /// - unless domains are ignored, every update of a bounded variable lies in its domain by interval
@@ -19,6 +20,13 @@ use crate::system::{ActionKind, ControllerOutput, DomainExit, Policy, System, Va
 ///   and the inputs' hulls (guards ignored);
 /// - every lookup is indexed by an argmax action with no more indices than the table has entries.
 pub fn stop_free(sys: &System) -> Result<(), String> {
+    stop_free_within(sys, None)
+}
+
+/// [`stop_free`] for the runs whose states stay in `region` (one interval per state variable,
+/// an enclosure of every state a run reaches, met with the domains): enabledness and domains are
+/// then checked over the region instead of the whole declared space.
+pub fn stop_free_within(sys: &System, region: Option<&[Interval]>) -> Result<(), String> {
     // The number of indices of each argmax action (`None` for real actions).
     let indices: Vec<Option<usize>> = sys
         .actions
@@ -29,20 +37,16 @@ pub fn stop_free(sys: &System) -> Result<(), String> {
         })
         .collect();
     let branches = &sys.step.branches;
-    let unguarded = |label: Option<(usize, usize)>| branches.iter().any(|b| b.guard.is_none() && b.label == label);
-    let enabled = unguarded(None)
-        || indices.iter().enumerate().any(|(a, n)| n.is_some_and(|n| (0..n).all(|v| unguarded(Some((a, v))))));
-    if !enabled {
-        return Err("no branch is enabled in every state (guards or labels may leave a run without a successor)".into());
-    }
     let integral = |e: &Expr| is_integral(sys, &indices, e);
     let state: Vec<Interval> = sys
         .state
         .iter()
-        .map(|v| {
+        .enumerate()
+        .map(|(i, v)| {
             let lo = v.domain.lo.as_ref().map_or(f64::NEG_INFINITY, num::down);
             let hi = v.domain.hi.as_ref().map_or(f64::INFINITY, num::up);
-            Interval::new(lo, hi)
+            let domain = Interval::new(lo, hi);
+            region.and_then(|r| r.get(i)).and_then(|r| r.intersect(&domain)).unwrap_or(domain)
         })
         .collect();
     let inputs: Vec<Interval> = sys.nondet.iter().map(crate::nondet::hull).collect();
@@ -66,6 +70,13 @@ pub fn stop_free(sys: &System) -> Result<(), String> {
         }
     }
     let env = Env::new(&state[..], &actions[..], &inputs[..]);
+    let unguarded = |label: Option<(usize, usize)>| branches.iter().any(|b| b.guard.is_none() && b.label == label);
+    let enabled = unguarded(None)
+        || indices.iter().enumerate().any(|(a, n)| n.is_some_and(|n| (0..n).all(|v| unguarded(Some((a, v))))))
+        || guards_cover(sys, &indices, &env);
+    if !enabled {
+        return Err("no branch is enabled in every state (guards or labels may leave a run without a successor)".into());
+    }
     for b in branches {
         for (v, u) in sys.state.iter().zip(&b.updates) {
             if v.kind != VarKind::Real && !integral(u) {
@@ -112,6 +123,189 @@ pub fn stop_free(sys: &System) -> Result<(), String> {
         return Err("a lookup's index may fall outside its table".into());
     }
     Ok(())
+}
+
+/// Most argmax value combinations and sign vectors [`guards_cover`] enumerates.
+const MAX_CASES: usize = 1 << 16;
+
+/// Whether some branch is enabled at every point of `env` (state, actions and inputs as
+/// intervals), decided exactly on the guards' structure: for every combination of the argmax
+/// indices the labels and guards read (within their enclosures), each comparison of a guard is
+/// reduced to the sign of its difference `lhs - rhs` (affine differences scaled so that equal
+/// ones up to a positive factor, and opposite ones, share their sign), and every vector of signs
+/// the differences can take on `env` (outward-rounded intervals) must make some branch's guard
+/// true. Sound: at every point each difference has one sign, a vector enumerated here. It
+/// decides complementary guards (`g` and `not g`), guards meeting on a boundary (`x <= 0`,
+/// `x >= 0`) and guards false on the region; it gives up (`false`) past [`MAX_CASES`].
+pub fn guards_cover(sys: &System, indices: &[Option<usize>], env: &Env<'_, Interval>) -> bool {
+    let branches = &sys.step.branches;
+    // The argmax actions the labels and guards read.
+    let mut read: Vec<usize> = branches.iter().filter_map(|b| b.label.map(|(a, _)| a)).collect();
+    for b in branches {
+        if let Some(g) = &b.guard {
+            g.visit_vars(&mut |v| {
+                if let VarRef::Action(a) = v
+                    && indices[a].is_some()
+                {
+                    read.push(a);
+                }
+            });
+        }
+    }
+    read.sort_unstable();
+    read.dedup();
+    let mut combos: Vec<Vec<(usize, usize)>> = vec![Vec::new()];
+    for &a in &read {
+        let n = indices[a].expect("argmax actions only");
+        let iv = env.action[a];
+        let values: Vec<usize> = (0..n).filter(|&v| iv.lo <= v as f64 && v as f64 <= iv.hi).collect();
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |&v| {
+                    let mut c = c.clone();
+                    c.push((a, v));
+                    c
+                })
+            })
+            .collect();
+        if combos.len() > MAX_CASES {
+            return false;
+        }
+    }
+    combos.iter().all(|combo| {
+        let value = |a: usize| combo.iter().find(|(b, _)| *b == a).map(|&(_, v)| v);
+        let mut guards = Vec::new();
+        for b in branches {
+            if b.label.is_some_and(|(a, v)| value(a) != Some(v)) {
+                continue;
+            }
+            let Some(g) = &b.guard else { return true };
+            let fixed = |v: VarRef| match v {
+                VarRef::Action(a) => value(a).map(|k| Expr::Const(num::Rational::from_integer(k.into()))),
+                _ => None,
+            };
+            guards.push(g.substitute(&fixed).nnf(false));
+        }
+        signs_cover(&guards, env)
+    })
+}
+
+/// The sign of an atom's difference, and whether the atom is stated on its negation.
+struct Sign {
+    /// The difference (canonical affine form when affine, else as written).
+    diff: Diff,
+    /// Its signs that occur on the region: negative, zero, positive.
+    possible: [bool; 3],
+}
+
+#[derive(PartialEq)]
+enum Diff {
+    Affine(Vec<(VarRef, num::Rational)>, num::Rational),
+    Other(Expr),
+}
+
+/// Whether, for every sign vector of the guards' differences possible on `env`, some guard holds.
+fn signs_cover(guards: &[crate::pred::Pred], env: &Env<'_, Interval>) -> bool {
+    use crate::pred::Pred;
+    let mut signs: Vec<Sign> = Vec::new();
+    // Each atom as (its difference's index, whether that difference was negated, its operator).
+    fn walk(p: &Pred, env: &Env<'_, Interval>, signs: &mut Vec<Sign>) {
+        match p {
+            Pred::Cmp(a, _, b) => {
+                let (diff, _) = difference(a, b);
+                if !signs.iter().any(|s| s.diff == diff) {
+                    let iv = Expr::Sub(Box::new(a.clone()), Box::new(b.clone())).eval_interval(env);
+                    let (_, flip) = difference(a, b);
+                    let (lo, hi) = if flip { (-iv.hi, -iv.lo) } else { (iv.lo, iv.hi) };
+                    let unknown = lo.is_nan() || hi.is_nan();
+                    let possible = [unknown || lo < 0.0, unknown || (lo <= 0.0 && hi >= 0.0), unknown || hi > 0.0];
+                    signs.push(Sign { diff, possible });
+                }
+            }
+            Pred::And(ps) | Pred::Or(ps) => ps.iter().for_each(|q| walk(q, env, signs)),
+            Pred::Not(q) => walk(q, env, signs),
+            Pred::True | Pred::False => {}
+        }
+    }
+    guards.iter().for_each(|g| walk(g, env, &mut signs));
+    let cases =
+        signs.iter().map(|s| s.possible.iter().filter(|&&b| b).count()).try_fold(1usize, |n, k| n.checked_mul(k));
+    if cases.is_none_or(|n| n > MAX_CASES) {
+        return false;
+    }
+    fn holds(p: &Pred, signs: &[Sign], vector: &[i8]) -> bool {
+        match p {
+            Pred::True => true,
+            Pred::False => false,
+            Pred::Cmp(a, op, b) => {
+                let (diff, flip) = difference(a, b);
+                let k = signs.iter().position(|s| s.diff == diff).expect("every atom was walked");
+                let sign = if flip { -vector[k] } else { vector[k] };
+                match op {
+                    crate::pred::CmpOp::Le => sign <= 0,
+                    crate::pred::CmpOp::Lt => sign < 0,
+                    crate::pred::CmpOp::Ge => sign >= 0,
+                    crate::pred::CmpOp::Gt => sign > 0,
+                    crate::pred::CmpOp::Eq => sign == 0,
+                }
+            }
+            Pred::And(ps) => ps.iter().all(|q| holds(q, signs, vector)),
+            Pred::Or(ps) => ps.iter().any(|q| holds(q, signs, vector)),
+            Pred::Not(q) => !holds(q, signs, vector),
+        }
+    }
+    // Every sign vector, odometer style.
+    let choices: Vec<Vec<i8>> = signs
+        .iter()
+        .map(|s| [-1i8, 0, 1].into_iter().zip(s.possible).filter(|(_, p)| *p).map(|(v, _)| v).collect())
+        .collect();
+    if choices.iter().any(Vec::is_empty) {
+        // Some difference has no possible sign: the region is empty, nothing to cover.
+        return true;
+    }
+    let mut at = vec![0usize; choices.len()];
+    loop {
+        let vector: Vec<i8> = at.iter().zip(&choices).map(|(&i, c)| c[i]).collect();
+        if !guards.iter().any(|g| holds(g, &signs, &vector)) {
+            return false;
+        }
+        let mut k = 0;
+        loop {
+            if k == at.len() {
+                return true;
+            }
+            at[k] += 1;
+            if at[k] < choices[k].len() {
+                break;
+            }
+            at[k] = 0;
+            k += 1;
+        }
+    }
+}
+
+/// `a - b` as a canonical difference: an affine form scaled so that its first coefficient is 1
+/// (`true` when that took a negative factor: the sign flips), or the expression as written.
+fn difference(a: &Expr, b: &Expr) -> (Diff, bool) {
+    let d = Expr::Sub(Box::new(a.clone()), Box::new(b.clone()));
+    match d.as_linear() {
+        Some(l) => {
+            let terms: Vec<(VarRef, num::Rational)> = l
+                .coeffs
+                .iter()
+                .filter(|(_, k)| **k != num::Rational::from_integer(0.into()))
+                .map(|(v, k)| (*v, k.clone()))
+                .collect();
+            let Some((_, first)) = terms.first() else { return (Diff::Affine(Vec::new(), l.constant.clone()), false) };
+            // Dividing by the first coefficient: by a negative one flips the sign.
+            let flip = *first < num::Rational::from_integer(0.into());
+            let factor = first.clone();
+            let terms = terms.into_iter().map(|(v, k)| (v, k / &factor)).collect();
+            (Diff::Affine(terms, &l.constant / &factor), flip)
+        }
+        None => (Diff::Other(d), false),
+    }
 }
 
 /// Whether `e` is an integer whatever the run, by its form.

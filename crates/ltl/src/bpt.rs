@@ -8,6 +8,7 @@
 //! Sound and incomplete: an undecided atom leaves the formula undecided.
 
 use crate::error::LtlError;
+use trestle_core::Budget;
 use trestle_ir::arith::Arith;
 use trestle_ir::interval::Interval;
 use trestle_ir::nondet;
@@ -165,15 +166,28 @@ pub fn step(sys: &System, from: &FullBox, domain: Domain) -> Result<FullBox, Ltl
 
 /// Enclosures of the state at steps `0..=k` (one interval per state variable) from the states of
 /// `start` (a bounded exact box), with the recurrent controllers' hidden states carried as boxes
-/// from zero.
-pub fn propagate(sys: &System, start: &RBox, k: usize, domain: Domain) -> Result<Vec<Vec<Interval>>, LtlError> {
-    Ok(propagate_full(sys, start, k, domain)?.into_iter().map(|b| b.state).collect())
+/// from zero. `budget` is checked before every step ([`LtlError::Stopped`]).
+pub fn propagate(
+    sys: &System,
+    start: &RBox,
+    k: usize,
+    domain: Domain,
+    budget: &Budget,
+) -> Result<Vec<Vec<Interval>>, LtlError> {
+    Ok(propagate_full(sys, start, k, domain, budget)?.into_iter().map(|b| b.state).collect())
 }
 
 /// [`propagate`] with the hidden states: the full boxes of steps `0..=k`.
-pub fn propagate_full(sys: &System, start: &RBox, k: usize, domain: Domain) -> Result<Vec<FullBox>, LtlError> {
+pub fn propagate_full(
+    sys: &System,
+    start: &RBox,
+    k: usize,
+    domain: Domain,
+    budget: &Budget,
+) -> Result<Vec<FullBox>, LtlError> {
     let mut boxes = vec![FullBox::initial(sys, start)?];
     for _ in 0..k {
+        budget.check()?;
         let next = step(sys, boxes.last().expect("the chain starts with Init"), domain)?;
         boxes.push(next);
     }
@@ -201,9 +215,15 @@ pub fn may_leave_domains(sys: &System, boxes: &[Vec<Interval>]) -> bool {
 /// The widening pushes every side the step crossed out by 1/64 of the width: enclosures of a
 /// contracting system approach their limit without reaching it, and the padded iteration
 /// overshoots it, after which the box is mapped strictly inside itself.
-pub fn invariant(sys: &System, start: &RBox, max_iterations: usize) -> Result<Option<FullBox>, LtlError> {
+pub fn invariant(
+    sys: &System,
+    start: &RBox,
+    max_iterations: usize,
+    budget: &Budget,
+) -> Result<Option<FullBox>, LtlError> {
     let mut h = FullBox::initial(sys, start)?;
     for _ in 0..max_iterations {
+        budget.check()?;
         let next = step(sys, &h, Domain::Interval)?;
         if next.is_inside(&h) {
             return Ok(Some(h));
@@ -222,9 +242,10 @@ pub fn invariant(sys: &System, start: &RBox, max_iterations: usize) -> Result<Op
 /// inclusion-monotone) and every state of `R_{k-1}` steps into `I_k`. With `I_k` they form a
 /// union of boxes that contains Init and is mapped into itself, a candidate invariant for a
 /// certificate.
-pub fn legal_chain(sys: &System, start: &RBox, k: usize) -> Result<Vec<FullBox>, LtlError> {
+pub fn legal_chain(sys: &System, start: &RBox, k: usize, budget: &Budget) -> Result<Vec<FullBox>, LtlError> {
     let mut chain = vec![FullBox::initial(sys, start)?];
     while chain.len() < k {
+        budget.check()?;
         let next = step(sys, chain.last().expect("the chain starts with Init"), Domain::Interval)?.legal(sys);
         chain.push(next);
     }
@@ -241,7 +262,12 @@ pub fn legal_chain(sys: &System, start: &RBox, k: usize) -> Result<Vec<FullBox>,
 /// lies inside `p`, with `I_k`; the steps before `k` are the caller's (`G<=k-1 p` from Init).
 /// `None` when some state variable has no bounded domain, the system ignores domains, or no such
 /// `k` comes within `max_iterations` (or the images stop shrinking).
-pub fn maximal_invariant(sys: &System, p: &Pred, max_iterations: usize) -> Result<Option<(usize, FullBox)>, LtlError> {
+pub fn maximal_invariant(
+    sys: &System,
+    p: &Pred,
+    max_iterations: usize,
+    budget: &Budget,
+) -> Result<Option<(usize, FullBox)>, LtlError> {
     if sys.domain_exit == DomainExit::Ignore {
         return Ok(None);
     }
@@ -253,6 +279,7 @@ pub fn maximal_invariant(sys: &System, p: &Pred, max_iterations: usize) -> Resul
     }
     let mut h = FullBox::initial(sys, &space)?;
     for k in 0..max_iterations {
+        budget.check()?;
         let next = step(sys, &h, Domain::Interval)?;
         if next.is_inside(&h) && p.eval_interval(&Env::new(&h.state[..], &[], &[])) == Some(true) {
             return Ok(Some((k, h)));
@@ -357,14 +384,14 @@ mod tests {
             p @ Pred::Cmp(..) | p @ Pred::And(_) => p.to_box_union(1, 4).unwrap().remove(0),
             other => panic!("{other:?}"),
         };
-        let boxes = propagate(&sys, &start, 3, Domain::Interval).unwrap();
+        let boxes = propagate(&sys, &start, 3, Domain::Interval, &Budget::unlimited()).unwrap();
         for (t, b) in boxes.iter().enumerate() {
             assert_eq!((b[0].lo, b[0].hi), (0.0, t as f64), "step {t}");
         }
         // CROWN relaxes relu(x2 - x1) by (x2 - x1 + 1) / 2 on [-1, 1] and keeps relu(x1 + x2)
         // exact (stable): W2 y <= (1 - 3 x1 - x2) / 2 <= 1/2 on the whole box, so z grows by at
         // most 1/2 a step (less on the sub-boxes the bounds are taken over), and never below 0.
-        let boxes = propagate(&sys, &start, 10, Domain::Crown).unwrap();
+        let boxes = propagate(&sys, &start, 10, Domain::Crown, &Budget::unlimited()).unwrap();
         for (t, b) in boxes.iter().enumerate() {
             assert_eq!(b[0].lo, 0.0, "step {t}");
             assert!(b[0].hi <= 0.5 * t as f64, "step {t}: {:?}", b[0]);

@@ -1,5 +1,9 @@
 //! The dispatcher: for a formula, the methods able to decide it, cheapest first, and which one
 //! decided at which depth.
+//!
+//! Every method runs within the caller's [`Budget`]: it ends the check as `unknown` (time limit
+//! reached, or cancelled) within a solver's reaction time, as do enclosures that overflow f64 and
+//! unrollings too large to build (`unknown` with that reason, never an error of the tool).
 
 use crate::bpt;
 use crate::certificate::BoundedJson;
@@ -10,9 +14,9 @@ use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
 use crate::sample;
 use crate::sweep::{Sweep, sweep};
 use crate::synthesis::{self, SynthesisOutcome};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use trestle_bridge::certificate::ProofJson;
-use trestle_core::Trace;
+use trestle_core::{Budget, Certificate, Trace, Unknown, Verdict};
 use trestle_ir::formula::Ltl;
 use trestle_ir::num::Rational;
 use trestle_ir::system::System;
@@ -52,8 +56,6 @@ pub struct LtlOptions {
     /// For unbounded formulas: the horizon of the bounded checks that prove `F` / `U` and refute
     /// `G`, and the longest lasso searched (the invariant search iterates up to 16 times this).
     pub depth: usize,
-    /// Wall-clock limit of the whole check.
-    pub timeout: Option<Duration>,
     pub rmilp: RmilpOptions,
     /// The domain of `Method::Bpt` (`Method::Auto` tries intervals, then CROWN).
     pub bpt: bpt::Domain,
@@ -61,31 +63,8 @@ pub struct LtlOptions {
 
 impl Default for LtlOptions {
     fn default() -> LtlOptions {
-        LtlOptions {
-            method: Method::Auto,
-            depth: 10,
-            timeout: None,
-            rmilp: RmilpOptions::default(),
-            bpt: bpt::Domain::Interval,
-        }
+        LtlOptions { method: Method::Auto, depth: 10, rmilp: RmilpOptions::default(), bpt: bpt::Domain::Interval }
     }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum LtlVerdict {
-    /// The formula holds on every path from Init: `exact` when bound propagation decided it
-    /// (outward-rounded enclosures), otherwise floating-point evidence of the MILP with `margin`.
-    True {
-        exact: bool,
-        margin: Option<f64>,
-    },
-    /// A path from Init violating the formula, replayed exactly.
-    False {
-        trace: Trace,
-    },
-    Unknown {
-        reason: String,
-    },
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -102,21 +81,22 @@ pub struct LtlStats {
     pub seconds: f64,
 }
 
+/// What a check found: the verdict in trestle-core's terms (`Proven` by bound propagation, an
+/// invariant or synthesis, with the certificate `trestle certify` re-checks when the method
+/// writes one; `Evidence` from the MILP with its margin; `Refuted` by a path from Init replayed
+/// exactly, a lasso for unbounded `F` and `U`; `Unknown` with its reason).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LtlResult {
-    pub verdict: LtlVerdict,
-    /// The method that decided (`bpt`, `bpt-crown`, `simulation`, `rmilp`, `lasso`, `invariant`), or the last
-    /// one tried.
+    pub verdict: Verdict,
+    /// The method that decided (`bpt`, `bpt-crown`, `simulation`, `rmilp`, `lasso`, `invariant`,
+    /// `synthesis`), or the last one tried.
     pub method: &'static str,
     /// Steps of the unrolled path (the formula's depth).
     pub depth: usize,
     pub stats: LtlStats,
-    /// A certificate of an exact "true" that `trestle certify` re-checks, when the method that
-    /// decided writes one.
-    pub certificate: Option<LtlCertificate>,
 }
 
-/// A certificate of a formula's truth.
+/// A certificate of a formula's truth, before it becomes the verdict's JSON document.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(untagged)]
 pub enum LtlCertificate {
@@ -130,26 +110,50 @@ pub enum LtlCertificate {
     Bounded(BoundedJson),
 }
 
+impl LtlCertificate {
+    /// The certificate as the JSON document a verdict carries (and `trestle certify` reads).
+    pub fn into_certificate(self) -> Certificate {
+        Certificate(serde_json::to_value(self).expect("certificates are plain data"))
+    }
+}
+
 /// Most boxes Init may be cut into.
 const MAX_INIT_BOXES: usize = 1024;
 
-/// Checks an LTL formula on every path from Init: bounded formulas by BPT and RMILP; the
-/// unbounded shapes `F p`, `G p` and `p U q` (p, q state predicates) by what Table 1 of the notes
-/// allows: `F` / `U` proven by a bounded instance (`F<=d`, `U<=d`) and refuted by a lasso (or, for
-/// `U`, a finite path reaching `not p and not q` first); `G` proven by an invariant and refuted
-/// by a finite path (`G<=d` failing).
-pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
-    let result = if !phi.is_bounded() {
-        check_unbounded(sys, phi, opts)?
+/// Checks an LTL formula on every path from Init within `budget`: bounded formulas by BPT and
+/// RMILP; the unbounded shapes `F p`, `G p` and `p U q` (p, q state predicates) by what Table 1
+/// of the notes allows: `F` / `U` proven by a bounded instance (`F<=d`, `U<=d`) and refuted by a
+/// lasso (or, for `U`, a finite path reaching `not p and not q` first); `G` proven by an
+/// invariant and refuted by a finite path (`G<=d` failing).
+pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
+    let start = Instant::now();
+    let depth = phi.depth().map_or(opts.depth, |d| d as usize);
+    let outcome = if !phi.is_bounded() {
+        check_unbounded(sys, phi, opts, budget)
     } else if matches!(opts.method, Method::Lasso | Method::Invariant) {
         return Err(LtlError::Unsupported(format!(
             "--method {} decides unbounded F, G and U; this formula is bounded (use bpt or rmilp)",
             opts.method.name()
         )));
     } else {
-        check_bounded(sys, phi, opts)?
+        check_bounded(sys, phi, opts, budget)
     };
-    without_stops(sys, phi, result)
+    // A limit a method did not answer itself (a budget that ran out between its stages).
+    let result = match outcome {
+        Ok(r) => r,
+        Err(e) => match e.unknown() {
+            Some(u) => LtlResult {
+                verdict: Verdict::Unknown(u),
+                method: opts.method.name(),
+                depth,
+                stats: LtlStats::default(),
+            },
+            None => return Err(e),
+        },
+    };
+    let mut result = without_stops(sys, phi, result, budget)?;
+    result.stats.seconds = start.elapsed().as_secs_f64();
+    Ok(result)
 }
 
 /// Most states [`sweep`] expands.
@@ -159,32 +163,70 @@ const MAX_SWEEP_STATES: usize = 1 << 16;
 /// the states runs reach are expanded exactly without a stop (those before the verdict's depth;
 /// all of them for `G p`). A stop is the system's error; states that cannot be expanded leave
 /// the verdict unknown.
-fn without_stops(sys: &System, phi: &Ltl, r: LtlResult) -> Result<LtlResult, LtlError> {
-    let LtlVerdict::True { .. } = r.verdict else { return Ok(r) };
+fn without_stops(sys: &System, phi: &Ltl, r: LtlResult, budget: &Budget) -> Result<LtlResult, LtlError> {
+    if r.verdict.holds() != Some(true) {
+        return Ok(r);
+    }
     let Err(stop) = trestle_ir::stops::stop_free(sys) else { return Ok(r) };
     let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).unwrap_or_default();
     let depth = match phi {
         Ltl::G(None, _) => None,
         _ => Some(r.depth),
     };
-    match sweep(sys, &inits, depth, MAX_SWEEP_STATES) {
-        Sweep::NoStop => Ok(r),
-        Sweep::Stop(e) => Err(LtlError::Semantics(format!("a run from Init stops: {e}"))),
-        Sweep::Unswept(why) => Ok(LtlResult {
-            verdict: LtlVerdict::Unknown {
-                reason: format!(
-                    "the system's runs may stop ({stop}), and the states runs reach were not expanded to rule it \
-                     out ({why})"
-                ),
-            },
-            certificate: None,
-            ..r
-        }),
+    // Stop-free on what the runs reach, though not on the whole declared space.
+    if let Some(region) = reachable_region(sys, &inits, depth, 16 * r.depth.max(1), budget)
+        && trestle_ir::stops::stop_free_within(sys, Some(&region)).is_ok()
+    {
+        return Ok(r);
     }
+    let why = match sweep(sys, &inits, depth, MAX_SWEEP_STATES, budget) {
+        Sweep::NoStop => return Ok(r),
+        Sweep::Stop(e) => return Err(LtlError::Semantics(format!("a run from Init stops: {e}"))),
+        Sweep::Stopped(s) => s.into(),
+        Sweep::Unswept(why) => {
+            Unknown::RunsMayStop(format!("{stop}, and the states runs reach were not expanded to rule it out ({why})"))
+        }
+    };
+    Ok(LtlResult { verdict: Verdict::Unknown(why), ..r })
 }
 
-fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
-    let start = Instant::now();
+/// An enclosure of every state a run from Init takes a step from: the hull of bound
+/// propagation's boxes of steps `0 .. depth - 1`, or (`depth` `None`: every step) of an inductive
+/// box around each Init box (`bpt::invariant`, at most `rounds` rounds). `None` when there is
+/// none (selectors, no inductive box, the budget over).
+fn reachable_region(
+    sys: &System,
+    inits: &[RBox],
+    depth: Option<usize>,
+    rounds: usize,
+    budget: &Budget,
+) -> Option<Vec<trestle_ir::interval::Interval>> {
+    let mut hull: Option<Vec<trestle_ir::interval::Interval>> = None;
+    let mut add = |b: &[trestle_ir::interval::Interval]| {
+        hull = Some(match hull.take() {
+            None => b.to_vec(),
+            Some(h) => h.iter().zip(b).map(|(x, y)| x.hull(y)).collect(),
+        });
+    };
+    for init in inits {
+        match depth {
+            Some(0) => {}
+            Some(d) => {
+                let boxes = bpt::propagate_full(sys, init, d - 1, bpt::Domain::Interval, budget).ok()?;
+                boxes.iter().for_each(|b| add(&b.state));
+            }
+            None => add(&bpt::invariant(sys, init, rounds, budget).ok()??.state),
+        }
+    }
+    hull.filter(|h| h.iter().all(|iv| iv.lo.is_finite() && iv.hi.is_finite()))
+}
+
+/// Whether a reason ends the whole check: nothing more can be tried.
+fn ends_check(u: &Unknown) -> bool {
+    matches!(u, Unknown::Timeout | Unknown::Interrupted | Unknown::OutOfMemory)
+}
+
+fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
     let holds = PathFormula::of(phi, false)?;
     let negated = PathFormula::of(phi, true)?;
     let depth = negated.depth().max(holds.depth());
@@ -192,9 +234,13 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
         LtlError::Unsupported("Init must be a union of boxes (a conjunction/disjunction of variable bounds)".into())
     })?;
     let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
-    let finish = |verdict: LtlVerdict, method: &'static str, mut stats: LtlStats| {
-        stats.seconds = start.elapsed().as_secs_f64();
-        Ok(LtlResult { verdict, method, depth, stats, certificate: None })
+    let finish = |verdict: Verdict, method: &'static str, stats: LtlStats| -> Result<LtlResult, LtlError> {
+        Ok(LtlResult { verdict, method, depth, stats })
+    };
+    // A stage stopped by a limit: the check's answer is unknown, with that reason.
+    let stopped = |e: LtlError, method: &'static str, stats: LtlStats| match e.unknown() {
+        Some(u) => finish(Verdict::Unknown(u), method, stats),
+        None => Err(e),
     };
     // 1. Bound propagation on every Init box: what it decides is exact. `Auto` tries intervals
     // here and CROWN after the (cheaper) simulated runs.
@@ -203,47 +249,52 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
         Method::Bpt => Some(opts.bpt),
         _ => None,
     };
+    let first_name = first.map_or("bpt", bpt::Domain::method_name);
     let mut open = Vec::new();
     // The enclosures of the Init boxes BPT proved, for the certificate.
     let mut chains = Vec::new();
     let proven = |chains: Vec<Vec<bpt::FullBox>>, method: &'static str, stats: LtlStats| {
-        let mut r = finish(LtlVerdict::True { exact: true, margin: None }, method, stats)?;
-        r.certificate = crate::certificate::bounded(sys, phi, &chains).ok().map(LtlCertificate::Bounded);
-        Ok(r)
+        let certificate =
+            crate::certificate::bounded(sys, phi, &chains).ok().map(|c| LtlCertificate::Bounded(c).into_certificate());
+        finish(Verdict::Proven { certificate }, method, stats)
     };
     for (i, b) in inits.iter().enumerate() {
         let Some(domain) = first else {
             open.push(b.clone());
             continue;
         };
-        match bpt_decides(sys, b, depth, &holds, &negated, domain, (i == 0).then_some(&mut stats))? {
-            BptOutcome::Holds(chain) => chains.push(chain),
-            BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, domain.method_name(), stats),
-            BptOutcome::Open => open.push(b.clone()),
+        let decided = bpt_decides(sys, b, depth, &holds, &negated, domain, (i == 0).then_some(&mut stats), budget);
+        match decided {
+            Ok(BptOutcome::Holds(chain)) => chains.push(chain),
+            Ok(BptOutcome::Violated(trace)) => return finish(Verdict::refuted(trace), domain.method_name(), stats),
+            Ok(BptOutcome::Open) => open.push(b.clone()),
+            Err(e) => return stopped(e, first_name, stats),
         }
     }
-    let first_name = first.map_or("bpt", bpt::Domain::method_name);
     if open.is_empty() {
         return proven(chains, first_name, stats);
     }
     if opts.method == Method::Bpt {
         let reason = "bound propagation through time leaves an atom undecided on the enclosures".to_string();
-        return finish(LtlVerdict::Unknown { reason }, first_name, stats);
+        return finish(Verdict::Unknown(Unknown::Incomplete(reason)), first_name, stats);
     }
     if opts.method == Method::Auto {
         // 2. Random runs, replayed exactly.
         for (i, b) in open.iter().enumerate() {
-            if let Some(trace) = sample::search(sys, b, &negated, depth, sample::RUNS, i as u64)? {
-                return finish(LtlVerdict::False { trace }, "simulation", stats);
+            match sample::search(sys, b, &negated, depth, sample::RUNS, i as u64, budget) {
+                Ok(Some(trace)) => return finish(Verdict::refuted(trace), "simulation", stats),
+                Ok(None) => {}
+                Err(e) => return stopped(e, "simulation", stats),
             }
         }
         // 2'. CROWN's enclosures on what intervals left open.
         let mut still_open = Vec::new();
         for b in open {
-            match bpt_decides(sys, &b, depth, &holds, &negated, bpt::Domain::Crown, None)? {
-                BptOutcome::Holds(chain) => chains.push(chain),
-                BptOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "bpt-crown", stats),
-                BptOutcome::Open => still_open.push(b),
+            match bpt_decides(sys, &b, depth, &holds, &negated, bpt::Domain::Crown, None, budget) {
+                Ok(BptOutcome::Holds(chain)) => chains.push(chain),
+                Ok(BptOutcome::Violated(trace)) => return finish(Verdict::refuted(trace), "bpt-crown", stats),
+                Ok(BptOutcome::Open) => still_open.push(b),
+                Err(e) => return stopped(e, "bpt-crown", stats),
             }
         }
         if still_open.is_empty() {
@@ -252,27 +303,24 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult
         open = still_open;
     }
     // 3. RMILP on what is left.
-    let deadline = opts.timeout.map(|t| start + t);
     let mut margin = f64::INFINITY;
     let mut unknown = None;
     for b in &open {
-        let mut o = opts.rmilp.clone();
-        o.timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        match rmilp::check(sys, b, &negated, &o, &mut stats.rmilp)? {
+        match rmilp::check(sys, b, &negated, &opts.rmilp, budget, &mut stats.rmilp)? {
             RmilpOutcome::Holds { margin: m } => margin = margin.min(m),
-            RmilpOutcome::Violated(trace) => return finish(LtlVerdict::False { trace }, "rmilp", stats),
-            RmilpOutcome::TimedOut(why) => {
-                unknown.get_or_insert(format!("time-out ({why})"));
-                break;
-            }
-            RmilpOutcome::Unknown(reason) => {
-                unknown.get_or_insert(reason);
+            RmilpOutcome::Violated(trace) => return finish(Verdict::refuted(trace), "rmilp", stats),
+            RmilpOutcome::Unknown(u) => {
+                let end = ends_check(&u);
+                unknown.get_or_insert(u);
+                if end {
+                    break;
+                }
             }
         }
     }
     match unknown {
-        Some(reason) => finish(LtlVerdict::Unknown { reason }, "rmilp", stats),
-        None => finish(LtlVerdict::True { exact: false, margin: Some(margin) }, "rmilp", stats),
+        Some(u) => finish(Verdict::Unknown(u), "rmilp", stats),
+        None => finish(Verdict::Evidence { margin }, "rmilp", stats),
     }
 }
 
@@ -284,6 +332,8 @@ enum BptOutcome {
 }
 
 /// Bound propagation from the states of `b` (its enclosures recorded in `stats` when given).
+/// Enclosures that overflow f64 decide nothing.
+#[allow(clippy::too_many_arguments)]
 fn bpt_decides(
     sys: &System,
     b: &RBox,
@@ -292,8 +342,13 @@ fn bpt_decides(
     negated: &PathFormula,
     domain: bpt::Domain,
     stats: Option<&mut LtlStats>,
+    budget: &Budget,
 ) -> Result<BptOutcome, LtlError> {
-    let full = bpt::propagate_full(sys, b, depth, domain)?;
+    let full = match bpt::propagate_full(sys, b, depth, domain, budget) {
+        Ok(full) => full,
+        Err(e) if matches!(e.unknown(), Some(Unknown::Overflow(_))) => return Ok(BptOutcome::Open),
+        Err(e) => return Err(e),
+    };
     let boxes: Vec<Vec<trestle_ir::interval::Interval>> = full.iter().map(|b| b.state.clone()).collect();
     if let Some(stats) = stats {
         stats.bpt_enclosures = boxes.iter().map(|s| s.iter().map(|iv| (iv.lo, iv.hi)).collect()).collect();
@@ -307,10 +362,8 @@ fn bpt_decides(
         Some(false) => {
             let trace = any_run(sys, b, depth)?;
             if !negated.holds_exact(&trace.states)? {
-                return Err(LtlError::Semantics(
-                    "internal disagreement: bound propagation refuted the formula on a box, but a run from it \
-                     satisfies it exactly"
-                        .into(),
+                return Err(LtlError::Internal(
+                    "bound propagation refuted the formula on a box, but a run from it satisfies it exactly".into(),
                 ));
             }
             BptOutcome::Violated(trace)
@@ -324,8 +377,39 @@ pub fn state_pred(phi: &Ltl) -> Option<trestle_ir::Pred> {
     phi.state_pred()
 }
 
-fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
-    let start = Instant::now();
+/// Why the methods of an unbounded formula left it open: what each one that ran said, and the
+/// first limit that ended the check (then the answer's reason).
+#[derive(Default)]
+struct Open {
+    notes: Vec<String>,
+    limit: Option<Unknown>,
+}
+
+impl Open {
+    fn note(&mut self, text: String) {
+        self.notes.push(text);
+    }
+
+    /// A method's `unknown`: its reason noted, and whether it ends the check.
+    fn unknown(&mut self, what: &str, u: &Unknown) -> bool {
+        self.notes.push(format!("{what}: {u}"));
+        let end = ends_check(u);
+        if end && self.limit.is_none() {
+            self.limit = Some(u.clone());
+        }
+        end
+    }
+
+    fn reason(self, none_ran: &str) -> Unknown {
+        match self.limit {
+            Some(u) => u,
+            None if self.notes.is_empty() => Unknown::Incomplete(none_ran.to_string()),
+            None => Unknown::Incomplete(self.notes.join("; ")),
+        }
+    }
+}
+
+fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
     let d = opts.depth as u32;
     let unsupported = || {
         LtlError::Unsupported(
@@ -335,22 +419,17 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
         )
     };
     let boxed = |f: Ltl| Box::new(f);
-    let deadline_opts = |o: &LtlOptions| {
-        let mut o = o.clone();
-        o.timeout = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
-        o
-    };
     let bounded = |f: &Ltl| {
-        let mut o = deadline_opts(opts);
+        let mut o = opts.clone();
         if matches!(o.method, Method::Lasso | Method::Invariant) {
             o.method = Method::Auto;
         }
-        check_bounded(sys, f, &o)
+        check_bounded(sys, f, &o, budget)
     };
-    let finish = |verdict: LtlVerdict, method: &'static str, depth: usize, mut stats: LtlStats| {
-        stats.seconds = start.elapsed().as_secs_f64();
-        Ok(LtlResult { verdict, method, depth, stats, certificate: None })
-    };
+    let finish =
+        |verdict: Verdict, method: &'static str, depth: usize, stats: LtlStats| -> Result<LtlResult, LtlError> {
+            Ok(LtlResult { verdict, method, depth, stats })
+        };
     let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).ok_or_else(|| {
         LtlError::Unsupported("Init must be a union of boxes (a conjunction/disjunction of variable bounds)".into())
     })?;
@@ -359,173 +438,215 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResu
     let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso);
     let use_invariant = matches!(opts.method, Method::Auto | Method::Invariant);
     // The lasso half: a run on which `q` never holds refutes `F q` and `p U q`.
-    let lasso = |q: &trestle_ir::Pred, stats: &mut LtlStats| -> Result<Option<(Trace, usize)>, LtlError> {
-        let mut o = opts.rmilp.clone();
-        o.timeout = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
+    let lasso = |q: &trestle_ir::Pred, stats: &mut LtlStats, open: &mut Open| -> Result<Option<Trace>, LtlError> {
         for b in &inits {
-            if let LassoOutcome::Found(t) = lasso::search(sys, b, q, opts.depth.max(1), &o, &mut stats.rmilp)? {
-                let n = t.len();
-                return Ok(Some((t, n)));
+            match lasso::search(sys, b, q, opts.depth.max(1), &opts.rmilp, budget, &mut stats.rmilp)? {
+                LassoOutcome::Found(t) => return Ok(Some(t)),
+                LassoOutcome::NotFound(why) => open.note(format!("lasso search: {why}")),
+                LassoOutcome::Stopped(u) => {
+                    if open.unknown("lasso search", &u) {
+                        break;
+                    }
+                }
             }
         }
         Ok(None)
     };
+    // A bounded instance's answer that leaves the unbounded formula open, in words.
+    let bounded_note = |what: &str, r: &LtlResult, open: &mut Open| match &r.verdict {
+        Verdict::Unknown(u) => {
+            open.unknown(&format!("{what} by {}", r.method), u);
+        }
+        Verdict::Refuted { .. } => {
+            open.note(format!("{what} fails on some path ({}), which refutes nothing", r.method))
+        }
+        Verdict::Proven { .. } | Verdict::Evidence { .. } => open.note(format!("{what} holds ({})", r.method)),
+    };
+    let mut open = Open::default();
     match phi {
         Ltl::F(None, q) => {
             let q = &state_pred(q).ok_or_else(unsupported)?;
             if use_bounded {
                 let r = bounded(&Ltl::F(Some(d), boxed(Ltl::Atom(q.clone()))))?;
-                if let LtlVerdict::True { .. } = r.verdict {
-                    return Ok(LtlResult {
-                        certificate: r.certificate,
-                        ..finish(r.verdict, r.method, r.depth, r.stats)?
-                    });
+                if r.verdict.holds() == Some(true) {
+                    return Ok(r);
                 }
+                bounded_note(&format!("F<={d}"), &r, &mut open);
             }
-            if use_lasso && let Some((trace, n)) = lasso(q, &mut stats)? {
-                return finish(LtlVerdict::False { trace }, "lasso", n, stats);
+            if use_lasso
+                && open.limit.is_none()
+                && let Some(trace) = lasso(q, &mut stats, &mut open)?
+            {
+                let n = trace.len();
+                return finish(Verdict::refuted(trace), "lasso", n, stats);
             }
-            let reason =
-                format!("F<={d} does not hold on every path and no lasso avoiding it of length <= {d} was found");
-            finish(LtlVerdict::Unknown { reason }, opts.method.name(), opts.depth, stats)
+            finish(Verdict::Unknown(open.reason("no method ran")), opts.method.name(), opts.depth, stats)
         }
         Ltl::U(None, p, q) => {
             let (p, q) = (&state_pred(p).ok_or_else(unsupported)?, &state_pred(q).ok_or_else(unsupported)?);
             let (pa, qa) = (boxed(Ltl::Atom(p.clone())), boxed(Ltl::Atom(q.clone())));
             if use_bounded {
                 let r = bounded(&Ltl::U(Some(d), pa.clone(), qa.clone()))?;
-                if let LtlVerdict::True { .. } = r.verdict {
-                    return Ok(LtlResult {
-                        certificate: r.certificate,
-                        ..finish(r.verdict, r.method, r.depth, r.stats)?
-                    });
+                if r.verdict.holds() == Some(true) {
+                    return Ok(r);
                 }
+                bounded_note(&format!("U<={d}"), &r, &mut open);
                 // A finite path with `not q` until `not p and not q` refutes `p U q`: it is the
                 // violation of `not ((not q) U<=d (not p and not q))`.
-                let not = |f: Box<Ltl>| Box::new(Ltl::Not(f));
-                let prefix = Ltl::Not(Box::new(Ltl::U(
-                    Some(d),
-                    not(qa.clone()),
-                    Box::new(Ltl::And(vec![Ltl::Not(pa), Ltl::Not(qa)])),
-                )));
-                let r = bounded(&prefix)?;
-                if let LtlVerdict::False { .. } = r.verdict {
-                    return finish(r.verdict, r.method, r.depth, r.stats);
+                if open.limit.is_none() {
+                    let not = |f: Box<Ltl>| Box::new(Ltl::Not(f));
+                    let prefix = Ltl::Not(Box::new(Ltl::U(
+                        Some(d),
+                        not(qa.clone()),
+                        Box::new(Ltl::And(vec![Ltl::Not(pa), Ltl::Not(qa)])),
+                    )));
+                    let r = bounded(&prefix)?;
+                    match &r.verdict {
+                        Verdict::Refuted { .. } => return Ok(r),
+                        Verdict::Unknown(u) => {
+                            open.unknown(&format!("the search for a path leaving p before q within {d} steps"), u);
+                        }
+                        _ => open.note(format!("no path leaves p before q within {d} steps ({})", r.method)),
+                    }
                 }
             }
-            if use_lasso && let Some((trace, n)) = lasso(q, &mut stats)? {
-                return finish(LtlVerdict::False { trace }, "lasso", n, stats);
+            if use_lasso
+                && open.limit.is_none()
+                && let Some(trace) = lasso(q, &mut stats, &mut open)?
+            {
+                let n = trace.len();
+                return finish(Verdict::refuted(trace), "lasso", n, stats);
             }
-            let reason = format!("U<={d} does not hold on every path and no refuting path of length <= {d} was found");
-            finish(LtlVerdict::Unknown { reason }, opts.method.name(), opts.depth, stats)
+            finish(Verdict::Unknown(open.reason("no method ran")), opts.method.name(), opts.depth, stats)
         }
         Ltl::G(None, p) => {
             let p = &state_pred(p).ok_or_else(unsupported)?;
             if use_invariant {
-                let mut boxes = Vec::new();
-                for b in &inits {
-                    match bpt::invariant(sys, b, 16 * opts.depth.max(1))? {
-                        Some(h) if p.eval_interval(&trestle_ir::Env::new(&h.state[..], &[], &[])) == Some(true) => {
-                            if stats.bpt_enclosures.is_empty() {
-                                stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
-                            }
-                            boxes.push(h);
-                        }
-                        _ => break,
-                    }
-                }
-                if boxes.len() == inits.len() {
-                    let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
-                    let certificate = synthesis::certify_boxes(sys, p, &boxes, left);
-                    let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats)?;
-                    r.certificate = always(sys, phi, certificate);
+                if let Some(r) = always_by_invariant(sys, phi, p, &inits, opts, budget, &mut stats, &mut open)? {
                     return Ok(r);
                 }
-                // The maximal invariant: every state from step k on lies in I_k inside p; the
-                // steps before k are a bounded check from Init.
-                if let Some((k, h)) = bpt::maximal_invariant(sys, p, 16 * opts.depth.max(1))? {
-                    stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
-                    // The certificate's candidate: the chains of boxes from Init up to step k - 1
-                    // and I_k. The bridge engine proves it (Init inside, p around it, mapped into
-                    // itself) or there is none; a proof makes the verdict exact even where the
-                    // steps before k were decided on MILP evidence.
-                    let certify = || -> Result<Option<ProofJson>, LtlError> {
-                        let mut candidate = Vec::new();
-                        for b in &inits {
-                            candidate.extend(bpt::legal_chain(sys, b, k)?);
+                // A union of boxes over the state and the hidden states, proven inductive by the
+                // bridge engine; half of the time left, the other half for the bounded refutation.
+                // Memoryless systems get synthesis from the caller (`trestle ltl` and `verify` ask
+                // the bridge engine about the file's candidate first, then synthesise).
+                if !sys.is_memoryless() && open.limit.is_none() {
+                    let share = budget.share(0.5);
+                    match synthesis::always(sys, p, &inits, 16 * opts.depth.max(1), &share)? {
+                        SynthesisOutcome::Holds(proof) => {
+                            stats.invariant_boxes = proof.report.invariant.len();
+                            stats.invariant_dims = proof.lifted.system.state.len();
+                            let verdict = Verdict::Proven { certificate: always(sys, phi, proof.report.proof()) };
+                            return finish(verdict, "synthesis", 0, stats);
                         }
-                        candidate.push(h.clone());
-                        let left = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
-                        Ok(synthesis::certify_boxes(sys, p, &candidate, left))
-                    };
-                    if k == 0 {
-                        let certificate = certify()?;
-                        let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "invariant", 0, stats)?;
-                        r.certificate = always(sys, phi, certificate);
-                        return Ok(r);
-                    }
-                    let before = bounded(&Ltl::G(Some(k as u32 - 1), boxed(Ltl::Atom(p.clone()))))?;
-                    match before.verdict {
-                        LtlVerdict::True { exact, margin } => {
-                            stats.rmilp = before.stats.rmilp;
-                            let certificate = certify()?;
-                            let verdict = match certificate {
-                                Some(_) => LtlVerdict::True { exact: true, margin: None },
-                                None => LtlVerdict::True { exact, margin },
-                            };
-                            let mut r = finish(verdict, "invariant", k, stats)?;
-                            r.certificate = always(sys, phi, certificate);
-                            return Ok(r);
+                        SynthesisOutcome::Violated(trace) => {
+                            let n = trace.len();
+                            return finish(Verdict::refuted(trace), "synthesis", n, stats);
                         }
-                        LtlVerdict::False { .. } => {
-                            return finish(before.verdict, before.method, before.depth, before.stats);
-                        }
-                        LtlVerdict::Unknown { .. } => {}
+                        SynthesisOutcome::Unknown(why) => open.note(why),
                     }
                 }
             }
-            // A union of boxes over the state and the hidden states, proven inductive by the
-            // bridge engine; half of the time left, the other half for the bounded refutation.
-            let mut synthesis_failure = String::new();
-            // Memoryless systems get synthesis from the caller (`trestle ltl` and `verify` ask the
-            // bridge engine about the file's candidate first, then synthesise).
-            if use_invariant && !sys.is_memoryless() {
-                let budget = opts.timeout.map(|t| t.saturating_sub(start.elapsed()) / 2);
-                match synthesis::always(sys, p, &inits, 16 * opts.depth.max(1), budget)? {
-                    SynthesisOutcome::Holds(proof) => {
-                        stats.invariant_boxes = proof.report.invariant.len();
-                        stats.invariant_dims = proof.lifted.system.state.len();
-                        let mut r = finish(LtlVerdict::True { exact: true, margin: None }, "synthesis", 0, stats)?;
-                        r.certificate = always(sys, phi, proof.report.certificate);
-                        return Ok(r);
-                    }
-                    SynthesisOutcome::Violated(trace) => {
-                        let n = trace.len();
-                        return finish(LtlVerdict::False { trace }, "synthesis", n, stats);
-                    }
-                    SynthesisOutcome::Unknown(why) => synthesis_failure = format!("; {why}"),
-                }
-            }
-            if use_bounded {
+            if use_bounded && open.limit.is_none() {
                 let r = bounded(&Ltl::G(Some(d), boxed(Ltl::Atom(p.clone()))))?;
-                if let LtlVerdict::False { .. } = r.verdict {
-                    return finish(r.verdict, r.method, r.depth, r.stats);
+                if let Verdict::Refuted { .. } = r.verdict {
+                    return Ok(r);
                 }
+                bounded_note(&format!("G<={d}"), &r, &mut open);
             }
-            let reason = format!(
-                "no inductive box inside the predicate was found in {d} steps and no path violates it within {d} \
-                 steps{synthesis_failure}"
-            );
-            finish(LtlVerdict::Unknown { reason }, opts.method.name(), opts.depth, stats)
+            finish(Verdict::Unknown(open.reason("no method ran")), opts.method.name(), opts.depth, stats)
         }
         _ => Err(unsupported()),
     }
 }
 
+/// `G p` by box invariants of bound propagation: an inductive box around each Init box inside
+/// `p` (exact), or the maximal invariant `I_k` inside `p` with `G<=k-1 p` from Init. `None` (with
+/// what was tried noted in `open`) when neither decides.
+#[allow(clippy::too_many_arguments)]
+fn always_by_invariant(
+    sys: &System,
+    phi: &Ltl,
+    p: &trestle_ir::Pred,
+    inits: &[RBox],
+    opts: &LtlOptions,
+    budget: &Budget,
+    stats: &mut LtlStats,
+    open: &mut Open,
+) -> Result<Option<LtlResult>, LtlError> {
+    let rounds = 16 * opts.depth.max(1);
+    let result = |verdict: Verdict,
+                  method: &'static str,
+                  depth: usize,
+                  stats: &LtlStats|
+     -> Result<Option<LtlResult>, LtlError> {
+        Ok(Some(LtlResult { verdict, method, depth, stats: stats.clone() }))
+    };
+    let mut boxes = Vec::new();
+    for b in inits {
+        match bpt::invariant(sys, b, rounds, budget)? {
+            Some(h) if p.eval_interval(&trestle_ir::Env::new(&h.state[..], &[], &[])) == Some(true) => {
+                if stats.bpt_enclosures.is_empty() {
+                    stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
+                }
+                boxes.push(h);
+            }
+            _ => break,
+        }
+    }
+    if boxes.len() == inits.len() {
+        let certificate = synthesis::certify_boxes(sys, p, &boxes, budget);
+        return result(Verdict::Proven { certificate: always(sys, phi, certificate) }, "invariant", 0, stats);
+    }
+    open.note(format!("no inductive box inside the predicate was found in {rounds} rounds of bound propagation"));
+    // The maximal invariant: every state from step k on lies in I_k inside p; the steps before k
+    // are a bounded check from Init.
+    let Some((k, h)) = bpt::maximal_invariant(sys, p, rounds, budget)? else { return Ok(None) };
+    stats.bpt_enclosures = vec![h.state.iter().map(|iv| (iv.lo, iv.hi)).collect()];
+    // The certificate's candidate: the chains of boxes from Init up to step k - 1 and I_k. The
+    // bridge engine proves it (Init inside, p around it, mapped into itself) or there is none; a
+    // proof makes the verdict exact even where the steps before k were decided on MILP evidence.
+    let certify = || -> Result<Option<ProofJson>, LtlError> {
+        let mut candidate = Vec::new();
+        for b in inits {
+            candidate.extend(bpt::legal_chain(sys, b, k, budget)?);
+        }
+        candidate.push(h.clone());
+        Ok(synthesis::certify_boxes(sys, p, &candidate, budget))
+    };
+    if k == 0 {
+        let certificate = always(sys, phi, certify()?);
+        return result(Verdict::Proven { certificate }, "invariant", 0, stats);
+    }
+    let mut o = opts.clone();
+    o.method = Method::Auto;
+    let before = check_bounded(sys, &Ltl::G(Some(k as u32 - 1), Box::new(Ltl::Atom(p.clone()))), &o, budget)?;
+    match before.verdict {
+        Verdict::Proven { .. } | Verdict::Evidence { .. } => {
+            stats.rmilp = before.stats.rmilp.clone();
+            // Without the bridge engine's proof, the verdict is what the steps before k rest on
+            // (their certificate is of `G<=k-1 p`, not of `G p`: it is not carried over).
+            let verdict = match (certify()?, &before.verdict) {
+                (Some(proof), _) => Verdict::Proven { certificate: always(sys, phi, Some(proof)) },
+                (None, Verdict::Proven { .. }) => Verdict::proven(),
+                (None, v) => v.clone(),
+            };
+            result(verdict, "invariant", k, stats)
+        }
+        Verdict::Refuted { .. } => Ok(Some(before)),
+        Verdict::Unknown(u) => {
+            open.unknown(&format!("the maximal invariant holds from step {k}; G<={} from Init", k - 1), &u);
+            Ok(None)
+        }
+    }
+}
+
 /// The bridge engine's proof of `G p` as the certificate of `phi`, the formula in the system's
 /// names so that `trestle certify` parses it back.
-fn always(sys: &System, phi: &Ltl, proof: Option<ProofJson>) -> Option<LtlCertificate> {
-    proof.map(|p| LtlCertificate::Always(ProofJson { ltl: Some(trestle_ir::print::Names::of(sys).ltl(phi)), ..p }))
+fn always(sys: &System, phi: &Ltl, proof: Option<ProofJson>) -> Option<Certificate> {
+    proof.map(|p| {
+        LtlCertificate::Always(ProofJson { ltl: Some(trestle_ir::print::Names::of(sys).ltl(phi)), ..p })
+            .into_certificate()
+    })
 }
 
 /// One run of `k` steps from a state of `start`: the lowest legal value of every variable, the

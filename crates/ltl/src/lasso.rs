@@ -16,8 +16,7 @@ use crate::error::LtlError;
 use crate::path::{PathFormula, atoms};
 use crate::rmilp::{Encoder, MAX_SLACK, RmilpOptions, RmilpStats, initial_runs, race, solve_options};
 use good_lp::{Expression, Variable};
-use std::time::Instant;
-use trestle_core::Trace;
+use trestle_core::{Budget, Trace, Unknown};
 use trestle_ir::{Env, Pred, RBox, System};
 use trestle_milp::{Bounded, Lit, Sense, SolveStatus, Strictness, unroll};
 
@@ -29,8 +28,8 @@ pub enum LassoOutcome {
     Found(Trace),
     /// No lasso of length up to the limit (or none that replayed): no verdict.
     NotFound(String),
-    /// The time limit stopped the search: no verdict.
-    TimedOut(String),
+    /// The search stopped before its end (the budget, a size or numeric limit): no verdict.
+    Stopped(Unknown),
 }
 
 /// Searches a lasso from the states of `start` on which `holds_nowhere` is false at every state
@@ -42,10 +41,16 @@ pub fn search(
     holds_nowhere: &Pred,
     max_len: usize,
     opts: &RmilpOptions,
+    budget: &Budget,
     stats: &mut RmilpStats,
 ) -> Result<LassoOutcome, LtlError> {
-    let decisive = |o: &LassoOutcome| !matches!(o, LassoOutcome::TimedOut(_));
-    race(opts, stats, decisive, |o, s| search_encoded(sys, start, holds_nowhere, max_len, o, s))
+    let decisive = |o: &LassoOutcome| !matches!(o, LassoOutcome::Stopped(_));
+    let outcome =
+        race(opts, budget, stats, decisive, |o, b, s| search_encoded(sys, start, holds_nowhere, max_len, o, b, s));
+    match outcome {
+        Err(e) => e.unknown().map(LassoOutcome::Stopped).ok_or(e),
+        ok => ok,
+    }
 }
 
 /// [`search`] with one encoding.
@@ -55,15 +60,15 @@ fn search_encoded(
     holds_nowhere: &Pred,
     max_len: usize,
     opts: &RmilpOptions,
+    budget: &Budget,
     stats: &mut RmilpStats,
 ) -> Result<LassoOutcome, LtlError> {
-    let deadline = opts.timeout.map(|t| Instant::now() + t);
     let threshold = opts.tolerance + opts.feasibility_tolerance;
     let mut failure = None;
     for n in 1..=max_len {
         for strictness in [Strictness::Closure, Strictness::Margin(opts.gap)] {
             let gap = if strictness == Strictness::Closure { 0.0 } else { opts.gap };
-            let unroll_opts = crate::rmilp::unroll_options(strictness, opts);
+            let unroll_opts = crate::rmilp::unroll_options(strictness, opts, budget);
             let Some(mut u) = unroll(sys, start, n, &unroll_opts)? else { break };
             let slack = u.model.continuous(0.0, MAX_SLACK, "slack")?;
             let never = PathFormula::And((0..n).map(|t| atoms(holds_nowhere, t, true)).collect());
@@ -72,14 +77,12 @@ fn search_encoded(
             stats.milps += 1;
             stats.binaries += u.model.num_binaries();
             stats.variables += u.model.num_variables();
-            let solve = solve_options(opts, deadline, Some(2.0 * threshold));
-            if solve.time_limit.is_some_and(|t| t.is_zero()) {
-                return Ok(LassoOutcome::TimedOut("time limit".into()));
-            }
+            budget.check()?;
+            let solve = solve_options(opts, budget, Some(2.0 * threshold));
             let out = u.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
             match &out.status {
                 SolveStatus::Infeasible => break,
-                SolveStatus::Limit(why) => return Ok(LassoOutcome::TimedOut(why.clone())),
+                SolveStatus::Limit(limit) => return Ok(LassoOutcome::Stopped(limit.unknown())),
                 _ => {}
             }
             let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold)) else {

@@ -13,6 +13,17 @@
 //! [`synthesis`] with a union of boxes over the state and the hidden states (the recurrent
 //! controllers lifted into memoryless ones, proven by the bridge engine); finite paths refute it.
 //! Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
+//!
+//! Verdicts are `trestle_core::Verdict`s: `Proven` (bound propagation, invariants, synthesis;
+//! with the certificate `trestle certify` re-checks when the method writes one), `Evidence` (the
+//! MILP's infeasibility, with its margin), `Refuted` (a path from Init, a lasso for `F` and `U`,
+//! replayed exactly), `Unknown` with a typed reason. Every method runs within the caller's
+//! `trestle_core::Budget`, polled by every loop that can run long (bound propagation's steps and
+//! widening rounds, simulated runs, the unrolling and its LP tightening, lassos of each length,
+//! the sweeps, HiGHS through its time limit and interrupt callback); the RMILP race gives each
+//! encoding a child of it. A budget that ends, enclosures that overflow f64 and unrollings
+//! estimated past `trestle_milp::MAX_UNROLL_ENTRIES` (refused before anything is built) are
+//! `unknown` answers with that reason, never errors of the tool.
 
 pub mod bpt;
 pub mod certificate;
@@ -25,7 +36,7 @@ pub mod sample;
 mod sweep;
 pub mod synthesis;
 
-pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, LtlVerdict, Method, check_ltl, state_pred};
+pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, Method, check_ltl, state_pred};
 pub use error::LtlError;
 pub use path::PathFormula;
 pub use rmilp::Tightening;

@@ -20,15 +20,14 @@
 use crate::error::LtlError;
 use crate::path::PathFormula;
 use good_lp::{Expression, Variable};
-use std::time::{Duration, Instant};
-use trestle_core::Trace;
+use trestle_core::{Budget, Trace, Unknown};
 use trestle_ir::Env;
 use trestle_ir::{Pred, RBox, System};
 use trestle_milp::model::MilpModel;
 use trestle_milp::replay::candidates;
 use trestle_milp::{
-    BoundOptions, Bounded, Cancel, HighsValue, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness,
-    UnrollOptions, VarMap, assert_cmp_relaxed, forbid, unroll,
+    BoundOptions, Bounded, HighsValue, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions,
+    VarMap, assert_cmp_relaxed, forbid, unroll,
 };
 
 /// The slack's cap: a margin reported as `MAX_SLACK` means "at least".
@@ -45,8 +44,6 @@ pub const MARGIN_CUTOFF: f64 = 1.0 / 1024.0;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RmilpOptions {
-    /// Wall-clock limit of the whole check.
-    pub timeout: Option<Duration>,
     /// Evidence needs the slack's bound above `tolerance + feasibility_tolerance`.
     pub tolerance: f64,
     /// HiGHS's feasibility tolerances.
@@ -65,8 +62,6 @@ pub struct RmilpOptions {
     /// the formula with the atoms relaxed by less than this; the margin reported is then at
     /// least this. `None`: the exact minimum of the slack (slower).
     pub margin_cutoff: Option<f64>,
-    /// Raised from another thread, it stops the check ([`trestle_milp::MilpError::Cancelled`]).
-    pub cancel: Option<Cancel>,
 }
 
 /// Whether adaptive splitting bounds the values each step reads (the successor state and every
@@ -93,14 +88,12 @@ pub enum Tightening {
 impl Default for RmilpOptions {
     fn default() -> RmilpOptions {
         RmilpOptions {
-            timeout: None,
             tolerance: 1e-6,
             feasibility_tolerance: 1e-6,
             gap: 1e-5,
             adaptive: true,
             tightening: Tightening::Race,
             margin_cutoff: Some(MARGIN_CUTOFF),
-            cancel: None,
         }
     }
 }
@@ -110,14 +103,11 @@ impl Default for RmilpOptions {
 pub enum RmilpOutcome {
     /// No path from the start region violates the formula: floating-point evidence with this
     /// margin (`MAX_SLACK` meaning at least that).
-    Holds {
-        margin: f64,
-    },
+    Holds { margin: f64 },
     /// A path violating the formula, replayed exactly.
     Violated(Trace),
-    /// The time limit was reached (HiGHS's reason).
-    TimedOut(String),
-    Unknown(String),
+    /// Not decided, and why (the budget ran out, a MILP had no margin, ...).
+    Unknown(Unknown),
 }
 
 /// Counters of a check: of the MILPs behind its answer (a raced search that lost is not counted).
@@ -141,16 +131,23 @@ impl RmilpStats {
     }
 }
 
-/// Decides the formula whose negation is `negated` on every path from the states of `start`.
+/// Decides the formula whose negation is `negated` on every path from the states of `start`
+/// within `budget` (its end, a bound overflowing f64 or an unrolling too large to build are
+/// `Unknown` with that reason).
 pub fn check(
     sys: &System,
     start: &RBox,
     negated: &PathFormula,
     opts: &RmilpOptions,
+    budget: &Budget,
     stats: &mut RmilpStats,
 ) -> Result<RmilpOutcome, LtlError> {
     let decisive = |o: &RmilpOutcome| matches!(o, RmilpOutcome::Holds { .. } | RmilpOutcome::Violated(_));
-    race(opts, stats, decisive, |o, s| check_encoded(sys, start, negated, o, s))
+    let outcome = race(opts, budget, stats, decisive, |o, b, s| check_encoded(sys, start, negated, o, b, s));
+    match outcome {
+        Err(e) => e.unknown().map(RmilpOutcome::Unknown).ok_or(e),
+        ok => ok,
+    }
 }
 
 /// Stack of a racing search's thread (the main thread's size: the encodings recurse over
@@ -159,29 +156,30 @@ const RACE_STACK: usize = 8 << 20;
 
 /// Runs `search` with `opts`, or, under adaptive splitting with [`Tightening::Race`], twice at
 /// once on two threads, with the tightened encoding and with the other: the first answer that
-/// is `decisive` is the answer, and raises the other search's [`Cancel`] (HiGHS stops at its
-/// next limit check or simplex iteration, the unrolling between its LPs). When neither answer is
-/// decisive the tightened search's answer is returned (or the other's, if that one failed).
-/// Both searches share the deadline; a decisive answer is sound whichever search gives it, so
-/// the race changes how long a check takes, never what a verdict means.
+/// is `decisive` is the answer, and cancels the race's budget (a child of `budget`: HiGHS stops
+/// at its next limit check or simplex iteration, the unrolling between its LPs). When neither
+/// answer is decisive the tightened search's answer is returned (or the other's, if that one
+/// failed). Both searches share the deadline; a decisive answer is sound whichever search gives
+/// it, so the race changes how long a check takes, never what a verdict means.
 pub(crate) fn race<T: Send>(
     opts: &RmilpOptions,
+    budget: &Budget,
     stats: &mut RmilpStats,
     decisive: impl Fn(&T) -> bool,
-    search: impl Fn(&RmilpOptions, &mut RmilpStats) -> Result<T, LtlError> + Sync,
+    search: impl Fn(&RmilpOptions, &Budget, &mut RmilpStats) -> Result<T, LtlError> + Sync,
 ) -> Result<T, LtlError> {
     if !opts.adaptive || opts.tightening != Tightening::Race {
-        return search(opts, stats);
+        return search(opts, budget, stats);
     }
-    let cancel = opts.cancel.as_ref().map_or_else(Cancel::new, Cancel::child);
+    let race = budget.child();
     let (tx, rx) = std::sync::mpsc::channel();
     let mut results = std::thread::scope(|scope| {
         for tightening in [Tightening::On, Tightening::Off] {
-            let o = RmilpOptions { tightening, cancel: Some(cancel.clone()), ..opts.clone() };
-            let (tx, search) = (tx.clone(), &search);
+            let o = RmilpOptions { tightening, ..opts.clone() };
+            let (tx, search, race) = (tx.clone(), &search, race.clone());
             let run = move || {
                 let mut s = RmilpStats::default();
-                let r = search(&o, &mut s);
+                let r = search(&o, &race, &mut s);
                 // The receiver outlives the scope: sending cannot fail.
                 let _ = tx.send((tightening, r, s));
             };
@@ -197,7 +195,7 @@ pub(crate) fn race<T: Send>(
             let won = r.as_ref().is_ok_and(&decisive);
             results.push((tightening, r, s));
             if won {
-                cancel.cancel();
+                race.cancel();
                 break;
             }
         }
@@ -226,16 +224,16 @@ fn check_encoded(
     start: &RBox,
     negated: &PathFormula,
     opts: &RmilpOptions,
+    budget: &Budget,
     stats: &mut RmilpStats,
 ) -> Result<RmilpOutcome, LtlError> {
-    let deadline = opts.timeout.map(|t| Instant::now() + t);
     let threshold = opts.tolerance + opts.feasibility_tolerance;
     let mut first_failure = None;
     for search in [Search::Closure, Search::Strict] {
-        let Some((slack, unrolled)) = build(sys, start, negated, search, opts)? else {
-            return Ok(RmilpOutcome::Unknown(
+        let Some((slack, unrolled)) = build(sys, start, negated, search, opts, budget)? else {
+            return Ok(RmilpOutcome::Unknown(Unknown::Incomplete(
                 "the unrolling has no transition (the start region holds no state, or a step deadlocks)".into(),
-            ));
+            )));
         };
         stats.milps += 1;
         stats.binaries += unrolled.model.num_binaries();
@@ -245,21 +243,23 @@ fn check_encoded(
             Search::Closure => opts.margin_cutoff,
             Search::Strict => Some(2.0 * threshold),
         };
-        let solve = solve_options(opts, deadline, cutoff);
-        if solve.time_limit.is_some_and(|t| t.is_zero()) {
-            return Ok(RmilpOutcome::TimedOut("time limit".into()));
-        }
+        budget.check()?;
+        let solve = solve_options(opts, budget, cutoff);
         let out = unrolled.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
         if let Some(why) = &out.out_of_range {
-            return Ok(RmilpOutcome::Unknown(format!("the model is out of HiGHS's numeric range: {why}")));
+            return Ok(RmilpOutcome::Unknown(Unknown::Solver(format!(
+                "the model is out of HiGHS's numeric range: {why}"
+            ))));
         }
         match (&out.status, search) {
             (SolveStatus::Infeasible, Search::Closure) => {
                 let margin = opts.margin_cutoff.map_or(MAX_SLACK, |c| c.min(MAX_SLACK));
                 return Ok(RmilpOutcome::Holds { margin });
             }
-            (SolveStatus::Limit(why), _) => return Ok(RmilpOutcome::TimedOut(why.to_string())),
-            (SolveStatus::Other(why), _) => return Ok(RmilpOutcome::Unknown(format!("HiGHS: {why}"))),
+            (SolveStatus::Limit(limit), _) => return Ok(RmilpOutcome::Unknown(limit.unknown())),
+            (SolveStatus::Other(why), _) => {
+                return Ok(RmilpOutcome::Unknown(Unknown::Solver(format!("HiGHS's model status {why}"))));
+            }
             _ => {}
         }
         if search == Search::Closure
@@ -278,10 +278,10 @@ fn check_encoded(
             first_failure.get_or_insert_with(|| "the solver's path satisfies the formula exactly".into());
         }
     }
-    Ok(RmilpOutcome::Unknown(format!(
+    Ok(RmilpOutcome::Unknown(Unknown::Incomplete(format!(
         "no path violating the formula was confirmed exactly and the relaxation's bound is not above {threshold:.1e}{}",
         first_failure.map(|f| format!(" ({f})")).unwrap_or_default()
-    )))
+    ))))
 }
 
 /// The solver's path rebuilt exactly from exact start states: the solver's start and nearby
@@ -314,39 +314,34 @@ pub(crate) fn initial_runs(
     runs
 }
 
-/// HiGHS's options for a solve of a check that must end by `deadline`, pruning nodes whose bound
-/// on the objective is above `cutoff`, without presolve.
+/// HiGHS's options for a solve within `budget`, pruning nodes whose bound on the objective is
+/// above `cutoff`, without presolve.
 ///
 /// These searches end infeasible whenever the formula holds (or no lasso of that length exists),
 /// and an infeasibility found with HiGHS's presolve counts only once a second solve without it
 /// agrees (`MilpModel::solve`): solving without presolve at once skips the first solve (Simple
 /// Spread G<=3: 13.2 s -> 7.9 s; PI servo G<=20: 0.035 s -> 0.020 s; the PI lasso: 0.166 s ->
 /// 0.039 s).
-pub(crate) fn solve_options(opts: &RmilpOptions, deadline: Option<Instant>, cutoff: Option<f64>) -> SolveOptions {
+pub(crate) fn solve_options(opts: &RmilpOptions, budget: &Budget, cutoff: Option<f64>) -> SolveOptions {
     let mut highs_options = vec![("presolve".to_string(), HighsValue::Text("off".into()))];
     highs_options.extend(cutoff.map(|c| ("objective_bound".to_string(), HighsValue::Float(c))));
-    SolveOptions {
-        time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
-        feasibility_tolerance: opts.feasibility_tolerance,
-        highs_options,
-        cancel: opts.cancel.clone(),
-        ..SolveOptions::default()
-    }
+    SolveOptions { feasibility_tolerance: opts.feasibility_tolerance, highs_options, ..SolveOptions::default() }
+        .within(budget)
 }
 
 /// How an unrolling is encoded (see [`RmilpOptions::adaptive`] and [`RmilpOptions::tightening`];
 /// a search run under [`race`] sees `On` or `Off`, and `Race` outside one tightens).
-pub(crate) fn unroll_options(strictness: Strictness, opts: &RmilpOptions) -> UnrollOptions {
+pub(crate) fn unroll_options(strictness: Strictness, opts: &RmilpOptions, budget: &Budget) -> UnrollOptions {
     let bounds = if opts.adaptive {
         BoundOptions { pieces: BOUND_PIECES, ..BoundOptions::default() }
     } else {
-        BoundOptions { method: trestle_bounds::Method::Ibp, pieces: 1, fix_stable: false }
+        BoundOptions { method: trestle_bounds::Method::Ibp, pieces: 1, fix_stable: false, ..BoundOptions::default() }
     };
     UnrollOptions {
         step: StepOptions { bounds, strictness },
         nondet: Vec::new(),
         tighten: opts.adaptive && opts.tightening != Tightening::Off,
-        cancel: opts.cancel.clone(),
+        budget: budget.clone(),
     }
 }
 
@@ -366,12 +361,13 @@ fn build(
     negated: &PathFormula,
     search: Search,
     opts: &RmilpOptions,
+    budget: &Budget,
 ) -> Result<Option<Built>, LtlError> {
     let strictness = match search {
         Search::Closure => Strictness::Closure,
         Search::Strict => Strictness::Margin(opts.gap),
     };
-    let unroll_opts = unroll_options(strictness, opts);
+    let unroll_opts = unroll_options(strictness, opts, budget);
     let Some(mut unrolled) = unroll(sys, start, negated.depth(), &unroll_opts)? else { return Ok(None) };
     let slack = unrolled.model.continuous(0.0, MAX_SLACK, "slack")?;
     let gap = if search == Search::Strict { opts.gap } else { 0.0 };

@@ -8,7 +8,7 @@ use crate::error::LtlError;
 use crate::path::PathFormula;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use trestle_core::Trace;
+use trestle_core::{Budget, Trace};
 use trestle_ir::num::{Rational, rational_from_f64, to_f64_nearest};
 use trestle_ir::sim::{self, SimError};
 use trestle_ir::system::NondetDomain;
@@ -19,7 +19,7 @@ use trestle_ir::{RBox, System, space};
 pub const RUNS: usize = 256;
 
 /// A run of `depth` steps from a state of `start` on which `negated` holds exactly, if one of
-/// `runs` random runs (seeded by `seed`) is one.
+/// `runs` random runs (seeded by `seed`) is one. `budget` is checked before every run.
 pub fn search(
     sys: &System,
     start: &RBox,
@@ -27,10 +27,12 @@ pub fn search(
     depth: usize,
     runs: usize,
     seed: u64,
+    budget: &Budget,
 ) -> Result<Option<Trace>, LtlError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let Some(ranges) = legal_ranges(sys, start) else { return Ok(None) };
     for r in 0..runs {
+        budget.check()?;
         let Some(state) = start_state(sys, &ranges, r < runs / 4, &mut rng) else { continue };
         let Some((choices, states)) = screen(sys, &state, depth, &mut rng) else { continue };
         if !negated.holds_exact(&states)? {
@@ -45,11 +47,19 @@ pub fn search(
 }
 
 /// The states of up to `runs` random runs of `depth` steps from `start` (as [`search`] draws
-/// them), screened in f64: for where runs go, never for a verdict.
-pub(crate) fn run_states(sys: &System, start: &RBox, depth: usize, runs: usize, seed: u64) -> Vec<Vec<Vec<Rational>>> {
+/// them), screened in f64: for where runs go, never for a verdict. Fewer once `budget` is over.
+pub(crate) fn run_states(
+    sys: &System,
+    start: &RBox,
+    depth: usize,
+    runs: usize,
+    seed: u64,
+    budget: &Budget,
+) -> Vec<Vec<Vec<Rational>>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let Some(ranges) = legal_ranges(sys, start) else { return Vec::new() };
     (0..runs)
+        .take_while(|_| !budget.is_over())
         .filter_map(|r| {
             let state = start_state(sys, &ranges, r < runs / 4, &mut rng)?;
             screen(sys, &state, depth, &mut rng).map(|(_, states)| states)

@@ -4,6 +4,7 @@
 //! reach are expanded exactly and none stops.
 
 use std::collections::HashSet;
+use trestle_core::{Budget, Stop};
 use trestle_ir::num::display_rational;
 use trestle_ir::sim::{Memory, StepsFrom, initial_memory};
 use trestle_ir::system::{NondetDomain, System, VarKind};
@@ -18,11 +19,14 @@ pub(crate) enum Sweep {
     Stop(String),
     /// The states could not be expanded (not finitely many, too many, inputs over intervals).
     Unswept(String),
+    /// The budget ran out first.
+    Stopped(Stop),
 }
 
 /// Expands the states reachable from the Init boxes in fewer than `depth` steps (`None`: all of
-/// them), at most `max_states`, under every input and branch, exactly (`ir::sim`).
-pub(crate) fn sweep(sys: &System, inits: &[RBox], depth: Option<usize>, max_states: usize) -> Sweep {
+/// them), at most `max_states`, under every input and branch, exactly (`ir::sim`), while
+/// `budget` lasts.
+pub(crate) fn sweep(sys: &System, inits: &[RBox], depth: Option<usize>, max_states: usize, budget: &Budget) -> Sweep {
     let mut inputs: Vec<Vec<Rational>> = vec![Vec::new()];
     for v in &sys.nondet {
         let values = match &v.domain {
@@ -54,6 +58,9 @@ pub(crate) fn sweep(sys: &System, inits: &[RBox], depth: Option<usize>, max_stat
     while !frontier.is_empty() && depth.is_none_or(|d| step < d) {
         let mut next = Vec::new();
         for (state, memory) in &frontier {
+            if let Err(stop) = budget.check() {
+                return Sweep::Stopped(stop);
+            }
             let mut steps = match StepsFrom::new(sys, state, memory) {
                 Ok(s) => s,
                 Err(e) => return Sweep::Stop(format!("at {}: {e}", show(state))),

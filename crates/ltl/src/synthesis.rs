@@ -18,6 +18,7 @@ use crate::error::LtlError;
 use crate::sample;
 use std::time::Duration;
 use trestle_bridge::certificate::{CertificateJson, ProofJson, boxes_pred};
+use trestle_core::Budget;
 use trestle_core::Trace;
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::lift::{Lifted, lift_hidden_state};
@@ -26,7 +27,7 @@ use trestle_ir::num::{Rational, rational_from_f64, to_f64_nearest};
 use trestle_ir::pred::CmpOp;
 use trestle_ir::system::Policy;
 use trestle_ir::{Env, FBox, Pred, RBox, System};
-use trestle_synth::{SynthConfig, SynthReport, SynthVerdict, synthesize};
+use trestle_synth::{SynthConfig, SynthReport, synthesize};
 
 /// Most dimensions of the lifted state synthesis is tried on (its grid of boxes grows
 /// exponentially with them).
@@ -62,7 +63,7 @@ pub fn always(
     p: &Pred,
     init: &[RBox],
     steps: usize,
-    timeout: Option<Duration>,
+    budget: &Budget,
 ) -> Result<SynthesisOutcome, LtlError> {
     let unknown = |why: String| Ok(SynthesisOutcome::Unknown(why));
     let mut lifted =
@@ -73,26 +74,25 @@ pub fn always(
             "synthesis not tried: the state with the kept hidden units has {dims} dimensions (at most {MAX_DIMS})"
         ));
     }
-    let Some(hidden_bounds) = hidden_bounds(sys, &lifted, init, steps) else {
+    let Some(hidden_bounds) = hidden_bounds(sys, &lifted, init, steps, budget) else {
         return unknown("synthesis not tried: no simulated run from Init to bound the hidden states with".into());
     };
-    let mut safe = vec![p.clone()];
-    for (i, v) in sys.state.iter().enumerate() {
-        safe.extend(bounds(i, v.domain.lo.clone(), v.domain.hi.clone()));
-    }
+    let Some(within) = bounded_safe(sys, p, init, budget)? else {
+        return unknown(format!("synthesis not tried: {NO_BOUNDS}"));
+    };
+    let mut safe = vec![within];
     for (h, (lo, hi)) in lifted.hidden.iter().zip(hidden_bounds) {
         safe.extend(bounds(h.state, Some(lo), Some(hi)));
     }
     lifted.system.safe = Some(Pred::and(safe));
-    let cfg = SynthConfig { timeout, ..SynthConfig::default() };
-    let report = match synthesize(&lifted.system, &cfg, &|_| {}) {
+    let report = match synthesize(&lifted.system, &SynthConfig::default(), budget, &|_| {}) {
         Ok(r) => r,
         // A Safe that is not a bounded union of boxes (p does not bound every variable).
         Err(e) => return unknown(format!("synthesis not tried: {e}")),
     };
-    match report.verdict {
-        SynthVerdict::Safe => Ok(SynthesisOutcome::Holds(Box::new(Proof { lifted, report }))),
-        SynthVerdict::Unsafe => {
+    match &report.verdict {
+        trestle_core::Verdict::Proven { .. } => Ok(SynthesisOutcome::Holds(Box::new(Proof { lifted, report }))),
+        trestle_core::Verdict::Refuted { .. } => {
             // The run leaves the lifted Safe: a refutation only where it leaves `p` itself.
             let Some(run) = report.trajectory.as_ref().and_then(|t| t.exact.as_ref()) else {
                 return unknown(format!("synthesis: {}", report.reason));
@@ -111,7 +111,9 @@ pub fn always(
             }
             Ok(SynthesisOutcome::Violated(trace))
         }
-        SynthVerdict::Unknown => unknown(format!("synthesis: {}", report.reason)),
+        trestle_core::Verdict::Evidence { .. } | trestle_core::Verdict::Unknown(_) => {
+            unknown(format!("synthesis: {}", report.reason))
+        }
     }
 }
 
@@ -123,19 +125,81 @@ const CERTIFY_BOXES_LIMIT: Duration = Duration::from_secs(10);
 /// units) as the candidate and `p` as Safe, proven on the lifted system. `None` when the bridge
 /// engine does not prove it within its time (the verdict stands on BPT's own exact enclosures
 /// either way; this only adds a certificate `trestle certify` can re-check).
-pub fn certify_boxes(sys: &System, p: &Pred, boxes: &[bpt::FullBox], timeout: Option<Duration>) -> Option<ProofJson> {
+pub fn certify_boxes(sys: &System, p: &Pred, boxes: &[bpt::FullBox], budget: &Budget) -> Option<ProofJson> {
     let mut lifted = lift_hidden_state(sys).ok()?;
     let union: Vec<FBox> = boxes.iter().map(|b| crate::certificate::lifted_box(&lifted, b)).collect();
     lifted.system.invariant = Some(boxes_pred(&union));
     lifted.system.safe = Some(p.clone());
-    let limit = timeout.map_or(CERTIFY_BOXES_LIMIT, |t| t.min(CERTIFY_BOXES_LIMIT));
-    let cfg = trestle_bridge::Config { timeout: Some(limit), ..trestle_bridge::Config::default() };
-    let report = trestle_bridge::check(&lifted.system, &cfg, &|_| {}).ok()?;
-    match trestle_bridge::certificate::from_report(&lifted.system, &report, &cfg) {
-        CertificateJson::Proof(proof) if report.verdict == trestle_bridge::Verdict::Safe => Some(proof),
+    let limited = budget.sub(Some(CERTIFY_BOXES_LIMIT));
+    let report = trestle_bridge::check(&lifted.system, &trestle_bridge::Config::default(), &limited, &|_| {}).ok()?;
+    match trestle_bridge::certificate::from_report(&lifted.system, &report) {
+        CertificateJson::Proof(proof) if report.verdict.is_proven() => Some(proof),
         _ => None,
     }
 }
+
+/// Why [`bounded_safe`] found no bounds.
+pub const NO_BOUNDS: &str = "some state variable is bounded neither by the predicate, nor by its domain, nor by the \
+    system's safe, nor by an inductive box around Init";
+
+/// Most rounds of interval iteration [`bounded_safe`] spends looking for an inductive box.
+const ENCLOSURE_ROUNDS: usize = 256;
+
+/// `p` within bounds on every state variable, for a search whose Safe must be a bounded union of
+/// boxes (synthesis): the variables `p` leaves unbounded are bounded by their declared domains,
+/// else by the system's `safe`, else by an inductive box around each Init box (`bpt::invariant`,
+/// which every run stays in). Any invariant inside the result lies inside `p`, so proving `G` of
+/// it proves `G p`; but a run leaving it need not leave `p` (a refutation must be checked
+/// against `p` itself). `None` when `p` is not a union of boxes or nothing bounds some variable.
+pub fn bounded_safe(sys: &System, p: &Pred, init: &[RBox], budget: &Budget) -> Result<Option<Pred>, LtlError> {
+    let n = sys.state.len();
+    let bounds_var = |q: &Pred, i: usize| {
+        q.to_box_union(n, MAX_BOXES).is_some_and(|bs| bs.iter().all(|b| b.lo[i].is_some() && b.hi[i].is_some()))
+    };
+    if p.to_box_union(n, MAX_BOXES).is_none() {
+        return Ok(None);
+    }
+    let mut parts = vec![p.clone()];
+    let mut open = Vec::new();
+    for (i, v) in sys.state.iter().enumerate() {
+        if bounds_var(p, i) {
+            continue;
+        }
+        match (&v.domain.lo, &v.domain.hi) {
+            (Some(lo), Some(hi)) => parts.extend(bounds(i, Some(lo.clone()), Some(hi.clone()))),
+            _ => open.push(i),
+        }
+    }
+    if open.is_empty() {
+        return Ok(Some(Pred::and(parts)));
+    }
+    if let Some(safe) = &sys.safe
+        && open.iter().all(|&i| bounds_var(safe, i))
+    {
+        parts.push(safe.clone());
+        return Ok(Some(Pred::and(parts)));
+    }
+    let mut boxes = Vec::new();
+    for b in init {
+        let h = match bpt::invariant(sys, b, ENCLOSURE_ROUNDS, budget) {
+            Ok(Some(h)) => h,
+            Ok(None) | Err(LtlError::Unsupported(_) | LtlError::Semantics(_) | LtlError::Overflow(_)) => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let lo = open.iter().map(|&i| Some(rational_from_f64(h.state[i].lo))).collect::<Vec<_>>();
+        let hi = open.iter().map(|&i| Some(rational_from_f64(h.state[i].hi))).collect::<Vec<_>>();
+        boxes.push(Pred::and(
+            open.iter().zip(lo.into_iter().zip(hi)).flat_map(|(&i, (lo, hi))| bounds(i, lo, hi)).collect(),
+        ));
+    }
+    parts.push(Pred::or(boxes));
+    Ok(Some(Pred::and(parts)))
+}
+
+/// Most boxes a predicate is cut into to read its bounds.
+const MAX_BOXES: usize = 1024;
 
 /// `lo <= x_i <= hi` for the sides given.
 fn bounds(i: usize, lo: Option<Rational>, hi: Option<Rational>) -> Vec<Pred> {
@@ -147,7 +211,13 @@ fn bounds(i: usize, lo: Option<Rational>, hi: Option<Rational>) -> Vec<Pred> {
 /// Bounds of each kept hidden unit (module docs): the hull over simulated runs of the lifted
 /// system from each Init box, widened by its width (at least 2^-6) on both sides, the lower end
 /// of a ReLU unit by a quarter of that. `None` when no run was simulated.
-fn hidden_bounds(sys: &System, lifted: &Lifted, init: &[RBox], steps: usize) -> Option<Vec<(Rational, Rational)>> {
+fn hidden_bounds(
+    sys: &System,
+    lifted: &Lifted,
+    init: &[RBox],
+    steps: usize,
+    budget: &Budget,
+) -> Option<Vec<(Rational, Rational)>> {
     let n = sys.state.len();
     let mut hull: Vec<(f64, f64)> = vec![(f64::INFINITY, f64::NEG_INFINITY); lifted.hidden.len()];
     let mut any = false;
@@ -156,7 +226,7 @@ fn hidden_bounds(sys: &System, lifted: &Lifted, init: &[RBox], steps: usize) -> 
         let mut start = start.clone();
         start.lo.resize(lifted.system.state.len(), Some(Rational::from_integer(0.into())));
         start.hi.resize(lifted.system.state.len(), Some(Rational::from_integer(0.into())));
-        for run in sample::run_states(&lifted.system, &start, steps, RUNS, 0x5eed ^ b as u64) {
+        for run in sample::run_states(&lifted.system, &start, steps, RUNS, 0x5eed ^ b as u64, budget) {
             any = true;
             for state in &run {
                 for (k, v) in state[n..].iter().enumerate() {

@@ -5,6 +5,7 @@
 
 use trestle_bridge::certificate::Certification;
 use trestle_core::Trace;
+use trestle_core::{Budget, Unknown, Verdict};
 use trestle_ir::formula::Ltl;
 use trestle_ir::lift::lift_hidden_state;
 use trestle_ir::num::{cmp_f64_rational, rational_from_f64};
@@ -12,7 +13,7 @@ use trestle_ir::parse::{SimpleScope, parse_ltl};
 use trestle_ir::{Pred, Rational, System, sim};
 use trestle_ltl::bpt::Domain;
 use trestle_ltl::certificate::{BoundedJson, FORMAT, certify_bounded, stop_free};
-use trestle_ltl::{LtlCertificate, LtlOptions, LtlVerdict, Method, check_ltl};
+use trestle_ltl::{LtlOptions, Method, check_ltl};
 use trestle_testkit::{load, repo, system_from_text};
 
 fn system(name: &str, set: &[&str]) -> System {
@@ -25,12 +26,17 @@ fn formula(sys: &System, text: &str) -> Ltl {
     parse_ltl(text, &SimpleScope::with_state(&names)).unwrap()
 }
 
+/// The bounded certificate a proof carries.
+fn bounded_certificate(v: &Verdict) -> Option<BoundedJson> {
+    serde_json::from_value(v.certificate()?.0.clone()).ok()
+}
+
 /// BPT's proof of `text` with its certificate, which must re-check.
 fn proven(sys: &System, text: &str, domain: Domain) -> BoundedJson {
     let opts = LtlOptions { method: Method::Bpt, bpt: domain, ..LtlOptions::default() };
-    let r = check_ltl(sys, &formula(sys, text), &opts).unwrap();
-    assert_eq!(r.verdict, LtlVerdict::True { exact: true, margin: None }, "{text}");
-    let Some(LtlCertificate::Bounded(cert)) = r.certificate else { panic!("{text}: {:?}", r.certificate) };
+    let r = check_ltl(sys, &formula(sys, text), &opts, &Budget::unlimited()).unwrap();
+    assert!(r.verdict.is_proven(), "{text}: {:?}", r.verdict);
+    let cert = bounded_certificate(&r.verdict).unwrap_or_else(|| panic!("{text}: {:?}", r.verdict));
     let c = recheck(sys, &cert);
     assert!(c.valid, "{text}: {:?}", c.checks);
     cert
@@ -56,8 +62,8 @@ fn figure1_proofs_carry_certificates_that_recheck() {
     let crown = proven(&sys, "X^10 (z <= 2)", Domain::Crown);
     assert_eq!(crown.chains[0].len(), 11);
     // An unbounded F proven by its bounded instance carries that instance's certificate.
-    let r = check_ltl(&sys, &formula(&sys, "F (z <= 0)"), &LtlOptions::default()).unwrap();
-    let Some(LtlCertificate::Bounded(cert)) = r.certificate else { panic!("{:?}", r.certificate) };
+    let r = check_ltl(&sys, &formula(&sys, "F (z <= 0)"), &LtlOptions::default(), &Budget::unlimited()).unwrap();
+    let cert = bounded_certificate(&r.verdict).unwrap_or_else(|| panic!("{:?}", r.verdict));
     assert_eq!(cert.ltl, "F<=10 (z <= 0)");
     assert!(recheck(&sys, &cert).valid);
 }
@@ -202,7 +208,8 @@ name = "step"
     assert!(stop_free(&sys).unwrap_err().contains("not an integer"));
     // The engine's enclosures hold `X^2 (x <= 100)`, but every run stops at its first step: an
     // error of the system, not a vacuous proof.
-    let err = check_ltl(&sys, &formula(&sys, "X^2 (x <= 100)"), &LtlOptions::default()).unwrap_err();
+    let err =
+        check_ltl(&sys, &formula(&sys, "X^2 (x <= 100)"), &LtlOptions::default(), &Budget::unlimited()).unwrap_err();
     assert!(err.is_input() && err.to_string().contains("a run from Init stops"), "{err}");
     let boxed = |v: f64| trestle_bridge::certificate::BoxJson { lo: vec![v], hi: vec![v] };
     for claim in ["7", "8"] {
@@ -233,16 +240,17 @@ name = "step"
     let deadlock = halves("guard = \"x <= 0\"\nupdate = { x = \"a\" }", "error", "int");
     let deadlock = System { init: formula(&deadlock, "x >= 0 and x <= 1").state_pred().unwrap(), ..deadlock };
     for text in ["G<=1 (x <= 0)", "X^2 (x <= 100)", "G (x <= 100)", "F (x <= 0)"] {
-        let err = check_ltl(&deadlock, &formula(&deadlock, text), &LtlOptions::default()).unwrap_err();
+        let err =
+            check_ltl(&deadlock, &formula(&deadlock, text), &LtlOptions::default(), &Budget::unlimited()).unwrap_err();
         assert!(err.to_string().contains("x = 1 has no successor"), "{text}: {err}");
     }
     // Real states from an interval cannot be expanded: a system that may stop gets no "true".
     let real = halves("guard = \"x <= 5\"\nupdate = { x = \"a + 1\" }", "ignore", "real");
     let real = System { init: formula(&real, "x >= 0 and x <= 1").state_pred().unwrap(), ..real };
-    let r = check_ltl(&real, &formula(&real, "X^2 (x <= 100)"), &LtlOptions::default()).unwrap();
-    assert!(matches!(&r.verdict, LtlVerdict::Unknown { reason } if reason.contains("may stop")), "{:?}", r.verdict);
+    let r = check_ltl(&real, &formula(&real, "X^2 (x <= 100)"), &LtlOptions::default(), &Budget::unlimited()).unwrap();
+    assert!(matches!(&r.verdict, Verdict::Unknown(Unknown::RunsMayStop(_))), "{:?}", r.verdict);
     // The engine's proof on a system that may stop comes without a certificate.
     let sys = halves(r#"update = { x = "2 * a" }"#, "drop", "real");
-    let r = check_ltl(&sys, &formula(&sys, "X^2 (x <= 0)"), &LtlOptions::default()).unwrap();
-    assert_eq!((r.verdict, r.certificate), (LtlVerdict::True { exact: true, margin: None }, None));
+    let r = check_ltl(&sys, &formula(&sys, "X^2 (x <= 0)"), &LtlOptions::default(), &Budget::unlimited()).unwrap();
+    assert_eq!(r.verdict, Verdict::proven());
 }

@@ -37,7 +37,7 @@ fn runs_stay_inside(file: &str, picks: &[i64]) -> Result<(), TestCaseError> {
         .collect();
     let trace = trestle_core::Trace::simulate(&sys, state, choices).unwrap();
     for domain in [Domain::Interval, Domain::Crown] {
-        let boxes = propagate(&sys, &start, STEPS, domain).unwrap();
+        let boxes = propagate(&sys, &start, STEPS, domain, &trestle_core::Budget::unlimited()).unwrap();
         for (t, (s, b)) in trace.states.iter().zip(&boxes).enumerate() {
             for (x, iv) in s.iter().zip(b) {
                 prop_assert!(

@@ -1,10 +1,11 @@
 //! The notes' Figure-1 vector: y = relu(W1 x), z_t = relu(W2 y + z_{t-1}), x in [0, 1]^2 fresh at
 //! every step. Intervals give z_t in [0, t]; the truth is z_t = 0.
 
+use trestle_core::{Budget, Verdict};
 use trestle_ir::System;
 use trestle_ir::parse::{SimpleScope, parse_ltl};
 use trestle_ltl::rmilp::MARGIN_CUTOFF;
-use trestle_ltl::{LtlOptions, LtlVerdict, Method, check_ltl};
+use trestle_ltl::{LtlOptions, Method, check_ltl};
 use trestle_testkit::{load, repo};
 
 fn figure1() -> System {
@@ -17,18 +18,18 @@ fn check(sys: &System, text: &str, method: Method) -> trestle_ltl::LtlResult {
 
 fn check_with(sys: &System, text: &str, opts: LtlOptions) -> trestle_ltl::LtlResult {
     let phi = parse_ltl(text, &SimpleScope::with_state(&["z"])).unwrap();
-    check_ltl(sys, &phi, &opts).unwrap()
+    check_ltl(sys, &phi, &opts, &Budget::unlimited()).unwrap()
 }
 
 #[test]
 fn bpt_proves_two_steps_and_not_three() {
     let sys = figure1();
     let r = check(&sys, "X^2 (z <= 2)", Method::Bpt);
-    assert_eq!(r.verdict, LtlVerdict::True { exact: true, margin: None });
+    assert!(r.verdict.is_proven(), "{:?}", r.verdict);
     assert_eq!((r.method, r.depth), ("bpt", 2));
     assert_eq!(r.stats.bpt_enclosures, vec![vec![(0.0, 0.0)], vec![(0.0, 1.0)], vec![(0.0, 2.0)]]);
     let r = check(&sys, "X^3 (z <= 2)", Method::Bpt);
-    assert!(matches!(r.verdict, LtlVerdict::Unknown { .. }), "{:?}", r.verdict);
+    assert!(matches!(r.verdict, Verdict::Unknown(_)), "{:?}", r.verdict);
 }
 
 #[test]
@@ -38,7 +39,7 @@ fn rmilp_proves_every_horizon_up_to_ten() {
         let r = check(&sys, &format!("X^{t} (z <= 2)"), Method::Rmilp);
         match r.verdict {
             // Proven up to the margin cutoff: no path violates it with the atoms relaxed by less.
-            LtlVerdict::True { exact: false, margin: Some(m) } => assert_eq!(m, MARGIN_CUTOFF, "t = {t}"),
+            Verdict::Evidence { margin: m } => assert_eq!(m, MARGIN_CUTOFF, "t = {t}"),
             other => panic!("t = {t}: {other:?}"),
         }
         assert_eq!((r.method, r.depth), ("rmilp", t));
@@ -48,7 +49,7 @@ fn rmilp_proves_every_horizon_up_to_ten() {
     let mut opts = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
     opts.rmilp.margin_cutoff = None;
     match check_with(&sys, "X^10 (z <= 2)", opts).verdict {
-        LtlVerdict::True { exact: false, margin: Some(m) } => assert!(m >= 1.0 - 1e-9, "margin {m}"),
+        Verdict::Evidence { margin: m } => assert!(m >= 1.0 - 1e-9, "margin {m}"),
         other => panic!("{other:?}"),
     }
     // Auto: interval BPT decides t <= 2, CROWN's enclosures (z_t <= 1/2 at t = 10) the rest,
@@ -56,10 +57,11 @@ fn rmilp_proves_every_horizon_up_to_ten() {
     assert_eq!(check(&sys, "X^2 (z <= 2)", Method::Auto).method, "bpt");
     for t in [3, 5, 10] {
         let r = check(&sys, &format!("X^{t} (z <= 2)"), Method::Auto);
-        assert_eq!((r.method, r.verdict), ("bpt-crown", LtlVerdict::True { exact: true, margin: None }), "t = {t}");
+        assert_eq!(r.method, "bpt-crown", "t = {t}");
+        assert!(r.verdict.is_proven(), "t = {t}: {:?}", r.verdict);
     }
     let crown = LtlOptions { method: Method::Bpt, bpt: trestle_ltl::bpt::Domain::Crown, ..LtlOptions::default() };
-    assert_eq!(check_with(&sys, "X^3 (z <= 2)", crown).verdict, LtlVerdict::True { exact: true, margin: None });
+    assert!(check_with(&sys, "X^3 (z <= 2)", crown).verdict.is_proven());
 }
 
 #[test]
@@ -68,7 +70,7 @@ fn refutations_come_with_replayed_paths() {
     // z_1 is 0 on every path: BPT's enclosure [0, 1] already excludes z_1 <= -1.
     let r = check(&sys, "X (z <= -1)", Method::Auto);
     assert_eq!(r.method, "bpt");
-    let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
+    let Verdict::Refuted { trace, .. } = r.verdict else { panic!("{:?}", r.verdict) };
     trace.replay(&sys).unwrap();
     // z_3 >= 1/2 fails on every path, which interval BPT cannot see ([0, 3]): a simulated run
     // shows it (auto, before CROWN), CROWN's enclosure ([0, 3/32]) shows it, RMILP finds a path.
@@ -81,11 +83,11 @@ fn refutations_come_with_replayed_paths() {
     for (opts, by) in runs {
         let r = check_with(&sys, "X^3 (z >= 0.5)", opts);
         assert_eq!(r.method, by);
-        let LtlVerdict::False { trace } = r.verdict else { panic!("{:?}", r.verdict) };
+        let Verdict::Refuted { trace, .. } = r.verdict else { panic!("{:?}", r.verdict) };
         trace.replay(&sys).unwrap();
         assert_eq!(trace.len(), 3);
     }
-    let LtlVerdict::False { trace } = check(&sys, "X^3 (z >= 0.5)", Method::Rmilp).verdict else { unreachable!() };
+    let Verdict::Refuted { trace, .. } = check(&sys, "X^3 (z >= 0.5)", Method::Rmilp).verdict else { unreachable!() };
     assert!(
         trace.hidden.iter().all(|m| m
             .iter()

@@ -2,9 +2,10 @@
 //! (configs/systems/pi-tuned.toml, pi-oscillating.toml): invariants prove G, lassos refute F, each
 //! lasso replayed exactly with its loop on the full state (environment and hidden state).
 
+use trestle_core::{Budget, Verdict};
 use trestle_ir::parse::{SimpleScope, parse_ltl};
 use trestle_ir::{Rational, System};
-use trestle_ltl::{LtlOptions, LtlResult, LtlVerdict, Method, Tightening, check_ltl};
+use trestle_ltl::{LtlOptions, LtlResult, Method, Tightening, check_ltl};
 use trestle_testkit::{WALK, load, repo, system_from_text};
 
 fn check(sys: &System, var: &str, text: &str, method: Method) -> LtlResult {
@@ -20,8 +21,8 @@ fn whole_margin(method: Method) -> LtlOptions {
 
 fn check_with(sys: &System, var: &str, text: &str, opts: LtlOptions) -> LtlResult {
     let phi = parse_ltl(text, &SimpleScope::with_state(&[var])).unwrap();
-    let r = check_ltl(sys, &phi, &opts).unwrap();
-    if let LtlVerdict::False { trace } = &r.verdict {
+    let r = check_ltl(sys, &phi, &opts, &Budget::unlimited()).unwrap();
+    if let Verdict::Refuted { trace, .. } = &r.verdict {
         trace.replay(sys).unwrap_or_else(|e| panic!("{text}: {e}"));
     }
     r
@@ -37,24 +38,27 @@ fn walk_unbounded_formulas() {
     // From 5, +-1 moves clamped to [0, 10]: 8 need never be reached (5, 6, 5, 6, ...).
     let r = check(&sys, "x", "F (x == 8)", Method::Auto);
     assert_eq!(r.method, "lasso");
-    let LtlVerdict::False { trace } = &r.verdict else { panic!("{:?}", r.verdict) };
+    let Verdict::Refuted { trace, .. } = &r.verdict else { panic!("{:?}", r.verdict) };
     let j = trace.loop_back.expect("a lasso");
     assert_eq!(trace.states.last(), Some(&trace.states[j]));
     assert!(trace.states.iter().all(|s| s[0] != q("8")));
     // Every path leaves 5 at once.
-    assert!(matches!(check(&sys, "x", "F (x != 5)", Method::Auto).verdict, LtlVerdict::True { .. }));
+    assert!(matches!(
+        check(&sys, "x", "F (x != 5)", Method::Auto).verdict,
+        Verdict::Proven { .. } | Verdict::Evidence { .. }
+    ));
     // The domain is an inductive box: G (x >= 0) by invariant, exactly.
     let r = check(&sys, "x", "G (x >= 0)", Method::Auto);
-    assert_eq!((r.method, &r.verdict), ("invariant", &LtlVerdict::True { exact: true, margin: None }));
+    assert!(r.method == "invariant" && r.verdict.is_proven(), "{} {:?}", r.method, r.verdict);
     // 10 is reached after 5 steps up: G (x <= 9) fails on a finite path.
     let r = check(&sys, "x", "G (x <= 9)", Method::Auto);
-    let LtlVerdict::False { trace } = &r.verdict else { panic!("{:?}", r.verdict) };
+    let Verdict::Refuted { trace, .. } = &r.verdict else { panic!("{:?}", r.verdict) };
     assert!(trace.loop_back.is_none() && trace.states.iter().any(|s| s[0] == q("10")));
     // (x >= 3) U (x == 8): 5, 4, 3, 2 leaves x >= 3 before 8.
-    assert!(matches!(check(&sys, "x", "(x >= 3) U (x == 8)", Method::Auto).verdict, LtlVerdict::False { .. }));
+    assert!(matches!(check(&sys, "x", "(x >= 3) U (x == 8)", Method::Auto).verdict, Verdict::Refuted { .. }));
     // Methods that cannot decide a shape say unknown, never a wrong verdict.
-    assert!(matches!(check(&sys, "x", "G (x >= 0)", Method::Lasso).verdict, LtlVerdict::Unknown { .. }));
-    assert!(matches!(check(&sys, "x", "F (x == 8)", Method::Invariant).verdict, LtlVerdict::Unknown { .. }));
+    assert!(matches!(check(&sys, "x", "G (x >= 0)", Method::Lasso).verdict, Verdict::Unknown(_)));
+    assert!(matches!(check(&sys, "x", "F (x == 8)", Method::Invariant).verdict, Verdict::Unknown(_)));
 }
 
 #[test]
@@ -62,19 +66,19 @@ fn tuned_pi_controller_stays_and_settles() {
     let sys = load(&repo().join("configs/systems/pi-tuned.toml"), &[]);
     let stays = "G (x <= 0.5 and x >= -0.5)";
     let r = check(&sys, "x", stays, Method::Auto);
-    assert_eq!((r.method, &r.verdict), ("invariant", &LtlVerdict::True { exact: true, margin: None }));
+    assert!(r.method == "invariant" && r.verdict.is_proven(), "{} {:?}", r.method, r.verdict);
     // The bounded version: exact by bound propagation, and by the MILP alone to t = 10 (evidence
     // with the margin 1/4 the truth has: |x| <= 1/4).
     let r = check(&sys, "x", "G<=20 (x <= 0.5 and x >= -0.5)", Method::Auto);
-    assert_eq!((r.method, &r.verdict), ("bpt", &LtlVerdict::True { exact: true, margin: None }));
+    assert!(r.method == "bpt" && r.verdict.is_proven(), "{} {:?}", r.method, r.verdict);
     let r = check_with(&sys, "x", "G<=10 (x <= 0.5 and x >= -0.5)", whole_margin(Method::Rmilp));
     match r.verdict {
-        LtlVerdict::True { exact: false, margin: Some(m) } => assert!((m - 0.25).abs() < 1e-6, "{m}"),
+        Verdict::Evidence { margin: m } => assert!((m - 0.25).abs() < 1e-6, "{m}"),
         other => panic!("{other:?}"),
     }
     // An invariant must also lie inside the predicate: |x| <= 1/8 is left by the first step.
     let r = check(&sys, "x", "G (x <= 0.125 and x >= -0.125)", Method::Auto);
-    assert!(matches!(r.verdict, LtlVerdict::False { .. }), "{:?}", r.verdict);
+    assert!(matches!(r.verdict, Verdict::Refuted { .. }), "{:?}", r.verdict);
 }
 
 #[test]
@@ -82,7 +86,7 @@ fn oscillating_pi_controller_never_settles() {
     let sys = load(&repo().join("configs/systems/pi-oscillating.toml"), &[]);
     let r = check(&sys, "x", "F (x <= 0.1 and x >= -0.1)", Method::Lasso);
     assert_eq!(r.method, "lasso");
-    let LtlVerdict::False { trace } = &r.verdict else { panic!("{:?}", r.verdict) };
+    let Verdict::Refuted { trace, .. } = &r.verdict else { panic!("{:?}", r.verdict) };
     let j = trace.loop_back.expect("a lasso");
     let n = trace.len();
     assert!(j < n);
@@ -107,7 +111,7 @@ proptest::proptest! {
     ) {
         let sys = load(&repo().join("configs/systems/pi-tuned.toml"), &[]);
         let start = sys.init.to_box_union(1, 4).unwrap().remove(0);
-        let h = trestle_ltl::bpt::invariant(&sys, &start, 160).unwrap().expect("the proof's invariant");
+        let h = trestle_ltl::bpt::invariant(&sys, &start, 160, &Budget::unlimited()).unwrap().expect("the proof's invariant");
         let r = |n: i64, d: i64| Rational::new(n.into(), d.into());
         let choices = ws.iter().map(|&w| (vec![r(w, 1024)], 0));
         let trace = trestle_core::Trace::simulate(&sys, vec![r(x0, 256)], choices).unwrap();
@@ -147,23 +151,26 @@ x = 0
 fn the_maximal_invariant_proves_what_the_minimal_one_overshoots() {
     let sys = system_from_text(ATTRACTOR);
     let start = sys.init.to_box_union(1, 1).unwrap().remove(0);
-    let minimal = trestle_ltl::bpt::invariant(&sys, &start, 160).unwrap().expect("an inductive box");
+    let minimal =
+        trestle_ltl::bpt::invariant(&sys, &start, 160, &Budget::unlimited()).unwrap().expect("an inductive box");
     assert!(minimal.state[0].hi > 1.001, "the widening overshoots: {:?}", minimal.state[0]);
     let r = check(&sys, "x", "G (x <= 1.001)", Method::Invariant);
-    assert_eq!((r.method, &r.verdict), ("invariant", &LtlVerdict::True { exact: true, margin: None }));
+    assert!(r.method == "invariant" && r.verdict.is_proven(), "{} {:?}", r.method, r.verdict);
     assert_eq!(r.depth, 10, "I_10 = [1 - 2^-10, 1 + 2^-10] is the first image inside x <= 1.001");
     // Its certificate: the points 1 - 2^-t of the run from 0 before step 10, and I_10, re-checked
     // against G (x <= 1.001) and rejected for a bound the run crosses.
-    let Some(trestle_ltl::LtlCertificate::Always(cert)) = &r.certificate else {
-        panic!("the bridge engine re-proves the maximal invariant: {:?}", r.certificate)
-    };
+    let cert: Option<trestle_bridge::certificate::ProofJson> =
+        r.verdict.certificate().and_then(|c| serde_json::from_value(c.0.clone()).ok());
+    let Some(cert) = &cert else { panic!("the bridge engine re-proves the maximal invariant: {:?}", r.verdict) };
     assert_eq!(cert.invariant.len(), 11, "{:?}", cert.invariant);
     let certified = |bound: &str| {
         trestle_bridge::certificate::certify_always(cert, &sys, &parse_pred_x(&format!("x <= {bound}"))).unwrap()
     };
     assert!(certified("1.001").valid);
     assert!(!certified("0.99").valid);
-    let (k, h) = trestle_ltl::bpt::maximal_invariant(&sys, &parse_pred_x("x <= 1.001"), 160).unwrap().unwrap();
+    let (k, h) = trestle_ltl::bpt::maximal_invariant(&sys, &parse_pred_x("x <= 1.001"), 160, &Budget::unlimited())
+        .unwrap()
+        .unwrap();
     assert_eq!(k, 10);
     // Every exact run from Init is inside I_k from step k on.
     let trace = trestle_core::Trace::simulate(&sys, vec![q("0")], (0..40).map(|_| (vec![], 0))).unwrap();
@@ -178,7 +185,7 @@ fn the_maximal_invariant_proves_what_the_minimal_one_overshoots() {
     }
     // A bound below the attractor is crossed at step 10: a finite violating path.
     let r = check(&sys, "x", "G (x <= 0.999)", Method::Auto);
-    assert!(matches!(r.verdict, LtlVerdict::False { .. }), "x_10 = 1 - 2^-10 > 0.999: {:?}", r.verdict);
+    assert!(matches!(r.verdict, Verdict::Refuted { .. }), "x_10 = 1 - 2^-10 > 0.999: {:?}", r.verdict);
 }
 
 fn parse_pred_x(text: &str) -> trestle_ir::Pred {
@@ -201,7 +208,7 @@ fn pi_integral_margin_is_the_same_in_every_encoding() {
         (opts.rmilp.adaptive, opts.rmilp.tightening) = (adaptive, tightening);
         let r = check_with(&sys, "x", "G<=10 (x <= 0.5 and x >= -0.5)", opts);
         match r.verdict {
-            LtlVerdict::True { exact: false, margin: Some(m) } => margins.push(m),
+            Verdict::Evidence { margin: m } => margins.push(m),
             other => panic!("adaptive {adaptive}, {tightening:?}: {other:?}"),
         }
         let wins = r.stats.rmilp.tightened_wins + r.stats.rmilp.plain_wins;
@@ -231,16 +238,18 @@ fn a_race_decides_as_each_encoding_alone() {
                 let r = check_with(sys, "x", text, opts);
                 let wins = r.stats.rmilp.tightened_wins + r.stats.rmilp.plain_wins;
                 assert!(tightening == Tightening::Race || wins == 0, "{text}: {:?}", r.stats.rmilp);
-                (matches!(r.verdict, LtlVerdict::True { .. }), matches!(r.verdict, LtlVerdict::False { .. }))
+                (
+                    matches!(r.verdict, Verdict::Proven { .. } | Verdict::Evidence { .. }),
+                    matches!(r.verdict, Verdict::Refuted { .. }),
+                )
             })
             .collect();
         assert!(verdicts.iter().all(|v| *v == verdicts[0]) && verdicts[0] != (false, false), "{text}: {verdicts:?}");
     }
-    let cancel = trestle_milp::Cancel::new();
-    cancel.cancel();
-    let mut opts = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
-    opts.rmilp.cancel = Some(cancel);
+    let cancelled = Budget::unlimited();
+    cancelled.cancel();
+    let opts = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
     let phi = parse_ltl("G<=6 (x <= 9)", &SimpleScope::with_state(&["x"])).unwrap();
-    let err = check_ltl(&walk, &phi, &opts).unwrap_err();
-    assert_eq!(err, trestle_ltl::LtlError::Milp(trestle_milp::MilpError::Cancelled));
+    let r = check_ltl(&walk, &phi, &opts, &cancelled).unwrap();
+    assert_eq!(r.verdict, Verdict::Unknown(trestle_core::Unknown::Interrupted));
 }

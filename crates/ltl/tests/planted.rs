@@ -3,10 +3,11 @@
 
 use proptest::prelude::*;
 use trestle_core::Trace;
+use trestle_core::{Budget, Verdict};
 use trestle_ir::num::rational_from_i64;
 use trestle_ir::parse::{SimpleScope, parse_ltl};
 use trestle_ir::{Ltl, System};
-use trestle_ltl::{LtlOptions, LtlVerdict, Method, PathFormula, check_ltl};
+use trestle_ltl::{LtlOptions, Method, PathFormula, check_ltl};
 use trestle_testkit::{WALK, system_from_text};
 
 /// WALK started anywhere in 3..=6 (x: an int in [0, 10], moves +1 / -1 clamped).
@@ -31,14 +32,14 @@ fn oracle(sys: &System, phi: &Ltl) -> bool {
     })
 }
 
-fn check(sys: &System, text: &str, method: Method) -> LtlVerdict {
+fn check(sys: &System, text: &str, method: Method) -> Verdict {
     check_with(sys, text, LtlOptions { method, ..LtlOptions::default() })
 }
 
-fn check_with(sys: &System, text: &str, opts: LtlOptions) -> LtlVerdict {
+fn check_with(sys: &System, text: &str, opts: LtlOptions) -> Verdict {
     let phi = parse_ltl(text, &SimpleScope::with_state(&["x"])).unwrap();
-    let r = check_ltl(sys, &phi, &opts).unwrap();
-    if let LtlVerdict::False { trace } = &r.verdict {
+    let r = check_ltl(sys, &phi, &opts, &Budget::unlimited()).unwrap();
+    if let Verdict::Refuted { trace, .. } = &r.verdict {
         trace.replay(sys).unwrap();
         assert!(!PathFormula::of(&phi, false).unwrap().holds_exact(&trace.states).unwrap(), "{text}: {trace:?}");
     }
@@ -46,11 +47,11 @@ fn check_with(sys: &System, text: &str, opts: LtlOptions) -> LtlVerdict {
 }
 
 /// The verdict's truth value, `None` when undecided.
-fn truth(v: &LtlVerdict) -> Option<bool> {
+fn truth(v: &Verdict) -> Option<bool> {
     match v {
-        LtlVerdict::True { .. } => Some(true),
-        LtlVerdict::False { .. } => Some(false),
-        LtlVerdict::Unknown { .. } => None,
+        Verdict::Proven { .. } | Verdict::Evidence { .. } => Some(true),
+        Verdict::Refuted { .. } => Some(false),
+        Verdict::Unknown(_) => None,
     }
 }
 
@@ -124,26 +125,26 @@ fn boundary_cases_on_a_continuous_system() {
     // relaxation touches the boundary (slack 0), its path does not violate the bound exactly and
     // no path violates it by the search gap, so RMILP alone says unknown, never false.
     let auto = check(&sys, "X^2 (x <= 4)", Method::Auto);
-    assert_eq!(auto, LtlVerdict::True { exact: true, margin: None });
+    assert!(auto.is_proven(), "{:?}", auto);
     assert_eq!(truth(&check(&sys, "X^2 (x <= 4)", Method::Rmilp)), None);
     // Likewise x = 0 stays 0: x >= 0 is tight.
-    assert_eq!(check(&sys, "G<=3 (x >= 0)", Method::Auto), LtlVerdict::True { exact: true, margin: None });
+    assert!(check(&sys, "G<=3 (x >= 0)", Method::Auto).is_proven());
     assert_eq!(truth(&check(&sys, "G<=3 (x >= 0)", Method::Rmilp)), None);
     // With room to spare the MILP's evidence has a margin: the whole of it without the cutoff,
     // the cutoff with it (no path violates the bound with the atoms relaxed by less).
     let mut whole = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
     whole.rmilp.margin_cutoff = None;
     match check_with(&sys, "G<=3 (x >= -0.5)", whole) {
-        LtlVerdict::True { exact: false, margin: Some(m) } => assert!((m - 0.5).abs() < 1e-6, "{m}"),
+        Verdict::Evidence { margin: m } => assert!((m - 0.5).abs() < 1e-6, "{m}"),
         other => panic!("{other:?}"),
     }
     match check(&sys, "G<=3 (x >= -0.5)", Method::Rmilp) {
-        LtlVerdict::True { exact: false, margin: Some(m) } => assert_eq!(m, trestle_ltl::rmilp::MARGIN_CUTOFF),
+        Verdict::Evidence { margin: m } => assert_eq!(m, trestle_ltl::rmilp::MARGIN_CUTOFF),
         other => panic!("{other:?}"),
     }
     for method in [Method::Auto, Method::Rmilp] {
         let v = check(&sys, "X^2 (x < 4)", method);
-        let LtlVerdict::False { trace } = &v else { panic!("{method:?}: {v:?}") };
+        let Verdict::Refuted { trace, .. } = &v else { panic!("{method:?}: {v:?}") };
         assert_eq!(trace.states[0], vec![rational_from_i64(1)]);
         assert_eq!(trace.states[2], vec![rational_from_i64(4)]);
         assert_eq!(truth(&check(&sys, "F<=2 (x <= 0.25)", method)), Some(false), "{method:?}");
@@ -158,7 +159,7 @@ fn enclosures_past_an_erroring_domain_decide_nothing() {
     let text = WALK.replace("init = \"x == 5\"", "init = \"x == 9\"").replace("min(a + 1, 10)", "a + 1");
     let sys = system_from_text(&text);
     let v = check(&sys, "X^2 (x >= 0)", Method::Bpt);
-    assert!(matches!(v, LtlVerdict::Unknown { .. }), "{v:?}");
+    assert!(matches!(v, Verdict::Unknown(_)), "{v:?}");
     // Within the domain, the enclosures still decide.
     assert_eq!(truth(&check(&sys, "X (x >= 0)", Method::Bpt)), Some(true));
 }

@@ -7,11 +7,12 @@
 //! near a landmark before step 14, and both properties need it near by step t <= 9. Every cell is
 //! false; every refutation must replay exactly from Init.
 
+use trestle_core::{Budget, Verdict};
 use trestle_ir::System;
 use trestle_ir::formula::Ltl;
 use trestle_ir::parse::{SimpleScope, parse_ltl};
 use trestle_ir::system::PropertyFormula;
-use trestle_ltl::{LtlOptions, LtlVerdict, Method, PathFormula, Tightening, check_ltl};
+use trestle_ltl::{LtlOptions, Method, PathFormula, Tightening, check_ltl};
 use trestle_testkit::{load, repo};
 
 fn property(agents: usize, name: &str, t: u32) -> (System, Ltl) {
@@ -31,8 +32,8 @@ fn every_cell_of_the_table_is_refuted_by_a_replayed_path() {
         for name in ["stable", "live"] {
             for t in 0..=9 {
                 let (sys, phi) = property(agents, name, t);
-                let r = check_ltl(&sys, &phi, &LtlOptions::default()).unwrap();
-                let LtlVerdict::False { trace } = &r.verdict else {
+                let r = check_ltl(&sys, &phi, &LtlOptions::default(), &Budget::unlimited()).unwrap();
+                let Verdict::Refuted { trace, .. } = &r.verdict else {
                     panic!("spread-{agents} {name} t = {t}: {:?}", r.verdict)
                 };
                 trace.replay(&sys).unwrap_or_else(|e| panic!("spread-{agents} {name} t = {t}: {e}"));
@@ -53,17 +54,18 @@ fn proofs_are_not_contradicted_by_sampled_runs() {
     let scope = SimpleScope::with_state(&["x1", "y1", "x2", "y2"]);
     let text = "G<=5 (x1 <= 1.55 and x1 >= -1.55 and y1 <= 1.55 and y1 >= -1.55)";
     let phi = parse_ltl(text, &scope).unwrap();
-    let r = check_ltl(&sys, &phi, &LtlOptions { method: Method::Bpt, ..LtlOptions::default() }).unwrap();
-    assert_eq!(r.verdict, LtlVerdict::True { exact: true, margin: None });
+    let r = check_ltl(&sys, &phi, &LtlOptions { method: Method::Bpt, ..LtlOptions::default() }, &Budget::unlimited())
+        .unwrap();
+    assert!(r.verdict.is_proven(), "{:?}", r.verdict);
     // The sampler is a falsifier: on a proven formula it must find nothing, and its runs (exact,
     // from Init) must satisfy the formula.
     let negated = PathFormula::of(&phi, true).unwrap();
     let init = sys.init.to_box_union(4, 1).unwrap().remove(0);
-    assert!(trestle_ltl::sample::search(&sys, &init, &negated, 5, 512, 7).unwrap().is_none());
+    assert!(trestle_ltl::sample::search(&sys, &init, &negated, 5, 512, 7, &Budget::unlimited()).unwrap().is_none());
     // And it does find violations of a tighter bound that does not hold (4 moves right from 1).
     let tight = parse_ltl("G<=5 (x1 <= 1.3)", &scope).unwrap();
     let negated = PathFormula::of(&tight, true).unwrap();
-    let found = trestle_ltl::sample::search(&sys, &init, &negated, 5, 512, 7).unwrap();
+    let found = trestle_ltl::sample::search(&sys, &init, &negated, 5, 512, 7, &Budget::unlimited()).unwrap();
     if let Some(trace) = found {
         trace.replay(&sys).unwrap();
         assert!(!PathFormula::of(&tight, false).unwrap().holds_exact(&trace.states).unwrap());
@@ -89,12 +91,12 @@ fn tightened_bounds_need_fewer_binaries_and_agree() {
         let mut opts = LtlOptions { method: Method::Rmilp, ..LtlOptions::default() };
         (opts.rmilp.adaptive, opts.rmilp.tightening) =
             (adaptive, if tighten { Tightening::On } else { Tightening::Off });
-        let r = check_ltl(&sys, &phi, &opts).unwrap();
-        assert!(matches!(r.verdict, LtlVerdict::True { exact: false, .. }), "{adaptive} {tighten}: {:?}", r.verdict);
+        let r = check_ltl(&sys, &phi, &opts, &Budget::unlimited()).unwrap();
+        assert!(matches!(r.verdict, Verdict::Evidence { .. }), "{adaptive} {tighten}: {:?}", r.verdict);
         binaries.push(r.stats.rmilp.binaries);
     }
     assert!(binaries[0] < binaries[1] && binaries[1] < binaries[2], "{binaries:?}");
     let negated = PathFormula::of(&phi, true).unwrap();
     let init = sys.init.to_box_union(4, 1).unwrap().remove(0);
-    assert!(trestle_ltl::sample::search(&sys, &init, &negated, 6, 512, 11).unwrap().is_none());
+    assert!(trestle_ltl::sample::search(&sys, &init, &negated, 6, 512, 11, &Budget::unlimited()).unwrap().is_none());
 }

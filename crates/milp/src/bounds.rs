@@ -9,6 +9,7 @@
 
 use crate::error::MilpError;
 use trestle_bounds::{InputBox, LayerBounds, Method, bound_batch, bound_recurrent_step, layer_bounds_batch};
+use trestle_core::Budget;
 use trestle_ir::network::Network;
 
 /// How pre-activation bounds are computed.
@@ -23,17 +24,30 @@ pub struct BoundOptions {
     /// measure what that buys (the memoryful-agents paper's RMILP-only baseline): every ReLU then
     /// gets its binary.
     pub fix_stable: bool,
+    /// The run's budget, checked between batches of sub-boxes ([`MilpError::Stopped`]) and by
+    /// the encodings that use these options.
+    pub budget: Budget,
 }
 
 impl Default for BoundOptions {
     fn default() -> BoundOptions {
-        BoundOptions { method: Method::Crown, pieces: 256, fix_stable: true }
+        BoundOptions { method: Method::Crown, pieces: 256, fix_stable: true, budget: Budget::unlimited() }
     }
 }
+
+/// Most sub-boxes an input box is split into ([`BoundOptions::pieces`]): `split_box` holds them
+/// all at once (a few MB at this size; a billion took 25 GB), and each costs one pass of the bounds
+/// over the network at every network copy an encoding makes (bounded in batches between checks
+/// of the budget). Larger requests are refused by the engines, and cut to this here.
+pub const MAX_PIECES: usize = 1 << 16;
+
+/// Sub-boxes bounded between two checks of the budget.
+const BATCH: usize = 64;
 
 /// A grid of at most `pieces` sub-boxes covering `input` (widest dimensions split first; adjacent
 /// sub-boxes share their faces, so the union is the box).
 pub fn split_box(input: &InputBox, pieces: usize) -> Vec<InputBox> {
+    let pieces = pieces.min(MAX_PIECES);
     let n = input.lo.len();
     let mut counts = vec![1usize; n];
     loop {
@@ -73,8 +87,11 @@ pub fn split_box(input: &InputBox, pieces: usize) -> Vec<InputBox> {
 /// the sub-boxes of [`split_box`] of the bounds crate's layer bounds.
 pub fn layer_bounds(net: &Network, input: &InputBox, opts: &BoundOptions) -> Result<Vec<LayerBounds>, MilpError> {
     let mut worst: Option<Vec<LayerBounds>> = None;
-    for piece in layer_bounds_batch(net, &split_box(input, opts.pieces), &opts.method) {
-        worst = Some(widen(worst, piece?));
+    for batch in split_box(input, opts.pieces).chunks(BATCH) {
+        opts.budget.check()?;
+        for piece in layer_bounds_batch(net, batch, &opts.method) {
+            worst = Some(widen(worst, piece?));
+        }
     }
     finite(worst.expect("split_box returns at least one box"), net)
 }
@@ -93,7 +110,10 @@ pub fn layer_bounds_step(
         return layer_bounds(net, input, opts);
     }
     let mut worst: Option<Vec<LayerBounds>> = None;
-    for (x, h) in joint_pieces(input, hidden, opts.pieces) {
+    for (i, (x, h)) in joint_pieces(input, hidden, opts.pieces).into_iter().enumerate() {
+        if i % BATCH == 0 {
+            opts.budget.check()?;
+        }
         let steps = trestle_bounds::layer_bounds_unrolled(net, std::slice::from_ref(&x), &h, &opts.method)?;
         let step = steps.into_iter().next().expect("one step");
         worst = Some(widen(worst, step));
@@ -119,12 +139,18 @@ pub fn output_bounds_step(
         }
     };
     if hidden.is_empty() {
-        for b in bound_batch(net, &split_box(input, opts.pieces), &opts.method) {
-            let b = b?;
-            widen_by(&b.lo, &b.hi);
+        for batch in split_box(input, opts.pieces).chunks(BATCH) {
+            opts.budget.check()?;
+            for b in bound_batch(net, batch, &opts.method) {
+                let b = b?;
+                widen_by(&b.lo, &b.hi);
+            }
         }
     } else {
-        for (x, h) in joint_pieces(input, hidden, opts.pieces) {
+        for (i, (x, h)) in joint_pieces(input, hidden, opts.pieces).into_iter().enumerate() {
+            if i % BATCH == 0 {
+                opts.budget.check()?;
+            }
             let (b, _) = bound_recurrent_step(net, &x, &h, &opts.method)?;
             widen_by(&b.lo, &b.hi);
         }

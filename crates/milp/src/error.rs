@@ -1,6 +1,7 @@
 //! Input problems: a query or model this backend cannot encode. These are errors, never verdicts.
 
 use trestle_bounds::BoundsError;
+use trestle_core::Stop;
 use trestle_ir::system::SystemError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -9,6 +10,10 @@ pub enum MilpError {
     System(#[from] SystemError),
     #[error("network bounds: {0}")]
     Bounds(String),
+    /// Bounds left f64's range (enclosures grown over many steps, or huge weights or boxes):
+    /// where. An answer of the engines (unknown), not an input error.
+    #[error("bounds overflowed: {0}")]
+    Overflow(String),
     /// A product of two non-constant terms (after the non-deterministic inputs are fixed): not MILP.
     #[error("{what} is not piecewise linear: {detail}")]
     NotPiecewiseLinear { what: String, detail: String },
@@ -31,13 +36,25 @@ pub enum MilpError {
     /// HiGHS refused the model or failed outright (not a timeout, not infeasibility).
     #[error("HiGHS: {0}")]
     Solver(String),
-    /// Another thread raised the search's [`crate::model::Cancel`] flag (a portfolio's loser).
-    #[error("cancelled")]
-    Cancelled,
+    /// The run's [`trestle_core::Budget`] ended: its deadline passed, or another thread raised
+    /// its [`crate::model::Cancel`] token (a race's loser). Not an answer.
+    #[error("{0}")]
+    Stopped(#[from] Stop),
+    /// What the encoding would build exceeds a size limit, refused before it is allocated.
+    #[error("{what} would need about {estimate} matrix entries, more than the {limit} an encoding may hold")]
+    TooLarge { what: String, estimate: u128, limit: u128 },
 }
 
 impl From<BoundsError> for MilpError {
     fn from(e: BoundsError) -> MilpError {
-        MilpError::Bounds(e.to_string())
+        match e {
+            BoundsError::Overflow { at } => MilpError::Overflow(format!("{at}: too large for f64")),
+            // Boxes reach the bounds crate from enclosures rounded outward: an end that is not
+            // finite is one that overflowed.
+            BoundsError::NotFinite { what, index, lo, hi } => {
+                MilpError::Overflow(format!("{what}: dimension {index} is [{lo}, {hi}]"))
+            }
+            e => MilpError::Bounds(e.to_string()),
+        }
     }
 }

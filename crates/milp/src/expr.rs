@@ -333,17 +333,22 @@ impl Encoder<'_> {
                 let (a, b) = (self.expr(a, ctx)?, self.expr(b, ctx)?);
                 Bounded::new(a.expr - b.expr, a.iv.sub(&b.iv))
             }
-            Expr::Mul(a, b) => {
-                let (a, b) = (self.expr(a, ctx)?, self.expr(b, ctx)?);
+            Expr::Mul(x, y) => {
+                let (a, b) = (self.expr(x, ctx)?, self.expr(y, ctx)?);
                 let iv = a.iv.mul(&b.iv);
                 match (a.as_constant(), b.as_constant()) {
                     (Some(k), _) => Bounded::new(b.expr * k, iv),
                     (_, Some(k)) => Bounded::new(a.expr * k, iv),
                     _ => {
-                        return Err(MilpError::NotPiecewiseLinear {
-                            what: "a product".into(),
-                            detail: "both factors depend on variables (fix the non-deterministic inputs first)".into(),
-                        });
+                        let reads_input = |e: &Expr| e.mentions(|v| matches!(v, trestle_ir::VarRef::Nondet(_)));
+                        let detail = if reads_input(x) || reads_input(y) {
+                            "both factors vary, and one reads a non-deterministic input: fixing the inputs to \
+                             their values (where the step is multilinear in them) leaves a constant factor"
+                        } else {
+                            "both factors vary with the state or the actions (a product of two variables); a MILP \
+                             encodes products with a constant factor only"
+                        };
+                        return Err(MilpError::NotPiecewiseLinear { what: "a product".into(), detail: detail.into() });
                     }
                 }
             }

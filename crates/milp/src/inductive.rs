@@ -364,7 +364,8 @@ fn record_of(mut record: MilpRecord, out: &SolveOutcome) -> MilpRecord {
         SolveStatus::Optimal => "Optimal".into(),
         SolveStatus::Infeasible => "Infeasible".into(),
         SolveStatus::Target => "ObjectiveTarget".into(),
-        SolveStatus::Limit(s) | SolveStatus::Other(s) => s.clone(),
+        SolveStatus::Limit(l) => l.highs_status().into(),
+        SolveStatus::Other(s) => s.clone(),
     };
     (record.bound, record.primal, record.time) = (out.bound, out.primal, out.time);
     record.moved_coefficients = out.moved_coefficients;

@@ -88,8 +88,17 @@
 //!    by their ends only when the step is multilinear in them ([`nondet`]), otherwise
 //!    [`MilpError::NotMultilinear`] (an input error, never an answer).
 //! 6. **Limits are never answers.** A timeout, a maximum within the threshold, or any HiGHS status
-//!    other than optimal/infeasible is `Unknown`; HiGHS errors (a refused option or row, a failed
-//!    solve) are [`MilpError`]s.
+//!    other than optimal/infeasible is `Unknown` ([`SolveStatus::Limit`] names the limit,
+//!    [`SolveLimit::unknown`] the reason an engine reports); HiGHS errors (a refused option or row,
+//!    a failed solve) are [`MilpError`]s.
+//! 7. **The caller's budget holds everywhere.** A `trestle_core::Budget` ([`SolveOptions::within`],
+//!    [`UnrollOptions::budget`], [`BoundOptions::budget`]) is checked before every unrolled step,
+//!    between the LP tightening's solves (each also limited by HiGHS's `time_limit`), between
+//!    batches of sub-boxes of the network bounds, and by HiGHS's interrupt callback:
+//!    [`MilpError::Stopped`] when it ends. Sizes are bounded before anything is allocated:
+//!    sub-boxes at [`MAX_PIECES`], unrollings at [`MAX_UNROLL_ENTRIES`] estimated matrix entries
+//!    ([`MilpError::TooLarge`]); a real successor whose expression grew past a few terms is named
+//!    by a fresh variable, so an unrolling grows linearly with its length.
 //!
 //! States whose network selector picks no network, and lookups whose index is not a valid integer,
 //! have no successor (the simulator stops with an error there) and are left out of the MILPs.
@@ -116,7 +125,7 @@ pub mod unroll;
 
 pub use answer::{MilpAnswer, MilpCheck, MilpOptions, MilpRecord, MilpStats, MilpUnknown};
 pub use argmax::{EncodedArgmax, Strictness, encode_argmax, interval_gaps, score_gaps, score_gaps_step};
-pub use bounds::{BoundOptions, layer_bounds, layer_bounds_step, output_bounds_step, split_box};
+pub use bounds::{BoundOptions, MAX_PIECES, layer_bounds, layer_bounds_step, output_bounds_step, split_box};
 pub use controller::{Controllers, encode_controllers};
 pub use error::MilpError;
 pub use expr::{
@@ -124,7 +133,7 @@ pub use expr::{
     reify_pred, select,
 };
 pub use inductive::check_inductive_milp;
-pub use model::{Cancel, HighsValue, MilpModel, Sense, SolveOptions, SolveOutcome, SolveStatus};
+pub use model::{Cancel, HighsValue, MilpModel, Sense, SolveLimit, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
 pub use replay::{replay_candidate, replay_exact};
 pub use state::{
@@ -132,4 +141,4 @@ pub use state::{
 };
 pub use step::{BranchChoice, EncodedStep, StepOptions, encode_step, label_lit};
 pub use trestle_bounds::LayerBounds;
-pub use unroll::{RunPoint, UnrollOptions, Unrolled, unroll};
+pub use unroll::{MAX_UNROLL_ENTRIES, RunPoint, UnrollOptions, Unrolled, step_size, unroll, unroll_size};

@@ -12,6 +12,7 @@ use good_lp::{Constraint, Expression, IntoAffineExpression, ProblemVariables, Va
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::time::{Duration, Instant};
+use trestle_core::{Budget, Stop};
 use trestle_ir::round::{add_down, mul_down, mul_up, sub_down, sub_up};
 
 /// Optimisation direction.
@@ -44,9 +45,16 @@ pub struct SolveOptions {
 
 pub use trestle_core::Cancel;
 
-/// `Err(MilpError::Cancelled)` once `cancel` is raised.
-pub(crate) fn check_cancel(cancel: &Cancel) -> Result<(), MilpError> {
-    if cancel.is_cancelled() { Err(MilpError::Cancelled) } else { Ok(()) }
+impl SolveOptions {
+    /// These options within `budget`: a time limit of what is left of it (never more than a
+    /// limit already set) and its cancellation token.
+    pub fn within(mut self, budget: &Budget) -> SolveOptions {
+        if let Some(left) = budget.remaining() {
+            self.time_limit = Some(self.time_limit.map_or(left, |t| t.min(left)));
+        }
+        self.cancel = Some(budget.cancel_token().clone());
+        self
+    }
 }
 
 /// The value of a HiGHS option.
@@ -81,10 +89,58 @@ pub enum SolveStatus {
     Infeasible,
     /// A solution better than the objective target was found; the search stopped there.
     Target,
-    /// A limit (time, iterations, nodes, memory) or an interrupt stopped the search.
-    Limit(String),
+    /// A limit (time, iterations, solutions, memory) or an interrupt stopped the search.
+    Limit(SolveLimit),
     /// Anything else HiGHS reported (the model status name).
     Other(String),
+}
+
+/// Which limit stopped a solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolveLimit {
+    /// The solve's time limit (its share of the run's budget).
+    Time,
+    /// The [`Cancel`] token was raised (HiGHS's interrupt callback).
+    Interrupt,
+    Iterations,
+    Solutions,
+    Memory,
+}
+
+impl SolveLimit {
+    /// HiGHS's name of the model status (for records of what HiGHS said).
+    pub fn highs_status(self) -> &'static str {
+        match self {
+            SolveLimit::Time => "ReachedTimeLimit",
+            SolveLimit::Interrupt => "ReachedInterrupt",
+            SolveLimit::Iterations => "ReachedIterationLimit",
+            SolveLimit::Solutions => "ReachedSolutionLimit",
+            SolveLimit::Memory => "ReachedMemoryLimit",
+        }
+    }
+
+    /// What an engine that stopped at this limit reports.
+    pub fn unknown(self) -> trestle_core::Unknown {
+        match self {
+            SolveLimit::Time => trestle_core::Unknown::Timeout,
+            SolveLimit::Interrupt => trestle_core::Unknown::Interrupted,
+            SolveLimit::Memory => trestle_core::Unknown::OutOfMemory,
+            SolveLimit::Iterations => trestle_core::Unknown::Limit("HiGHS's iteration limit".into()),
+            SolveLimit::Solutions => trestle_core::Unknown::Limit("HiGHS's solution limit".into()),
+        }
+    }
+}
+
+impl std::fmt::Display for SolveLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SolveLimit::Time => "time limit reached",
+            SolveLimit::Interrupt => "interrupted",
+            SolveLimit::Iterations => "iteration limit reached",
+            SolveLimit::Solutions => "solution limit reached",
+            SolveLimit::Memory => "memory limit reached",
+        })
+    }
 }
 
 /// What a solve found. Every number is HiGHS's floating-point value.
@@ -114,6 +170,8 @@ pub struct MilpModel {
     bounds: Vec<(f64, f64)>,
     integer: Vec<bool>,
     constraints: Vec<Constraint>,
+    /// Non-zero coefficients of the constraints so far.
+    entries: usize,
     binaries: usize,
     infeasible: Option<String>,
 }
@@ -168,6 +226,7 @@ impl MilpModel {
     }
 
     pub fn add(&mut self, c: Constraint) {
+        self.entries += c.expression().linear_coefficients().count();
         self.constraints.push(c);
     }
 
@@ -197,6 +256,11 @@ impl MilpModel {
 
     pub fn num_constraints(&self) -> usize {
         self.constraints.len()
+    }
+
+    /// Non-zero coefficients of the constraints: what the model's memory grows with.
+    pub fn num_entries(&self) -> usize {
+        self.entries
     }
 
     /// Bounds of a variable of this model.
@@ -293,11 +357,11 @@ impl MilpModel {
             "ObjectiveTarget" => (SolveStatus::Target, dual),
             // Every variable bounded: the model cannot be unbounded, so it is infeasible.
             "UnboundedOrInfeasible" if all_bounded => (SolveStatus::Infeasible, None),
-            "ReachedTimeLimit"
-            | "ReachedIterationLimit"
-            | "ReachedSolutionLimit"
-            | "ReachedInterrupt"
-            | "ReachedMemoryLimit" => (SolveStatus::Limit(status_name.clone()), dual),
+            "ReachedTimeLimit" => (SolveStatus::Limit(SolveLimit::Time), dual),
+            "ReachedIterationLimit" => (SolveStatus::Limit(SolveLimit::Iterations), dual),
+            "ReachedSolutionLimit" => (SolveStatus::Limit(SolveLimit::Solutions), dual),
+            "ReachedInterrupt" => (SolveStatus::Limit(SolveLimit::Interrupt), dual),
+            "ReachedMemoryLimit" => (SolveStatus::Limit(SolveLimit::Memory), dual),
             _ => (SolveStatus::Other(status_name.clone()), None),
         };
         let infeasible = status == SolveStatus::Infeasible;
@@ -313,7 +377,8 @@ impl MilpModel {
     }
 
     /// The LP relaxation of the model (integrality dropped), passed to HiGHS once, to bound
-    /// several objectives in turn ([`Relaxation::bound`]). `None` when the model is known to be
+    /// several objectives in turn ([`Relaxation::bound`]); `opts.time_limit` and `opts.cancel`
+    /// hold for all of them together. `None` when the model is known to be
     /// infeasible or is outside the range where its answers are evidence
     /// ([`Prepared::out_of_range`]: the rounding of a row may exceed 1/16 of the feasibility
     /// tolerance).
@@ -326,8 +391,9 @@ impl MilpModel {
             return Ok(None);
         }
         let cancel = opts.cancel.clone().map(Box::new);
+        let deadline = opts.time_limit.map(|t| Instant::now() + t);
         let (highs, cols) = build_highs(&prepared, Sense::Minimise, opts, cancel.as_deref(), true)?;
-        Ok(Some(Relaxation { model: self, prepared, highs: Some(highs), cols, costed: Vec::new(), cancel }))
+        Ok(Some(Relaxation { model: self, prepared, highs: Some(highs), cols, costed: Vec::new(), cancel, deadline }))
     }
 
     /// The columns and rows HiGHS gets: the variables, the constraints as prepared rows (with their
@@ -365,9 +431,22 @@ pub struct Relaxation<'a> {
     /// The token HiGHS's interrupt callback reads, at an address that stays put while HiGHS
     /// holds it.
     cancel: Option<Box<Cancel>>,
+    /// When the bounds must stop (the options' time limit from the relaxation's start).
+    deadline: Option<Instant>,
 }
 
 impl Relaxation<'_> {
+    /// `Err(Stopped)` once the token is raised or the deadline has passed.
+    fn check(&self) -> Result<(), MilpError> {
+        if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(MilpError::Stopped(Stop::Cancelled));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(MilpError::Stopped(Stop::TimeLimit));
+        }
+        Ok(())
+    }
+
     /// A lower (`Minimise`) or upper (`Maximise`) bound of `objective` over the relaxation,
     /// hence over the model's solutions; `None` when HiGHS finds no optimum (infeasible, a
     /// limit).
@@ -384,10 +463,13 @@ impl Relaxation<'_> {
             Sense::Minimise => 1.0,
             Sense::Maximise => -1.0,
         };
-        if let Some(c) = &self.cancel {
-            check_cancel(c)?;
-        }
+        self.check()?;
         let mut highs = self.highs.take().expect("a relaxation holds its HiGHS model between solves");
+        if let Some(d) = self.deadline {
+            // HiGHS's own limit stops an LP that would outlive the deadline (`None` then: sound).
+            let left = d.saturating_duration_since(Instant::now()).as_secs_f64();
+            highs.try_set_option("time_limit", left).map_err(|e| MilpError::Solver(format!("time_limit: {e:?}")))?;
+        }
         for j in self.costed.drain(..) {
             highs.change_column_cost(self.cols[j], 0.0);
         }
@@ -402,9 +484,7 @@ impl Relaxation<'_> {
         }
         self.prepared.offset = sign * objective.constant();
         let solved = highs.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))?;
-        if let Some(c) = &self.cancel {
-            check_cancel(c)?;
-        }
+        self.check()?;
         let optimal = format!("{:?}", solved.status()) == "Optimal";
         let bound = optimal.then(|| safe_dual_bound(&self.prepared, solved.get_solution().dual_rows())).flatten();
         self.highs = Some(highs::Model::from(solved));

@@ -10,7 +10,7 @@
 use crate::error::MilpError;
 use crate::expr::Bounded;
 use crate::model::MilpModel;
-use good_lp::{Expression, Variable};
+use good_lp::{Expression, IntoAffineExpression, Variable};
 use trestle_ir::num::{down, to_f64_nearest, up};
 use trestle_ir::system::{NondetDomain, Policy, System, VarKind};
 use trestle_ir::{Interval, RBox, Rational};
@@ -145,10 +145,14 @@ pub fn initial_hidden(sys: &System) -> Hidden {
         .collect()
 }
 
+/// Most terms a real successor's expression keeps before a fresh variable stands for it.
+const MAX_SUCCESSOR_TERMS: usize = 16;
+
 /// Constrains a successor to be a state: inside the declared domains when `domains` is set, and of
 /// the declared kinds (an integer variable equal to each `int` or `bool` successor). Returns the
 /// successor as the next step reads it (the integer variables, intervals narrowed to the domains),
-/// or `None` when an integer successor has no integer value in its bounds.
+/// or `None` when an integer successor has no integer value in its bounds. A real successor whose
+/// expression has more than a few terms is named by a fresh variable.
 pub fn successor_as_state(
     model: &mut MilpModel,
     sys: &System,
@@ -168,8 +172,14 @@ pub fn successor_as_state(
                 iv.hi = iv.hi.min(up(h));
             }
         }
-        let value = if v.kind == VarKind::Real {
+        let value = if v.kind == VarKind::Real && (&x.expr).linear_coefficients().count() <= MAX_SUCCESSOR_TERMS {
             Bounded::new(x.expr.clone(), iv)
+        } else if v.kind == VarKind::Real {
+            // Named by a variable: an unrolling's state would otherwise carry every earlier
+            // step's terms, and its size grow with the square of its length.
+            let w = model.continuous(iv.lo, iv.hi, &format!("{}'", v.name))?;
+            model.add((x.expr.clone() - w).eq(0.0));
+            Bounded::new(Expression::from(w), iv)
         } else {
             let (mut l, mut h) = (x.iv.lo.ceil(), x.iv.hi.floor());
             if v.kind == VarKind::Bool {

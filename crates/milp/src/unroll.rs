@@ -15,13 +15,14 @@
 //! A run that must replay is best searched with [`crate::Strictness::Margin`], whose argmax choices
 //! no solver tolerance can tip.
 
+use crate::bounds::BoundOptions;
 use crate::error::MilpError;
 use crate::expr::Bounded;
-use crate::model::{Cancel, MilpModel, Sense, SolveOptions, is_constant};
+use crate::model::{MilpModel, Sense, SolveOptions, is_constant};
 use crate::state::{NondetChoice, initial_hidden, state_variables, successor_as_state};
 use crate::step::{BranchChoice, EncodedStep, StepOptions, encode_step};
 use good_lp::Variable;
-use trestle_core::{ReplayError, Trace};
+use trestle_core::{Budget, ReplayError, Trace};
 use trestle_ir::num::{is_integer, rational_from_f64, to_f64_nearest};
 use trestle_ir::round::{add_up, sub_down};
 use trestle_ir::system::{DomainExit, NondetDomain, System, VarKind};
@@ -40,9 +41,10 @@ pub struct UnrollOptions {
     /// is linked, not from boxes propagated one step at a time (two LPs per value and step,
     /// each started from the previous one's basis).
     pub tighten: bool,
-    /// Stops the unrolling between steps and between the tightening's LPs
-    /// ([`MilpError::Cancelled`]).
-    pub cancel: Option<Cancel>,
+    /// The run's budget: checked before every step, between the tightening's LPs (which HiGHS
+    /// also stops by it) and by the network bounds of every step ([`MilpError::Stopped`]). It
+    /// replaces `step.bounds.budget`.
+    pub budget: Budget,
 }
 
 /// `k` chained steps: the model and what each step added.
@@ -72,6 +74,18 @@ pub struct RunPoint {
 /// region holds no state or some step has no transition.
 pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Result<Option<Unrolled>, MilpError> {
     sys.validate()?;
+    let estimate = unroll_size(sys, k);
+    if estimate > MAX_UNROLL_ENTRIES {
+        return Err(MilpError::TooLarge {
+            what: format!("an unrolling of {k} steps"),
+            estimate,
+            limit: MAX_UNROLL_ENTRIES,
+        });
+    }
+    let step_opts = StepOptions {
+        bounds: BoundOptions { budget: opts.budget.clone(), ..opts.step.bounds.clone() },
+        ..opts.step.clone()
+    };
     let domains = sys.domain_exit != DomainExit::Ignore;
     let mut model = MilpModel::new();
     let Some((start_vars, state0)) = state_variables(&mut model, sys, start, domains)? else { return Ok(None) };
@@ -79,17 +93,15 @@ pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Res
     let mut hidden = initial_hidden(sys);
     let mut steps = Vec::with_capacity(k);
     for t in 0..k {
-        if let Some(c) = &opts.cancel {
-            crate::model::check_cancel(c)?;
-        }
+        opts.budget.check()?;
         let choice = opts.nondet.get(t).unwrap_or(&NondetChoice::Free);
-        let encoded = encode_step(&mut model, sys, &states[t], &hidden, choice, BranchChoice::Any, &opts.step)?;
+        let encoded = encode_step(&mut model, sys, &states[t], &hidden, choice, BranchChoice::Any, &step_opts)?;
         let Some(step) = encoded else { return Ok(None) };
         let Some(mut next) = successor_as_state(&mut model, sys, &step.next, domains)? else { return Ok(None) };
         hidden = step.hidden.clone();
         if opts.tighten && t + 1 < k {
             let values = next.iter_mut().chain(hidden.iter_mut().flatten().flatten());
-            tighten(&model, values, opts.cancel.as_ref())?;
+            tighten(&model, values, &opts.budget)?;
         }
         states.push(next);
         steps.push(step);
@@ -104,13 +116,14 @@ pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Res
 /// were built in f64, so a real run may miss them by their rounding (at most 1/16 of that
 /// tolerance per row in a model the relaxation accepts), and a bound that cut it by that much
 /// could fix a ReLU or an argmax on the wrong side. Values with a constant expression or a point
-/// enclosure are left. `cancel` stops it between (and inside) its LPs.
+/// enclosure are left. `budget` stops it between (and inside) its LPs ([`MilpError::Stopped`]).
 pub fn tighten<'a>(
     model: &MilpModel,
     values: impl Iterator<Item = &'a mut Bounded>,
-    cancel: Option<&Cancel>,
+    budget: &Budget,
 ) -> Result<(), MilpError> {
-    let opts = SolveOptions { cancel: cancel.cloned(), ..SolveOptions::default() };
+    budget.check()?;
+    let opts = SolveOptions::default().within(budget);
     let Some(mut relaxation) = model.relaxation(&opts)? else { return Ok(()) };
     let pad = |b: f64| opts.feasibility_tolerance * (1.0 + b.abs());
     for v in values {
@@ -192,4 +205,53 @@ fn in_domain(x: f64, domain: &NondetDomain) -> Rational {
             .cloned()
             .expect("a validated set is non-empty"),
     }
+}
+
+/// Most matrix entries an unrolling may hold by [`unroll_size`]'s estimate. Building and solving
+/// cost about 55 bytes per estimated entry (good_lp's expressions, the rows prepared for HiGHS and
+/// HiGHS's copy: Simple Spread unrolled 2000 steps, 6.5 million estimated entries, peaked at
+/// 346 MB), so this is a memory budget of about 1.1 GB; longer unrollings are refused before
+/// anything is allocated ([`MilpError::TooLarge`]).
+pub const MAX_UNROLL_ENTRIES: u128 = 20_000_000;
+
+/// An estimate of the matrix entries of `k` chained steps: `k` times those of one step
+/// ([`step_size`]). Steps cost the same at every depth: a real state variable's successor that
+/// grew past a few terms is named by a fresh variable (`successor_as_state`), so expressions do
+/// not grow with the depth.
+pub fn unroll_size(sys: &System, k: usize) -> u128 {
+    step_size(sys).saturating_mul(k as u128)
+}
+
+/// An estimate of the matrix entries of one encoded step (an upper bound on the usual shape):
+/// every network a controller may run, each weight appearing in up to four rows of the big-M
+/// encoding of its neuron, four rows per neuron besides, every argmax pair of outputs (two
+/// rows over the last layer's inputs); every branch's updates (eight entries per variable, a
+/// guard and a selection); the state, input and action variables.
+pub fn step_size(sys: &System) -> u128 {
+    let network = |n: &trestle_ir::Network| -> u128 {
+        let mut entries = 0u128;
+        for layer in &n.layers {
+            let (rows, weights) = match layer {
+                trestle_ir::network::Layer::Dense(d) => (d.weights.rows, d.weights.rows * d.weights.cols),
+                trestle_ir::network::Layer::Recurrent(r) => (
+                    r.input_weights.rows,
+                    r.input_weights.rows * r.input_weights.cols + r.recurrent_weights.rows * r.recurrent_weights.cols,
+                ),
+            };
+            entries += 4 * weights as u128 + 4 * rows as u128;
+        }
+        let outputs = n.output_dim() as u128;
+        let last_inputs = n.layers.last().map_or(0, |l| l.input_dim()) as u128;
+        entries + 2 * outputs * outputs * (last_inputs + 1)
+    };
+    let mut entries = 0u128;
+    for c in &sys.controllers {
+        let nets: Vec<usize> = match &c.policy {
+            trestle_ir::system::Policy::Network(n) => vec![*n],
+            trestle_ir::system::Policy::Select { networks, .. } => networks.clone(),
+        };
+        entries += nets.iter().map(|&n| network(&sys.networks[n].network)).sum::<u128>();
+    }
+    let vars = (sys.state.len() + sys.nondet.len() + sys.actions.len()) as u128;
+    entries + 8 * vars * sys.step.branches.len().max(1) as u128 + 4 * vars
 }

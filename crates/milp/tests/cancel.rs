@@ -5,10 +5,11 @@ use good_lp::{Expression, Variable};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
+use trestle_core::{Budget, Stop};
 use trestle_ir::RBox;
 use trestle_ir::num::parse_rational;
 use trestle_milp::model::MilpModel;
-use trestle_milp::{Cancel, MilpError, Sense, SolveOptions, SolveStatus, UnrollOptions, unroll};
+use trestle_milp::{Cancel, MilpError, Sense, SolveLimit, SolveOptions, SolveStatus, UnrollOptions, unroll};
 
 /// A market-split instance (Cornuéjols and Dawande): 4 rows of 30 binaries with coefficients in
 /// [0, 99] and right-hand sides half the row sums, the deviation minimised. Branch and bound
@@ -31,7 +32,7 @@ fn market_split(seed: u64) -> (MilpModel, Expression) {
 }
 
 fn interrupted(status: &SolveStatus) -> bool {
-    matches!(status, SolveStatus::Limit(why) if why.contains("Interrupt"))
+    *status == SolveStatus::Limit(SolveLimit::Interrupt)
 }
 
 #[test]
@@ -94,17 +95,22 @@ fn a_raised_token_stops_a_relaxation_and_an_unrolling() {
     let mut relaxation = m.relaxation(&opts).unwrap().unwrap();
     assert!(relaxation.bound(Sense::Minimise, &objective).unwrap().is_some());
     cancel.cancel();
-    assert_eq!(relaxation.bound(Sense::Maximise, &objective).unwrap_err(), MilpError::Cancelled);
+    assert_eq!(relaxation.bound(Sense::Maximise, &objective).unwrap_err(), MilpError::Stopped(Stop::Cancelled));
 
     // The Figure-1 RNN with a non-deterministic input, from z = 0.
     let figure1 = trestle_testkit::repo().join("configs/systems/rnn-figure1.toml");
     let sys = trestle_testkit::load(&figure1, &["nondet.x1.interval=[-1, 1]".to_string()]);
     let zero = Some(parse_rational("0").unwrap());
     let start = RBox { lo: vec![zero.clone()], hi: vec![zero] };
-    let live = UnrollOptions { tighten: true, cancel: Some(Cancel::new()), ..UnrollOptions::default() };
+    let live = UnrollOptions { tighten: true, budget: Budget::unlimited(), ..UnrollOptions::default() };
     assert!(unroll(&sys, &start, 3, &live).unwrap().is_some());
-    let stopped = UnrollOptions { cancel: Some(cancel), ..live };
-    assert_eq!(unroll(&sys, &start, 3, &stopped).unwrap_err(), MilpError::Cancelled);
+    let raised = Budget::unlimited();
+    raised.cancel();
+    let stopped = UnrollOptions { budget: raised, ..live.clone() };
+    assert_eq!(unroll(&sys, &start, 3, &stopped).unwrap_err(), MilpError::Stopped(Stop::Cancelled));
+    // A deadline passed stops it the same way, as the time limit.
+    let expired = UnrollOptions { budget: Budget::new(Some(Duration::ZERO)), ..live };
+    assert_eq!(unroll(&sys, &start, 3, &expired).unwrap_err(), MilpError::Stopped(Stop::TimeLimit));
 }
 
 #[test]

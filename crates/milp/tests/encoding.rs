@@ -123,7 +123,8 @@ fn stable_neurons_need_no_binary() {
     let min = model.solve(Sense::Minimise, &enc.outputs[0], &opts()).unwrap();
     assert!((min.bound.unwrap() - 1.7).abs() < 1e-7, "{min:?}");
     // Without fixing (the RMILP baseline) every ReLU has its binary and the optima are the same.
-    let loose = BoundOptions { method: trestle_bounds::Method::Ibp, pieces: 1, fix_stable: false };
+    let loose =
+        BoundOptions { method: trestle_bounds::Method::Ibp, pieces: 1, fix_stable: false, ..BoundOptions::default() };
     for (lo, max_x, min_x) in [(0.0, 2.5, 1.0), (0.6, 2.5, 1.7)] {
         let mut model = MilpModel::new();
         let x = model.continuous(lo, 1.0, "x").unwrap();

@@ -126,7 +126,7 @@ fn feed_forward_optima_replay_exactly() {
     // tie to the index the lowest-index rule would not take (the closure, which admits the ties, is
     // checked for soundness below). The guards read only the integer mode, where closures are exact.
     let step = StepOptions { strictness: Strictness::Margin(1e-4), ..StepOptions::default() };
-    let opts = UnrollOptions { step, nondet: Vec::new(), tighten: false, cancel: None };
+    let opts = UnrollOptions { step, nondet: Vec::new(), tighten: false, ..UnrollOptions::default() };
     let mut branches_used = std::collections::BTreeSet::new();
     for k in 1..=3 {
         let u = unroll(&sys, &start, k, &opts).unwrap().expect("runs exist");
@@ -210,7 +210,7 @@ fn fixed_inputs_are_the_inputs_of_the_run() {
     let start = rbox(&[("-2", "2"), ("0", "2")]);
     let fixed = NondetChoice::Fixed(vec![parse_rational("0.2").unwrap(), rational_from_i64(1)]);
     let step = StepOptions { strictness: Strictness::Margin(1e-4), ..StepOptions::default() };
-    let opts = UnrollOptions { step, nondet: vec![fixed.clone(), fixed], tighten: false, cancel: None };
+    let opts = UnrollOptions { step, nondet: vec![fixed.clone(), fixed], tighten: false, ..UnrollOptions::default() };
     let u = unroll(&sys, &start, 2, &opts).unwrap().unwrap();
     let (_, _, values) = optimise(&u, Sense::Maximise, &u.states[2][0].expr.clone());
     let run = u.run_at(&sys, &values);

@@ -25,10 +25,10 @@ mod error;
 pub mod json;
 pub mod milp;
 mod progress;
-// pub mod properties; (after the temporal engines' merge)
+pub mod properties;
 pub mod render;
 pub mod synth;
-// pub mod temporal;
+pub mod temporal;
 
 pub use check::{CheckMethod, CheckOptions, CheckRun, check};
 pub use error::DriverError;

@@ -152,23 +152,55 @@ pub fn ltl(
         && let Ltl::G(None, inner) = phi
         && let Some(p) = trestle_ltl::state_pred(inner)
         && !budget.is_over()
+        && let Some(chained) = invariant_of(sys, &p, threads, budget, progress)?
     {
-        let chained = crate::properties::invariant(sys, &p, threads, budget, progress)?;
-        if chained.result.status != Status::Unknown {
-            let engine_said = out.reason.clone();
-            let seconds = out.stats.get("seconds").cloned();
-            out = chained.result;
-            out.command = "ltl".into();
-            out.property = Some(property.name.clone());
-            out.details.insert("formula".into(), json!(property.text));
-            out.details.insert("ltl_engine".into(), json!(engine_said));
-            if let Some(s) = seconds {
-                out.stats.insert("ltl_seconds".into(), s);
-            }
-            certificate = chained.certificate.map(|c| ltl_invariant_certificate(c, &property.text));
+        let engine_said = out.reason.clone();
+        let seconds = out.stats.get("seconds").cloned();
+        out = chained.result;
+        out.command = "ltl".into();
+        out.property = Some(property.name.clone());
+        out.details.insert("formula".into(), json!(property.text));
+        out.details.insert("ltl_engine".into(), json!(engine_said));
+        if let Some(s) = seconds {
+            out.stats.insert("ltl_seconds".into(), s);
         }
+        certificate = chained.certificate.map(|c| ltl_invariant_certificate(c, &property.text));
     }
     Ok(LtlRun { ltl: r, result: out, certificate })
+}
+
+/// `G p` (p a state predicate) that the LTL engine left open on a system whose controllers keep
+/// no hidden state is the question "p is invariant": the file's candidate, then synthesis, as
+/// `verify` asks it, with p bounded first (synthesis needs a bounded Safe: p within bounds of the
+/// variables it leaves free, from the domains, the file's safe or an inductive box around Init).
+/// Their answer when it decides `G p`; `None` otherwise (no bounded form, unknown, or a run that
+/// leaves only the added bounds, which refutes nothing).
+fn invariant_of(
+    sys: &System,
+    p: &trestle_ir::Pred,
+    threads: usize,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<Option<crate::properties::InvariantRun>, DriverError> {
+    let inits = sys.init.to_box_union(sys.state.len(), 1024).unwrap_or_default();
+    let Some(within) = trestle_ltl::synthesis::bounded_safe(sys, p, &inits, budget)? else {
+        return Ok(None);
+    };
+    let run = crate::properties::invariant(sys, &within, threads, budget, progress)?;
+    Ok(match run.result.status {
+        Status::Unknown => None,
+        Status::Refuted if !leaves(p, &run.result) => None,
+        _ => Some(run),
+    })
+}
+
+/// Whether the last state of a result's trace violates `p` (exactly).
+fn leaves(p: &trestle_ir::Pred, r: &RunResult) -> bool {
+    let last = r.trace.as_ref().and_then(|t| t.states_exact.last());
+    last.is_some_and(|s| {
+        let state: Option<Vec<trestle_ir::Rational>> = s.iter().map(|x| trestle_ir::num::parse_rational(x)).collect();
+        state.is_some_and(|s| !p.eval_exact(&trestle_ir::Env::new(&s[..], &[], &[])).unwrap_or(true))
+    })
 }
 
 /// A bridge proof of `p` as an invariant, marked as the proof of `G p` (`trestle certify` then
