@@ -97,7 +97,7 @@ pub fn run(a: &CtlArgs) -> CliResult {
         opts.pieces = Some(p);
     }
     if let Some(j) = a.jobs {
-        opts.threads = super::threads(j)?;
+        opts.threads = super::threads_flag(j, "--jobs")?;
     }
     if let Some(t) = a.timeout {
         opts.timeout = Some(super::seconds(t, "--timeout")?);

@@ -61,10 +61,15 @@ pub const MAX_THREADS: usize = 1024;
 
 /// A `--threads` value: 1 to [`MAX_THREADS`].
 pub fn threads(t: usize) -> Result<usize, CliError> {
+    threads_flag(t, "--threads")
+}
+
+/// A thread count given as `flag` (`--jobs` for `ctl`): 1 to [`MAX_THREADS`]; errors name the flag.
+pub fn threads_flag(t: usize, flag: &str) -> Result<usize, CliError> {
     match t {
-        0 => Err(CliError::input("--threads must be at least 1")),
+        0 => Err(CliError::input(format!("{flag} must be at least 1"))),
         t if t > MAX_THREADS => Err(CliError::input(format!(
-            "--threads {t} is too many: at most {MAX_THREADS} (this machine has {} cores)",
+            "{flag} {t} is too many: at most {MAX_THREADS} (this machine has {} cores)",
             std::thread::available_parallelism().map_or(1, |n| n.get())
         ))),
         t => Ok(t),
