@@ -66,10 +66,15 @@ fn resource_panic(payload: &(dyn std::any::Any + Send)) -> Option<String> {
     }
     let text =
         payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied())?;
-    // std's spawn failure: the new thread's stack could not be mapped (EAGAIN under an
-    // address-space or process limit).
-    text.starts_with("failed to spawn thread")
-        .then(|| format!("out of memory: {text} (the process's memory, address-space or thread limit is too low)"))
+    // A thread that could not be created (its stack could not be mapped: EAGAIN under an
+    // address-space or process limit): std's spawn, or rayon's global pool, which panics with its
+    // build error on first use.
+    let thread = text.starts_with("failed to spawn thread")
+        || (text.contains("ThreadPoolBuildError") && text.contains("IOError"));
+    thread.then(|| {
+        let first = text.lines().next().unwrap_or_default();
+        format!("out of memory: could not start a thread: {first} (the process's memory, address-space or thread limit is too low)")
+    })
 }
 
 fn main() -> ExitCode {

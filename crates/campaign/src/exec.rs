@@ -11,12 +11,14 @@
 //! glibc reserves 64 MiB of address space for each thread's arena, unused but counted by
 //! `RLIMIT_AS`, so that with a few threads a job needed 700 MiB for a check that uses 100 MiB,
 //! and the least limit that worked varied from run to run. With two arenas the limit measures what
-//! the job uses. Measured on the shipped examples (2 cores, 10 runs per limit, `prlimit --as`
-//! with `MALLOC_ARENA_MAX=2`): `check` needs 300 MiB (Z3 wants 64 MiB free before each context,
-//! see `trestle_smt::memory`), `synth` 300 MiB, `ctl` and `ltl` (HiGHS, no Z3) 250 MiB; below
-//! that a job ends `memout` (the child's "out of memory", exit 3, or an allocation failure), and
-//! below about 60 MiB the binary cannot even be loaded (exit 127, also `memout`). A `memory`
-//! of 1 GiB leaves room for every shipped example.
+//! the job uses. Measured on the shipped examples (2 cores, 6 runs per limit, `prlimit --as`
+//! with `MALLOC_ARENA_MAX=2`), the least limit at which every run gave its verdict: `check
+//! examples/maze-det.toml` 300 MiB (two threads; Z3 wants 64 MiB free before each context, see
+//! `trestle_smt::memory`), `cegar blocks4-h16` 200 MiB, `verify frozenlake` 200 MiB, `synth
+//! maze-det` and `ctl frozenlake` 100 MiB, `ltl pi-tuned` 80 MiB; without the variable `check`
+//! needed 700 MiB. Below that a job ends `memout` (the child's "out of memory", exit 3, or an
+//! allocation or thread creation that failed), and below about 64 MiB the binary cannot even be
+//! loaded (exit 127, also `memout`). A `memory` of 1 GiB leaves room for every shipped example.
 //!
 //! The child's stderr is kept as its last 4 KiB, every line cut to 300 characters and every
 //! character that is not printable escaped (a child quoting a binary file cannot fill the store

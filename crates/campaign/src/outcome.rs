@@ -151,11 +151,13 @@ pub fn classify(exit: &ChildExit) -> Outcome {
             out.reason = message;
         }
         (Some(c @ (0 | 1 | 3)), _) => verdict(&mut out, c, json),
+        // A thread or an allocation that failed at the limit, reported by the child as an error
+        // of its own (a thread pool it could not build is "unsupported", exit 2, in `ctl`).
+        (Some(2 | 4 | 127), _) if out_of_memory => memout(&mut out, exit, 0),
         (Some(2), _) => {
             out.status = JobStatus::InputError;
             out.reason = message;
         }
-        (Some(4 | 127), _) if out_of_memory => memout(&mut out, exit, 0),
         (Some(4), _) => out.reason = message.map(|m| format!("internal error: {m}")),
         (Some(130), _) => {
             out.status = JobStatus::Interrupted;
@@ -236,7 +238,7 @@ fn legacy_result(out: &mut Outcome, code: i32, v: &Value) -> (JobStatus, Option<
 /// `bad_alloc` and Z3's `out_of_memory_error` escaping (SIGABRT), the dynamic loader (exit 127)
 /// and thread creation (its stack is an allocation too: EAGAIN). Only read when the job had a
 /// memory limit.
-const OUT_OF_MEMORY: [&str; 8] = [
+const OUT_OF_MEMORY: [&str; 9] = [
     "memory allocation of",
     "out of memory",
     "out_of_memory",
@@ -245,6 +247,8 @@ const OUT_OF_MEMORY: [&str; 8] = [
     "failed to map segment",
     "failed to spawn thread",
     "cannot create thread",
+    // EAGAIN from a thread's creation (its stack could not be mapped).
+    "resource temporarily unavailable",
 ];
 
 fn mentions_memory(stderr: &str, message: Option<&str>) -> bool {
@@ -367,6 +371,11 @@ mod tests {
         e.memory = Some(400 << 20);
         assert_eq!(classify(&e).status, JobStatus::Memout);
         assert_eq!(classify(&e).reason.as_deref(), Some("out of memory at the limit of 400 MiB"));
+        let mut e = exit(Some(2), Value::Null);
+        e.stderr_tail = "error: unsupported: thread pool: Resource temporarily unavailable (os error 11)\n".into();
+        assert_eq!(classify(&e).status, JobStatus::InputError, "no memory limit: the child's word");
+        e.memory = Some(100 << 20);
+        assert_eq!(classify(&e).status, JobStatus::Memout);
         let mut e = exit(Some(127), Value::Null);
         e.stderr_tail = "trestle: error while loading shared libraries: libstdc++.so.6: failed to map segment\n".into();
         e.memory = Some(40 << 20);
