@@ -139,7 +139,7 @@ pub fn load_campaign(path: &Path, validate: Validate, version: &str) -> Result<P
     let global_matrix = matrix(path, "matrix", &dir, &raw.matrix)?;
     let mut jobs = Vec::new();
     let mut planned: u64 = 0;
-    let mut names: HashMap<String, (String, PathBuf, Vec<(String, String)>)> = HashMap::new();
+    let mut names: HashMap<String, NameOwner> = HashMap::new();
     for (i, entry) in raw.systems.iter().enumerate() {
         let key = format!("systems[{i}]");
         let mut entry_matrix = matrix(path, &format!("{key}.matrix"), &dir, &entry.matrix)?;
@@ -212,14 +212,12 @@ pub const MAX_REPETITIONS: u32 = 1000;
 /// the plan (ids, command lines) stays within tens of megabytes and `explain` within seconds.
 pub const MAX_JOBS: u64 = 100_000;
 
+/// The first instance under a name: its `[[systems]]` key, system file and overrides.
+type NameOwner = (String, PathBuf, Vec<(String, String)>);
+
 /// Refuses a second, different instance (another system file, or other overrides) under a name
 /// already taken: the reports have one row per name, and merged the two (issue 39, item 2).
-fn check_distinct(
-    path: &Path,
-    names: &mut HashMap<String, (String, PathBuf, Vec<(String, String)>)>,
-    key: &str,
-    inst: &Instance,
-) -> Result<()> {
+fn check_distinct(path: &Path, names: &mut HashMap<String, NameOwner>, key: &str, inst: &Instance) -> Result<()> {
     let system = inst.cwd.join(&inst.system);
     match names.get(&inst.name) {
         Some((first_key, first_system, first_overrides))
