@@ -17,6 +17,17 @@ use std::time::Duration;
 /// Held while stdout gets the run's result; `true` once the one JSON object has been printed.
 pub static OUTPUT: Mutex<bool> = Mutex::new(false);
 
+/// What an interruption leaves, when the command says more than "stopped without a verdict" (a
+/// campaign: where its finished jobs are and how to run the rest).
+static STOPPED: Mutex<Option<String>> = Mutex::new(None);
+
+/// Sets what the interruption message says the run leaves (see [`STOPPED`]).
+pub fn set_stopped(what: String) {
+    if let Ok(mut s) = STOPPED.lock() {
+        *s = Some(what);
+    }
+}
+
 /// How long the interrupt waits for a result being printed to finish before it gives up on its
 /// own message (the printer may be blocked on a full pipe).
 const PRINT_WAIT: Duration = Duration::from_secs(2);
@@ -65,7 +76,8 @@ fn stop(signal: i32, json: bool) -> ! {
         libc::SIGTERM => "SIGTERM",
         _ => "SIGHUP",
     };
-    let message = format!("interrupted by {name}: stopped without a verdict");
+    let stopped = STOPPED.try_lock().ok().and_then(|s| s.clone());
+    let message = format!("interrupted by {name}: {}", stopped.as_deref().unwrap_or("stopped without a verdict"));
     if json && let Some(mut printed) = wait_for_output() {
         if !*printed {
             crate::output::print_error_json("interrupted", &message);

@@ -8,7 +8,9 @@
 //! - 2: input error (bad arguments, malformed system file, missing or unsupported model; for
 //!   `certify`, a file that is not a well-formed certificate of this system)
 //! - 3: unknown (a limit was reached before a verdict, or only floating-point MILP evidence:
-//!   `safe-by-milp-evidence`; nothing is claimed)
+//!   `safe-by-milp-evidence`; nothing is claimed). Running out of memory is such a limit: a Z3
+//!   context or a thread that cannot be created for want of memory ends the run with the message
+//!   "out of memory: ..." (with `--json`, the error object of kind `out-of-memory`), exit 3
 //! - 4: internal error (a bug: never turned into a verdict)
 //! - 128 + signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing is
 //!   claimed, and no result file is left half-written (see `interrupt`)
@@ -55,6 +57,30 @@ pub type CliResult = Result<Outcome, CliError>;
 /// backtrace are replaced by one clear line).
 static PANIC_LOCATION: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
+/// Set when a panic was a resource running out (a Z3 context or a thread that could not be
+/// created), in whichever thread it happened: the run ends with "out of memory", exit 3. Scoped
+/// threads hand their panics on as "a scoped thread panicked", so the hook, which sees the
+/// original payload, is where this is known.
+static OUT_OF_MEMORY: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The message of a panic that is a resource running out, not a bug.
+fn resource_panic(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    if let Some(oom) = payload.downcast_ref::<trestle_smt::OutOfMemory>() {
+        return Some(oom.to_string());
+    }
+    let text =
+        payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied())?;
+    // A thread that could not be created (its stack could not be mapped: EAGAIN under an
+    // address-space or process limit): std's spawn, or rayon's global pool, which panics with its
+    // build error on first use.
+    let thread = text.starts_with("failed to spawn thread")
+        || (text.contains("ThreadPoolBuildError") && text.contains("IOError"));
+    thread.then(|| {
+        let first = text.lines().next().unwrap_or_default();
+        format!("out of memory: could not start a thread: {first} (the process's memory, address-space or thread limit is too low)")
+    })
+}
+
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`trestle ... | head`), like other command-line tools.
     #[cfg(unix)]
@@ -64,6 +90,11 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         if let Ok(mut slot) = PANIC_LOCATION.lock() {
             *slot = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+        }
+        if let Some(message) = resource_panic(info.payload())
+            && let Ok(mut slot) = OUT_OF_MEMORY.lock()
+        {
+            slot.get_or_insert(message);
         }
     }));
     let cli = match args::Cli::try_parse() {
@@ -76,6 +107,10 @@ fn main() -> ExitCode {
     let result = match result {
         Ok(r) => r,
         Err(panic) => {
+            if let Some(message) = OUT_OF_MEMORY.lock().ok().and_then(|m| m.clone()) {
+                output::report_error(json, "out-of-memory", &anyhow::anyhow!(message));
+                return ExitCode::from(3);
+            }
             let msg = panic
                 .downcast_ref::<String>()
                 .cloned()

@@ -6,7 +6,7 @@ use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use clap::Parser;
 use std::path::{Path, PathBuf};
-use trestle_campaign::{CampaignError, ExportFormat, RunOptions, RunSummary, Shard, SlurmOptions, Store};
+use trestle_campaign::{CampaignError, ExportFormat, RunOptions, RunSummary, Shard, SlurmOptions, Store, shell_quote};
 
 /// The version every job id includes.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -46,8 +46,30 @@ pub fn default_out(kind: &str, name: &str) -> PathBuf {
     Path::new("results").join(kind).join(name)
 }
 
+/// Children at a time per core, at most. Every job is a solver process (often several threads):
+/// beyond a few per core they only contend and their times mean nothing, and `--jobs 10000`
+/// started 10,000 children at once on 2 cores (4.6 GB).
+pub const JOBS_PER_CORE: usize = 4;
+
+/// A `--jobs` value: at least 1; above [`JOBS_PER_CORE`] per core it is capped there, with a
+/// warning (a typo should not bring the machine down, and a large value on a big node is fine).
 pub fn jobs_flag(jobs: usize) -> Result<usize, CliError> {
-    if jobs == 0 { Err(CliError::input("--jobs must be at least 1")) } else { Ok(jobs) }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    jobs_cap(jobs, cores)
+}
+
+fn jobs_cap(jobs: usize, cores: usize) -> Result<usize, CliError> {
+    let cap = JOBS_PER_CORE * cores;
+    match jobs {
+        0 => Err(CliError::input("--jobs must be at least 1")),
+        j if j > cap => {
+            eprintln!(
+                "warning: --jobs {j} is more than {JOBS_PER_CORE} per core (this machine has {cores}): running {cap} at a time"
+            );
+            Ok(cap)
+        }
+        j => Ok(j),
+    }
 }
 
 fn load(file: &Path) -> Result<trestle_campaign::Plan, CliError> {
@@ -97,10 +119,25 @@ fn run_campaign(a: &CampaignRunArgs) -> CliResult {
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("campaigns", &plan.name));
     let mut store = Store::create(&out).map_err(cli_error)?;
+    let resume = resume_command(a, &out);
+    crate::interrupt::set_stopped(format!(
+        "the campaign stopped; its finished jobs are in {}, and `{resume}` runs the rest",
+        store.path().display()
+    ));
     let summary = trestle_campaign::run_plan(&plan, &mut store, &opts).map_err(cli_error)?;
     print_summary(&format!("campaign {}", plan.name), &summary);
-    println!("report: trestle campaign report {}", out.display());
+    if !summary.complete {
+        println!("resume: {resume}");
+    }
+    println!("report: trestle campaign report {}", shell_quote(&out.display().to_string()));
     Ok(Outcome::Done)
+}
+
+/// The command line that resumes this run (same file, results directory and shard).
+fn resume_command(a: &CampaignRunArgs, out: &Path) -> String {
+    let q = |p: &Path| shell_quote(&p.display().to_string());
+    let shard = a.shard.as_deref().map(|s| format!(" --shard {}", shell_quote(s))).unwrap_or_default();
+    format!("trestle campaign run {} --out {}{shard} --resume", q(&a.file), q(out))
 }
 
 /// The run's counts on stdout.

@@ -18,7 +18,7 @@ use trestle_bridge::certificate::{CertificateJson, Certification, ProofJson, cer
 use trestle_ir::parse::parse_ltl;
 
 pub fn run(a: &CertifyArgs) -> CliResult {
-    let text = std::fs::read_to_string(&a.certificate)
+    let text = atomic_output::input::read_text(&a.certificate, atomic_output::input::CERTIFICATE)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.certificate.display())))?;
     let sys = super::load(&a.system)?;
     let bounded =

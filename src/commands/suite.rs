@@ -26,6 +26,10 @@ fn run_suite(a: &SuiteRunArgs) -> CliResult {
         RunOptions { program: program()?, jobs: jobs_flag(a.jobs)?, resume: false, shard: None, progress: !a.quiet };
     let out = a.out.clone().unwrap_or_else(|| default_out("suites", &plan.name));
     let mut store = Store::create(&out).map_err(cli_error)?;
+    crate::interrupt::set_stopped(format!(
+        "the suite stopped without a judgement; its finished jobs are in {} (a suite run starts afresh: run it again)",
+        store.path().display()
+    ));
     // Read before this run is stored: "the latest run" of the output directory is the previous one.
     let baseline = a.baseline.as_deref().map(|b| baseline(&store, b, &plan)).transpose()?;
     let summary = trestle_campaign::run_plan(&plan, &mut store, &opts).map_err(cli_error)?;

@@ -1,5 +1,9 @@
-//! Replacing a file's contents atomically and durably, for programs that write results a user
-//! asked for (`--certificate FILE`, `--plot FILE`).
+//! The files a program reads and writes for its user: every file Trestle writes is written by
+//! [`write`] (results a user asked for, `--certificate FILE`, `--plot FILE`, reports, exports,
+//! generated benchmarks, scripts; a test of this crate fails on any other writer in the
+//! workspace's sources), every input file a user names is read by [`input::read`] (regular files
+//! of bounded size only), and [`lock::try_lock`] keeps two processes from writing one results
+//! store at once.
 //!
 //! [`write`] puts the bytes in a fresh temporary file beside the target (created exclusively, so
 //! it is never someone else's file), flushes it to disk (`fsync`), renames it over the target and
@@ -17,7 +21,11 @@
 //!   one, for a process that is about to exit on a signal: it then leaves neither a temporary nor
 //!   a half-written file.
 //!
-//! The crate knows nothing of what it writes; it depends only on `std`.
+//! The crate knows nothing of what it writes; it depends on `std` and `libc` (the flags and locks
+//! `std` does not name).
+
+pub mod input;
+pub mod lock;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -36,11 +44,31 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_using(path, |f| f.write_all(bytes))
 }
 
+/// Like [`write`], the new file's permission bits being `mode` exactly (`0o755` for a script),
+/// whatever the umask or the replaced file's.
+pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    write_inner(path, Some(mode), |f| f.write_all(bytes))
+}
+
 /// Like [`write`], with the contents produced by `fill` into the temporary file.
 pub fn write_using(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    write_inner(path, None, fill)
+}
+
+fn write_inner(path: &Path, mode: Option<u32>, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
     let _writing = WRITES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let target = resolve_links(path)?;
-    let mode = existing_mode(&target)?;
+    let existing = existing_mode(&target)?;
+    #[cfg(unix)]
+    let mode = match mode {
+        Some(m) => {
+            use std::os::unix::fs::PermissionsExt;
+            Some(std::fs::Permissions::from_mode(m))
+        }
+        None => existing,
+    };
+    #[cfg(not(unix))]
+    let mode = existing;
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -102,7 +130,8 @@ fn existing_mode(target: &Path) -> io::Result<Option<std::fs::Permissions>> {
     }
 }
 
-fn kind(t: &std::fs::FileType) -> &'static str {
+/// `a FIFO (named pipe)`, `a character device`, ...: what a file that is not a regular one is.
+pub(crate) fn kind(t: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

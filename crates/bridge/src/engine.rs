@@ -529,7 +529,7 @@ pub fn check_inductive(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))
         .build()
-        .map_err(|e| BridgeError::Internal(format!("cannot start worker threads: {e}")))?;
+        .unwrap_or_else(|e| trestle_smt::memory::threads_unavailable(e));
     let mut queue = WorkQueue::new(cfg.queue);
     let mut seq = 0;
     queue.push_children(

@@ -47,6 +47,8 @@ pub struct Job {
     pub config_hash: String,
     /// A suite's expected verdict.
     pub expect: Option<String>,
+    /// A suite's expected status of that verdict (`proven` or `evidence`), if it names one.
+    pub expect_status: Option<String>,
     /// A suite's reference figures (stat name to value), shown beside the measured ones.
     pub reference: Vec<(String, f64)>,
 }

@@ -9,11 +9,15 @@
 //! - **The child's one JSON object is the interface.** The runner reads the
 //!   [`trestle_core::RunResult`] a command prints with `--json` (or, until every command prints
 //!   one, the command's own JSON, read in one function of [`outcome`]) and checks its status
-//!   against the exit code; a verdict that contradicts its exit code is recorded as an error,
-//!   never as a verdict.
+//!   against the exit code (0 proven, 1 refuted, 3 unknown or floating-point evidence); a verdict
+//!   that contradicts its exit code is recorded as an error, never as a verdict. Evidence is a
+//!   status of its own, stored, reported (`true (evidence)`) and judged as such.
 //! - **One store, committed per job** ([`store`]): SQLite in each results directory, one
 //!   transaction per finished job, so a killed run loses nothing and `--resume` reruns exactly the
-//!   missing jobs. Runs accumulate, so the store is the history of nightly runs.
+//!   missing jobs. Runs accumulate, so the store is the history of nightly runs. One process
+//!   writes a store at a time (an advisory lock beside it); a second is refused at once.
+//! - **Every file through the one atomic writer** (`atomic_output`): reports, exports, Slurm
+//!   scripts; every input file (campaign, suite and system files) read as a bounded regular file.
 //! - **Deterministic plans** ([`plan`]): the same files expand to the same job list with the same
 //!   ids (a hash of the system file's content, the command, options, overrides, repetition and
 //!   tool version), so shards are slices of one list and merging them is exact.

@@ -16,7 +16,8 @@ pub enum JobStatus {
     Unknown,
     /// Killed at the job's wall-clock limit.
     Timeout,
-    /// Ran out of its memory limit (allocation failed).
+    /// Ran out of memory: an allocation failed at the job's limit (or the child said "out of
+    /// memory", exit 3, kind `out-of-memory`).
     Memout,
     /// Exit 2: the system, its overrides or the options are wrong.
     InputError,
@@ -139,15 +140,24 @@ pub fn classify(exit: &ChildExit) -> Outcome {
         .map(str::to_string)
         .or_else(|| last_line(&exit.stderr_tail));
     let out_of_memory = exit.memory.is_some() && mentions_memory(&exit.stderr_tail, message.as_deref());
+    let error_kind = json.as_ref().and_then(|v| v.pointer("/error/kind")).and_then(Value::as_str);
     match (exit.code, exit.signal) {
         (_, Some(sig)) if out_of_memory => memout(&mut out, exit, sig),
         (_, Some(sig)) => out.reason = Some(format!("killed by signal {sig}{}", signal_name(sig))),
+        // The child's own report that it ran out of memory (a Z3 context or a thread it could
+        // not create): exit 3, no verdict.
+        (Some(3), _) if error_kind == Some("out-of-memory") => {
+            out.status = JobStatus::Memout;
+            out.reason = message;
+        }
         (Some(c @ (0 | 1 | 3)), _) => verdict(&mut out, c, json),
+        // A thread or an allocation that failed at the limit, reported by the child as an error
+        // of its own (a thread pool it could not build is "unsupported", exit 2, in `ctl`).
+        (Some(2 | 4 | 127), _) if out_of_memory => memout(&mut out, exit, 0),
         (Some(2), _) => {
             out.status = JobStatus::InputError;
             out.reason = message;
         }
-        (Some(4 | 127), _) if out_of_memory => memout(&mut out, exit, 0),
         (Some(4), _) => out.reason = message.map(|m| format!("internal error: {m}")),
         (Some(130), _) => {
             out.status = JobStatus::Interrupted;
@@ -182,10 +192,11 @@ fn verdict(out: &mut Outcome, code: i32, json: Option<Value>) {
         }
         Err(_) => legacy_result(out, code, &v),
     };
+    // The README's exit codes: 0 proven, 1 refuted, 3 unknown or only floating-point evidence.
     let agrees = match status {
-        JobStatus::Proven | JobStatus::Evidence => code == 0,
+        JobStatus::Proven => code == 0,
+        JobStatus::Evidence | JobStatus::Unknown => code == 3,
         JobStatus::Refuted => code == 1,
-        JobStatus::Unknown => code == 3,
         _ => false,
     };
     match verdict {
@@ -202,34 +213,42 @@ fn verdict(out: &mut Outcome, code: i32, json: Option<Value>) {
 }
 
 /// The commands' JSON before every one printed a [`RunResult`]: the verdict and stats as they
-/// are, the status from the exit code (0 proven, or evidence for the MILP baseline; 1 refuted;
-/// 3 unknown). Delete `legacy_result` once every command prints a `RunResult`.
+/// are; the status is the object's `status` when it has one, else from the verdict and exit code
+/// (0 proven; 1 refuted; 3 unknown, or evidence for `check`'s `safe-by-milp-evidence`). Delete
+/// `legacy_result` once every command prints a `RunResult`.
 fn legacy_result(out: &mut Outcome, code: i32, v: &Value) -> (JobStatus, Option<String>) {
     let text = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
     out.method = text("/method");
     out.system_name = text("/system");
     out.reason = text("/reason").or_else(|| text("/conditions/inductive/reason"));
     out.stats = v.get("stats").and_then(Value::as_object).cloned().unwrap_or_default();
-    let status = match code {
-        0 if out.method.as_deref() == Some("milp") => JobStatus::Evidence,
-        0 => JobStatus::Proven,
-        1 => JobStatus::Refuted,
-        _ => JobStatus::Unknown,
+    let verdict = text("/verdict");
+    let stated = text("/status").and_then(|s| JobStatus::parse(&s)).filter(|s| s.solved() || *s == JobStatus::Unknown);
+    let status = match (stated, code) {
+        (Some(s), _) => s,
+        (None, 3) if verdict.as_deref() == Some("safe-by-milp-evidence") => JobStatus::Evidence,
+        (None, 0) => JobStatus::Proven,
+        (None, 1) => JobStatus::Refuted,
+        (None, _) => JobStatus::Unknown,
     };
-    (status, text("/verdict"))
+    (status, verdict)
 }
 
 /// How an allocation that failed at the address-space limit shows: Rust's allocator, C++'s
-/// `bad_alloc` (Z3), the dynamic loader (exit 127) and thread creation (its stack is an
-/// allocation too: EAGAIN). Only read when the job had a memory limit.
-const OUT_OF_MEMORY: [&str; 7] = [
+/// `bad_alloc` and Z3's `out_of_memory_error` escaping (SIGABRT), the dynamic loader (exit 127)
+/// and thread creation (its stack is an allocation too: EAGAIN). Only read when the job had a
+/// memory limit.
+const OUT_OF_MEMORY: [&str; 9] = [
     "memory allocation of",
     "out of memory",
+    "out_of_memory",
     "cannot allocate memory",
     "bad_alloc",
     "failed to map segment",
     "failed to spawn thread",
     "cannot create thread",
+    // EAGAIN from a thread's creation (its stack could not be mapped).
+    "resource temporarily unavailable",
 ];
 
 fn mentions_memory(stderr: &str, message: Option<&str>) -> bool {
@@ -290,8 +309,11 @@ mod tests {
         let o = classify(&exit(Some(0), run_result("safe", Status::Proven)));
         assert_eq!((o.status, o.verdict.as_deref()), (JobStatus::Proven, Some("safe")));
         assert_eq!(stat_f64(&o.stats, "splits"), Some(6.0));
-        let o = classify(&exit(Some(0), run_result("safe", Status::Evidence)));
-        assert_eq!(o.status, JobStatus::Evidence);
+        // Evidence exits 3 (issue 34, item 2: it was recorded as an error).
+        let o = classify(&exit(Some(3), run_result("true", Status::Evidence)));
+        assert_eq!((o.status, o.verdict.as_deref()), (JobStatus::Evidence, Some("true")));
+        let o = classify(&exit(Some(0), run_result("true", Status::Evidence)));
+        assert_eq!(o.status, JobStatus::Error, "evidence is not a proof: exit 0 contradicts it");
         let o = classify(&exit(Some(1), run_result("not-inductive", Status::Refuted)));
         assert_eq!(o.status, JobStatus::Refuted);
         // A "safe" that exits 1, or an "unknown" that exits 0, is a bug in the child: an error,
@@ -311,8 +333,15 @@ mod tests {
         let o = classify(&exit(Some(0), legacy));
         assert_eq!((o.status, o.verdict.as_deref()), (JobStatus::Proven, Some("safe")));
         assert_eq!(stat_f64(&o.stats, "splits"), Some(2.0));
+        // The MILP baseline's "safe" is confirmed exactly (exit 0): proven; its unconfirmed
+        // evidence exits 3.
         let milp = json!({ "verdict": "safe", "method": "milp", "stats": {} });
-        assert_eq!(classify(&exit(Some(0), milp)).status, JobStatus::Evidence);
+        assert_eq!(classify(&exit(Some(0), milp)).status, JobStatus::Proven);
+        let evidence = json!({ "verdict": "safe-by-milp-evidence", "method": "milp", "stats": {} });
+        assert_eq!(classify(&exit(Some(3), evidence)).status, JobStatus::Evidence);
+        // A `status` field is read as it is.
+        let stated = json!({ "verdict": "true", "status": "evidence", "stats": {} });
+        assert_eq!(classify(&exit(Some(3), stated)).status, JobStatus::Evidence);
         let o = classify(&exit(Some(3), json!({ "verdict": "unknown", "stats": {} })));
         assert_eq!(o.status, JobStatus::Unknown);
         let o = classify(&exit(Some(0), json!({ "stats": {} })));
@@ -342,9 +371,28 @@ mod tests {
         e.memory = Some(400 << 20);
         assert_eq!(classify(&e).status, JobStatus::Memout);
         assert_eq!(classify(&e).reason.as_deref(), Some("out of memory at the limit of 400 MiB"));
+        let mut e = exit(Some(2), Value::Null);
+        e.stderr_tail = "error: unsupported: thread pool: Resource temporarily unavailable (os error 11)\n".into();
+        assert_eq!(classify(&e).status, JobStatus::InputError, "no memory limit: the child's word");
+        e.memory = Some(100 << 20);
+        assert_eq!(classify(&e).status, JobStatus::Memout);
         let mut e = exit(Some(127), Value::Null);
         e.stderr_tail = "trestle: error while loading shared libraries: libstdc++.so.6: failed to map segment\n".into();
         e.memory = Some(40 << 20);
+        assert_eq!(classify(&e).status, JobStatus::Memout);
+        // The child's own "out of memory" (issue 39, item 7: a Z3 context it could not create),
+        // with or without a limit of the runner's.
+        let oom =
+            json!({ "error": { "kind": "out-of-memory", "message": "out of memory: Z3 could not create a context" } });
+        let o = classify(&exit(Some(3), oom));
+        assert_eq!(
+            (o.status, o.reason.as_deref()),
+            (JobStatus::Memout, Some("out of memory: Z3 could not create a context"))
+        );
+        let mut e = exit(None, Value::Null);
+        e.signal = Some(libc::SIGABRT);
+        e.memory = Some(300 << 20);
+        e.stderr_tail = "terminate called after throwing an instance of '19out_of_memory_error'\n".into();
         assert_eq!(classify(&e).status, JobStatus::Memout);
         let mut e = exit(None, Value::Null);
         e.timed_out = true;

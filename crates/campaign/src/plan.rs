@@ -98,12 +98,22 @@ pub struct Instance {
     pub overrides: Vec<(String, String)>,
 }
 
-/// Reads a TOML file into `T`; unknown keys and wrong types are errors naming their key path.
+/// Reads a campaign or suite file into `T`; unknown keys and wrong types are errors naming their
+/// key path. Only a regular file of bounded size is read (a FIFO or `/dev/zero` is refused at
+/// once), and a syntax error quotes at most a short, printable excerpt of its line.
 pub(crate) fn read_toml<T: DeserializeOwned>(path: &Path) -> Result<(T, String)> {
-    let text = std::fs::read_to_string(path)
+    let kind = atomic_output::input::CAMPAIGN_FILE;
+    let text = atomic_output::input::read_text(path, kind)
         .map_err(|e| CampaignError::input(path, None, format!("cannot read the file: {e}")))?;
-    let doc: toml::Table =
-        toml::from_str(&text).map_err(|e| CampaignError::input(path, None, format!("malformed TOML: {e}")))?;
+    let doc: toml::Table = toml::from_str(&text).map_err(|e| {
+        let at = e.span().map(|s| atomic_output::input::position(path, &text, s.start, kind));
+        let message = atomic_output::input::printable(e.message().trim(), 300);
+        CampaignError::input(
+            path,
+            None,
+            format!("malformed TOML{}: {message}", at.map(|a| format!(" at {a}")).unwrap_or_default()),
+        )
+    })?;
     let value: T = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let key = e.path().to_string();
         CampaignError::input(path, (key != ".").then_some(key), e.into_inner().to_string())
@@ -122,10 +132,27 @@ pub(crate) fn base_dir(path: &Path) -> Result<PathBuf> {
 
 /// Hashes a system file named relative to `cwd`; `key` locates the name in the file naming it.
 pub(crate) fn hash_system(spec: &Path, key: &str, cwd: &Path, system: &Path) -> Result<String> {
-    let bytes = std::fs::read(cwd.join(system)).map_err(|e| {
+    let bytes = atomic_output::input::read(&cwd.join(system), atomic_output::input::SYSTEM_FILE).map_err(|e| {
         CampaignError::input(spec, Some(key.into()), format!("cannot read the system file {}: {e}", system.display()))
     })?;
     Ok(sha256_hex(&bytes))
+}
+
+/// A campaign's or suite's name: it names the results directory (`results/campaigns/NAME`) and
+/// the Slurm jobs, so it is a plain name (letters, digits, `-` and `_`), as maze names are.
+pub(crate) fn check_name(path: &Path, key: &str, name: &str) -> Result<()> {
+    if !name.is_empty() && name.len() <= 100 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Ok(());
+    }
+    Err(CampaignError::input(
+        path,
+        Some(key.into()),
+        format!(
+            "'{}': a name of at most 100 letters, digits, '-' and '_' (it names the results directory)",
+            atomic_output::input::printable(name, 100)
+        ),
+    ))
 }
 
 /// Every combination of the matrix's values (the last key varies fastest), each as overrides.

@@ -2,12 +2,15 @@
 //! baseline run of the same suite (matched by instance name and command).
 //!
 //! An instance fails when its verdict is not the expected one (a time-out or an unknown is not
-//! the expected verdict), when it errs (input error, internal error, crash), and against a
-//! baseline when its verdict changed or it got slower: its wall time exceeds both `slowdown` ×
+//! the expected verdict; with `expect_status`, a verdict resting on floating-point evidence is not
+//! an expected proof, nor the reverse), when it errs (input error, internal error, crash), and
+//! against a baseline when its verdict or its status changed (proven → evidence is named as the
+//! loss of a proof) or it got slower: its wall time exceeds both `slowdown` ×
 //! the baseline's and the baseline's + `slack` seconds (so noise on instances that take a few
 //! milliseconds does not fail a night). Instances without an expected verdict (truth not
 //! established) are reported but never fail the suite.
 
+use crate::outcome::JobStatus;
 use crate::plan::Tolerance;
 use crate::store::JobRow;
 use crate::table::{Cell, Table, format_number};
@@ -86,7 +89,11 @@ impl SuiteJudgement {
                 let mut r = vec![
                     Cell::text(&c.row.instance),
                     Cell::text(&c.row.command),
-                    Cell::text(c.row.expect.clone().unwrap_or_else(|| "(not judged)".into())),
+                    Cell::text(match (&c.row.expect, &c.row.expect_status) {
+                        (Some(e), Some(es)) => format!("{e} ({es})"),
+                        (Some(e), None) => e.clone(),
+                        (None, _) => "(not judged)".into(),
+                    }),
                     Cell::text(shown_verdict(&c.row)),
                     Cell { text: format_number(c.row.wall_seconds, true), raw: c.row.wall_seconds.to_string() },
                 ];
@@ -149,14 +156,24 @@ fn check_instance(row: &JobRow, base: Option<&JobRow>, tol: Tolerance) -> Instan
         let why = row.reason.clone().unwrap_or_else(|| "no message".into());
         let exit = row.exit_code.map(|c| format!(", exit {c}")).unwrap_or_default();
         problems.push(format!("{}{exit}: {}", status.as_str(), why.lines().next().unwrap_or_default()));
-    } else if let Some(e) = &row.expect
-        && row.verdict.as_deref() != Some(e.as_str())
-    {
-        problems.push(format!("verdict {}, expected {e}", shown_verdict(row)));
+    } else if let Some(e) = &row.expect {
+        if row.verdict.as_deref() != Some(e.as_str()) {
+            problems.push(format!("verdict {}, expected {e}", shown_verdict(row)));
+        } else if let Some(es) = row.expect_status.as_ref().filter(|es| **es != row.status) {
+            problems.push(format!("verdict {}, expected {e} ({es})", shown_verdict(row)));
+        }
     }
     if let Some(b) = base {
         let mut changes = Vec::new();
-        if b.verdict_or_status() != row.verdict_or_status() {
+        if b.verdict == row.verdict && b.verdict.is_some() && b.status != row.status {
+            let lost = b.status() == JobStatus::Proven && row.status() == JobStatus::Evidence;
+            changes.push(format!(
+                "status changed: {} → {}{}",
+                shown_verdict(b),
+                shown_verdict(row),
+                if lost { ": no longer proven, only floating-point evidence" } else { "" }
+            ));
+        } else if b.verdict_or_status() != row.verdict_or_status() {
             changes.push(format!("verdict changed: {} → {}", shown_verdict(b), shown_verdict(row)));
         }
         let both_finished =
@@ -218,6 +235,28 @@ mod tests {
         assert_eq!(failed, ["b", "c", "d"]);
         assert!(!j.passed());
         assert!(j.markdown("s").contains("verdict safe (proven), expected not-inductive"));
+    }
+
+    /// Issue 34, item 2: evidence is a verdict of its own, judged against `expect_status`, and a
+    /// proof that became evidence is a regression the report names.
+    #[test]
+    fn expected_statuses_and_the_loss_of_a_proof() {
+        let mut evidence = row("e", Some("true"), Some("true"), "evidence", 0.1);
+        let j = judge(std::slice::from_ref(&evidence), None, Tolerance::default());
+        assert!(j.passed(), "an expected verdict without a status passes on evidence");
+        evidence.expect_status = Some("proven".into());
+        let j = judge(std::slice::from_ref(&evidence), None, Tolerance::default());
+        assert_eq!(j.checks[0].problems, ["verdict true (evidence), expected true (proven)"]);
+        evidence.expect_status = Some("evidence".into());
+        assert!(judge(std::slice::from_ref(&evidence), None, Tolerance::default()).passed());
+        let proven = row("e", Some("true"), Some("true"), "proven", 0.1);
+        let now = row("e", Some("true"), Some("true"), "evidence", 0.1);
+        let j = judge(std::slice::from_ref(&now), Some(("run 1", std::slice::from_ref(&proven))), Tolerance::default());
+        assert_eq!(
+            j.checks[0].problems,
+            ["status changed: true (proven) → true (evidence): no longer proven, only floating-point evidence"]
+        );
+        assert!(j.markdown("s").contains("| true (evidence) |"), "{}", j.markdown("s"));
     }
 
     #[test]

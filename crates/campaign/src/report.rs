@@ -216,16 +216,21 @@ fn slug(title: &str) -> String {
     if parts.is_empty() { "table".into() } else { parts.join("-") }
 }
 
-/// Writes a report file atomically (temporary sibling, then rename). The one place reports
-/// write files, so it can switch to the CLI's shared atomic writer.
+/// Writes a file the user asked for (a report, an export, a script) with the one atomic writer
+/// (`atomic_output`: symbolic links written through, special files and directories refused, no
+/// temporary file left behind). A failure is about the path the user gave (a directory, a FIFO,
+/// no permission, a full disk): an input error, exit 2.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let fail = |e: std::io::Error| CampaignError::internal(format!("cannot write {}: {e}", path.display()));
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
+    atomic_output::write(path, bytes).map_err(|e| write_error(path, e))
+}
+
+/// Like [`write_file`], for a script: the file gets the permissions `rwxr-xr-x`.
+pub(crate) fn write_script(path: &Path, bytes: &[u8]) -> Result<()> {
+    atomic_output::write_with_mode(path, bytes, 0o755).map_err(|e| write_error(path, e))
+}
+
+fn write_error(path: &Path, e: std::io::Error) -> CampaignError {
+    CampaignError::usage(format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(test)]

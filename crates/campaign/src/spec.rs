@@ -6,7 +6,7 @@
 //! name = "paper-table1"
 //! timeout = 60              # seconds per job (hard kill); default 600
 //! memory = "8GiB"           # address-space limit per job; default none
-//! repetitions = 1
+//! repetitions = 1           # at most 1000; the campaign at most 100,000 jobs in all
 //!
 //! [[systems]]
 //! suite = "../suites/peer-maze.toml"   # its instances (system + overrides), not its commands
@@ -25,6 +25,11 @@
 //! timeout = 60                         # this run's jobs only
 //! ```
 //!
+//! The name is a plain name (letters, digits, `-`, `_`): it names the results directory. Each
+//! instance (a system with its overrides) has a name of its own: a file's stem or its `name`, a
+//! suite's instance name, with its matrix values (`maze[x=0.3]`); two different instances under
+//! one name are refused.
+//!
 //! Paths are relative to the file that writes them. A job's child runs in the directory of the
 //! file that named its system (the campaign's, or the suite's for suite instances); a value of a
 //! campaign's `set` or `matrix` that names an existing file relative to the campaign is rewritten
@@ -33,11 +38,14 @@
 use crate::error::{CampaignError, Result};
 use crate::job::{DEFAULT_TIMEOUT, Job, Limits, config_hash, job_id};
 use crate::options::{options_argv, override_text, parse_memory, parse_seconds};
-use crate::plan::{Instance, Plan, PlanKind, Tolerance, base_dir, combinations, hash_system, read_toml, short_value};
+use crate::plan::{
+    Instance, Plan, PlanKind, Tolerance, base_dir, check_name, combinations, hash_system, read_toml, short_value,
+};
 use crate::report::ReportSpec;
 use crate::suite::{Validate, check_command, load_suite};
 use indexmap::IndexMap;
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Deserialize)]
@@ -117,35 +125,61 @@ pub fn load_campaign(path: &Path, validate: Validate, version: &str) -> Result<P
     let err = |key: String, msg: String| CampaignError::input(path, Some(key), msg);
     let dir = base_dir(path)?;
     let meta = &raw.campaign;
+    check_name(path, "campaign.name", &meta.name)?;
     let timeout = meta.timeout.map(parse_seconds).transpose().map_err(|m| err("campaign.timeout".into(), m))?;
     let memory = meta.memory.as_deref().map(parse_memory).transpose().map_err(|m| err("campaign.memory".into(), m))?;
     let defaults = Limits { timeout: timeout.unwrap_or(DEFAULT_TIMEOUT), memory };
     let repetitions = meta.repetitions.unwrap_or(1);
-    if repetitions == 0 {
-        return Err(err("campaign.repetitions".into(), "at least 1".into()));
+    if !(1..=MAX_REPETITIONS).contains(&repetitions) {
+        return Err(err("campaign.repetitions".into(), format!("{repetitions}: between 1 and {MAX_REPETITIONS}")));
     }
     let runs = runs(path, &raw.runs, &defaults, validate)?;
     raw.report.check(path, &runs.iter().map(|r| r.name.clone()).collect::<Vec<_>>())?;
     let global_set = values_of_set(&raw.set);
     let global_matrix = matrix(path, "matrix", &dir, &raw.matrix)?;
     let mut jobs = Vec::new();
+    let mut planned: u64 = 0;
+    let mut names: HashMap<String, NameOwner> = HashMap::new();
     for (i, entry) in raw.systems.iter().enumerate() {
         let key = format!("systems[{i}]");
         let mut entry_matrix = matrix(path, &format!("{key}.matrix"), &dir, &entry.matrix)?;
         entry_matrix.extend(global_matrix.iter().cloned());
         let mut fixed = global_set.clone();
         fixed.extend(values_of_set(&entry.set));
-        for inst in instances(path, &key, &dir, entry, validate)? {
+        let found = instances(path, &key, &dir, entry, validate)?;
+        // Counted before anything is expanded: a matrix of ten keys of ten values each is 10^10
+        // jobs, which `explain` would never finish listing.
+        let entry_jobs = entry_matrix
+            .iter()
+            .try_fold(found.len() as u64 * runs.len() as u64 * u64::from(repetitions), |n, (_, v)| {
+                n.checked_mul(v.len() as u64)
+            })
+            .and_then(|n| n.checked_add(planned))
+            .filter(|n| *n <= MAX_JOBS);
+        planned = entry_jobs.ok_or_else(|| {
+            err(
+                key.clone(),
+                format!(
+                    "the campaign expands to more than {MAX_JOBS} jobs (instances × matrix values × runs × \
+                     repetitions); split it into several campaigns"
+                ),
+            )
+        })?;
+        let labels = matrix_labels(&entry_matrix);
+        for inst in found {
             for combo in combinations(&entry_matrix) {
                 let mut inst = inst.clone();
                 if !combo.is_empty() {
-                    let labels: Vec<String> =
-                        combo.iter().map(|(k, v)| format!("{}={}", last_segment(k), short_value(v))).collect();
-                    inst.name = format!("{}[{}]", inst.name, labels.join(","));
+                    let shown: Vec<String> = combo
+                        .iter()
+                        .map(|(k, v)| format!("{}={}", last_segment(k), labels[&(k.clone(), v.clone())]))
+                        .collect();
+                    inst.name = format!("{}[{}]", inst.name, shown.join(","));
                 }
                 for (k, v) in fixed.iter().chain(&combo) {
                     inst.overrides.push((k.clone(), relocate(&dir, &inst.cwd, v)));
                 }
+                check_distinct(path, &mut names, &key, &inst)?;
                 for run in &runs {
                     for repetition in 0..repetitions {
                         jobs.push(campaign_job(jobs.len(), &inst, run, repetition, version));
@@ -172,6 +206,60 @@ pub fn load_campaign(path: &Path, validate: Validate, version: &str) -> Result<P
     Ok(plan)
 }
 
+/// Most repetitions of each job.
+pub const MAX_REPETITIONS: u32 = 1000;
+/// Most jobs a campaign may expand to: a day of jobs of a second each on 2 cores is 170,000;
+/// the plan (ids, command lines) stays within tens of megabytes and `explain` within seconds.
+pub const MAX_JOBS: u64 = 100_000;
+
+/// The first instance under a name: its `[[systems]]` key, system file and overrides.
+type NameOwner = (String, PathBuf, Vec<(String, String)>);
+
+/// Refuses a second, different instance (another system file, or other overrides) under a name
+/// already taken: the reports have one row per name, and merged the two (issue 39, item 2).
+fn check_distinct(path: &Path, names: &mut HashMap<String, NameOwner>, key: &str, inst: &Instance) -> Result<()> {
+    let system = inst.cwd.join(&inst.system);
+    match names.get(&inst.name) {
+        Some((first_key, first_system, first_overrides))
+            if first_system != &system || first_overrides != &inst.overrides =>
+        {
+            let what = if first_system != &system {
+                format!("{} and {}", first_system.display(), system.display())
+            } else {
+                "the same system with other overrides".to_string()
+            };
+            Err(CampaignError::input(
+                path,
+                Some(key.into()),
+                format!(
+                    "two different instances are named '{}' ({first_key} and {key}: {what}); give each entry a \
+                     `name` (globs name systems by their file stems)",
+                    inst.name
+                ),
+            ))
+        }
+        Some(_) => Ok(()),
+        None => {
+            names.insert(inst.name.clone(), (key.to_string(), system, inst.overrides.clone()));
+            Ok(())
+        }
+    }
+}
+
+/// The label of each matrix value in instance names: its short form (a path's file stem), or the
+/// whole value where two values of one key share a short form (`a/net.onnx`, `b/net.onnx`).
+fn matrix_labels(matrix: &[(String, Vec<String>)]) -> HashMap<(String, String), String> {
+    let mut out = HashMap::new();
+    for (key, values) in matrix {
+        let shorts: Vec<String> = values.iter().map(|v| short_value(v)).collect();
+        let unique = shorts.iter().collect::<std::collections::HashSet<_>>().len() == shorts.len();
+        for (v, short) in values.iter().zip(shorts) {
+            out.insert((key.clone(), v.clone()), if unique { short } else { v.clone() });
+        }
+    }
+    out
+}
+
 fn campaign_job(ordinal: usize, inst: &Instance, run: &RunSpec, repetition: u32, version: &str) -> Job {
     Job {
         ordinal,
@@ -188,6 +276,7 @@ fn campaign_job(ordinal: usize, inst: &Instance, run: &RunSpec, repetition: u32,
         cwd: inst.cwd.clone(),
         config_hash: config_hash(&run.command, &run.options, version),
         expect: None,
+        expect_status: None,
         reference: Vec::new(),
     }
 }

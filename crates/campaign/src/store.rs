@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
 
 /// The store's file name inside a results directory.
 pub const STORE_FILE: &str = "results.sqlite";
-const SCHEMA_VERSION: i64 = 1;
+/// Version 2 added `jobs.expect_status`; a version 1 store is upgraded when opened.
+const SCHEMA_VERSION: i64 = 2;
+/// The lock file beside the store, held by the one process that writes runs into it.
+pub const LOCK_FILE: &str = "results.sqlite.lock";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -83,6 +86,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     started TEXT NOT NULL,
     finished TEXT NOT NULL,
     host TEXT NOT NULL,
+    expect_status TEXT,
     PRIMARY KEY (run_id, job_id)
 );
 ";
@@ -151,6 +155,8 @@ pub struct JobRow {
     pub started: String,
     pub finished: String,
     pub host: String,
+    /// A suite's expected status of its expected verdict (`proven`, `evidence`), if any.
+    pub expect_status: Option<String>,
 }
 
 impl JobRow {
@@ -195,6 +201,7 @@ impl JobRow {
             started: times.0,
             finished: times.1,
             host: host.to_string(),
+            expect_status: job.expect_status.clone(),
         }
     }
 
@@ -211,9 +218,15 @@ impl JobRow {
         }
     }
 
-    /// The verdict, or the status when the job gave none (`timeout`, `error`).
-    pub fn verdict_or_status(&self) -> &str {
-        self.verdict.as_deref().unwrap_or(&self.status)
+    /// The verdict, or the status when the job gave none (`timeout`, `error`); a verdict that
+    /// rests on floating-point evidence says so (`true (evidence)`), so that tables and
+    /// comparisons never show it as the proof the same word means otherwise.
+    pub fn verdict_or_status(&self) -> String {
+        match (&self.verdict, self.status()) {
+            (Some(v), JobStatus::Evidence) if !v.contains("evidence") => format!("{v} (evidence)"),
+            (Some(v), _) => v.clone(),
+            (None, _) => self.status.clone(),
+        }
     }
 
     /// What decides whether two runs of the job agree (merge refuses rows that differ in it).
@@ -225,6 +238,8 @@ impl JobRow {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Held by a store opened to write runs into ([`Store::create`]).
+    _lock: Option<atomic_output::lock::Lock>,
 }
 
 pub(crate) fn store_err(path: &Path) -> impl Fn(rusqlite::Error) -> CampaignError + '_ {
@@ -232,11 +247,29 @@ pub(crate) fn store_err(path: &Path) -> impl Fn(rusqlite::Error) -> CampaignErro
 }
 
 impl Store {
-    /// Opens the store of a results directory, creating both when missing.
+    /// Opens the store of a results directory to write runs into it, creating both when
+    /// missing. One process at a time: the lock file beside the store is held until the store is
+    /// dropped, and a second writer (another `campaign run --resume` of the same store, a suite
+    /// run, a merge into it) is refused at once with a message naming the directory, rather than
+    /// made to wait: a run can take hours, a silent wait looks like a hang, and the second run
+    /// would redo or race for the first's jobs. (`flock DIR/results.sqlite.lock trestle ...`
+    /// waits, for scripts that want to.)
     pub fn create(dir: &Path) -> Result<Store> {
         std::fs::create_dir_all(dir)
             .map_err(|e| CampaignError::usage(format!("cannot create the results directory {}: {e}", dir.display())))?;
-        Store::connect(&dir.join(STORE_FILE))
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = atomic_output::lock::try_lock(&lock_path)
+            .map_err(|e| CampaignError::usage(format!("cannot lock the results store {}: {e}", lock_path.display())))?
+            .ok_or_else(|| {
+                CampaignError::usage(format!(
+                    "another trestle process is writing to the results store in {} (it holds {LOCK_FILE}): wait \
+                     for it to finish, or give another --out",
+                    dir.display()
+                ))
+            })?;
+        let mut store = Store::connect(&dir.join(STORE_FILE))?;
+        store._lock = Some(lock);
+        Ok(store)
     }
 
     /// Opens the store of an existing results directory.
@@ -250,6 +283,17 @@ impl Store {
 
     fn connect(path: &Path) -> Result<Store> {
         let bad = |e: rusqlite::Error| CampaignError::usage(format!("results store {}: {e}", path.display()));
+        // SQLite would open a FIFO or a device in the store's place (and a link's target): only a
+        // regular file, or none yet.
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if !m.is_file() => {
+                return Err(CampaignError::usage(format!(
+                    "results store {}: not a regular file; give a results directory that holds a store or none",
+                    path.display()
+                )));
+            }
+            _ => {}
+        }
         let conn = Connection::open(path).map_err(bad)?;
         conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(bad)?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;").map_err(bad)?;
@@ -267,6 +311,7 @@ impl Store {
                 .map_err(bad)?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            Some(v) if v == "1" => upgrade_from_1(&conn).map_err(bad)?,
             Some(v) => {
                 return Err(CampaignError::usage(format!(
                     "results store {}: schema version {v}, this trestle reads {SCHEMA_VERSION}",
@@ -274,7 +319,7 @@ impl Store {
                 )));
             }
         }
-        Ok(Store { conn, path: path.to_path_buf() })
+        Ok(Store { conn, path: path.to_path_buf(), _lock: None })
     }
 
     pub fn path(&self) -> &Path {
@@ -374,6 +419,19 @@ impl Store {
     }
 }
 
+/// Version 1 to 2: `jobs.expect_status` added at the end (old rows have none). Under the write
+/// lock SQLite takes for the transaction, so two processes opening one old store upgrade it once.
+fn upgrade_from_1(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let version: String = conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))?;
+    if version == "1" {
+        conn.execute_batch(
+            "ALTER TABLE jobs ADD COLUMN expect_status TEXT; UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+        )?;
+    }
+    conn.execute_batch("COMMIT")
+}
+
 /// Inserts a run row as it is (merges); returns its new id.
 pub(crate) fn insert_run(c: &Connection, r: &RunRow) -> rusqlite::Result<i64> {
     c.execute(
@@ -461,7 +519,8 @@ pub(crate) fn insert_job(c: &Connection, run_id: i64, r: &JobRow) -> rusqlite::R
             r.stderr_tail,
             r.started,
             r.finished,
-            r.host
+            r.host,
+            r.expect_status
         ],
     )?;
     Ok(())
@@ -489,11 +548,11 @@ fn run_row(r: &Row) -> rusqlite::Result<RunRow> {
     })
 }
 
-const JOB_COLUMN_COUNT: usize = 34;
+const JOB_COLUMN_COUNT: usize = 35;
 const JOB_COLUMNS: &str = "job_id, ordinal, instance, run_name, command, system_file, system_hash, system_name, \
      neurons, overrides, options, config_hash, repetition, timeout_seconds, memory_bytes, expect, reference, status, \
      verdict, method, reason, exit_code, signal, wall_seconds, seconds, splits, smt_queries, bound_queries, stats, \
-     result, stderr_tail, started, finished, host";
+     result, stderr_tail, started, finished, host, expect_status";
 
 fn job_row(r: &Row) -> rusqlite::Result<JobRow> {
     Ok(JobRow {
@@ -531,6 +590,7 @@ fn job_row(r: &Row) -> rusqlite::Result<JobRow> {
         started: r.get(31)?,
         finished: r.get(32)?,
         host: r.get(33)?,
+        expect_status: r.get(34)?,
     })
 }
 
@@ -572,5 +632,6 @@ pub(crate) fn test_row(instance: &str, run_name: &str, status: &str, verdict: Op
         started: String::new(),
         finished: String::new(),
         host: String::new(),
+        expect_status: None,
     }
 }

@@ -19,12 +19,26 @@
 //! set = { "controller.model" = "../../../shared/models/maze/det/maze_2d_32x32.onnx" }
 //! expect = "safe"             # leave out when the truth is not established
 //! reference = { splits = 2 }  # optional figures shown beside the measured ones
+//!
+//! [[instance]]
+//! name = "pi-g20"
+//! command = "ltl"
+//! system = "../systems/pi-tuned.toml"
+//! options = { formula = "G<=20 (-0.5 <= x <= 0.5)" }
+//! expect = "true"
+//! expect_status = "evidence"  # optional: "proven" or "evidence" (a MILP's floating-point answer)
 //! ```
+//!
+//! The name is a plain name (letters, digits, `-`, `_`): it names the results directory.
+//! `expect` is one of the command's verdicts ([`verdicts`]): `check` says `safe`,
+//! `safe-by-milp-evidence`, `not-inductive`, `unsafe-candidate` or `unknown`; `synth` and `cegar`
+//! `safe`, `unsafe` or `unknown`; `ctl`, `ltl` and `verify` `true`, `false` or `unknown`. Without
+//! `expect_status`, a verdict that holds passes on a proof and on floating-point evidence alike.
 
 use crate::error::{CampaignError, Result};
 use crate::job::{DEFAULT_TIMEOUT, Job, Limits, VERDICT_COMMANDS, config_hash, job_id};
 use crate::options::{options_argv, override_text, parse_memory, parse_seconds};
-use crate::plan::{Instance, Plan, PlanKind, Tolerance, base_dir, hash_system, read_toml};
+use crate::plan::{Instance, Plan, PlanKind, Tolerance, base_dir, check_name, hash_system, read_toml};
 use crate::report::ReportSpec;
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -64,6 +78,7 @@ struct RawInstance {
     #[serde(default)]
     options: IndexMap<String, toml::Value>,
     expect: Option<String>,
+    expect_status: Option<String>,
     #[serde(default)]
     reference: IndexMap<String, f64>,
     timeout: Option<f64>,
@@ -76,6 +91,8 @@ pub struct SuiteInstance {
     pub command: String,
     pub options: Vec<String>,
     pub expect: Option<String>,
+    /// `proven` or `evidence`: what the expected verdict must rest on (any, when absent).
+    pub expect_status: Option<String>,
     pub reference: Vec<(String, f64)>,
     pub limits: Limits,
 }
@@ -100,6 +117,7 @@ pub fn load_suite(path: &Path, validate: Validate) -> Result<Suite> {
     let err = |key: String, msg: String| CampaignError::input(path, Some(key), msg);
     let cwd = base_dir(path)?;
     let s = &raw.suite;
+    check_name(path, "suite.name", &s.name)?;
     let timeout = s.timeout.map(parse_seconds).transpose().map_err(|m| err("suite.timeout".into(), m))?;
     let memory = s.memory.as_deref().map(parse_memory).transpose().map_err(|m| err("suite.memory".into(), m))?;
     let mut tolerance = Tolerance::default();
@@ -127,6 +145,8 @@ pub fn load_suite(path: &Path, validate: Validate) -> Result<Suite> {
         }
         let command = r.command.clone().or_else(|| s.command.clone()).unwrap_or_else(|| "check".into());
         check_command(&command).map_err(|m| err(format!("{key}.command"), m))?;
+        check_expectation(&command, r.expect.as_deref(), r.expect_status.as_deref())
+            .map_err(|(field, m)| err(format!("{key}.{field}"), m))?;
         let mut opts = raw.options.get(&command).cloned().unwrap_or_default();
         opts.extend(r.options.clone());
         let options = options_argv(&opts).map_err(|(k, m)| err(format!("{key}.options.{k}"), m))?;
@@ -142,6 +162,7 @@ pub fn load_suite(path: &Path, validate: Validate) -> Result<Suite> {
             command,
             options,
             expect: r.expect.clone(),
+            expect_status: r.expect_status.clone(),
             reference: r.reference.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             limits: Limits { timeout: job_timeout.or(timeout).unwrap_or(DEFAULT_TIMEOUT), memory },
         });
@@ -154,6 +175,46 @@ pub fn load_suite(path: &Path, validate: Validate) -> Result<Suite> {
         tolerance,
         instances,
     })
+}
+
+/// The verdicts a command prints (its own words; the status says what each rests on).
+pub fn verdicts(command: &str) -> &'static [&'static str] {
+    match command {
+        "check" => &["safe", "safe-by-milp-evidence", "not-inductive", "unsafe-candidate", "unknown"],
+        "synth" | "cegar" => &["safe", "unsafe", "unknown"],
+        "ctl" | "ltl" | "verify" => &["true", "false", "unknown"],
+        _ => &[],
+    }
+}
+
+/// Verdicts that say the property holds: the only ones an `expect_status` may qualify.
+const HOLDS: [&str; 2] = ["safe", "true"];
+
+/// An instance's `expect` must be a verdict its command can give (`maybe` would fail the
+/// instance on every run), and `expect_status` (`proven` or `evidence`) qualifies a verdict that
+/// says the property holds. Errors name the field.
+fn check_expectation(
+    command: &str,
+    expect: Option<&str>,
+    status: Option<&str>,
+) -> std::result::Result<(), (&'static str, String)> {
+    let words = verdicts(command);
+    if let Some(e) = expect
+        && !words.contains(&e)
+    {
+        return Err(("expect", format!("'{e}' is not a verdict of {command} ({})", words.join(", "))));
+    }
+    match (status, expect) {
+        (None, _) => Ok(()),
+        (Some(s), _) if !["proven", "evidence"].contains(&s) => {
+            Err(("expect_status", format!("'{s}': expected proven or evidence")))
+        }
+        (Some(_), Some(e)) if HOLDS.contains(&e) => Ok(()),
+        (Some(_), _) => Err((
+            "expect_status",
+            format!("qualifies an expected verdict that holds ({}); give expect = one of them", HOLDS.join(" or ")),
+        )),
+    }
 }
 
 /// A command a campaign or suite may run.
@@ -189,6 +250,7 @@ impl Suite {
                     cwd: inst.cwd.clone(),
                     config_hash: config_hash(&si.command, &si.options, version),
                     expect: si.expect.clone(),
+                    expect_status: si.expect_status.clone(),
                     reference: si.reference.clone(),
                 }
             })
@@ -206,5 +268,29 @@ impl Suite {
         };
         plan.check_unique()?;
         Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expectations_are_verdicts_of_the_command() {
+        assert!(check_expectation("check", Some("safe"), None).is_ok());
+        assert!(check_expectation("ltl", Some("true"), Some("evidence")).is_ok());
+        assert!(check_expectation("ctl", None, None).is_ok());
+        let (field, m) = check_expectation("check", Some("maybe"), None).unwrap_err();
+        assert_eq!(
+            (field, m.as_str()),
+            (
+                "expect",
+                "'maybe' is not a verdict of check (safe, safe-by-milp-evidence, not-inductive, unsafe-candidate, unknown)"
+            )
+        );
+        assert_eq!(check_expectation("ltl", Some("safe"), None).unwrap_err().0, "expect");
+        assert_eq!(check_expectation("ltl", Some("true"), Some("exact")).unwrap_err().0, "expect_status");
+        assert_eq!(check_expectation("ltl", Some("false"), Some("proven")).unwrap_err().0, "expect_status");
+        assert_eq!(check_expectation("ltl", None, Some("proven")).unwrap_err().0, "expect_status");
     }
 }

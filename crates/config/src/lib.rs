@@ -27,16 +27,17 @@ use std::path::Path;
 use trestle_ir::system::{DomainExit, System};
 
 /// Reads, overrides, checks and resolves a system file.
+/// Only a regular file of at most [`atomic_output::input::SYSTEM_FILE`]'s size is read: a FIFO or
+/// `/dev/zero` given as the system file is refused at once.
 pub fn load_system(path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
-    let text = std::fs::read_to_string(path)
+    let text = atomic_output::input::read_text(path, atomic_output::input::SYSTEM_FILE)
         .map_err(|e| ConfigError::new(path, None, format!("cannot read the system file: {e}")))?;
     load_system_from_str(&text, path, overrides)
 }
 
 /// Like [`load_system`] with the file's text given (`path` locates relative model paths).
 pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
-    let mut doc =
-        document::parse_table(text).map_err(|e| ConfigError::new(path, None, format!("malformed TOML: {e}")))?;
+    let mut doc = document::parse_table(text, path).map_err(|e| ConfigError::new(path, None, e))?;
     overrides.apply(&mut doc).map_err(|e| ConfigError::new(path, None, e))?;
     let raw: raw::RawFile = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let key = e.path().to_string();

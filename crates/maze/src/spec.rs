@@ -141,13 +141,30 @@ fn check_box(b: &Box2, what: &str) -> Result<(), String> {
 }
 
 impl Spec {
+    /// Reads a spec file: a regular file of bounded size only (a FIFO or `/dev/zero` is refused
+    /// at once); a syntax error quotes at most a short, printable excerpt of its line.
     pub fn read(path: &Path) -> Result<Spec, MazeError> {
-        let text = std::fs::read_to_string(path).map_err(|e| MazeError::Input(format!("{}: {e}", path.display())))?;
-        Spec::parse(&text).map_err(|e| MazeError::Input(format!("{}: {e}", path.display())))
+        let text = atomic_output::input::read_text(path, atomic_output::input::SPEC_FILE)
+            .map_err(|e| MazeError::Input(format!("{}: {e}", path.display())))?;
+        Spec::parse_file(&text, path).map_err(|e| MazeError::Input(format!("{}: {e}", path.display())))
     }
 
+    /// A spec given as text (tests, generated specs).
     pub fn parse(text: &str) -> Result<Spec, String> {
-        let spec: Spec = toml::from_str(text).map_err(|e| e.to_string())?;
+        Spec::parse_file(text, Path::new("spec.toml"))
+    }
+
+    fn parse_file(text: &str, path: &Path) -> Result<Spec, String> {
+        let spec: Spec = toml::from_str(text).map_err(|e| {
+            let message = atomic_output::input::printable(e.message().trim(), 300);
+            match e.span() {
+                Some(s) => format!(
+                    "at {}: {message}",
+                    atomic_output::input::position(path, text, s.start, atomic_output::input::SPEC_FILE)
+                ),
+                None => message,
+            }
+        })?;
         spec.validate()?;
         Ok(spec)
     }

@@ -136,12 +136,12 @@ impl<'s> Z3Backend<'s> {
             };
         }
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
-        crate::solve::isolated(move || bridge::check_bridge(sys, q, &narrowed, cfg, dumper))
+        crate::memory::isolated(move || bridge::check_bridge(sys, q, &narrowed, cfg, dumper))
     }
 
     fn implication_unchecked(&mut self, premise: &Pred, conclusion: &Pred) -> Result<Answer, CheckError> {
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
-        crate::solve::isolated(move || implication::check_implication(sys, premise, conclusion, cfg, dumper))
+        crate::memory::isolated(move || implication::check_implication(sys, premise, conclusion, cfg, dumper))
     }
 }
 
@@ -193,7 +193,7 @@ impl InductivenessChecker for Z3Backend<'_> {
         let cut = (premise.as_ref().unwrap_or(q.inv), q.target.or(conclusion.as_ref()).unwrap_or(q.inv));
         let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
         timed(&stats, || {
-            Ok((crate::solve::isolated(move || monolithic::check_inductive(sys, q, cut, cfg, dumper))?, false))
+            Ok((crate::memory::isolated(move || monolithic::check_inductive(sys, q, cut, cfg, dumper))?, false))
         })
     }
 }

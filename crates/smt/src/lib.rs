@@ -63,7 +63,9 @@
 //! Nothing: the time or resource limit was hit, Z3 gave up (its reason string is kept), or no
 //! exactly replayable counterexample was found ([`Unknown`]). It is never treated as
 //! `Valid`. Input problems (dimension mismatches, inverted or non-finite boxes, predicates over the
-//! wrong variables) are [`CheckError`]s, never answers.
+//! wrong variables) are [`CheckError`]s, never answers. A Z3 context that cannot be created for
+//! want of memory ends the run with an [`OutOfMemory`] panic (see [`memory`]), which the CLI
+//! reports as such.
 
 mod affine;
 mod bridge;
@@ -75,6 +77,7 @@ pub mod error;
 mod fastpath;
 mod implication;
 pub mod inductive;
+pub mod memory;
 mod monolithic;
 pub mod paths;
 pub mod query;
@@ -88,6 +91,7 @@ pub use config::CheckerConfig;
 pub use error::CheckError;
 pub use fastpath::SuccessorBounds;
 pub use inductive::{InductiveQuery, NetworkPhases, Phase};
+pub use memory::OutOfMemory;
 pub use paths::{PathAnswer, PathQuery};
 pub use query::{BridgeQuery, LinearPost, Postcondition, Target};
 pub use replay::replay_bridge;

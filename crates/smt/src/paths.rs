@@ -52,6 +52,7 @@ pub struct PathQuery<'s> {
 impl<'s> PathQuery<'s> {
     /// An empty query (no copies) over `sys`, with the limits of `cfg`.
     pub fn new(sys: &'s System, cfg: CheckerConfig) -> PathQuery<'s> {
+        crate::memory::ensure_thread_context();
         let ints = sys.state.iter().any(|v| v.kind != VarKind::Real);
         // Observations may be piecewise linear (ite, min, max): still linear arithmetic.
         let solver = new_solver(&cfg, Some(if ints { "QF_LIRA" } else { "QF_LRA" }));

@@ -24,7 +24,7 @@ pub(crate) enum Outcome {
 ///
 /// The time limit is not Z3's `timeout` parameter: Z3 4.8.12's timer threads deadlock when
 /// several threads time queries at once. [`check_again`] runs a watchdog that interrupts the
-/// query's own context instead (each query has a fresh context, see [`isolated`]).
+/// query's own context instead (each query has a fresh context, see [`crate::memory::isolated`]).
 ///
 /// `ctrl_c` is off: during `check-sat` Z3 would install a SIGINT handler of its own, through one
 /// process-wide pointer that concurrent queries overwrite and restore out of order, so Ctrl-C
@@ -250,12 +250,6 @@ pub(crate) fn rational_model(
         }
     }
     Err(Unknown::IrrationalModel(format!("values still irrational after {ROUNDS} re-solves")))
-}
-
-/// Runs one query in a Z3 context of its own, so an interrupt (time limit) or any state a query
-/// leaves behind cannot reach the next one.
-pub(crate) fn isolated<R: Send + Sync>(f: impl FnOnce() -> R + Send + Sync) -> R {
-    z3::with_z3_config(&z3::Config::new(), f)
 }
 
 #[cfg(test)]

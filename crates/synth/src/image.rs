@@ -67,7 +67,7 @@ impl<'s> Imager<'s> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .build()
-            .map_err(|e| SynthError::Internal(format!("cannot start worker threads: {e}")))?;
+            .unwrap_or_else(|e| trestle_smt::memory::threads_unavailable(e));
         let tolerance = extent.iter().map(|e| e * IMAGE_TOLERANCE).collect();
         let guards = sys.step.branches.iter().map(|b| guard_boxes(sys, b.guard.as_ref())).collect();
         Ok(Imager { sys, post, succ, pool, tolerance, guards })
