@@ -182,16 +182,18 @@ fn verdict(out: &mut Outcome, code: i32, json: Option<Value>) {
         out.reason = Some(format!("exit code {code} but no JSON result on stdout"));
         return;
     };
-    let (status, verdict) = match serde_json::from_value::<RunResult>(v.clone()) {
-        Ok(r) => {
-            out.method = Some(r.method.clone());
-            out.system_name = Some(r.system.clone());
-            out.reason = r.reason.clone();
-            out.stats = r.stats.into_iter().collect();
-            (JobStatus::from_engine(r.status), Some(r.verdict))
+    let r = match result_of(v) {
+        Ok(r) => r,
+        Err(why) => {
+            out.reason = Some(why);
+            return;
         }
-        Err(_) => legacy_result(out, code, &v),
     };
+    out.method = Some(r.method.clone());
+    out.system_name = Some(r.system.clone());
+    out.reason = r.reason.clone();
+    out.stats = r.stats.into_iter().collect();
+    let (status, verdict) = (JobStatus::from_engine(r.status), Some(r.verdict));
     // The README's exit codes: 0 proven, 1 refuted, 3 unknown or only floating-point evidence.
     let agrees = match status {
         JobStatus::Proven => code == 0,
@@ -212,26 +214,21 @@ fn verdict(out: &mut Outcome, code: i32, json: Option<Value>) {
     }
 }
 
-/// The commands' JSON before every one printed a [`RunResult`]: the verdict and stats as they
-/// are; the status is the object's `status` when it has one, else from the verdict and exit code
-/// (0 proven; 1 refuted; 3 unknown, or evidence for `check`'s `safe-by-milp-evidence`). Delete
-/// `legacy_result` once every command prints a `RunResult`.
-fn legacy_result(out: &mut Outcome, code: i32, v: &Value) -> (JobStatus, Option<String>) {
-    let text = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
-    out.method = text("/method");
-    out.system_name = text("/system");
-    out.reason = text("/reason").or_else(|| text("/conditions/inductive/reason"));
-    out.stats = v.get("stats").and_then(Value::as_object).cloned().unwrap_or_default();
-    let verdict = text("/verdict");
-    let stated = text("/status").and_then(|s| JobStatus::parse(&s)).filter(|s| s.solved() || *s == JobStatus::Unknown);
-    let status = match (stated, code) {
-        (Some(s), _) => s,
-        (None, 3) if verdict.as_deref() == Some("safe-by-milp-evidence") => JobStatus::Evidence,
-        (None, 0) => JobStatus::Proven,
-        (None, 1) => JobStatus::Refuted,
-        (None, _) => JobStatus::Unknown,
+/// The one `trestle-result/1` object a job printed: the object itself, or the one result of a
+/// `verify` (`{"system", "results": [..]}`; a job is one question, so `verify` jobs name one
+/// property).
+fn result_of(v: Value) -> Result<RunResult, String> {
+    let v = match v.get("results").and_then(Value::as_array) {
+        Some(rs) if rs.len() == 1 => rs[0].clone(),
+        Some(rs) => {
+            return Err(format!(
+                "the job printed {} results; a job answers one question (give `verify` one --property)",
+                rs.len()
+            ));
+        }
+        None => v,
     };
-    (status, verdict)
+    serde_json::from_value::<RunResult>(v).map_err(|e| format!("the printed result is not a trestle-result/1 object: {e}"))
 }
 
 /// How an allocation that failed at the address-space limit shows: Rust's allocator, C++'s
@@ -328,24 +325,19 @@ mod tests {
     }
 
     #[test]
-    fn legacy_results_take_the_status_from_the_exit_code() {
+    fn only_run_results_are_read() {
+        // The per-command JSON of old versions is no result any more.
         let legacy = json!({ "verdict": "safe", "method": "bridge", "stats": { "splits": 2, "seconds": 0.1 } });
         let o = classify(&exit(Some(0), legacy));
-        assert_eq!((o.status, o.verdict.as_deref()), (JobStatus::Proven, Some("safe")));
-        assert_eq!(stat_f64(&o.stats, "splits"), Some(2.0));
-        // The MILP baseline's "safe" is confirmed exactly (exit 0): proven; its unconfirmed
-        // evidence exits 3.
-        let milp = json!({ "verdict": "safe", "method": "milp", "stats": {} });
-        assert_eq!(classify(&exit(Some(0), milp)).status, JobStatus::Proven);
-        let evidence = json!({ "verdict": "safe-by-milp-evidence", "method": "milp", "stats": {} });
-        assert_eq!(classify(&exit(Some(3), evidence)).status, JobStatus::Evidence);
-        // A `status` field is read as it is.
-        let stated = json!({ "verdict": "true", "status": "evidence", "stats": {} });
-        assert_eq!(classify(&exit(Some(3), stated)).status, JobStatus::Evidence);
-        let o = classify(&exit(Some(3), json!({ "verdict": "unknown", "stats": {} })));
-        assert_eq!(o.status, JobStatus::Unknown);
-        let o = classify(&exit(Some(0), json!({ "stats": {} })));
         assert_eq!(o.status, JobStatus::Error);
+        assert!(o.reason.unwrap().contains("trestle-result/1"));
+        // `verify` of one property: its one result.
+        let one = json!({ "system": "maze", "results": [run_result("true", Status::Evidence)] });
+        assert_eq!(classify(&exit(Some(3), one)).status, JobStatus::Evidence);
+        let two = json!({ "system": "maze", "results": [run_result("safe", Status::Proven), run_result("safe", Status::Proven)] });
+        let o = classify(&exit(Some(0), two));
+        assert_eq!(o.status, JobStatus::Error);
+        assert!(o.reason.unwrap().contains("one --property"));
     }
 
     #[test]
