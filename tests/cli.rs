@@ -911,6 +911,24 @@ fn cegar_exit_codes_json_and_bad_input() {
     expect_input_error(&trestle(&["cegar", "examples/maze-det.toml"]), &["is real"]);
     expect_input_error(&trestle(&["cegar", safe, "--timeout=-1"]), &["--timeout"]);
     expect_input_error(&trestle(&["cegar", safe, "--method", "bmc", "--depth", "0"]), &["--depth"]);
+    // Int updates that may be non-integral (issue 34.6: CEGAR crashed with exit 4, "a refinement
+    // added no predicate"): CEGAR refuses them and names who can; BMC and explicit answer safe
+    // (3/2, 7/4, ... are not states: those successors are dropped).
+    for update in ["x / 2", "(x + 1) / 2"] {
+        let text = std::fs::read_to_string(repo().join(safe)).unwrap().replace(
+            "update = { x = \"x - 1\" }",
+            &format!("update = {{ x = \"{update}\" }}"),
+        );
+        assert!(text.contains(update));
+        let (_dir, file) = scratch("halving.toml", &text);
+        let file = file.to_str().unwrap();
+        let r = trestle(&["cegar", file]);
+        expect_input_error(&r, &["non-integral", "--method bmc"]);
+        for method in ["bmc", "explicit"] {
+            let r = trestle(&["cegar", file, "--method", method, "--json"]);
+            assert_eq!(r.code, 0, "{update} {method}: {}", r.stderr);
+        }
+    }
 }
 
 /// `trestle planning generate` rebuilds the shipped planning instances byte for byte.

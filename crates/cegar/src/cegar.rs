@@ -134,6 +134,12 @@ struct Run<'d, 's> {
 /// A proof (no unsafe abstract state reachable) is re-checked from scratch by [`recheck`] before
 /// it is returned: one that does not re-check is an internal error, never a verdict.
 pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions, budget: &Budget) -> Result<Outcome, CegarError> {
+    if let Some(update) = d.non_integral_update() {
+        return Err(CegarError::Unsupported(format!(
+            "{update} may be non-integral (a successor that is then dropped): CEGAR's linear predicates cannot say \
+             where, so it does not take this system; --method bmc and --method explicit do"
+        )));
+    }
     let start = Instant::now();
     let deadline = budget.deadline();
     let mut run = Run {

@@ -149,6 +149,21 @@ impl<'s> Discrete<'s> {
         })
     }
 
+    /// An operator whose update may give an int variable a non-integral value (`x := x/2`): such
+    /// a successor is not a state and is dropped, but whether it is depends on divisibility, which
+    /// no linear predicate expresses, so CEGAR's abstraction cannot tell where the operator is
+    /// enabled. Named for the refusal; `None` when every update has integer coefficients (then
+    /// integral states have integral successors).
+    pub fn non_integral_update(&self) -> Option<String> {
+        let integer = |r: &Rational| r.is_integer();
+        self.operators.iter().find_map(|op| {
+            op.update.iter().zip(&self.sys.state).find_map(|(u, v)| {
+                let integral = u.coeffs.iter().all(integer) && integer(&u.constant);
+                (!integral).then(|| format!("command '{}': the update of '{}'", op.name, v.name))
+            })
+        })
+    }
+
     /// The successor of `state` under operator `op` when its guard holds (domains not checked).
     pub fn apply(&self, op: &Operator, state: &[Rational]) -> Vec<Rational> {
         op.update.iter().map(|u| u.eval(state)).collect()
