@@ -110,8 +110,8 @@ fn check_refutes_a_repelling_controller_with_exit_1() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     let j = r.json();
     assert_eq!(j["verdict"], "not-inductive");
-    assert!(j["counterexample"]["next"]["x"].is_number());
-    assert_eq!(j["counterexample"]["replayed"], "exact rational arithmetic");
+    assert!(j["details"]["counterexample"]["next"]["x"].is_number());
+    assert_eq!(j["details"]["counterexample"]["replayed"], "exact rational arithmetic");
 }
 
 /// `check` and `synth` print their refutations in one shape, the result schema's trace: a step
@@ -148,7 +148,7 @@ fn monolithic_and_milp_baselines_agree_with_the_bridge() {
         let r = trestle(&["check", bad.to_str().unwrap(), "--method", method, "--json"]);
         assert_eq!(r.code, 1, "{method}: {}", r.stderr);
         assert_eq!(r.json()["verdict"], "not-inductive");
-        assert!(r.json()["counterexample"]["next"].is_object());
+        assert!(r.json()["details"]["counterexample"]["next"].is_object());
     }
 }
 
@@ -162,19 +162,19 @@ fn milp_evidence_is_never_reported_as_a_proof() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     let j = r.json();
     assert_eq!(j["verdict"], "not-inductive");
-    assert_eq!(j["counterexample"]["state_exact"][0], "1");
-    assert_eq!(j["milp"]["answer"], "counterexample");
+    assert_eq!(j["details"]["counterexample"]["state_exact"][0], "1");
+    assert_eq!(j["details"]["milp"]["answer"], "counterexample");
     let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
     let j = r.json();
-    assert_eq!((j["verdict"].as_str(), j["milp"]["confirmation"]["result"].as_str()), (Some("safe"), Some("proven")));
-    assert_eq!(j["milp"]["exact"], false);
+    assert_eq!((j["verdict"].as_str(), j["details"]["milp"]["confirmation"]["result"].as_str()), (Some("safe"), Some("proven")));
+    assert_eq!(j["details"]["milp"]["exact"], false);
     let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--max-splits", "0", "--json"]);
     assert_eq!(r.code, 3, "{}", r.stdout);
     let j = r.json();
     assert_eq!(j["verdict"], "safe-by-milp-evidence");
-    assert_eq!(j["milp"]["confirmation"]["result"], "undecided");
-    assert!(j["milp"]["margin"].as_f64().unwrap() > j["milp"]["threshold"].as_f64().unwrap());
+    assert_eq!(j["details"]["milp"]["confirmation"]["result"], "undecided");
+    assert!(j["details"]["milp"]["margin"].as_f64().unwrap() > j["details"]["milp"]["threshold"].as_f64().unwrap());
     let text = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--max-splits", "0"]);
     assert_eq!(text.code, 3);
     assert!(text.stdout.contains("SAFE-BY-MILP-EVIDENCE") && text.stdout.contains("NOT a proof"), "{}", text.stdout);
@@ -189,8 +189,8 @@ fn synth_proves_the_example_and_certify_accepts_it() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let j = r.json();
     assert_eq!(j["verdict"], "safe");
-    assert_eq!(j["conditions"]["inductive"]["result"], "proven");
-    assert!(j["invariant_boxes"].as_u64().unwrap() >= 1);
+    assert_eq!(j["details"]["conditions"]["inductive"]["result"], "proven");
+    assert!(j["details"]["invariant_boxes"].as_u64().unwrap() >= 1);
     for k in ["images", "smt_queries", "bound_queries", "seconds"] {
         assert!(j["stats"][k].is_number(), "stats.{k}");
     }
@@ -295,7 +295,7 @@ fn check_synthesizes_when_the_candidate_fails() {
     let (_d, path) = scratch("sys.toml", &SMALL.replace("0.55 <= y <= 0.95\"", "0.6 <= y <= 0.7\""));
     let plain = trestle(&["check", path.to_str().unwrap(), "--json"]);
     assert_eq!(plain.code, 1, "{}", plain.stdout);
-    assert!(plain.json().get("synthesis").is_none());
+    assert!(plain.json()["details"].get("candidate").is_none());
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("cert.json");
     let r = trestle(&[
@@ -308,8 +308,8 @@ fn check_synthesizes_when_the_candidate_fails() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let j = r.json();
-    assert_eq!(j["verdict"], "not-inductive", "the candidate's own verdict is kept");
-    assert_eq!(j["synthesis"]["verdict"], "safe");
+    assert_eq!((j["verdict"].as_str(), j["method"].as_str()), (Some("safe"), Some("synth")));
+    assert_eq!(j["details"]["candidate"]["verdict"], "not-inductive", "the candidate's own result rides along");
     let v = trestle(&["certify", cert.to_str().unwrap(), path.to_str().unwrap()]);
     assert_eq!(v.code, 0, "the certificate is the synthesised proof: {}", v.stdout);
     let r = trestle(&["check", path.to_str().unwrap(), "--method", "milp", "--synthesize-on-failure"]);
@@ -696,7 +696,7 @@ fn ctl_exit_codes_and_json_follow_the_verdict() {
     // Text output names the verdict and the run.
     let r = trestle(&["ctl", p, "--property", "reach", "--quiet"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stdout.contains("verdict:  false") && r.stdout.contains("branch down"), "{}", r.stdout);
+    assert!(r.stdout.contains("FALSE (refuted") && r.stdout.contains("branch down"), "{}", r.stdout);
 }
 
 #[test]
@@ -842,7 +842,7 @@ fn ltl_exit_codes_json_and_bad_input() {
     assert!(j["trace"]["hidden_exact"].is_array(), "the recurrent hidden state is part of the trace: {j}");
     let r = trestle(&["ltl", fig, "--formula", "X^2 (z <= 2)"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("verdict:  true (proven)"), "{}", r.stdout);
+    assert!(r.stdout.contains("TRUE (proven"), "{}", r.stdout);
     expect_input_error(&trestle(&["ltl", fig, "--formula", "G F (z <= 2)"]), &["unbounded LTL"]);
     // Unbounded G with no box invariant (intervals give z_t in [0, t]) and no violation: unknown.
     assert_eq!(trestle(&["ltl", fig, "--formula", "G (z <= 2)"]).code, 3);
@@ -903,7 +903,7 @@ fn cegar_exit_codes_json_and_bad_input() {
         assert_eq!(trestle(&args).code, 1, "{flags:?}");
     }
     let r = trestle(&["cegar", unsafe_]);
-    assert!(r.stdout.contains("verdict:  unsafe") && r.stdout.contains("s3: x = 6"), "{}", r.stdout);
+    assert!(r.stdout.contains("UNSAFE (refuted") && r.stdout.contains("s3: x = 6"), "{}", r.stdout);
     expect_input_error(
         &trestle(&["cegar", safe, "--set", "system.on_domain_exit=error"]),
         &["on_domain_exit = \"drop\""],

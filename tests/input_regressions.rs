@@ -31,7 +31,7 @@ fn toml_float_with_more_digits_than_a_double_flips_no_verdict() {
     let j = r.json();
     assert_eq!(j["verdict"], "unsafe-candidate");
     assert_eq!(
-        j["conditions"]["inv_implies_safe"]["witness"]["state_exact"][0],
+        j["details"]["conditions"]["inv_implies_safe"]["witness"]["state_exact"][0],
         "100000000000000000001/100000000000000000000"
     );
     // With the bound written as 1 the same system is safe.
@@ -114,10 +114,12 @@ fn the_time_limit_bounds_the_whole_check() {
     assert_eq!(r.code, 3, "{}", r.stderr);
     let j = r.json();
     assert_eq!(j["verdict"], "unknown");
-    assert_eq!(j["conditions"]["inductive"]["reason"], "time limit reached");
+    assert_eq!(j["details"]["conditions"]["inductive"]["reason"], "time limit reached");
     let r = trestle(&["check", "examples/maze-det.toml", "--timeout", "0", "--synthesize-on-failure", "--json"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
-    assert_eq!(r.json()["synthesis"]["verdict"], "unknown");
+    let j = r.json();
+    assert_eq!((j["verdict"].as_str(), j["method"].as_str()), (Some("unknown"), Some("synth")));
+    assert_eq!(j["details"]["candidate"]["verdict"], "unknown", "the candidate's result rides along");
 }
 
 // ---------- item 14: result files ----------

@@ -207,7 +207,7 @@ fn outcome(r: &Run, path: &Path) -> Result<String, String> {
     let verdict = j["verdict"].as_str().ok_or_else(|| format!("no verdict: {}", r.error_message()))?.to_string();
     if verdict == "not-inductive" {
         let sys = trestle_testkit::load(path, &[]);
-        StepWitness::from_json(&j["counterexample"])
+        StepWitness::from_json(&j["details"]["counterexample"])
             .and_then(|w| check_step_witness(&sys, &w, None))
             .map_err(|e| format!("bad counterexample: {e}"))?;
     }

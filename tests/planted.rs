@@ -211,7 +211,7 @@ fn judge_exit(case: &Case, engine: &Engine, r: &Run, row: &mut Row) -> Option<Va
 }
 
 fn reason(j: &Value) -> String {
-    let r = j["conditions"]["inductive"]["reason"].as_str().or(j["reason"].as_str()).unwrap_or("");
+    let r = j["details"]["conditions"]["inductive"]["reason"].as_str().or(j["reason"].as_str()).unwrap_or("");
     r.chars().take(100).collect()
 }
 
@@ -225,12 +225,12 @@ fn judge_check(case: &Case, engine: &Engine, sys: &System, j: &Value, row: &mut 
         "not-inductive" => {
             let truth_pred =
                 case.witness.as_ref().map(|w| parse_witness_pred(sys, w).expect("checked by the table test"));
-            let checked = StepWitness::from_json(&j["counterexample"])
+            let checked = StepWitness::from_json(&j["details"]["counterexample"])
                 .and_then(|w| check_step_witness(sys, &w, truth_pred.as_ref()));
             if let Err(e) = checked {
                 row.problem(Severity::Wrong, format!("bad counterexample: {e}"));
             }
-            if let Some(region) = j.get("falsifying_region") {
+            if let Some(region) = j["details"].get("falsifying_region") {
                 let ends =
                     |k: &str| region[k].as_array().map(|a| a.iter().filter_map(Value::as_f64).collect::<Vec<_>>());
                 let claim = match (ends("lo"), ends("hi")) {
@@ -266,7 +266,7 @@ fn judge_synth(case: &Case, sys: &System, j: &Value, row: &mut Row) {
     match row.answer.as_str() {
         "safe" if !case.system_safe => row.problem(Severity::Wrong, "says safe; truth: unsafe"),
         "safe" => {
-            let boxes: Option<Vec<(Vec<f64>, Vec<f64>)>> = j["invariant"].as_array().map(|bs| {
+            let boxes: Option<Vec<(Vec<f64>, Vec<f64>)>> = j["details"]["invariant"].as_array().map(|bs| {
                 bs.iter()
                     .map(|b| {
                         let v =
@@ -283,7 +283,7 @@ fn judge_synth(case: &Case, sys: &System, j: &Value, row: &mut Row) {
         }
         "unsafe" if case.system_safe => row.problem(Severity::Wrong, "says unsafe; truth: safe"),
         "unsafe" => {
-            if let Err(e) = check_run(sys, &j["trajectory"]) {
+            if let Err(e) = check_run(sys, &j["details"]["trajectory"]) {
                 row.problem(Severity::Wrong, format!("bad unsafe run: {e}"));
             }
         }

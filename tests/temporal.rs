@@ -30,6 +30,17 @@ fn limited(args: &[&str], cap: Duration) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("prlimit runs (util-linux)");
+    // Both pipes drained while the child runs: a large result (10,000 steps of enclosures) fills
+    // a pipe's buffer, and a child blocked on writing would look like one that never ends.
+    fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = r.read_to_string(&mut text);
+            text
+        })
+    }
+    let stdout = drain(child.stdout.take().expect("piped"));
+    let stderr = drain(child.stderr.take().expect("piped"));
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("waits") {
@@ -41,13 +52,7 @@ fn limited(args: &[&str], cap: Duration) -> Run {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let read = |r: Option<&mut dyn Read>| {
-        let mut text = String::new();
-        r.map(|r| r.read_to_string(&mut text));
-        text
-    };
-    let stdout = read(child.stdout.as_mut().map(|r| r as &mut dyn Read));
-    let stderr = read(child.stderr.as_mut().map(|r| r as &mut dyn Read));
+    let (stdout, stderr) = (stdout.join().expect("reads"), stderr.join().expect("reads"));
     Run {
         code: status.code().unwrap_or_else(|| panic!("{args:?} was killed by a signal ({status:?}): {stderr}")),
         stdout,
@@ -166,9 +171,11 @@ fn ctl_auto_picks_an_engine_and_names_it() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(r.json()["method"], "explicit");
     let (_e, scale) = scratch("scale.toml", trestle_testkit::SCALE);
-    for (formula, code) in [("AX^2 (x <= 3)", 1), ("AX^2 (x <= 5)", 3)] {
+    // `x <= 5` holds: the winner of the race proves it (bounds rule out every job) or gives
+    // evidence, so its exit code is 0 or 3; its verdict is "true" either way.
+    for (formula, codes) in [("AX^2 (x <= 3)", &[1][..]), ("AX^2 (x <= 5)", &[0, 3][..])] {
         let r = trestle(&["ctl", s(&scale), "--formula", formula, "--json"]);
-        assert_eq!(r.code, code, "{formula}: {}", r.stderr);
+        assert!(codes.contains(&r.code), "{formula}: exit {}: {}", r.code, r.stderr);
         let j = r.json();
         let method = j["method"].as_str().unwrap();
         assert!(["compositional", "monolithic"].contains(&method), "{formula}: {j}");

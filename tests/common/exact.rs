@@ -175,8 +175,8 @@ pub fn check_side_witness(sys: &System, state: &[Rational], premise: &Pred, conc
 /// The witness of the side condition `check` reports as failing (`init_implies_inv` or
 /// `inv_implies_safe`); returns which one failed.
 pub fn check_side_conditions(sys: &System, j: &Value) -> Result<&'static str, String> {
-    let init = &j["conditions"]["init_implies_inv"];
-    let safe = &j["conditions"]["inv_implies_safe"];
+    let init = &j["details"]["conditions"]["init_implies_inv"];
+    let safe = &j["details"]["conditions"]["inv_implies_safe"];
     let inv = region(&sys.invariant, "invariant")?;
     if init["result"] == "fails" {
         let state = rationals(&init["witness"]["state_exact"], "init witness")?;
