@@ -158,7 +158,9 @@ fn ctl_deep_formulas_neither_crash_nor_build_without_end() {
     let j = r.json();
     assert_eq!((j["status"].as_str(), j["method"].as_str()), (Some("proven"), Some("explicit")), "{j}");
     let r = limited(&["ctl", s(&walk), "--formula", "AX^4000000000 (x >= 0)"], CAP);
-    r.expect_input_error(&["unfolds into about 4000000000", "at most 1048576"]);
+    r.expect_input_error(&["bound too large (at most 1000000)"]);
+    let r = limited(&["ctl", s(&walk), "--formula", "AX^1000000 (x >= 0) and AX^1000000 (x <= 100)"], CAP);
+    r.expect_input_error(&["at most 1048576"]);
 }
 
 /// 34.4: `--method auto` is the default: the explicit engine on a system with few states (exact),

@@ -439,7 +439,9 @@ mod tests {
         let n = normal("AG^100000 (x > 1 and y > 2)", false);
         assert_eq!(n.depth(n.root), 100_000);
         let scope = SimpleScope::with_state(&["x"]);
-        let huge = parse_ctl("AX^4000000 x > 1", &scope).unwrap();
+        // The parser caps each bound at 10^6; two such chains over different atoms pass it and
+        // unfold past the node cap.
+        let huge = parse_ctl("AX^1000000 x > 1 and AX^1000000 x < 0", &scope).unwrap();
         let e = Normal::of(&huge, &Budget::unlimited()).unwrap_err();
         assert!(matches!(&e, CtlError::Unsupported(m) if m.contains("at most 1048576")), "{e}");
         let deep = parse_ctl("EF^500000 x > 1", &scope).unwrap();

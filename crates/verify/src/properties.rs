@@ -141,7 +141,47 @@ pub fn verify(sys: &System, opts: &VerifyOptions, budget: &Budget, progress: &dy
         r.stat("seconds", start.elapsed().as_secs_f64());
         results.push(r);
     }
+    implied_by_invariants(&tasks, &mut results);
     Ok(Verification { system: sys.name.clone(), results, internal_errors })
+}
+
+/// A bounded `G<=k p` is implied by a proven `G p` or `invariant = p` of the same file (every
+/// reachable state satisfies p, so the first k+1 of every run do): proven, by that property,
+/// whatever its own engine could say (issue 34.8: RMILP's evidence beside the proof).
+fn implied_by_invariants(tasks: &[Task<'_>], results: &mut [RunResult]) {
+    use trestle_ir::formula::Ltl;
+    let invariant_of = |t: &Task<'_>| -> Option<Pred> {
+        match t.formula {
+            Formula::Invariant(p) => Some(p.clone()),
+            Formula::Ltl(Ltl::G(None, inner)) => trestle_ltl::state_pred(inner),
+            _ => None,
+        }
+    };
+    let proven: Vec<(String, Pred)> = tasks
+        .iter()
+        .zip(results.iter())
+        .filter(|(_, r)| r.status == Status::Proven)
+        .filter_map(|(t, _)| invariant_of(t).map(|p| (t.name.clone(), p)))
+        .collect();
+    for (task, r) in tasks.iter().zip(results.iter_mut()) {
+        let Formula::Ltl(Ltl::G(Some(_), inner)) = task.formula else { continue };
+        let Some(p) = trestle_ltl::state_pred(inner) else { continue };
+        if r.status == Status::Proven {
+            continue;
+        }
+        let Some((by, _)) = proven.iter().find(|(_, q)| *q == p) else { continue };
+        let mut implied = RunResult::new("verify", &r.system, "implied", "true", Status::Proven);
+        implied.property = r.property.clone();
+        implied.details = r.details.clone();
+        implied.details.insert("implied_by".into(), json!(by));
+        implied.details.insert("engine_said".into(), json!(r.verdict.clone() + " (" + r.status.as_str() + ")"));
+        implied.evidence = Some(format!(
+            "implied by property '{by}', proven: every reachable state satisfies the predicate, so every state of \
+             every bounded prefix does"
+        ));
+        implied.stats = r.stats.clone();
+        *r = implied;
+    }
 }
 
 /// The outcome of the invariant question, with the certificate of its proof.
