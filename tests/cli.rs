@@ -167,7 +167,10 @@ fn milp_evidence_is_never_reported_as_a_proof() {
     let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
     let j = r.json();
-    assert_eq!((j["verdict"].as_str(), j["details"]["milp"]["confirmation"]["result"].as_str()), (Some("safe"), Some("proven")));
+    assert_eq!(
+        (j["verdict"].as_str(), j["details"]["milp"]["confirmation"]["result"].as_str()),
+        (Some("safe"), Some("proven"))
+    );
     assert_eq!(j["details"]["milp"]["exact"], false);
     let r = trestle(&["check", "examples/maze-det.toml", "--method", "milp", "--max-splits", "0", "--json"]);
     assert_eq!(r.code, 3, "{}", r.stdout);
@@ -915,10 +918,9 @@ fn cegar_exit_codes_json_and_bad_input() {
     // added no predicate"): CEGAR refuses them and names who can; BMC and explicit answer safe
     // (3/2, 7/4, ... are not states: those successors are dropped).
     for update in ["x / 2", "(x + 1) / 2"] {
-        let text = std::fs::read_to_string(repo().join(safe)).unwrap().replace(
-            "update = { x = \"x - 1\" }",
-            &format!("update = {{ x = \"{update}\" }}"),
-        );
+        let text = std::fs::read_to_string(repo().join(safe))
+            .unwrap()
+            .replace("update = { x = \"x - 1\" }", &format!("update = {{ x = \"{update}\" }}"));
         assert!(text.contains(update));
         let (_dir, file) = scratch("halving.toml", &text);
         let file = file.to_str().unwrap();

@@ -84,7 +84,10 @@ fn unknown(r: &Run, kinds: &[&str]) -> Value {
 fn ltl_tightening_honours_the_time_limit() {
     let spread = "configs/systems/spread-2.toml";
     for tighten in ["race", "on"] {
-        let r = limited(&["ltl", spread, "--formula", "X^10 (x1 <= 1)", "--tighten", tighten, "--timeout", "2", "--json"], CAP);
+        let r = limited(
+            &["ltl", spread, "--formula", "X^10 (x1 <= 1)", "--tighten", tighten, "--timeout", "2", "--json"],
+            CAP,
+        );
         unknown(&r, &["time-limit"]);
     }
 }
@@ -109,7 +112,8 @@ fn ltl_unrollings_too_large_to_build_are_refused() {
 #[test]
 fn ltl_overflowing_bounds_are_no_internal_error() {
     let spread = "configs/systems/spread-2.toml";
-    let r = limited(&["ltl", spread, "--formula", "G (x1 <= 1.15)", "--depth", "10000", "--timeout", "2", "--json"], CAP);
+    let r =
+        limited(&["ltl", spread, "--formula", "G (x1 <= 1.15)", "--depth", "10000", "--timeout", "2", "--json"], CAP);
     unknown(&r, &["time-limit", "overflow", "limit"]);
 }
 

@@ -3,12 +3,12 @@
 use super::eval::{load_model, parse_values};
 use crate::args::{BoundsArgs, value_name};
 use crate::output::print_json;
-use trestle_verify::render::decimal as fmt_f64;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
 use trestle_bounds::{InputBox, Method};
 use trestle_ir::Matrix;
+use trestle_verify::render::decimal as fmt_f64;
 
 pub fn run(a: &BoundsArgs) -> CliResult {
     let net = load_model(&a.model, a.nnet_normalization)?;

@@ -1,10 +1,10 @@
 use crate::args::{EvalArgs, NnetNormalizationArg};
 use crate::output::print_json;
-use trestle_verify::render::decimal as fmt_f64;
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
 use trestle_nn::LoadOptions;
+use trestle_verify::render::decimal as fmt_f64;
 
 /// Loads a model file for the model-level commands.
 pub fn load_model(

@@ -135,8 +135,8 @@ pub fn run(a: &LtlArgs) -> CliResult {
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let bar = Bar::new(a.system.silent());
-    let run = trestle_verify::temporal::ltl(&sys, &phi, &property, &opts, threads, &budget, &bar)
-        .map_err(driver_error)?;
+    let run =
+        trestle_verify::temporal::ltl(&sys, &phi, &property, &opts, threads, &budget, &bar).map_err(driver_error)?;
     drop(bar);
     if let Some(path) = &a.certificate {
         match &run.certificate {
@@ -151,7 +151,9 @@ pub fn run(a: &LtlArgs) -> CliResult {
 fn no_certificate(sys: &System, run: &LtlRun) -> String {
     let method = run.ltl.method;
     match &run.ltl.verdict {
-        Verdict::Evidence { .. } => "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".into(),
+        Verdict::Evidence { .. } => {
+            "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".into()
+        }
         Verdict::Proven { .. } if method == "invariant" => {
             "the bridge engine did not re-prove the invariant on the system with its hidden states lifted within its \
              time"
@@ -159,7 +161,9 @@ fn no_certificate(sys: &System, run: &LtlRun) -> String {
         }
         Verdict::Proven { .. } if method.starts_with("bpt") => format!(
             "the enclosures' check covers systems whose runs cannot stop, and {}",
-            trestle_ltl::certificate::stop_free(sys).err().unwrap_or_else(|| "the hidden state could not be lifted".into())
+            trestle_ltl::certificate::stop_free(sys)
+                .err()
+                .unwrap_or_else(|| "the hidden state could not be lifted".into())
         ),
         Verdict::Proven { .. } => format!("{method} writes none"),
         _ => "only a proven formula has one".into(),

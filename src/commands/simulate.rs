@@ -2,7 +2,6 @@
 
 use crate::args::SimulateArgs;
 use crate::output::{print_json, table};
-use trestle_verify::render::decimal as fmt_f64;
 use crate::{CliError, CliResult, Outcome};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -11,6 +10,7 @@ use trestle_ir::num::{Rational, display_rational, parse_rational, to_f64_nearest
 use trestle_ir::sim::{self, Scalar, SimError, Transition};
 use trestle_ir::system::{NondetDomain, System, VarKind};
 use trestle_ir::{Env, RBox, space};
+use trestle_verify::render::decimal as fmt_f64;
 
 pub fn run(a: &SimulateArgs) -> CliResult {
     let sys = super::load(&a.system)?;

@@ -228,7 +228,8 @@ fn result_of(v: Value) -> Result<RunResult, String> {
         }
         None => v,
     };
-    serde_json::from_value::<RunResult>(v).map_err(|e| format!("the printed result is not a trestle-result/1 object: {e}"))
+    serde_json::from_value::<RunResult>(v)
+        .map_err(|e| format!("the printed result is not a trestle-result/1 object: {e}"))
 }
 
 /// How an allocation that failed at the address-space limit shows: Rust's allocator, C++'s

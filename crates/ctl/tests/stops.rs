@@ -128,7 +128,10 @@ fn guards_that_cover_every_state_are_stop_free() {
         assert_eq!(trestle_ir::stops::stop_free(&sys), Ok(()), "{low} / {high}");
         for method in [Method::Monolithic, Method::Compositional, Method::Auto] {
             let v = check(&sys, "AG^3 (x <= 100)", method).unwrap();
-            assert!(matches!(v, Verdict::Proven { .. } | Verdict::Evidence { .. }), "{low} / {high}, {method:?}: {v:?}");
+            assert!(
+                matches!(v, Verdict::Proven { .. } | Verdict::Evidence { .. }),
+                "{low} / {high}, {method:?}: {v:?}"
+            );
         }
     }
     for (low, high) in [("x <= 5", "x >= 6"), ("x < 0", "x > 0"), ("a == 0 and x <= 5", "a == 1 and x >= 6")] {

@@ -81,7 +81,11 @@ fn tasks<'s>(sys: &'s System, wanted: &[String]) -> Result<Vec<Task<'s>>, Driver
     if all.is_empty()
         && let Some(safe) = &sys.safe
     {
-        all.push(Task { name: IMPLICIT.into(), text: "G safe (the system's [safe])".into(), formula: Formula::Invariant(safe) });
+        all.push(Task {
+            name: IMPLICIT.into(),
+            text: "G safe (the system's [safe])".into(),
+            formula: Formula::Invariant(safe),
+        });
     }
     if all.is_empty() {
         return Err(DriverError::input(format!(
@@ -101,7 +105,12 @@ fn tasks<'s>(sys: &'s System, wanted: &[String]) -> Result<Vec<Task<'s>>, Driver
 }
 
 /// Verifies the properties of `sys`.
-pub fn verify(sys: &System, opts: &VerifyOptions, budget: &Budget, progress: &dyn Progress) -> Result<Verification, DriverError> {
+pub fn verify(
+    sys: &System,
+    opts: &VerifyOptions,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<Verification, DriverError> {
     let tasks = tasks(sys, &opts.properties)?;
     let mut results = Vec::with_capacity(tasks.len());
     let mut internal_errors = Vec::new();

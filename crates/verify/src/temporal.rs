@@ -117,15 +117,23 @@ pub fn ltl(
     out.details.insert("formula".into(), json!(property.text));
     out.details.insert("depth".into(), json!(r.depth));
     out.evidence = match &r.verdict {
-        Verdict::Proven { .. } => Some(match r.method {
-            "invariant" => "an inductive box of the full state (environment and hidden states) contains Init and lies \
-                inside the predicate (outward-rounded enclosures)",
-            "synthesis" => "a union of boxes over the state and the recurrent controllers' kept hidden units contains \
+        Verdict::Proven { .. } => Some(
+            match r.method {
+                "invariant" => {
+                    "an inductive box of the full state (environment and hidden states) contains Init and lies \
+                inside the predicate (outward-rounded enclosures)"
+                }
+                "synthesis" => {
+                    "a union of boxes over the state and the recurrent controllers' kept hidden units contains \
                 Init, lies inside the predicate and is inductive: found by synthesis over the system with its hidden \
-                states lifted into the state, proven by the bridge engine",
-            _ => "bound propagation through time: the formula holds on the outward-rounded enclosures of every step",
-        }
-        .into()),
+                states lifted into the state, proven by the bridge engine"
+                }
+                _ => {
+                    "bound propagation through time: the formula holds on the outward-rounded enclosures of every step"
+                }
+            }
+            .into(),
+        ),
         Verdict::Evidence { .. } => Some(LTL_EVIDENCE.into()),
         _ => None,
     };
@@ -148,7 +156,9 @@ pub fn ltl(
         .stat("seconds", r.stats.seconds);
     let mut certificate = r.verdict.certificate().map(|c| c.0.clone());
     let chain = matches!(opts.method, trestle_ltl::Method::Auto | trestle_ltl::Method::Invariant);
-    if chain && out.status == Status::Unknown && sys.is_memoryless()
+    if chain
+        && out.status == Status::Unknown
+        && sys.is_memoryless()
         && let Ltl::G(None, inner) = phi
         && let Some(p) = trestle_ltl::state_pred(inner)
         && !budget.is_over()
