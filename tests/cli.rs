@@ -311,7 +311,7 @@ fn check_synthesizes_when_the_candidate_fails() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let j = r.json();
-    assert_eq!((j["verdict"].as_str(), j["method"].as_str()), (Some("safe"), Some("synth")));
+    assert_eq!((j["verdict"].as_str(), j["method"].as_str()), (Some("safe"), Some("bridge+synth")));
     assert_eq!(j["details"]["candidate"]["verdict"], "not-inductive", "the candidate's own result rides along");
     let v = trestle(&["certify", cert.to_str().unwrap(), path.to_str().unwrap()]);
     assert_eq!(v.code, 0, "the certificate is the synthesised proof: {}", v.stdout);

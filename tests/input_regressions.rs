@@ -118,7 +118,7 @@ fn the_time_limit_bounds_the_whole_check() {
     let r = trestle(&["check", "examples/maze-det.toml", "--timeout", "0", "--synthesize-on-failure", "--json"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     let j = r.json();
-    assert_eq!((j["verdict"].as_str(), j["method"].as_str()), (Some("unknown"), Some("synth")));
+    assert_eq!((j["verdict"].as_str(), j["method"].as_str()), (Some("unknown"), Some("bridge+synth")));
     assert_eq!(j["details"]["candidate"]["verdict"], "unknown", "the candidate's result rides along");
 }
 
