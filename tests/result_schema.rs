@@ -48,7 +48,6 @@ fn every_command_prints_one_result_object() {
         (vec!["check", maze, "--set", "invariant=0.3 <= x <= 0.4 and 0.6 <= y <= 0.7"], "refuted"),
         (vec!["synth", maze], "proven"),
         (vec!["ctl", maze, "--formula", "AX^2 (x >= 0)"], "proven"),
-        (vec!["ctl", maze, "--formula", "AX^2 (x >= 0)", "--method", "monolithic"], "evidence"),
         (vec!["ltl", fig, "--property", "bounded-2", "--method", "bpt"], "proven"),
         (vec!["ltl", fig, "--formula", "X^4 (z >= 0.5)"], "refuted"),
         (vec!["ltl", fig, "--property", "bounded-3", "--method", "rmilp"], "evidence"),

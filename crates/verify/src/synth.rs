@@ -76,8 +76,13 @@ fn trajectory_json(sys: &System, t: &Trajectory) -> Value {
         "states": t.states.iter().map(|s| named(s)).collect::<Vec<_>>(),
     });
     if let Some(e) = &t.exact {
-        o["states_exact"] =
-            json!(e.states.iter().map(|r| r.iter().map(display_rational).collect::<Vec<_>>()).collect::<Vec<_>>());
+        let exact = |rows: &[Vec<trestle_ir::Rational>]| {
+            json!(rows.iter().map(|r| r.iter().map(display_rational).collect::<Vec<_>>()).collect::<Vec<_>>())
+        };
+        o["states_exact"] = exact(&e.states);
+        o["actions_exact"] = exact(&e.actions);
+        o["nondet_exact"] = exact(&e.nondet);
+        o["branches"] = json!(e.branches.iter().map(|&b| sys.step.branches[b].name.clone()).collect::<Vec<_>>());
         o["replayed"] = json!("exact rational arithmetic");
     }
     o
