@@ -58,7 +58,7 @@ impl AlphaProblem<'_> {
 
     /// Optimised slopes per stage (rows x block neurons), or `None` when no neuron is unstable.
     pub fn optimise(&self, config: &AlphaConfig) -> Option<Vec<Matrix>> {
-        let relax: Vec<&StageRelaxation> = self.bounds.stages.iter().map(|s| &s.relax).collect();
+        let relax: Vec<&StageRelaxation> = self.bounds.stages.iter().map(|s| s.relax()).collect();
         if relax.iter().all(|r| r.unstable_count() == 0) {
             return None;
         }
@@ -132,7 +132,7 @@ impl AlphaProblem<'_> {
         let mut lambda = self.out_coeffs.clone();
         for t in (0..stages.len()).rev() {
             let stage = &stages[t];
-            let relax = &self.bounds.stages[t].relax;
+            let relax = self.bounds.stages[t].relax();
             let (rows, cols, n_z) = (stage.rows(), stage.cols(), stage.input_dim);
             let mut next = Matrix::new(k, n_z, vec![0.0; k * n_z]);
             for (i, c) in constant.iter_mut().enumerate() {
@@ -183,7 +183,7 @@ impl AlphaProblem<'_> {
         let k = self.rows();
         let input = &self.bounds.levels[0];
         let mut grads: Vec<Matrix> = alphas.iter().map(zeros_like).collect();
-        let top = match self.bounds.stages.iter().rposition(|s| s.relax.unstable_count() > 0) {
+        let top = match self.bounds.stages.iter().rposition(|s| s.relax().unstable_count() > 0) {
             Some(t) => t,
             None => return grads,
         };
@@ -197,7 +197,7 @@ impl AlphaProblem<'_> {
         }
         for t in 0..=top {
             let stage = &stages[t];
-            let relax = &self.bounds.stages[t].relax;
+            let relax = self.bounds.stages[t].relax();
             let lambda = &eval.lambdas[t + 1];
             let (rows, cols) = (stage.rows(), stage.cols());
             let width = stage.output_dim();

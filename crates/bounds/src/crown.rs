@@ -29,7 +29,7 @@ pub(crate) fn backward_from(
     let mut constant = vec![0.0; lambda.rows];
     for t in (0..level).rev() {
         let stage_bounds = &bounds.stages[t];
-        relu::backward_upper(&stage_bounds.relax, alphas.map(|a| &a[t]), &mut lambda, &mut constant);
+        relu::backward_upper(stage_bounds.relax(), alphas.map(|a| &a[t]), &mut lambda, &mut constant);
         lambda = dense::backward_upper(
             &graph.stages[t],
             &stage_bounds.block,

@@ -49,7 +49,7 @@ fn stage_output(
     stage_input: &LinearFns,
     x_magnitude: &[f64],
 ) -> LinearFns {
-    relu::forward(&bounds.stages[t].relax, x_magnitude, &mut lower, &mut upper);
+    relu::forward(bounds.stages[t].relax(), x_magnitude, &mut lower, &mut upper);
     for &src in &graph.stages[t].copies {
         lower.data.extend_from_slice(stage_input.lower.row(src));
         upper.data.extend_from_slice(stage_input.upper.row(src));

@@ -35,7 +35,20 @@ impl Level {
 pub(crate) struct StageBounds {
     /// Pre-activation bounds of the block (tightened by the engine), with interval magnitudes.
     pub block: BlockIntervals,
-    pub relax: StageRelaxation,
+    /// The linear relaxation of the activation, for the activations that have one (ReLU and
+    /// identity; see [`StageBounds::relax`]).
+    pub relaxation: Option<StageRelaxation>,
+}
+
+impl StageBounds {
+    /// The relaxation CROWN, alpha-CROWN and the forward mode use.
+    ///
+    /// # Panics
+    /// On a stage without one: those methods refuse such networks before they start
+    /// (`support::check`, which every entry point calls), so this is never reached with one.
+    pub fn relax(&self) -> &StageRelaxation {
+        self.relaxation.as_ref().expect("linear methods refuse activations without a relaxation up front")
+    }
 }
 
 /// `levels[0]` is the input box, `levels[t + 1]` the output of stage `t`, which is bounded by
@@ -68,14 +81,14 @@ pub(crate) fn propagate(
                 return Err(BoundsError::Overflow { at: format!("stage {t}, neuron {r}") });
             }
         }
-        let relax = StageRelaxation::new(stage.activation, &block.lo, &block.hi);
+        let relaxation = StageRelaxation::new(stage.activation, &block.lo, &block.hi);
         let level = &bounds.levels[t];
         let (mut lo, mut hi): (Vec<f64>, Vec<f64>) =
             block.lo.iter().zip(&block.hi).map(|(&l, &h)| relu::interval(stage.activation, l, h)).unzip();
         lo.extend(stage.copies.iter().map(|&k| level.lo[k]));
         hi.extend(stage.copies.iter().map(|&k| level.hi[k]));
         bounds.levels.push(Level::new(lo, hi));
-        bounds.stages.push(StageBounds { block, relax });
+        bounds.stages.push(StageBounds { block, relaxation });
     }
     Ok(bounds)
 }

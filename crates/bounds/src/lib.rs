@@ -1,4 +1,4 @@
-//! Sound output bounds of ReLU networks over input boxes.
+//! Sound output bounds of networks over input boxes.
 //!
 //! Given a [`Network`] and a box, [`bound`] returns a box containing every output and, for the
 //! linear methods, linear bounds `A_l x + c_l <= f(x) <= A_u x + c_u` valid on the whole box, which
@@ -12,6 +12,13 @@
 //! [`layer_bounds_unrolled`] expose the intermediate bounds each method computes on the way: the
 //! pre-activation box of every layer (of every step), what exact encodings take their big-M
 //! constants and fixed ReLU phases from.
+//!
+//! # Activations
+//! Every method bounds ReLU and identity layers; IBP also leaky ReLU and clip (exact interval
+//! rules). What each method handles is one table (`support.rs`, [`supports`]): every entry point
+//! checks the network against it first and refuses an activation the method has no rule for with
+//! [`BoundsError::Unsupported`], naming the layer and the methods that can; [`method_for`] picks
+//! IBP for callers that need only some sound bounds. Tanh and sigmoid are not bounded yet.
 //!
 //! # Shape
 //! As in auto_LiRPA, each operator has one file holding its transfer rules (interval, backward,
@@ -61,12 +68,14 @@ mod linear;
 mod query;
 mod recurrent;
 mod relu;
+mod support;
 
 pub use alpha::AlphaConfig;
 pub use error::BoundsError;
 pub use layers::{LayerBounds, layer_bounds, layer_bounds_batch, layer_bounds_unrolled};
 pub use linear::{AffineMap, LinearBounds};
 pub use recurrent::step_inputs;
+pub use support::{check as check_supported, method_for, methods_supporting, supports};
 
 use graph::Graph;
 use ibp::Level;
@@ -81,6 +90,18 @@ pub enum Method {
     Crown,
     AlphaCrown(AlphaConfig),
     Forward,
+}
+
+impl Method {
+    /// The name `--bound-method` takes: `ibp`, `crown`, `alpha-crown` or `forward`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Ibp => "ibp",
+            Method::Crown => "crown",
+            Method::AlphaCrown(_) => "alpha-crown",
+            Method::Forward => "forward",
+        }
+    }
 }
 
 impl FromStr for Method {
@@ -133,12 +154,16 @@ pub struct OutputBounds {
 
 /// Bounds of a feed-forward network's outputs over `input`.
 pub fn bound(net: &Network, input: &InputBox, method: &Method) -> Result<OutputBounds, BoundsError> {
+    support::check(net, method)?;
     let graph = Graph::feed_forward(net)?;
     bound_on_graph(&graph, input, method)
 }
 
 /// [`bound`] for many boxes, in parallel; results in input order, identical to one-by-one calls.
 pub fn bound_batch(net: &Network, inputs: &[InputBox], method: &Method) -> Vec<Result<OutputBounds, BoundsError>> {
+    if let Err(e) = support::check(net, method) {
+        return inputs.iter().map(|_| Err(e.clone())).collect();
+    }
     match Graph::feed_forward(net) {
         Ok(graph) => inputs.par_iter().map(|input| bound_on_graph(&graph, input, method)).collect(),
         Err(_) => inputs.iter().map(|input| bound(net, input, method)).collect(),
@@ -167,6 +192,7 @@ pub fn bound_affine_of(
     in_coeffs: &Matrix,
     c: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>), BoundsError> {
+    support::check(net, method)?;
     let graph = Graph::feed_forward(net)?;
     validate(input, "input box", graph.input_dim)?;
     let k = c.len();
@@ -179,12 +205,14 @@ pub fn bound_affine_of(
     query::affine_bounds(&graph, level, method, out_coeffs, in_coeffs, c)
 }
 
-/// Sound bounds of every layer's pre-activations over `input` as CROWN computes them, as
-/// `(lo, hi)` pairs: [`layer_bounds`] with [`Method::Crown`]. A ReLU with `lo >= 0` is the identity
-/// on the whole box, one with `hi <= 0` is zero; an exact encoding of the network may use that (the
-/// smaller exact queries of the bridge engine's exact leaf).
+/// Sound bounds of every layer's pre-activations over `input` as CROWN computes them (IBP for a
+/// network with activations CROWN does not handle, [`method_for`]), as `(lo, hi)` pairs:
+/// [`layer_bounds`]. A ReLU with `lo >= 0` is the identity on the whole box, one with `hi <= 0`
+/// is zero (generally: [`trestle_ir::Activation::piece_on`]); an exact encoding of the network may
+/// use that (the smaller exact queries of the bridge engine's exact leaf).
 pub fn preactivation_bounds(net: &Network, input: &InputBox) -> Result<HiddenBoxes, BoundsError> {
-    Ok(layer_bounds(net, input, &Method::Crown)?.into_iter().map(|l| (l.lo, l.hi)).collect())
+    let method = method_for(net, &Method::Crown);
+    Ok(layer_bounds(net, input, &method)?.into_iter().map(|l| (l.lo, l.hi)).collect())
 }
 
 fn check_coefficients(what: &'static str, m: &Matrix, rows: usize, cols: usize) -> Result<(), BoundsError> {
@@ -227,6 +255,7 @@ pub fn bound_unrolled(
     hidden0: &[InputBox],
     method: &Method,
 ) -> Result<(OutputBounds, HiddenBoxes), BoundsError> {
+    support::check(net, method)?;
     let (graph, input) = recurrent::unrolled_input(net, inputs_per_step, hidden0)?;
     let hidden_dims = net.hidden_dims();
     let all = graph_bounds(&graph, input, method)?;

@@ -1,4 +1,6 @@
-//! Transfer rules of the activation at the end of a stage (ReLU, or identity), neuron by neuron.
+//! Transfer rules of the activation at the end of a stage, neuron by neuron: the interval rule of
+//! every activation ([`interval`], the IR's [`Interval::activate`]), and the linear relaxations
+//! of ReLU and identity, the only ones CROWN and the forward mode have (see `support.rs`).
 //!
 //! Relaxation of `y = relu(p)` for `p` in `[l, u]`:
 //! * `l >= 0`: `y = p` exactly; `u <= 0`: `y = 0` exactly (no epsilon: the intermediate bounds are
@@ -10,6 +12,7 @@
 //!   uses the adaptive choice of auto_LiRPA, `alpha = 1` if `u > -l` else `0`.
 
 use crate::fp::{DotBound, LANES, UNIT_ROUNDOFF, add_up, product_error};
+use trestle_ir::Interval;
 use trestle_ir::network::{Activation, Matrix};
 use trestle_ir::round::{UNDERFLOW_FLOOR, div_up, mul_up, sub_down};
 
@@ -24,9 +27,11 @@ pub(crate) enum Relaxation {
 }
 
 impl Relaxation {
-    /// The relaxation of `act(p)` for `p` in `[lo, hi]` (finite, `lo <= hi`).
-    pub fn new(activation: Activation, lo: f64, hi: f64) -> Relaxation {
-        match activation {
+    /// The relaxation of `act(p)` for `p` in `[lo, hi]` (finite, `lo <= hi`), for the
+    /// activations that have one (ReLU and identity; the others are refused before a linear pass
+    /// starts, `support.rs`).
+    pub fn new(activation: Activation, lo: f64, hi: f64) -> Option<Relaxation> {
+        Some(match activation {
             Activation::Identity => Relaxation::Pass,
             Activation::Relu if lo >= 0.0 => Relaxation::Pass,
             Activation::Relu if hi <= 0.0 => Relaxation::Zero,
@@ -36,9 +41,13 @@ impl Relaxation {
                 let adaptive_alpha = if hi > -lo { 1.0 } else { 0.0 };
                 Relaxation::Unstable { slope, intercept, adaptive_alpha, magnitude: hi.max(-lo) }
             }
-        }
+            Activation::LeakyRelu { .. } | Activation::Clip { .. } | Activation::Tanh | Activation::Sigmoid => {
+                return None;
+            }
+        })
     }
 }
+
 
 /// The relaxations of a stage's block neurons and the sum of the unstable ones' magnitudes (rounded
 /// up), which the product-error bound of [`backward_upper`] needs; and the same relaxations as
@@ -61,9 +70,10 @@ pub(crate) struct StageRelaxation {
 }
 
 impl StageRelaxation {
-    pub fn new(activation: Activation, pre_lo: &[f64], pre_hi: &[f64]) -> StageRelaxation {
+    /// `None` for an activation without a relaxation ([`Relaxation::new`]).
+    pub fn new(activation: Activation, pre_lo: &[f64], pre_hi: &[f64]) -> Option<StageRelaxation> {
         let neurons: Vec<Relaxation> =
-            pre_lo.iter().zip(pre_hi).map(|(&lo, &hi)| Relaxation::new(activation, lo, hi)).collect();
+            pre_lo.iter().zip(pre_hi).map(|(&lo, &hi)| Relaxation::new(activation, lo, hi)).collect::<Option<_>>()?;
         let unstable_magnitude_sum = neurons
             .iter()
             .filter_map(|r| match r {
@@ -88,7 +98,7 @@ impl StageRelaxation {
             upper_error_magnitude.push(e);
             lower_slope.push(a);
         }
-        StageRelaxation {
+        Some(StageRelaxation {
             unstable: neurons.iter().filter(|r| matches!(r, Relaxation::Unstable { .. })).count(),
             neurons,
             unstable_magnitude_sum,
@@ -97,7 +107,7 @@ impl StageRelaxation {
             upper_error_magnitude,
             lower_slope,
             sum_bound: DotBound::new(n),
-        }
+        })
     }
 
     pub fn unstable_count(&self) -> usize {
@@ -105,12 +115,11 @@ impl StageRelaxation {
     }
 }
 
-/// Interval rule: `act` applied to `[lo, hi]` elementwise (exact).
+/// Interval rule: `act` applied to `[lo, hi]` (the IR's one definition, [`Interval::activate`]:
+/// exact for ReLU, identity and clip, rounded outward for leaky ReLU).
 pub(crate) fn interval(activation: Activation, lo: f64, hi: f64) -> (f64, f64) {
-    match activation {
-        Activation::Identity => (lo, hi),
-        Activation::Relu => (lo.max(0.0), hi.max(0.0)),
-    }
+    let image = Interval::new(lo, hi).activate(&activation);
+    (image.lo, image.hi)
 }
 
 /// Backward rule for upper bounds. Each row `i` of `lambda` (over the stage output `[act(p); copies]`)
@@ -286,7 +295,7 @@ mod tests {
     #[test]
     fn upper_line_is_above_relu_at_both_ends() {
         for &(l, u) in &[(-1.0, 1.0), (-0.1, 3.0), (-1e-9, 1e9), (-3.0, 0.1), (-1.0 / 3.0, 2.0 / 7.0)] {
-            let Relaxation::Unstable { slope, intercept, .. } = Relaxation::new(Activation::Relu, l, u) else {
+            let Relaxation::Unstable { slope, intercept, .. } = Relaxation::new(Activation::Relu, l, u).unwrap() else {
                 panic!("[{l}, {u}] is unstable");
             };
             // The line at u is >= u and at l is >= 0, exactly.
@@ -300,7 +309,7 @@ mod tests {
     fn vectorised_backward_row_matches_the_portable_one_bit_for_bit() {
         let lo: Vec<f64> = (0..23).map(|i| ((i as f64) * 0.77).sin() - 0.3).collect();
         let hi: Vec<f64> = lo.iter().enumerate().map(|(i, l)| l + ((i as f64) * 1.3).cos().abs() * 0.9).collect();
-        let relax = StageRelaxation::new(Activation::Relu, &lo, &hi);
+        let relax = StageRelaxation::new(Activation::Relu, &lo, &hi).unwrap();
         let row: Vec<f64> = (0..23).map(|i| ((i as f64) * 2.1).cos() * 10f64.powi(i % 5 - 2)).collect();
         for n in [0, 3, 4, 9, 23] {
             let (mut a, mut b) = (row[..n].to_vec(), row[..n].to_vec());
@@ -313,10 +322,11 @@ mod tests {
 
     #[test]
     fn stable_neurons_are_exact_and_adaptive_slope_follows_the_larger_side() {
-        assert_eq!(Relaxation::new(Activation::Relu, 0.0, 2.0), Relaxation::Pass);
-        assert_eq!(Relaxation::new(Activation::Relu, -2.0, 0.0), Relaxation::Zero);
-        assert_eq!(Relaxation::new(Activation::Identity, -2.0, 1.0), Relaxation::Pass);
-        let alpha = |l, u| match Relaxation::new(Activation::Relu, l, u) {
+        assert_eq!(Relaxation::new(Activation::Relu, 0.0, 2.0), Some(Relaxation::Pass));
+        assert_eq!(Relaxation::new(Activation::Relu, -2.0, 0.0), Some(Relaxation::Zero));
+        assert_eq!(Relaxation::new(Activation::Identity, -2.0, 1.0), Some(Relaxation::Pass));
+        assert_eq!(Relaxation::new(Activation::Clip { lo: -1.0, hi: 1.0 }, -2.0, 1.0), None);
+        let alpha = |l, u| match Relaxation::new(Activation::Relu, l, u).unwrap() {
             Relaxation::Unstable { adaptive_alpha, .. } => adaptive_alpha,
             _ => panic!(),
         };
