@@ -48,7 +48,6 @@ impl Relaxation {
     }
 }
 
-
 /// The relaxations of a stage's block neurons and the sum of the unstable ones' magnitudes (rounded
 /// up), which the product-error bound of [`backward_upper`] needs; and the same relaxations as
 /// parallel arrays, the form the backward rule's branch-free (vectorised) loop reads.

@@ -56,9 +56,8 @@ mod tests {
     use trestle_ir::network::{DenseLayer, Layer, Matrix};
 
     fn net(activation: Activation) -> Network {
-        let layer = |activation| {
-            Layer::Dense(DenseLayer { weights: Matrix::identity(2), bias: vec![0.0; 2], activation })
-        };
+        let layer =
+            |activation| Layer::Dense(DenseLayer { weights: Matrix::identity(2), bias: vec![0.0; 2], activation });
         Network::new("inline:t", vec![layer(Activation::Relu), layer(activation)]).unwrap()
     }
 

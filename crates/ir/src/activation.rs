@@ -29,10 +29,15 @@ pub enum Activation {
     /// `alpha` in `[0, 1]` it is `max(z, alpha z)` (convex, non-decreasing), for `alpha > 1` it is
     /// `min(z, alpha z)` (concave, increasing), and for `alpha < 0` it is not monotone (`|z|` at
     /// `alpha = -1`). The engines use the two-piece definition, which holds for every `alpha`.
-    LeakyRelu { alpha: f64 },
+    LeakyRelu {
+        alpha: f64,
+    },
     /// `min(max(z, lo), hi)` with `lo <= hi`; `lo = -inf` or `hi = +inf` leaves that side unbounded
     /// (an ONNX `Clip` without that input), so a one-sided clip is exactly a `max` or a `min`.
-    Clip { lo: f64, hi: f64 },
+    Clip {
+        lo: f64,
+        hi: f64,
+    },
     /// `tanh(z)`, in `(-1, 1)`.
     Tanh,
     /// `1 / (1 + exp(-z))`, in `(0, 1)`.

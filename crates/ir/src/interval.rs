@@ -126,9 +126,7 @@ impl Interval {
                 }
                 out.unwrap_or(*self) // only for a NaN end, which callers never pass
             }
-            Activation::Clip { lo, hi } => {
-                Interval { lo: self.lo.max(lo).min(hi), hi: self.hi.max(lo).min(hi) }
-            }
+            Activation::Clip { lo, hi } => Interval { lo: self.lo.max(lo).min(hi), hi: self.hi.max(lo).min(hi) },
             Activation::Tanh => match (self.lo >= 0.0, self.hi <= 0.0) {
                 (true, _) => Interval { lo: 0.0, hi: 1.0 },
                 (_, true) => Interval { lo: -1.0, hi: 0.0 },

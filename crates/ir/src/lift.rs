@@ -285,8 +285,7 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
         };
         let name = &sys.networks[n].name;
         let lift = |head| {
-            lift_network(net, head)
-                .map_err(|message| SystemError { location: format!("network '{name}'"), message })
+            lift_network(net, head).map_err(|message| SystemError { location: format!("network '{name}'"), message })
         };
         match &c.output {
             ControllerOutput::Actions(ids) => {

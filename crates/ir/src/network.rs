@@ -514,9 +514,12 @@ mod tests {
                     Layer::Recurrent(_) => unreachable!(),
                 };
                 for (i, y) in exact.iter().enumerate() {
-                    let z = d.weights.row(i).iter().zip(&xq).fold(rational_from_f64(d.bias[i]), |acc, (&w, xj)| {
-                        acc + rational_from_f64(w) * xj
-                    });
+                    let z = d
+                        .weights
+                        .row(i)
+                        .iter()
+                        .zip(&xq)
+                        .fold(rational_from_f64(d.bias[i]), |acc, (&w, xj)| acc + rational_from_f64(w) * xj);
                     let want = match act {
                         Activation::LeakyRelu { alpha } if z < Rational::zero() => z * rational_from_f64(alpha),
                         Activation::Clip { lo, hi } => {

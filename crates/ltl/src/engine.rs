@@ -139,6 +139,14 @@ const MAX_INIT_BOXES: usize = 1024;
 /// `U`, a finite path reaching `not p and not q` first); `G` proven by an invariant and refuted
 /// by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions) -> Result<LtlResult, LtlError> {
+    // Runs are rebuilt and replayed exactly, RMILP and lassos encode the networks exactly:
+    // piecewise-linear activations only.
+    sys.check_activations(
+        "the LTL engine",
+        "identity, ReLU, leaky ReLU and clip layers: tanh and sigmoid have no exact value to replay a run with",
+        trestle_ir::Activation::is_piecewise_linear,
+    )
+    .map_err(LtlError::Unsupported)?;
     let result = if !phi.is_bounded() {
         check_unbounded(sys, phi, opts)?
     } else if matches!(opts.method, Method::Lasso | Method::Invariant) {

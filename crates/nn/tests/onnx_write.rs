@@ -144,8 +144,11 @@ fn what_onnx_rnn_cannot_express_is_refused() {
     let err = encode_onnx(&net).unwrap_err();
     assert!(matches!(err, WriteError::Unsupported { layer: 0, .. }), "{err}");
     assert!(err.to_string().contains("ReLU activation"), "{err}");
+    // A path through a regular file cannot be written (the atomic writer creates missing
+    // directories, but not through a file).
     let dir = tempfile::tempdir().unwrap();
-    let err =
-        write_onnx(&network(2, &[Spec::Dense(1, Activation::Relu)], 1, true), &dir.path().join("no/such/dir.onnx"));
+    std::fs::write(dir.path().join("plain"), b"x").unwrap();
+    let err = write_onnx(&network(2, &[Spec::Dense(1, Activation::Relu)], 1, true), &dir.path().join("plain/dir.onnx"));
     assert!(matches!(err, Err(WriteError::Io { .. })), "{err:?}");
+    assert!(err.unwrap_err().to_string().contains("plain/dir.onnx"));
 }
