@@ -177,7 +177,7 @@ impl Converter<'_> {
         let per_feature = |v: &[f64]| (0..n).map(|f| v[(f / inner) % channels]).collect::<Vec<f64>>();
         if !exact {
             self.notes.push(format!(
-                "BatchNormalization {}: folded as y = s x + t with s = scale / sqrt(var + epsilon) and t = B - mean s \
+                "BatchNormalization node {}: folded as y = s x + t with s = scale / sqrt(var + epsilon) and t = B - mean s \
                  computed in f64 (each operation correctly rounded, so s and t are within a few units in the last \
                  place of the real coefficients, which are irrational in general); the network verified has these \
                  f64 coefficients",
@@ -235,7 +235,8 @@ impl Converter<'_> {
                 ));
             }
         }
-        let (dilations, pads, strides) = (ints("dilations", 1)?, ints("pads", 0)?, ints("strides", 1)?);
+        let (dilations, strides) = (ints("dilations", 1)?, ints("strides", 1)?);
+        let pads = c.attribute("pads", AttributeType::Ints)?.map_or_else(|| vec![0; 2 * spatial.len()], |a| a.ints.clone());
         if let Some(a) = c.attribute("kernel_shape", AttributeType::Ints)?
             && a.ints.iter().map(|&k| usize::try_from(k).ok()).collect::<Option<Vec<_>>>().as_deref() != Some(kernel)
         {
@@ -312,7 +313,7 @@ impl Converter<'_> {
                 self.shape
             )));
         }
-        self.trailing_softmax = Some(format!("{} ({})", c.label, node.op_type));
+        self.trailing_softmax = Some(format!("node {} ({})", c.label, node.op_type));
         Ok(())
     }
 }
