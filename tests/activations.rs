@@ -132,7 +132,11 @@ x = "x + 0.1*a"
     let run = trestle(&["info", s(&path)]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("(1 clip, 2 leaky_relu, 2 tanh)"), "{}", run.stdout);
-    assert!(run.stdout.contains("layer activations: tanh, leaky_relu(alpha = 0.125), clip[-1, 0.75]"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("layer activations: tanh, leaky_relu(alpha = 0.125), clip[-1, 0.75]"),
+        "{}",
+        run.stdout
+    );
     let run = trestle(&["info", s(&path), "--json"]);
     let json = run.json();
     assert_eq!(json["networks"][0]["activations"][1], "leaky_relu(alpha = 0.125)");

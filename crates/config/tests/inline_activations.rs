@@ -62,7 +62,10 @@ fn every_spelling_loads_to_its_activation() {
 #[test]
 fn bad_parameters_are_errors_naming_the_key() {
     let cases: [(&str, &[&str]); 9] = [
-        ("\"leaky_relu\", alpha = 0.01", &["layers[0].alpha", "0.01 is not exactly an f64", "0.01000000000000000020816681711721685"]),
+        (
+            "\"leaky_relu\", alpha = 0.01",
+            &["layers[0].alpha", "0.01 is not exactly an f64", "0.01000000000000000020816681711721685"],
+        ),
         ("\"leaky_relu\", alpha = \"1/3\"", &["layers[0].alpha", "1/3 is not exactly an f64"]),
         ("\"leaky_relu\"", &["layers[0].activation", "leaky_relu needs `alpha`"]),
         ("\"clip\"", &["layers[0].activation", "clip needs `min`, `max` or both"]),
@@ -94,12 +97,37 @@ fn inline_networks_evaluate_their_activations() {
 }
 
 const NAMES: &[&str] = &[
-    "\"relu\"", "\"identity\"", "\"linear\"", "\"tanh\"", "\"sigmoid\"", "\"leaky_relu\"", "\"clip\"", "\"Clip\"", "\"\"",
-    "3", "[\"relu\"]",
+    "\"relu\"",
+    "\"identity\"",
+    "\"linear\"",
+    "\"tanh\"",
+    "\"sigmoid\"",
+    "\"leaky_relu\"",
+    "\"clip\"",
+    "\"Clip\"",
+    "\"\"",
+    "3",
+    "[\"relu\"]",
 ];
 const NUMBERS: &[&str] = &[
-    "0", "1", "-1", "0.5", "0.1", "\"1/3\"", "\"-7/16\"", "1e308", "1e400", "1e-400", "-0.0", "\"x\"", "true", "[]",
-    "1.00000000000000000001", "4.9406564584124654e-324", "\"1/0\"", "99999999999999999999",
+    "0",
+    "1",
+    "-1",
+    "0.5",
+    "0.1",
+    "\"1/3\"",
+    "\"-7/16\"",
+    "1e308",
+    "1e400",
+    "1e-400",
+    "-0.0",
+    "\"x\"",
+    "true",
+    "[]",
+    "1.00000000000000000001",
+    "4.9406564584124654e-324",
+    "\"1/0\"",
+    "99999999999999999999",
 ];
 
 proptest! {

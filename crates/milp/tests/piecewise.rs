@@ -83,7 +83,9 @@ fn optima_over_a_box_are_attained_and_bound_the_grid() {
     let mut rng = ChaCha8Rng::seed_from_u64(0xc11f);
     let n = 61;
     let grid: Vec<[f64; 2]> = (0..n)
-        .flat_map(|i| (0..n).map(move |j| [-1.0 + 2.0 * i as f64 / (n - 1) as f64, -1.0 + 2.0 * j as f64 / (n - 1) as f64]))
+        .flat_map(|i| {
+            (0..n).map(move |j| [-1.0 + 2.0 * i as f64 / (n - 1) as f64, -1.0 + 2.0 * j as f64 / (n - 1) as f64])
+        })
         .collect();
     for trial in 0..4 {
         let net = network(&mut rng, &[2, 6, 5, 2]);

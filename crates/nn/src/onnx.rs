@@ -314,9 +314,8 @@ fn chain_order(
         };
         let n = &graph.node[i];
         // A BatchNormalization with training outputs reaches its own check, which says why.
-        let outputs_ok = n.output.len() == 1
-            || (recurrent::is_rnn(n) && n.output.len() == 2)
-            || n.op_type == "BatchNormalization";
+        let outputs_ok =
+            n.output.len() == 1 || (recurrent::is_rnn(n) && n.output.len() == 2) || n.op_type == "BatchNormalization";
         if !seen.insert(i) || !outputs_ok || n.output[0].is_empty() {
             return Err(not_chain(format!(
                 "node {} ({}) must have one output (RNN: Y, then Y_h) and appear once",

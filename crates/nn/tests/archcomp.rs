@@ -172,7 +172,8 @@ fn widened(model: &pb::ModelProto) -> pb::ModelProto {
         let values: Vec<f64> = w.raw_data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
         // MatMul needs B as [k, n]: transpose when the file stores [n, k].
         let (dims, data) = if trans_b {
-            let t: Vec<f64> = (0..cols).flat_map(|c| (0..rows).map(move |r| (r, c))).map(|(r, c)| values[r * cols + c]).collect();
+            let t: Vec<f64> =
+                (0..cols).flat_map(|c| (0..rows).map(move |r| (r, c))).map(|(r, c)| values[r * cols + c]).collect();
             (vec![cols as i64, rows as i64], t)
         } else {
             (vec![rows as i64, cols as i64], values)
@@ -308,7 +309,9 @@ fn every_archcomp_controller_loads_and_agrees_with_independent_evaluations() {
         }));
     }
     println!("{}", report.join("\n"));
-    println!("worst relative difference: tract float64 {worst64:.3e}, tract float32 {worst32:.3e} (of the output scale)");
+    println!(
+        "worst relative difference: tract float64 {worst64:.3e}, tract float32 {worst32:.3e} (of the output scale)"
+    );
     reference_evaluator(scratch.path(), python_cases);
 }
 

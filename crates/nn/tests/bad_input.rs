@@ -89,7 +89,11 @@ fn onnx_unsupported_operator() {
     let m = model(1, &[1, 2], &[1, 2], vec![node("squash", "Elu", &["x"], "y", vec![])], vec![]);
     let path = write(dir.path(), "elu.onnx", &m);
     let msg = message(load_onnx(&path));
-    assert_names(&msg, &path, &["node #0 \"squash\" (Elu)", "unsupported operator Elu", "an activation Trestle's networks do not have"]);
+    assert_names(
+        &msg,
+        &path,
+        &["node #0 \"squash\" (Elu)", "unsupported operator Elu", "an activation Trestle's networks do not have"],
+    );
 }
 
 #[test]

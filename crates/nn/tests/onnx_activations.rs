@@ -51,10 +51,8 @@ fn one_layer(op: &str, attrs: Vec<pb::AttributeProto>, extra: &[&str], inits: Ve
         node("fc", "Gemm", &["x", "W", "b"], "z", vec![attr_i("transB", 1)]),
         node("act", op, &inputs, "y", attrs),
     ];
-    let mut all = vec![
-        tensor_f32("W", &[3, 2], &[1.0, -0.5, 0.25, 2.0, -1.5, 0.75]),
-        tensor_f32("b", &[3], &[0.1, -0.2, 0.3]),
-    ];
+    let mut all =
+        vec![tensor_f32("W", &[3, 2], &[1.0, -0.5, 0.25, 2.0, -1.5, 0.75]), tensor_f32("b", &[3], &[0.1, -0.2, 0.3])];
     all.extend(inits);
     model(1, &[1, 2], &[1, 3], nodes, all)
 }
@@ -93,7 +91,11 @@ fn tanh_and_sigmoid() {
 #[test]
 fn leaky_relu_and_prelu() {
     let dir = tempfile::tempdir().unwrap();
-    let net = load_and_check(&write(dir.path(), "leaky.onnx", &one_layer("LeakyRelu", vec![attr_f("alpha", 0.2)], &[], vec![])));
+    let net = load_and_check(&write(
+        dir.path(),
+        "leaky.onnx",
+        &one_layer("LeakyRelu", vec![attr_f("alpha", 0.2)], &[], vec![]),
+    ));
     let alpha = f64::from(0.2f32); // the attribute's float32, widened exactly
     assert_eq!(acts(&net), vec![Activation::LeakyRelu { alpha }]);
     check_against(&net, |z| if z >= 0.0 { z } else { alpha * z });
@@ -101,10 +103,13 @@ fn leaky_relu_and_prelu() {
     let net = load_and_check(&write(dir.path(), "leaky_default.onnx", &one_layer("LeakyRelu", vec![], &[], vec![])));
     assert_eq!(acts(&net), vec![Activation::LeakyRelu { alpha: f64::from(0.01f32) }]);
     // PRelu with one slope (scalar, or repeated per channel), and a slope of 0: a ReLU.
-    for (name, dims, slope) in [("p1", vec![], vec![-0.5f32]), ("p3", vec![3], vec![0.25f32; 3]), ("p0", vec![1], vec![0.0])] {
+    for (name, dims, slope) in
+        [("p1", vec![], vec![-0.5f32]), ("p3", vec![3], vec![0.25f32; 3]), ("p0", vec![1], vec![0.0])]
+    {
         let m = one_layer("PRelu", vec![], &["slope"], vec![tensor_f32("slope", &dims, &slope)]);
         let net = load_and_check(&write(dir.path(), &format!("{name}.onnx"), &m));
-        let want = if slope[0] == 0.0 { Activation::Relu } else { Activation::LeakyRelu { alpha: f64::from(slope[0]) } };
+        let want =
+            if slope[0] == 0.0 { Activation::Relu } else { Activation::LeakyRelu { alpha: f64::from(slope[0]) } };
         assert_eq!(acts(&net), vec![want], "{name}");
     }
     let m = one_layer("PRelu", vec![], &["slope"], vec![tensor_f32("slope", &[3], &[0.1, 0.2, 0.3])]);
@@ -256,7 +261,8 @@ fn convolutions_covering_their_input_are_dense_layers() {
     let reference = |x: &[f64]| {
         let a: Vec<f64> = x.iter().zip([0.5, -0.5, 1.0]).map(|(v, m)| v - m).collect();
         let w1 = |o: usize, t: usize| ((o * 3 + t) as f64 - 2.0) * 0.25;
-        let h: Vec<f64> = (0..2).map(|o| (0..3).map(|t| w1(o, t) * a[t]).sum::<f64>() + [0.1f32, -0.1][o] as f64).collect();
+        let h: Vec<f64> =
+            (0..2).map(|o| (0..3).map(|t| w1(o, t) * a[t]).sum::<f64>() + [0.1f32, -0.1][o] as f64).collect();
         let h: Vec<f64> = h.iter().map(|v| v.max(0.0)).collect();
         vec![h[0] - h[1], 0.5 * h[0] + 2.0 * h[1] + 0.25]
     };
@@ -272,7 +278,8 @@ fn convolutions_covering_their_input_are_dense_layers() {
     let same = vec![attr_s("auto_pad", "SAME_UPPER")];
     let msg = message(load_onnx(&write(dir.path(), "same.onnx", &matlab_like(same, &[1, 3], false))));
     assert_says(&msg, &["node #1 \"c1\" (Conv)", "auto_pad", "NOTSET or VALID"]);
-    let msg = message(load_onnx(&write(dir.path(), "group.onnx", &matlab_like(vec![attr_i("group", 2)], &[1, 3], false))));
+    let msg =
+        message(load_onnx(&write(dir.path(), "group.onnx", &matlab_like(vec![attr_i("group", 2)], &[1, 3], false))));
     assert_says(&msg, &["node #1 \"c1\" (Conv)", "group 2"]);
 }
 
@@ -316,13 +323,15 @@ fn legacy_broadcast_of_opset_6() {
     // An axis-aligned operand: a [3] constant at axis 3 of the 4-D value.
     let nodes = vec![node("add", "Add", &["x", "c"], "y", vec![attr_i("broadcast", 1), attr_i("axis", 3)])];
     let inits = vec![tensor_f32("c", &[3], &[1.0, 2.0, 3.0])];
-    let m = graph_model(6, vec![value_info("x", 1, &[1, 1, 1, 3])], vec![value_info("y", 1, &[1, 1, 1, 3])], nodes, inits);
+    let m =
+        graph_model(6, vec![value_info("x", 1, &[1, 1, 1, 3])], vec![value_info("y", 1, &[1, 1, 1, 3])], nodes, inits);
     let net = load_onnx(&write(dir.path(), "axis.onnx", &m)).unwrap();
     assert_eq!(net.eval(&[0.0, 0.0, 0.0]).unwrap(), vec![1.0, 2.0, 3.0]);
     // Without broadcast = 1 the shapes must be equal; from opset 7 the attribute is unknown.
     let nodes = vec![node("add", "Add", &["x", "c"], "y", vec![])];
     let inits = vec![tensor_f32("c", &[3], &[1.0, 2.0, 3.0])];
-    let m = graph_model(6, vec![value_info("x", 1, &[1, 1, 1, 3])], vec![value_info("y", 1, &[1, 1, 1, 3])], nodes, inits);
+    let m =
+        graph_model(6, vec![value_info("x", 1, &[1, 1, 1, 3])], vec![value_info("y", 1, &[1, 1, 1, 3])], nodes, inits);
     let msg = message(load_onnx(&write(dir.path(), "nobc.onnx", &m)));
     assert_says(&msg, &["node #0 \"add\" (Add)", "unless broadcast = 1"]);
     let nodes = vec![node("add", "Add", &["x", "c"], "y", vec![attr_i("broadcast", 1)])];
@@ -364,7 +373,8 @@ fn unsupported_operators_say_what_would_be_needed() {
     let dir = tempfile::tempdir().unwrap();
     for (op, says) in [("Elu", "an activation"), ("MaxPool", "pooling"), ("LSTM", "Elman"), ("Exp", "activation")] {
         let nodes = vec![node("n", op, &["x"], "y", vec![])];
-        let msg = message(load_onnx(&write(dir.path(), &format!("{op}.onnx"), &model(1, &[1, 3], &[1, 3], nodes, vec![]))));
+        let msg =
+            message(load_onnx(&write(dir.path(), &format!("{op}.onnx"), &model(1, &[1, 3], &[1, 3], nodes, vec![]))));
         assert_says(&msg, &[&format!("node #0 \"n\" ({op})"), "unsupported operator", says]);
     }
 }

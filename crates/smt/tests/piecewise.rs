@@ -13,7 +13,7 @@ use trestle_ir::network::{Activation, Layer, Network};
 use trestle_ir::num::rational_from_f64;
 use trestle_ir::pred::CmpOp;
 use trestle_ir::{FBox, Interval, Pred, Rational, System};
-use trestle_smt::{Answer, CheckError, CheckerConfig, InductiveQuery, NetworkPhases, Z3Backend};
+use trestle_smt::{Answer, CheckError, CheckerConfig, InductiveQuery, InductivenessChecker, NetworkPhases, Z3Backend};
 
 fn random_activation(rng: &mut ChaCha8Rng) -> Activation {
     match rng.random_range(0..6) {
@@ -53,9 +53,11 @@ fn preactivation_bounds(net: &Network, x: &[f64]) -> Vec<(Vec<f64>, Vec<f64>)> {
         let Layer::Dense(d) = layer else { panic!("dense only") };
         let z: Vec<Interval> = (0..d.weights.rows)
             .map(|r| {
-                d.weights.row(r).iter().zip(&v).fold(Interval::point(d.bias[r]), |acc, (&w, xi)| {
-                    acc.add(&Interval::point(w).mul(xi))
-                })
+                d.weights
+                    .row(r)
+                    .iter()
+                    .zip(&v)
+                    .fold(Interval::point(d.bias[r]), |acc, (&w, xi)| acc.add(&Interval::point(w).mul(xi)))
             })
             .collect();
         out.push((z.iter().map(|i| i.lo).collect(), z.iter().map(|i| i.hi).collect()));
@@ -101,7 +103,10 @@ fn z3_encodes_leaky_relu_and_clip_as_the_exact_forward_pass() {
                         match (&answer, valid) {
                             (Answer::Valid, true) => {}
                             (Answer::Invalid(w), false) => {
-                                assert_eq!(w.actions, exact, "trial {trial}: the witness's actions are the exact outputs");
+                                assert_eq!(
+                                    w.actions, exact,
+                                    "trial {trial}: the witness's actions are the exact outputs"
+                                );
                             }
                             _ => panic!("trial {trial} at {x:?} output {i} {op:?} (phases {with_phases}): {answer:?}"),
                         }

@@ -236,7 +236,8 @@ impl Converter<'_> {
             }
         }
         let (dilations, strides) = (ints("dilations", 1)?, ints("strides", 1)?);
-        let pads = c.attribute("pads", AttributeType::Ints)?.map_or_else(|| vec![0; 2 * spatial.len()], |a| a.ints.clone());
+        let pads =
+            c.attribute("pads", AttributeType::Ints)?.map_or_else(|| vec![0; 2 * spatial.len()], |a| a.ints.clone());
         if let Some(a) = c.attribute("kernel_shape", AttributeType::Ints)?
             && a.ints.iter().map(|&k| usize::try_from(k).ok()).collect::<Option<Vec<_>>>().as_deref() != Some(kernel)
         {
