@@ -220,7 +220,7 @@ fn rule_out_exact_ties(
             Activation::Identity | Activation::Tanh | Activation::Sigmoid => loses(i, j, bi, bj),
             Activation::LeakyRelu { alpha } if alpha > 0.0 => loses(i, j, bi, bj),
             Activation::Relu | Activation::Clip { .. } => j < i && bi <= bj,
-            Activation::LeakyRelu { alpha } if alpha == 0.0 => j < i && bi <= bj,
+            Activation::LeakyRelu { alpha: 0.0 } => j < i && bi <= bj,
             Activation::LeakyRelu { .. } => false,
         };
         if ruled_out {

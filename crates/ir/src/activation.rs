@@ -121,8 +121,8 @@ impl Activation {
     /// `[-inf, +inf]` is `Identity`. Others are returned unchanged.
     pub fn canonical(self) -> Activation {
         match self {
-            Activation::LeakyRelu { alpha } if alpha == 0.0 => Activation::Relu,
-            Activation::LeakyRelu { alpha } if alpha == 1.0 => Activation::Identity,
+            Activation::LeakyRelu { alpha: 0.0 } => Activation::Relu,
+            Activation::LeakyRelu { alpha: 1.0 } => Activation::Identity,
             Activation::Clip { lo, hi } if lo == 0.0 && hi == f64::INFINITY => Activation::Relu,
             Activation::Clip { lo, hi } if lo == f64::NEG_INFINITY && hi == f64::INFINITY => Activation::Identity,
             other => other,

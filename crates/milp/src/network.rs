@@ -302,7 +302,7 @@ fn activate(
                 };
                 if hi.is_finite() {
                     let shifted = z - hi;
-                    y_expr = y_expr - relu(model, shifted, sub_down(l, hi), sub_up(u, hi), fix_stable, counts, what)?;
+                    y_expr -= relu(model, shifted, sub_down(l, hi), sub_up(u, hi), fix_stable, counts, what)?;
                 }
                 let y = output(model)?;
                 model.add((Expression::from(y) - y_expr).eq(0.0));

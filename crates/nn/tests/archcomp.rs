@@ -342,8 +342,10 @@ fn reference_evaluator(scratch: &Path, cases: Vec<serde_json::Value>) {
 fn widening_is_exact() {
     let t = pb::TensorProto { data_type: 1, dims: vec![2], float_data: vec![0.1, -3.5], ..Default::default() };
     assert_eq!(floats(&t).unwrap(), vec![f64::from(0.1f32), -3.5]);
-    let mut model = pb::ModelProto::default();
-    model.graph = Some(pb::GraphProto { initializer: vec![t], ..Default::default() });
+    let model = pb::ModelProto {
+        graph: Some(pb::GraphProto { initializer: vec![t], ..Default::default() }),
+        ..Default::default()
+    };
     let wide = widened(&model);
     let w = &wide.graph.unwrap().initializer[0];
     let back: Vec<f64> = w.raw_data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();

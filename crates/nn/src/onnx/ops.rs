@@ -154,7 +154,7 @@ impl Converter<'_> {
         let mut t = Vec::with_capacity(channels);
         for ch in 0..channels {
             let v = var[ch] + epsilon;
-            if !(v > 0.0) || !v.is_finite() {
+            if v.is_nan() || v <= 0.0 || v.is_infinite() {
                 return Err(c.err(format!("channel {ch}: var + epsilon = {v} is not a positive number")));
             }
             let r = v.sqrt();
