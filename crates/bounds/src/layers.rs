@@ -35,7 +35,7 @@ pub struct LayerBounds {
 impl LayerBounds {
     /// Bounds of the layer's output under `activation`: the image of each neuron's interval
     /// ([`Interval::activate`]: exact for ReLU and clip, rounded outward for leaky ReLU, the
-    /// range for tanh and sigmoid).
+    /// rigorous enclosures for tanh and sigmoid).
     pub fn activated(&self, activation: Activation) -> LayerBounds {
         let images: Vec<Interval> =
             self.lo.iter().zip(&self.hi).map(|(&l, &h)| Interval::new(l, h).activate(&activation)).collect();

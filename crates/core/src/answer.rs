@@ -68,7 +68,9 @@ pub enum Unknown {
     Timeout,
     /// A solver's resource limit (`rlimit`, node limit) was reached.
     ResourceLimit,
-    /// The run was interrupted (SIGINT, SIGTERM).
+    /// The run ran out of memory (a solver could not allocate): nothing is claimed.
+    OutOfMemory,
+    /// The run was interrupted (SIGINT, SIGTERM) or cancelled (a race's loser).
     Interrupted,
     /// A solver answered `unknown` for another reason (incomplete theory, ...): its reason.
     Solver(String),
@@ -80,21 +82,58 @@ pub enum Unknown {
     /// A decision procedure that is incomplete on its own (the fast path, bound propagation) could
     /// not decide.
     Undecided,
+    /// An incomplete method left the question open: why (boxes it could not separate, bounds too
+    /// loose at the minimum width, ...).
+    Incomplete(String),
     /// A configured limit other than time (splits, boxes, depth, MILP count) was reached: which.
     Limit(String),
+    /// The method cannot take this system or property (a feature it does not handle): what, and
+    /// which methods can.
+    Unsupported(String),
+    /// Runs of the system may stop (no branch enabled, a successor outside the domains) and the
+    /// method could not rule it out where it matters: why.
+    RunsMayStop(String),
+    /// Bounds overflowed f64 (weights or boxes too large): where.
+    Overflow(String),
+}
+
+impl Unknown {
+    /// A short stable name for the reason's kind (`time-limit`, `limit`, `unsupported`, ...), for
+    /// JSON and the results store.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Unknown::Timeout => "time-limit",
+            Unknown::ResourceLimit => "resource-limit",
+            Unknown::OutOfMemory => "out-of-memory",
+            Unknown::Interrupted => "interrupted",
+            Unknown::Solver(_) => "solver",
+            Unknown::IrrationalModel(_) => "irrational-model",
+            Unknown::ReplayFailed(_) => "replay-failed",
+            Unknown::Undecided | Unknown::Incomplete(_) => "undecided",
+            Unknown::Limit(_) => "limit",
+            Unknown::Unsupported(_) => "unsupported",
+            Unknown::RunsMayStop(_) => "runs-may-stop",
+            Unknown::Overflow(_) => "overflow",
+        }
+    }
 }
 
 impl fmt::Display for Unknown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unknown::Timeout => write!(f, "timeout"),
+            Unknown::Timeout => write!(f, "time limit reached"),
             Unknown::ResourceLimit => write!(f, "resource limit reached"),
+            Unknown::OutOfMemory => write!(f, "out of memory"),
             Unknown::Interrupted => write!(f, "interrupted"),
             Unknown::Solver(r) => write!(f, "solver answered unknown: {r}"),
             Unknown::IrrationalModel(r) => write!(f, "counterexample with irrational values: {r}"),
             Unknown::ReplayFailed(r) => write!(f, "counterexample failed exact replay: {r}"),
             Unknown::Undecided => write!(f, "undecided"),
+            Unknown::Incomplete(r) => write!(f, "{r}"),
             Unknown::Limit(what) => write!(f, "limit reached: {what}"),
+            Unknown::Unsupported(what) => write!(f, "unsupported: {what}"),
+            Unknown::RunsMayStop(why) => write!(f, "runs may stop: {why}"),
+            Unknown::Overflow(what) => write!(f, "bounds overflowed: {what}"),
         }
     }
 }

@@ -11,13 +11,17 @@
 //! beyond the JSON shape of its own types.
 
 mod answer;
+mod budget;
 mod result;
 mod trace;
+mod verdict;
 mod witness;
 
 pub use answer::{Answer, AnswerKind, Unknown};
+pub use budget::{Budget, Cancel, Stop};
 pub use result::{RESULT_FORMAT, RunResult, Stats, Status};
 pub use trace::{Named, ReplayError, StepJson, Trace, TraceJson, TraceStep};
+pub use verdict::{Certificate, Verdict};
 pub use witness::{
     Witness, WitnessError, check_action_kinds, check_state, check_transition, holds, replay_implication,
     replay_inductive, replay_transition,

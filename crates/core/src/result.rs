@@ -67,6 +67,10 @@ pub struct RunResult {
     /// Why nothing is claimed (status `unknown`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The kind of that reason ([`crate::Unknown::kind`]: `time-limit`, `limit`, `unsupported`,
+    /// `runs-may-stop`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_kind: Option<String>,
     /// What a `proven` or `evidence` verdict rests on, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
@@ -100,6 +104,7 @@ impl RunResult {
             property: None,
             method: method.to_string(),
             reason: None,
+            reason_kind: None,
             evidence: None,
             margin: None,
             trace: None,
@@ -108,6 +113,39 @@ impl RunResult {
             details: Named::new(),
             artifacts: Named::new(),
         }
+    }
+
+    /// The result of `verdict`, the engine's word for it being `word`: status, reason, margin
+    /// and trace filled from the verdict (further runs of a branching-time refutation go to
+    /// `details.other_traces`).
+    pub fn of_verdict(
+        command: &str,
+        sys: &trestle_ir::System,
+        method: &str,
+        word: &str,
+        verdict: &crate::Verdict,
+    ) -> RunResult {
+        let mut r = RunResult::new(command, &sys.name, method, word, verdict.status());
+        match verdict {
+            crate::Verdict::Proven { .. } => {}
+            crate::Verdict::Evidence { margin } => r.margin = Some(*margin).filter(|m| m.is_finite()),
+            crate::Verdict::Refuted { trace, others } => {
+                r.trace = Some(trace.to_json(sys));
+                if !others.is_empty() {
+                    let others: Vec<TraceJson> = others.iter().map(|t| t.to_json(sys)).collect();
+                    r.details.insert("other_traces".into(), serde_json::to_value(others).expect("JSON"));
+                }
+            }
+            crate::Verdict::Unknown(u) => r.set_unknown(u),
+        }
+        r
+    }
+
+    /// Marks the result unknown for `why`.
+    pub fn set_unknown(&mut self, why: &crate::Unknown) {
+        self.status = Status::Unknown;
+        self.reason = Some(why.to_string());
+        self.reason_kind = Some(why.kind().to_string());
     }
 
     /// Adds a counter or time to `stats`.

@@ -1,8 +1,16 @@
 //! Closed f64 intervals with outward rounding; infinite ends allowed for unbounded domains.
+//!
+//! The elementary functions (`tanh`, `sigmoid`, `exp`, `log`, `sqrt`, `sin`, `cos`, `tan`, `powi`)
+//! delegate to `trestle_real::interval`, whose ends are guaranteed (CORE-MATH values widened to
+//! cover any faithful rounding, exact argument reduction); the std f64 functions are not used for
+//! bounds. Partial functions return a [`RealError`] when the interval reaches outside their domain.
 
 use crate::activation::Activation;
 use crate::num::{Rational, enclose};
 use crate::round::{add_down, add_up, mul_down, mul_up};
+
+pub use trestle_real::RealError;
+use trestle_real::{Enclosure, interval as real};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interval {
@@ -107,10 +115,8 @@ impl Interval {
     /// the images of its two pieces (the negative part times `alpha` rounded outward, which also
     /// covers the non-monotone `alpha < 0`).
     ///
-    /// Tanh and sigmoid are enclosed by their ranges cut at their value at 0 by the sign of the
-    /// interval (`[-1, 1]`, `[0, 1]` or `[-1, 0]` for tanh; `[0, 1]`, `[1/2, 1]` or `[0, 1/2]` for
-    /// sigmoid): sound, and loose. Tight enclosures need an elementary-function library with
-    /// guaranteed rounding, which the standard library's `tanh` and `exp` are not.
+    /// Tanh and sigmoid by their rigorous interval versions ([`Interval::tanh`],
+    /// [`Interval::sigmoid`]: guaranteed ends, never the standard library's `tanh` or `exp`).
     pub fn activate(&self, act: &Activation) -> Interval {
         match *act {
             Activation::Identity => *self,
@@ -127,17 +133,60 @@ impl Interval {
                 out.unwrap_or(*self) // only for a NaN end, which callers never pass
             }
             Activation::Clip { lo, hi } => Interval { lo: self.lo.max(lo).min(hi), hi: self.hi.max(lo).min(hi) },
-            Activation::Tanh => match (self.lo >= 0.0, self.hi <= 0.0) {
-                (true, _) => Interval { lo: 0.0, hi: 1.0 },
-                (_, true) => Interval { lo: -1.0, hi: 0.0 },
-                _ => Interval { lo: -1.0, hi: 1.0 },
-            },
-            Activation::Sigmoid => match (self.lo >= 0.0, self.hi <= 0.0) {
-                (true, _) => Interval { lo: 0.5, hi: 1.0 },
-                (_, true) => Interval { lo: 0.0, hi: 0.5 },
-                _ => Interval { lo: 0.0, hi: 1.0 },
-            },
+            Activation::Tanh => self.tanh(),
+            Activation::Sigmoid => self.sigmoid(),
         }
+    }
+}
+
+/// The elementary functions over an interval: every value of the function at a point of the
+/// interval lies inside the result. A total function given an invalid interval (a NaN end) returns
+/// its whole range.
+impl Interval {
+    fn of(e: Enclosure) -> Interval {
+        Interval { lo: e.lo, hi: e.hi }
+    }
+
+    pub fn tanh(&self) -> Interval {
+        Interval::of(real::tanh(self.lo, self.hi))
+    }
+
+    /// The logistic sigmoid 1 / (1 + e^-x).
+    pub fn sigmoid(&self) -> Interval {
+        Interval::of(real::sigmoid(self.lo, self.hi))
+    }
+
+    pub fn exp(&self) -> Interval {
+        Interval::of(real::exp(self.lo, self.hi))
+    }
+
+    pub fn sin(&self) -> Interval {
+        Interval::of(real::sin(self.lo, self.hi))
+    }
+
+    pub fn cos(&self) -> Interval {
+        Interval::of(real::cos(self.lo, self.hi))
+    }
+
+    /// ln x; an error ([`trestle_real::ErrorKind::OutsideDomain`]) when the interval reaches 0 or
+    /// below.
+    pub fn log(&self) -> Result<Interval, RealError> {
+        real::log(self.lo, self.hi).map(Interval::of)
+    }
+
+    /// √x; an error when the interval reaches below 0.
+    pub fn sqrt(&self) -> Result<Interval, RealError> {
+        real::sqrt(self.lo, self.hi).map(Interval::of)
+    }
+
+    /// tan x; an error ([`trestle_real::ErrorKind::Pole`]) when the interval contains a pole.
+    pub fn tan(&self) -> Result<Interval, RealError> {
+        real::tan(self.lo, self.hi).map(Interval::of)
+    }
+
+    /// x^n (x^0 = 1); an error when n < 0 and the interval contains 0.
+    pub fn powi(&self, n: i32) -> Result<Interval, RealError> {
+        real::powi(self.lo, self.hi, n).map(Interval::of)
     }
 }
 
@@ -196,13 +245,35 @@ mod tests {
                 }
             }
         }
-        // The smooth ones: their ranges, by sign.
-        assert_eq!(Interval::new(-3.0, 2.0).activate(&Activation::Tanh), Interval::new(-1.0, 1.0));
-        assert_eq!(Interval::new(0.0, 2.0).activate(&Activation::Sigmoid), Interval::new(0.5, 1.0));
-        assert_eq!(Interval::new(-2.0, -1.0).activate(&Activation::Tanh), Interval::new(-1.0, 0.0));
+        // The smooth ones: the rigorous enclosures.
+        let x = Interval::new(-3.0, 2.0);
+        assert_eq!(x.activate(&Activation::Tanh), x.tanh());
+        assert_eq!(x.activate(&Activation::Sigmoid), x.sigmoid());
+        assert!(x.activate(&Activation::Tanh).hi < 0.97 && x.activate(&Activation::Sigmoid).lo > 0.04);
         assert_eq!(Interval::ENTIRE.activate(&Activation::Clip { lo: -1.0, hi: 6.0 }), Interval::new(-1.0, 6.0));
         let leaky = Interval::ENTIRE.activate(&Activation::LeakyRelu { alpha: 0.5 });
         assert!(leaky.is_valid() && leaky == Interval::ENTIRE);
+    }
+
+    #[test]
+    fn elementary_functions_enclose_their_values() {
+        let x = Interval::new(-1.0, 2.0);
+        let t = x.tanh();
+        assert!(t.lo <= -0.7615941559557649 && 0.9640275800758169 <= t.hi && t.hi < 0.9640275800758171);
+        assert_eq!(x.sin().hi, 1.0);
+        assert_eq!(x.cos().hi, 1.0);
+        // e^-1 = 0.367879441171442321595..., between these two neighbouring f64.
+        let (below, above): (f64, f64) = (0.3678794411714423, 0.36787944117144233);
+        assert_eq!(below.next_up(), above);
+        assert!(x.exp().lo <= below && x.exp().lo >= below.next_down() && x.exp().hi >= above);
+        assert_eq!(x.sigmoid().lo, trestle_real::point::sigmoid(-1.0).lo);
+        assert_eq!(x.powi(2).unwrap(), Interval::new(0.0, 4.0));
+        assert_eq!(x.log().unwrap_err().kind, trestle_real::ErrorKind::OutsideDomain);
+        assert_eq!(x.sqrt().unwrap_err().kind, trestle_real::ErrorKind::OutsideDomain);
+        assert_eq!(Interval::new(1.0, 2.0).tan().unwrap_err().kind, trestle_real::ErrorKind::Pole);
+        assert_eq!(Interval::new(4.0, 9.0).sqrt().unwrap(), Interval::new(2.0, 3.0));
+        assert_eq!(Interval::ENTIRE.tanh(), Interval::new(-1.0, 1.0));
+        assert_eq!(x.powi(-1).unwrap_err().kind, trestle_real::ErrorKind::OutsideDomain);
     }
 
     #[test]

@@ -5,107 +5,13 @@
 //! outward only when needed. Results that are exact (most products with 0.5, sums of equal
 //! exponents) stay exact, so stable computations are not blurred by a blanket epsilon.
 //!
-//! Near the subnormal range the residual may itself round, so there we always step outward.
+//! The operations are `trestle_real::directed`'s, the one implementation of the project (the
+//! rigorous elementary functions are built on it). An earlier copy here returned -inf as an upper
+//! bound of a finite product that overflowed (`mul_up(-1e300, 1e300)`) and quotients of tiny
+//! dividends that did not bracket the exact one (`div_up(-3e-310, 1e-300)`): the tests below pin
+//! both.
 
-const TINY: f64 = 1e-290;
-
-#[inline]
-fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
-    let bb = s - a;
-    (a - (s - bb)) + (b - bb)
-}
-
-/// Smallest f64 >= a + b.
-#[inline]
-pub fn add_up(a: f64, b: f64) -> f64 {
-    let s = a + b;
-    if !s.is_finite() {
-        return if s.is_nan() { f64::INFINITY } else { s };
-    }
-    // TwoSum is exact everywhere, subnormals included (a sum that lands there is itself exact).
-    if two_sum_err(a, b, s) > 0.0 { s.next_up() } else { s }
-}
-
-/// Largest f64 <= a + b.
-#[inline]
-pub fn add_down(a: f64, b: f64) -> f64 {
-    let s = a + b;
-    if !s.is_finite() {
-        return if s.is_nan() { f64::NEG_INFINITY } else { s };
-    }
-    if two_sum_err(a, b, s) < 0.0 { s.next_down() } else { s }
-}
-
-#[inline]
-pub fn sub_up(a: f64, b: f64) -> f64 {
-    add_up(a, -b)
-}
-
-#[inline]
-pub fn sub_down(a: f64, b: f64) -> f64 {
-    add_down(a, -b)
-}
-
-/// Smallest f64 >= a * b (with 0 * inf = 0, the interval-arithmetic convention).
-#[inline]
-pub fn mul_up(a: f64, b: f64) -> f64 {
-    if a == 0.0 || b == 0.0 {
-        return 0.0;
-    }
-    let p = a * b;
-    if !p.is_finite() {
-        return p;
-    }
-    if p.abs() < TINY {
-        return p.next_up();
-    }
-    if a.mul_add(b, -p) > 0.0 { p.next_up() } else { p }
-}
-
-/// Largest f64 <= a * b (with 0 * inf = 0).
-#[inline]
-pub fn mul_down(a: f64, b: f64) -> f64 {
-    if a == 0.0 || b == 0.0 {
-        return 0.0;
-    }
-    let p = a * b;
-    if !p.is_finite() {
-        return p;
-    }
-    if p.abs() < TINY {
-        return p.next_down();
-    }
-    if a.mul_add(b, -p) < 0.0 { p.next_down() } else { p }
-}
-
-/// Smallest f64 >= a / b (b != 0).
-#[inline]
-pub fn div_up(a: f64, b: f64) -> f64 {
-    let q = a / b;
-    if !q.is_finite() || a == 0.0 {
-        return q;
-    }
-    if q.abs() < TINY {
-        return q.next_up();
-    }
-    // r = a - q*b exactly; the true quotient exceeds q iff r / b > 0.
-    let r = (-q).mul_add(b, a);
-    if (r > 0.0) == (b > 0.0) && r != 0.0 { q.next_up() } else { q }
-}
-
-/// Largest f64 <= a / b (b != 0).
-#[inline]
-pub fn div_down(a: f64, b: f64) -> f64 {
-    let q = a / b;
-    if !q.is_finite() || a == 0.0 {
-        return q;
-    }
-    if q.abs() < TINY {
-        return q.next_down();
-    }
-    let r = (-q).mul_add(b, a);
-    if (r > 0.0) != (b > 0.0) && r != 0.0 { q.next_down() } else { q }
-}
+pub use trestle_real::directed::{add_down, add_up, div_down, div_up, mul_down, mul_up, sub_down, sub_up};
 
 /// Upper bound of the rounding error of a floating-point dot product of length n evaluated in any
 /// order: |fl(sum) - sum| <= gamma(n) * sum |a_i b_i|, gamma(n) = n u / (1 - n u), u = 2^-53
@@ -148,5 +54,26 @@ mod tests {
         assert_eq!(mul_up(0.5, 3.0), 1.5);
         assert_eq!(div_down(3.0, 2.0), 1.5);
         assert_eq!(mul_up(0.0, f64::INFINITY), 0.0);
+    }
+
+    /// Overflow of finite operands bounds the exact (finite) value by the largest finite f64 on
+    /// the far side, never by the infinity of the wrong sign.
+    #[test]
+    fn overflow_keeps_bounds_on_the_right_side() {
+        assert_eq!(mul_up(-1e300, 1e300), f64::MIN);
+        assert_eq!(add_up(f64::MIN, f64::MIN), f64::MIN);
+        assert_eq!(mul_down(1e300, 1e300), f64::MAX);
+        assert_eq!(mul_up(1e300, 1e300), f64::INFINITY);
+        assert_eq!(mul_down(-1e300, 1e300), f64::NEG_INFINITY);
+    }
+
+    /// A tiny dividend's residual underflows: the quotient is bracketed by stepping outward.
+    #[test]
+    fn tiny_dividends_are_bracketed() {
+        for (a, b) in [(-3e-310, 1e-300), (3e-310, 1e-300), (5e-324, 3.0), (-1e-305, 7.0)] {
+            let d = q(a) / q(b);
+            assert!(q(div_down(a, b)) <= d && d <= q(div_up(a, b)), "{a}/{b}");
+            assert!(div_down(a, b) < div_up(a, b), "{a}/{b}: the two ends must differ when inexact");
+        }
     }
 }

@@ -11,8 +11,6 @@ use crate::numerics::{HIGHS_LIMIT, Prepared, SMALL_MATRIX_VALUE};
 use good_lp::{Constraint, Expression, IntoAffineExpression, ProblemVariables, Variable, variable};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use trestle_ir::round::{add_down, mul_down, mul_up, sub_down, sub_up};
 
@@ -44,51 +42,11 @@ pub struct SolveOptions {
     pub cancel: Option<Cancel>,
 }
 
-/// A flag that stops a search from another thread: the MILP solves and LP bounds that carry it
-/// (through HiGHS's interrupt callback) and the loops that poll it. A [`Cancel::child`] is also
-/// stopped by its parent, so a search cancelled from outside stops every part it raced.
-#[derive(Clone, Debug)]
-pub struct Cancel {
-    /// This token's own flag last, its ancestors' before it (never empty).
-    flags: Vec<Arc<AtomicBool>>,
-}
+pub use trestle_core::Cancel;
 
-impl Default for Cancel {
-    fn default() -> Cancel {
-        Cancel::new()
-    }
-}
-
-impl Cancel {
-    pub fn new() -> Cancel {
-        Cancel { flags: vec![Arc::default()] }
-    }
-
-    /// A token cancelled by its own [`Cancel::cancel`] or by any of this one's.
-    pub fn child(&self) -> Cancel {
-        let mut flags = self.flags.clone();
-        flags.push(Arc::default());
-        Cancel { flags }
-    }
-
-    pub fn cancel(&self) {
-        self.flags.last().expect("a token has its own flag").store(true, Ordering::Relaxed);
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.flags.iter().any(|f| f.load(Ordering::Relaxed))
-    }
-
-    /// `Err(MilpError::Cancelled)` once cancelled.
-    pub fn check(&self) -> Result<(), MilpError> {
-        if self.is_cancelled() { Err(MilpError::Cancelled) } else { Ok(()) }
-    }
-}
-
-impl PartialEq for Cancel {
-    fn eq(&self, other: &Cancel) -> bool {
-        self.flags.len() == other.flags.len() && self.flags.iter().zip(&other.flags).all(|(a, b)| Arc::ptr_eq(a, b))
-    }
+/// `Err(MilpError::Cancelled)` once `cancel` is raised.
+pub(crate) fn check_cancel(cancel: &Cancel) -> Result<(), MilpError> {
+    if cancel.is_cancelled() { Err(MilpError::Cancelled) } else { Ok(()) }
 }
 
 /// The value of a HiGHS option.
@@ -427,7 +385,7 @@ impl Relaxation<'_> {
             Sense::Maximise => -1.0,
         };
         if let Some(c) = &self.cancel {
-            c.check()?;
+            check_cancel(c)?;
         }
         let mut highs = self.highs.take().expect("a relaxation holds its HiGHS model between solves");
         for j in self.costed.drain(..) {
@@ -445,7 +403,7 @@ impl Relaxation<'_> {
         self.prepared.offset = sign * objective.constant();
         let solved = highs.try_solve().map_err(|e| MilpError::Solver(format!("{e:?}")))?;
         if let Some(c) = &self.cancel {
-            c.check()?;
+            check_cancel(c)?;
         }
         let optimal = format!("{:?}", solved.status()) == "Optimal";
         let bound = optimal.then(|| safe_dual_bound(&self.prepared, solved.get_solution().dual_rows())).flatten();

@@ -80,7 +80,7 @@ pub fn unroll(sys: &System, start: &RBox, k: usize, opts: &UnrollOptions) -> Res
     let mut steps = Vec::with_capacity(k);
     for t in 0..k {
         if let Some(c) = &opts.cancel {
-            c.check()?;
+            crate::model::check_cancel(c)?;
         }
         let choice = opts.nondet.get(t).unwrap_or(&NondetChoice::Free);
         let encoded = encode_step(&mut model, sys, &states[t], &hidden, choice, BranchChoice::Any, &opts.step)?;
