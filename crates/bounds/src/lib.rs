@@ -14,15 +14,19 @@
 //! constants and fixed ReLU phases from.
 //!
 //! # Activations
-//! Every method bounds ReLU and identity layers; IBP also leaky ReLU and clip (exact interval
-//! rules). What each method handles is one table (`support.rs`, [`supports`]): every entry point
-//! checks the network against it first and refuses an activation the method has no rule for with
-//! [`BoundsError::Unsupported`], naming the layer and the methods that can; [`method_for`] picks
-//! IBP for callers that need only some sound bounds. Tanh and sigmoid are not bounded yet.
+//! Every method bounds every activation of the IR: identity, ReLU, leaky ReLU and clip (exact on
+//! a box where one piece applies, triangles across kinks), tanh and sigmoid (IBP by the rigorous
+//! enclosures of `trestle-real`; CROWN, alpha-CROWN and forward by auto_LiRPA's tangent and secant
+//! lines, each intercept made sound by rigorous evaluation: `relax/s_shaped.rs`). What each method
+//! handles is still one table (`support.rs`, [`supports`]) every entry point checks first, so an
+//! activation without a rule is refused with [`BoundsError::Unsupported`], never bounded.
+//! Bounding a network says nothing about deciding it exactly: the exact encodings (Z3, MILP)
+//! refuse tanh and sigmoid themselves.
 //!
 //! # Shape
 //! As in auto_LiRPA, each operator has one file holding its transfer rules (interval, backward,
-//! forward): `dense.rs` for the affine block of a stage, `relu.rs` for its activation. Each method
+//! forward): `dense.rs` for the affine block of a stage, `relax/` for its activation (one file
+//! per activation: `relu.rs`, `leaky.rs`, `clip.rs`, `tanh.rs`, `sigmoid.rs`). Each method
 //! is one engine file walking the stages (`ibp.rs`, `crown.rs`, `alpha.rs`, `forward.rs`); the
 //! optimisable slopes are state of an alpha-CROWN run, not of the network. Engines do not walk the
 //! IR but a graph of stages (affine block, activation, exact pass-through copies; `graph.rs`) that
@@ -45,7 +49,11 @@
 //!   times a bound on the magnitude of its variable (from that value's rigorous bounds) is moved
 //!   into the constant (`dense.rs`, `relu.rs`).
 //! * ReLU relaxations are valid on rigorous pre-activation bounds: stable neurons exactly, the
-//!   upper chord with its slope and intercept rounded up, lower slopes in `[0, 1]` exact.
+//!   upper chord with its slope and intercept rounded up, lower slopes in `[0, 1]` exact. Other
+//!   activations' lines take any f64 slope and a sound intercept: the extremum of
+//!   `act(p) - s p` over the pre-activation bounds, enclosed by interval arithmetic at the points
+//!   where it can be attained (ends, kinks) and, on a smooth convex or concave piece, by the
+//!   tangent bound at the estimated touching point (`relax/mod.rs`, `relax/s_shaped.rs`).
 //! * Intermediate bounds of every method are intersected with IBP; output boxes are the linear
 //!   bounds concretised (rounded outward) intersected with IBP. alpha-CROWN's search runs without
 //!   error terms, but its slopes are then used in the rigorous pass, and CROWN's row is kept
@@ -67,7 +75,7 @@ mod layers;
 mod linear;
 mod query;
 mod recurrent;
-mod relu;
+mod relax;
 mod support;
 
 pub use alpha::AlphaConfig;
