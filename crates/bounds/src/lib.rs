@@ -4,7 +4,7 @@
 //! linear methods, linear bounds `A_l x + c_l <= f(x) <= A_u x + c_u` valid on the whole box, which
 //! the bridge engine substitutes into environment equations. Four methods: interval bound
 //! propagation ([`Method::Ibp`]), CROWN backward linear relaxation ([`Method::Crown`]), CROWN with
-//! optimised lower slopes ([`Method::AlphaCrown`]; only the final backward pass is optimised,
+//! optimised relaxation slopes ([`Method::AlphaCrown`]; only the final backward pass is optimised,
 //! intermediate bounds stay CROWN's) and forward-mode linear relaxation ([`Method::Forward`], what
 //! the original compositional tool used). [`bound_affine_of`] bounds `C_out f(x) + C_in x + c`
 //! directly (a certificate checker re-verifies stored linear bounds with it), and
