@@ -73,8 +73,8 @@ pub fn split_box(input: &InputBox, pieces: usize) -> Vec<InputBox> {
 
 /// Sound pre-activation bounds of every layer of a feed-forward `net` over `input`: the worst over
 /// the sub-boxes of [`split_box`] of the bounds crate's layer bounds. The method is the options'
-/// where it bounds every activation of `net`, IBP otherwise ([`trestle_bounds::method_for`]:
-/// leaky ReLU and clip have no CROWN relaxation yet; any sound bounds give an exact encoding).
+/// where it bounds every activation of `net`, IBP otherwise ([`trestle_bounds::method_for`]; every
+/// activation has a CROWN relaxation today, and any sound bounds give an exact encoding).
 pub fn layer_bounds(net: &Network, input: &InputBox, opts: &BoundOptions) -> Result<Vec<LayerBounds>, MilpError> {
     let method = method_for(net, &opts.method);
     let mut worst: Option<Vec<LayerBounds>> = None;
