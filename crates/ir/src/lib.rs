@@ -8,6 +8,7 @@
 //!
 //! Architecture invariant: this crate depends on no solver and no file format.
 
+pub mod activation;
 pub mod arith;
 pub mod boxindex;
 mod exact_affine;
