@@ -10,6 +10,7 @@
 
 pub mod arith;
 pub mod boxindex;
+pub mod enclosed;
 mod exact_affine;
 pub mod expr;
 pub mod formula;
