@@ -9,6 +9,7 @@
 //! `CI=true`).
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use std::fmt::Write as _;
 use std::process::Command;
 use trestle_ir::Interval;
