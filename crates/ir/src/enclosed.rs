@@ -134,9 +134,9 @@ impl<const BITS: u32> Arith for Enclosed<BITS> {
             Enclosed::Exact(q) => Enclosed::Exact(q / k),
             // The exact reciprocal, enclosed, then an outward product (as the f64 intervals do:
             // a reciprocal that is a dyadic rational, 1/(1/3) = 3, stays exact).
-            Enclosed::Interval(b) => Enclosed::of_interval(
-                b.mul(&BigInterval::from_rational(&(Rational::from_integer(1.into()) / k), BITS)),
-            ),
+            Enclosed::Interval(b) => {
+                Enclosed::of_interval(b.mul(&BigInterval::from_rational(&(Rational::from_integer(1.into()) / k), BITS)))
+            }
         }
     }
     fn min(&self, o: &Self) -> Self {

@@ -125,8 +125,17 @@ fn parse_everything(text: &str) {
 }
 
 /// Openers that each add one level of nesting, with what closes them.
-const OPENERS: &[(&str, &str)] =
-    &[("(", ")"), ("-", ""), ("relu(", ")"), ("min(1, ", ")"), ("if x <= 1 then 2 else ", ""), ("abs(", ")"), ("sin(", ")"), ("sqrt(", ")"), ("pow(", ", 2)")];
+const OPENERS: &[(&str, &str)] = &[
+    ("(", ")"),
+    ("-", ""),
+    ("relu(", ")"),
+    ("min(1, ", ")"),
+    ("if x <= 1 then 2 else ", ""),
+    ("abs(", ")"),
+    ("sin(", ")"),
+    ("sqrt(", ")"),
+    ("pow(", ", 2)"),
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
