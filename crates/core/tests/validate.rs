@@ -95,7 +95,7 @@ fn a_boundary_straddling_at_256_bits_is_decided_at_1024() {
         other => panic!("expected a violation validated at 1024 bits, got {other:?}"),
     }
     assert_eq!(
-        validate_violation(&sys, &[below.clone()], &steps(1), &safe),
+        validate_violation(&sys, std::slice::from_ref(&below), &steps(1), &safe),
         Err(NotValidated::Holds { precision_bits: Some(PRECISIONS[1]) })
     );
 }
@@ -129,7 +129,7 @@ fn runs_that_never_leave_are_never_validated() {
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let start = Rational::new(((state >> 33) as i64 - (1 << 30)).into(), 1_000_003.into());
         for n in 1..4 {
-            match validate_violation(&sys, &[start.clone()], &steps(n), &safe) {
+            match validate_violation(&sys, std::slice::from_ref(&start), &steps(n), &safe) {
                 Err(NotValidated::Holds { .. }) => {}
                 other => panic!("x' = sin(x) from {start}, {n} steps: {other:?}"),
             }
