@@ -130,6 +130,24 @@ pub fn is_rational_valued(sys: &System) -> bool {
     branches && observations && networks
 }
 
+/// The claim is about the state, the run starts from a state, every branch exists.
+fn check_claim(
+    sys: &System,
+    start: &[Rational],
+    choices: &[(Vec<Rational>, usize)],
+    violated: &Pred,
+) -> Result<(), NotValidated> {
+    if violated.vars().iter().any(|v| !matches!(v, VarRef::State(_))) {
+        return Err(NotValidated::NotStatePredicate);
+    }
+    check_start(sys, start)?;
+    if let Some((i, (_, b))) = choices.iter().enumerate().find(|(_, (_, b))| *b >= sys.step.branches.len()) {
+        let n = sys.step.branches.len();
+        return Err(ReplayError::Shape(format!("step {i} takes branch #{b}; the system has {n}")).into());
+    }
+    Ok(())
+}
+
 /// Confirms that the run from `start` under `choices` (one `(inputs, branch)` per step) ends in a
 /// state violating `violated`: exactly on a rational-valued system, else by enclosures at
 /// increasing precision. See the module doc.
@@ -139,10 +157,7 @@ pub fn validate_violation(
     choices: &[(Vec<Rational>, usize)],
     violated: &Pred,
 ) -> Result<Validation, NotValidated> {
-    if violated.vars().iter().any(|v| !matches!(v, VarRef::State(_))) {
-        return Err(NotValidated::NotStatePredicate);
-    }
-    check_start(sys, start)?;
+    check_claim(sys, start, choices, violated)?;
     if is_rational_valued(sys) && violated.first_function().is_none() {
         let trace = Trace::simulate(sys, start.to_vec(), choices.iter().cloned())?;
         let last = Env::new(trace.last(), &[], &[]);
@@ -163,26 +178,24 @@ pub fn validate_by_enclosures(
     choices: &[(Vec<Rational>, usize)],
     violated: &Pred,
 ) -> Result<Validation, NotValidated> {
-    if violated.vars().iter().any(|v| !matches!(v, VarRef::State(_))) {
-        return Err(NotValidated::NotStatePredicate);
-    }
-    check_start(sys, start)?;
-    let mut last = None;
-    for bits in PRECISIONS {
-        let attempt = match bits {
-            256 => attempt::<256>(sys, start, choices, violated),
-            1024 => attempt::<1024>(sys, start, choices, violated),
-            _ => attempt::<4096>(sys, start, choices, violated),
-        };
-        match attempt {
+    check_claim(sys, start, choices, violated)?;
+    type AttemptAt = fn(&System, &[Rational], &[(Vec<Rational>, usize)], &Pred) -> Attempt;
+    let attempts: [(u32, AttemptAt); PRECISIONS.len()] = [
+        (PRECISIONS[0], attempt::<{ PRECISIONS[0] }>),
+        (PRECISIONS[1], attempt::<{ PRECISIONS[1] }>),
+        (PRECISIONS[2], attempt::<{ PRECISIONS[2] }>),
+    ];
+    let mut undecided = NotValidated::Undecided { precision_bits: 0, step: None, what: "not tried".into() };
+    for (bits, attempt_at) in attempts {
+        match attempt_at(sys, start, choices, violated) {
             Attempt::Established(run) => return Ok(Validation::Validated { precision_bits: bits, run }),
             Attempt::Refuted(e) => return Err(e),
             Attempt::Undecided { step, what } => {
-                last = Some(NotValidated::Undecided { precision_bits: bits, step, what })
+                undecided = NotValidated::Undecided { precision_bits: bits, step, what }
             }
         }
     }
-    Err(last.expect("at least one precision is tried"))
+    Err(undecided)
 }
 
 /// The outcome of one validated run at one precision.
@@ -226,7 +239,7 @@ fn attempt<const BITS: u32>(
             Err(StepFailure::Undecided(what)) => return Attempt::Undecided { step: Some(i), what },
         }
     }
-    if run.states.iter().flatten().any(|b| b.lo > b.hi) {
+    if run.states.iter().chain(&run.actions).flatten().any(|b| b.lo > b.hi) {
         return Attempt::Undecided { step: None, what: "an enclosure has an unbounded end".into() };
     }
     match truth(violated, &state) {

@@ -259,16 +259,66 @@ fn the_validated_step_agrees_with_the_exact_step_on_rational_systems() {
         Ok(Validation::Validated { run, .. }) => assert_points(&run, &trace),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(
+    // A branch the system does not have is a malformed run on either path (never an index panic).
+    for result in [
         validate_by_enclosures(&walk, &[rational_from_i64(9)], &[(vec![], 7)], &pred("x <= 8")),
-        Err(NotValidated::Replay(ReplayError::Step { step: 0, error: SimError::BranchDisabled { .. } }))
-    ));
+        validate_violation(&walk, &[rational_from_i64(9)], &[(vec![], 7)], &pred("x <= 8")),
+    ] {
+        assert!(matches!(result, Err(NotValidated::Replay(ReplayError::Shape(_)))), "{result:?}");
+    }
+
     let scale = system_from_text(SCALE);
     let choices: Vec<(Vec<Rational>, usize)> = vec![(vec![], 0), (vec![], 1), (vec![], 0)];
     if let Ok(trace) = Trace::simulate(&scale, vec![q("0.3")], choices.clone()) {
         let violated = pred(&format!("x < {}", trace.last()[0]));
         match validate_by_enclosures(&scale, &[q("0.3")], &choices, &violated) {
             Ok(Validation::Validated { run, .. }) => assert_points(&run, &trace),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+const GUARDED: &str = r#"
+init = "0 <= x <= 1"
+[system]
+name = "guarded"
+[state]
+x = { type = "real" }
+[networks.id]
+layers = [{ weights = [[1.0]], bias = [0.0], activation = "identity" }]
+[controller]
+network = "id"
+inputs = ["x"]
+actions = ["a"]
+[[branch]]
+name = "low"
+guard = "x <= 0.5"
+update = { x = "x + sin(a)" }
+[[branch]]
+name = "high"
+guard = "x > 0.5"
+update = { x = "x - 0.1" }
+"#;
+
+#[test]
+fn guards_on_enclosures_enable_and_disable_branches() {
+    let sys = system_from_text(GUARDED);
+    let (low, high) = ((vec![], 0), (vec![], 1));
+    // 0.3 + sin(0.3) = 0.59552020666133957510532074568502737...; then 0.1 less.
+    match validate_violation(&sys, &[q("0.3")], &[low.clone(), high.clone()], &pred("x <= 0.4955202066")) {
+        Ok(Validation::Validated { precision_bits: 256, run }) => assert_eq!(run.states.len(), 3),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        validate_violation(&sys, &[q("0.3")], &[low.clone(), high.clone()], &pred("x <= 0.4955202067")),
+        Err(NotValidated::Holds { precision_bits: Some(256) })
+    );
+    // "high" at 0.3, and "low" after the first step (0.5955 > 0.5), are disabled: no run.
+    for (choices, at) in [(vec![high.clone()], 0), (vec![low.clone(), low], 1)] {
+        match validate_violation(&sys, &[q("0.3")], &choices, &pred("x <= 0")) {
+            Err(NotValidated::Replay(ReplayError::Step { step, error: SimError::BranchDisabled { .. } })) => {
+                assert_eq!(step, at)
+            }
             other => panic!("{other:?}"),
         }
     }
