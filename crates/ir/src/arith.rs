@@ -7,6 +7,8 @@
 //! - `f64`: round to nearest; simulation and search heuristics only, never a verdict;
 //! - [`Interval`]: outward-rounded enclosures over a box; comparisons may be undecided, and then
 //!   both branches of an `if` are joined;
+//! - [`crate::enclosed::Enclosed`]: exact rationals while the values stay rational, MPFR
+//!   enclosures at a fixed precision past an elementary function (validated replay);
 //! - dual numbers (the synthesis crate's gradient attack) implement it too.
 //!
 //! What differs between them is only here: how a constant enters, how each operation rounds, how
@@ -16,7 +18,7 @@
 
 use crate::exact_affine;
 pub use crate::exact_affine::Scaled;
-use crate::expr::EvalError;
+use crate::expr::{EvalError, Function};
 use crate::interval::Interval;
 use crate::network::{Activation, Matrix};
 use crate::num::{Rational, display_rational, is_integer, to_f64_nearest};
@@ -55,6 +57,29 @@ pub trait Arith: Clone {
     /// A layer's activation applied to this value, or `None` when this domain cannot represent
     /// the result (exact rationals for tanh and sigmoid, whose values are irrational).
     fn activate(&self, act: &Activation) -> Option<Self>;
+    /// An elementary function: [`EvalError::Irrational`] where the domain holds only exact values,
+    /// [`EvalError::OutsideDomain`] where the argument reaches outside the function's domain.
+    /// Arithmetics without elementary functions keep the default, which says so.
+    fn apply(&self, f: Function) -> Result<Self, EvalError> {
+        Err(EvalError::Unsupported { function: f, arithmetic: std::any::type_name::<Self>() })
+    }
+    /// `self^n` (`x^0 = 1`). The default multiplies by squaring, sound in any arithmetic whose
+    /// products are; interval domains override it with the tight even-power rule.
+    fn pow(&self, n: u32) -> Self {
+        let mut result = Self::constant(&Rational::from_integer(1.into()));
+        let mut base = self.clone();
+        let mut k = n;
+        while k > 0 {
+            if k & 1 == 1 {
+                result = result.mul(&base);
+            }
+            k >>= 1;
+            if k > 0 {
+                base = base.mul(&base);
+            }
+        }
+        result
+    }
 }
 
 /// The piecewise-linear activations in a point domain whose comparisons are always decided:
@@ -173,6 +198,12 @@ impl Arith for Rational {
     fn activate(&self, act: &Activation) -> Option<Rational> {
         activate_piecewise(self, act)
     }
+    fn apply(&self, f: Function) -> Result<Rational, EvalError> {
+        Err(EvalError::Irrational { function: f })
+    }
+    fn pow(&self, n: u32) -> Rational {
+        num_traits::pow(self.clone(), n as usize)
+    }
 }
 
 impl LayerArith for Rational {
@@ -251,6 +282,26 @@ impl Arith for f64 {
     /// Round to nearest; tanh and sigmoid by the standard library (simulation only).
     fn activate(&self, act: &Activation) -> Option<f64> {
         Some(act.apply_f64(*self))
+    }
+    fn apply(&self, f: Function) -> Result<f64, EvalError> {
+        f.eval_f64(*self).ok_or_else(|| EvalError::OutsideDomain {
+            function: f,
+            argument: self.to_string(),
+            reason: domain_reason(f).into(),
+        })
+    }
+    fn pow(&self, n: u32) -> f64 {
+        self.powi(n as i32)
+    }
+}
+
+/// Why a function has no value at an argument, in the words of its domain.
+pub(crate) fn domain_reason(f: Function) -> &'static str {
+    match f {
+        Function::Log => "log is defined for x > 0",
+        Function::Sqrt => "sqrt is defined for x >= 0",
+        Function::Tan => "tan is undefined at the odd multiples of pi/2",
+        _ => "the value is not a finite number",
     }
 }
 
@@ -384,6 +435,42 @@ impl Arith for Interval {
     /// The image of the interval (see [`Interval::activate`]).
     fn activate(&self, act: &Activation) -> Option<Interval> {
         Some(Interval::activate(self, act))
+    }
+    /// The rigorous enclosures of `trestle_real` (through [`Interval`]'s functions); an argument
+    /// reaching outside a partial function's domain is an error, not a clipped enclosure.
+    fn apply(&self, f: Function) -> Result<Interval, EvalError> {
+        if !self.is_valid() {
+            return Err(EvalError::OutsideDomain {
+                function: f,
+                argument: self.to_string(),
+                reason: "not an interval".into(),
+            });
+        }
+        let partial = |r: Result<Interval, crate::interval::RealError>| {
+            r.map_err(|_| EvalError::OutsideDomain {
+                function: f,
+                argument: self.to_string(),
+                reason: domain_reason(f).into(),
+            })
+        };
+        Ok(match f {
+            Function::Sin => Interval::sin(self),
+            Function::Cos => Interval::cos(self),
+            Function::Exp => Interval::exp(self),
+            Function::Tanh => Interval::tanh(self),
+            Function::Sigmoid => Interval::sigmoid(self),
+            Function::Tan => partial(Interval::tan(self))?,
+            Function::Log => partial(Interval::log(self))?,
+            Function::Sqrt => partial(Interval::sqrt(self))?,
+        })
+    }
+    /// The monotone pieces of `x^n` (`[-1, 2]^2 = [0, 4]`, not the product's `[-2, 4]`).
+    fn pow(&self, n: u32) -> Interval {
+        match i32::try_from(n).ok().and_then(|n| Interval::powi(self, n).ok()) {
+            Some(p) => p,
+            // Non-negative powers are total; only an invalid interval gets here.
+            None => Interval::ENTIRE,
+        }
     }
 }
 
