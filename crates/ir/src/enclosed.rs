@@ -111,6 +111,10 @@ impl<const BITS: u32> std::fmt::Display for Enclosed<BITS> {
 }
 
 impl<const BITS: u32> Arith for Enclosed<BITS> {
+    /// Every activation, through [`activate`] (tanh and sigmoid enclosed in high precision).
+    fn activate(&self, act: &Activation) -> Option<Self> {
+        Some(activate(*act, self.clone()))
+    }
     fn constant(q: &Rational) -> Self {
         Enclosed::Exact(q.clone())
     }
@@ -223,17 +227,34 @@ impl<const BITS: u32> Arith for Enclosed<BITS> {
 /// rational values (tanh, sigmoid) enters validated replay. Total: every activation has a value
 /// everywhere.
 pub fn activate<const BITS: u32>(act: Activation, x: Enclosed<BITS>) -> Enclosed<BITS> {
+    let total = "tanh and sigmoid are defined everywhere";
     match act {
         Activation::Identity => x,
         Activation::Relu => x.relu(),
+        // leaky(z) = max(z, alpha z) for alpha <= 1 and min(z, alpha z) above: the identities hold
+        // for every real z, so they hold of enclosures whose sign is undecided too.
+        Activation::LeakyRelu { alpha } => {
+            let scaled = x.mul(&Enclosed::of_f64(alpha));
+            if alpha <= 1.0 { x.max(&scaled) } else { x.min(&scaled) }
+        }
+        Activation::Clip { lo, hi } => {
+            let mut y = x;
+            if lo.is_finite() {
+                y = y.max(&Enclosed::of_f64(lo));
+            }
+            if hi.is_finite() {
+                y = y.min(&Enclosed::of_f64(hi));
+            }
+            y
+        }
+        Activation::Tanh => x.apply(Function::Tanh).expect(total),
+        Activation::Sigmoid => x.apply(Function::Sigmoid).expect(total),
     }
 }
 
 /// Whether an activation maps rationals to rationals (so a network made of them replays exactly).
 pub fn activation_is_rational(act: Activation) -> bool {
-    match act {
-        Activation::Identity | Activation::Relu => true,
-    }
+    act.is_piecewise_linear()
 }
 
 impl<const BITS: u32> LayerArith for Enclosed<BITS> {
@@ -252,14 +273,15 @@ impl<const BITS: u32> LayerArith for Enclosed<BITS> {
         b: &[f64],
         act: Activation,
         rec: Option<(&Matrix, &Self::Values)>,
-    ) -> Self::Values {
+    ) -> Option<Self::Values> {
         let exact = |v: &Self::Values| v.iter().map(|e| e.exact().cloned()).collect::<Option<Vec<Rational>>>();
         let pre: Vec<Enclosed<BITS>> = match (exact(x), rec.map(|(r, h)| (r, exact(h)))) {
             (Some(xs), None) => exact_layer(w, &xs, b, None),
             (Some(xs), Some((r, Some(hs)))) => exact_layer(w, &xs, b, Some((r, &hs))),
-            _ => crate::arith::affine_terms(w, x, b, Activation::Identity, rec.map(|(r, h)| (r, &h[..]))),
+            _ => crate::arith::affine_terms(w, x, b, Activation::Identity, rec.map(|(r, h)| (r, &h[..])))
+                .expect("the identity has a value in every arithmetic"),
         };
-        pre.into_iter().map(|v| activate(act, v)).collect()
+        Some(pre.into_iter().map(|v| activate(act, v)).collect())
     }
 }
 
@@ -272,7 +294,8 @@ fn exact_layer<const BITS: u32>(
     let load = <Rational as LayerArith>::load;
     let hidden = rec.map(|(r, h)| (r, load(h)));
     let out =
-        <Rational as LayerArith>::affine(w, &load(x), b, Activation::Identity, hidden.as_ref().map(|(r, h)| (*r, h)));
+        <Rational as LayerArith>::affine(w, &load(x), b, Activation::Identity, hidden.as_ref().map(|(r, h)| (*r, h)))
+            .expect("the identity is rational");
     <Rational as LayerArith>::unload(&out).into_iter().map(Enclosed::Exact).collect()
 }
 
