@@ -3,6 +3,20 @@
 //! so the cost of the S-shaped relaxations (rigorous enclosures, tangent-point bisection) is
 //! measured against ReLU's closed forms on identical arithmetic. One box of width 0.02 per input
 //! around 0.1. Skips (prints a note) when ../shared is absent.
+//!
+//! Measured (2026-11-27, shared 2-core machine under load, criterion medians; smooth / ReLU):
+//!
+//! | network | IBP | CROWN |
+//! | --- | --- | --- |
+//! | CartPole (tanh) | 16.0 / 11.3 µs | 245 / 26.9 µs |
+//! | Docking (tanh) | 82.1 / 66.8 µs | 2.66 ms / 337 µs |
+//! | NAV point (tanh) | 8.2 / 8.1 µs | 23.3 / 21.4 µs |
+//! | Attitude 3x64 (sigmoid) | 31.5 / 17.3 µs | 988 / 88.5 µs |
+//! | QUAD 3x64 (sigmoid) | 30.8 / 18.8 µs | 1.14 ms / 50.9 µs |
+//!
+//! CROWN on the smooth networks costs 8-22x ReLU's: every tanh / sigmoid neuron of non-zero width
+//! is tightened by a backward pass (ReLU only the unstable ones), and each relaxation takes
+//! rigorous enclosures and, across 0, a 40-step tangent-point bisection.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -288,12 +288,14 @@ fn one_neuron_linear_bounds_pinch_to_second_order() {
 
 /// Deep smooth networks on small boxes: CROWN's boxes are well inside IBP's (IBP loses the
 /// correlation between neurons at every layer, a sound linear relaxation keeps it to first order).
-/// Weights uniform in `[-1, 1]`, so the box stays small relative to the curvature.
+/// Weights uniform in `[-1, 1]`, so the box stays small relative to the curvature. alpha-CROWN
+/// is tighter still (measured: tanh 0.1846 vs CROWN 0.1849 vs IBP 2.58 summed widths; sigmoid
+/// 0.004402 vs 0.004402 vs 0.0819).
 #[test]
 fn crown_is_much_tighter_than_ibp_on_small_boxes_of_deep_smooth_networks() {
     let mut rng = ChaCha8Rng::seed_from_u64(0xdee9);
     for act in [Activation::Tanh, Activation::Sigmoid] {
-        let (mut crown_total, mut ibp_total) = (0.0, 0.0);
+        let (mut crown_total, mut ibp_total, mut alpha_total) = (0.0, 0.0, 0.0);
         for _ in 0..20 {
             let sizes = [3, 8, 8, 8, 2];
             let layers = sizes
@@ -316,12 +318,16 @@ fn crown_is_much_tighter_than_ibp_on_small_boxes_of_deep_smooth_networks() {
             let b = InputBox::new(centre.iter().map(|c| c - 1e-3).collect(), centre.iter().map(|c| c + 1e-3).collect());
             let ibp = bound(&net, &b, &Method::Ibp).unwrap();
             let crown = bound(&net, &b, &Method::Crown).unwrap();
+            let alpha = bound(&net, &b, &"alpha-crown".parse().unwrap()).unwrap();
             for i in 0..2 {
                 ibp_total += ibp.hi[i] - ibp.lo[i];
                 crown_total += crown.hi[i] - crown.lo[i];
+                alpha_total += alpha.hi[i] - alpha.lo[i];
             }
         }
-        eprintln!("{act}: CROWN widths {crown_total} vs IBP {ibp_total}");
+        eprintln!("{act}: alpha-CROWN widths {alpha_total}, CROWN {crown_total}, IBP {ibp_total}");
+        // The slope search finds something: a broken gradient would leave CROWN's lines.
+        assert!(alpha_total < crown_total, "{act}: alpha-CROWN {alpha_total} vs CROWN {crown_total}");
         assert!(crown_total < 0.5 * ibp_total, "{act}: CROWN widths {crown_total} vs IBP {ibp_total}");
     }
 }
