@@ -34,6 +34,8 @@ pub trait Coefficient: Clone {
     fn mul(&self, o: &Self) -> Self;
     /// Product with an exact rational.
     fn scale(&self, q: &Rational) -> Self;
+    /// Product with `j / k` (`k > 0`), the recurrences' small ratios (without a big rational).
+    fn scale_ratio(&self, j: u32, k: u32) -> Self;
     /// Quotient; an error when the divisor may be 0.
     fn div(&self, o: &Self) -> Result<Self, FlowError>;
     /// An elementary function; an error outside its domain.
@@ -155,6 +157,15 @@ impl Coefficient for Jet {
         self.chain(self.value.mul(&k), k)
     }
 
+    fn scale_ratio(&self, j: u32, k: u32) -> Jet {
+        let ratio = |x: Interval| {
+            let p = x.mul(&Interval::point(f64::from(j)));
+            let k = f64::from(k);
+            Interval { lo: div_down(p.lo, k), hi: div_up(p.hi, k) }
+        };
+        Jet { value: ratio(self.value), grad: self.grad.iter().map(|g| ratio(*g)).collect() }
+    }
+
     fn div(&self, o: &Jet) -> Result<Jet, FlowError> {
         let r = recip(o.value)?;
         let value = self.value.mul(&r);
@@ -187,6 +198,9 @@ impl Coefficient for f64 {
     }
     fn scale(&self, q: &Rational) -> f64 {
         self * to_f64_nearest(q)
+    }
+    fn scale_ratio(&self, j: u32, k: u32) -> f64 {
+        self * f64::from(j) / f64::from(k)
     }
     fn div(&self, o: &f64) -> Result<f64, FlowError> {
         if *o == 0.0 {
@@ -231,6 +245,9 @@ impl Coefficient for Big {
     }
     fn scale(&self, q: &Rational) -> Big {
         Big(Float::with_val(self.prec(), &self.0 * rational_to_rug(q)))
+    }
+    fn scale_ratio(&self, j: u32, k: u32) -> Big {
+        Big(Float::with_val(self.prec(), &self.0 * j) / k)
     }
     fn div(&self, o: &Big) -> Result<Big, FlowError> {
         if o.0.is_zero() {

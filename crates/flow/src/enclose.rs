@@ -207,10 +207,10 @@ impl Stepper<'_> {
         let over_b = self.tape.series(&Self::plain(&b), p + 1).map_err(|e| e.to_string())?;
         let h_power = (0..=p).fold(point(1.0), |acc, _| acc.mul(&h));
         let remainder: Vec<Interval> = over_b.iter().map(|c| c[p + 1].value.mul(&h_power)).collect();
-        if let Some(tol) = self.tolerance {
-            if (0..n).any(|i| remainder[i].width() > tol * magnitude(&x[i]).max(1.0)) {
-                return Err("the truncation remainder exceeds the tolerance".into());
-            }
+        if let Some(tol) = self.tolerance
+            && (0..n).any(|i| remainder[i].width() > tol * magnitude(&x[i]).max(1.0))
+        {
+            return Err("the truncation remainder exceeds the tolerance".into());
         }
         // The Taylor polynomial at the centre, and its Jacobian over the box.
         let at_center = self.tape.series(&Self::plain(&set.center.iter().map(|&c| point(c)).collect::<Vec<_>>()), p);
@@ -240,7 +240,7 @@ fn check_box(name: &str, b: &[Interval], len: usize) -> Result<(), FlowError> {
     if b.len() != len {
         return Err(FlowError::Dimension(format!("{} {name} intervals for {len} {name} variables", b.len())));
     }
-    if let Some(v) = b.iter().find(|v| !(v.lo <= v.hi) || !v.lo.is_finite() || !v.hi.is_finite()) {
+    if let Some(v) = b.iter().find(|v| !v.is_valid() || !v.lo.is_finite() || !v.hi.is_finite()) {
         return Err(FlowError::Input(format!("the {name} box has the interval {v}: bounded, lo <= hi needed")));
     }
     Ok(())
@@ -262,7 +262,7 @@ pub fn enclose(
     if !period.is_positive() {
         return Err(FlowError::Input(format!("the period must be positive, not {period}")));
     }
-    if settings.substeps == Some(0) || !(settings.tolerance > 0.0) {
+    if settings.substeps == Some(0) || settings.tolerance.is_nan() || settings.tolerance <= 0.0 {
         return Err(FlowError::Input("sub-steps and tolerance must be positive".into()));
     }
     let y0: Vec<Interval> = x0.iter().chain(u).chain(w).copied().collect();

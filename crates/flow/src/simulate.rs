@@ -41,7 +41,7 @@ fn horner<S: Coefficient>(coeffs: &[S], h: &S) -> S {
 /// The state after `period` from the augmented initial value `y0` (state, actions, inputs), in
 /// f64, with local error about `tol` per step. Also returns the number of steps.
 pub fn simulate_f64(tape: &Tape, y0: &[f64], period: f64, tol: f64) -> Result<(Vec<f64>, usize), FlowError> {
-    if !(period >= 0.0) || !period.is_finite() || !(tol > 0.0) {
+    if !period.is_finite() || period < 0.0 || tol.is_nan() || tol <= 0.0 {
         return Err(FlowError::Input(format!("period {period} and tolerance {tol}: finite, >= 0 and > 0 needed")));
     }
     let order = ((-tol.ln() / 2.0).ceil() as usize + 1).clamp(4, 30);
@@ -52,7 +52,7 @@ pub fn simulate_f64(tape: &Tape, y0: &[f64], period: f64, tol: f64) -> Result<(V
         let scale = y.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         let h = step_size(s.iter().map(|c| (c[order - 1].abs(), c[order].abs())), order, tol * scale);
         let h = h.min(period - t);
-        if !(h > 0.0) || steps > 10_000_000 {
+        if h.is_nan() || h <= 0.0 || steps > 10_000_000 {
             return Err(FlowError::StepFailed { time: t, step: h, reason: "the step size vanished".into() });
         }
         y = s.iter().map(|c| horner(c, &h)).collect();
@@ -88,7 +88,7 @@ pub fn simulate_big(
         let left = Float::with_val(prec, &end - &t);
         let last = left.to_f64() <= h;
         let h = if last { left } else { Float::with_val(prec, h) };
-        if !(h.is_sign_positive() && !h.is_zero()) || steps > 1_000_000 {
+        if !h.is_sign_positive() || h.is_zero() || steps > 1_000_000 {
             return Err(FlowError::StepFailed {
                 time: t.to_f64(),
                 step: h.to_f64(),

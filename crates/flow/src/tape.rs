@@ -48,10 +48,6 @@ pub struct Tape {
     nondet_dim: usize,
 }
 
-fn rat(n: i64) -> Rational {
-    Rational::from_integer(n.into())
-}
-
 impl Tape {
     /// Compiles `dx_i/dt = rhs[i]` over `rhs.len()` state variables, `actions` held actions and
     /// `nondet` held non-deterministic inputs.
@@ -185,10 +181,9 @@ impl Tape {
                     aux[i].push(a);
                 }
             }
-            let factor = Rational::one() / rat(k as i64 + 1);
             for (i, yi) in y.iter_mut().enumerate() {
                 yi.push(match self.outputs.get(i) {
-                    Some(&out) => vals[out][k].scale(&factor),
+                    Some(&out) => vals[out][k].scale_ratio(1, k as u32 + 1),
                     None => zero.clone(),
                 });
             }
@@ -214,7 +209,7 @@ impl Tape {
         // (1/k) sum_{j=1..=k} j a[j] b[k-j], the derivative recurrence.
         let weighted = |a: &[S], b: &[S]| -> S {
             (1..=k)
-                .map(|j| a[j].mul(&b[k - j]).scale(&(rat(j as i64) / rat(k as i64))))
+                .map(|j| a[j].mul(&b[k - j]).scale_ratio(j as u32, k as u32))
                 .reduce(|s, t| s.add(&t))
                 .unwrap_or_else(zero)
         };
@@ -275,7 +270,7 @@ impl Tape {
                     // a = e^l: l[k] = (a[k] - (1/k) sum_{j=1}^{k-1} j l[j] a[k-j]) / a[0].
                     Function::Log => {
                         let partial = (1..k)
-                            .map(|j| own[j].mul(&a[k - j]).scale(&(rat(j as i64) / rat(k as i64))))
+                            .map(|j| own[j].mul(&a[k - j]).scale_ratio(j as u32, k as u32))
                             .reduce(|s, t| s.add(&t))
                             .unwrap_or_else(zero);
                         (a[k].sub(&partial).div(&a[0])?, None)
@@ -330,7 +325,8 @@ mod tests {
     #[test]
     fn function_recurrences_match_their_closed_forms() {
         // t' = 1, y' = g(t): y(t0 + h) - y(t0) = G(t0 + h) - G(t0) for an antiderivative G.
-        let cases: [(&str, fn(f64) -> f64); 8] = [
+        type Antiderivative = fn(f64) -> f64;
+        let cases: [(&str, Antiderivative); 8] = [
             ("sin(t)", |t| -t.cos()),
             ("cos(t)", f64::sin),
             ("exp(t)", f64::exp),
