@@ -33,7 +33,11 @@
 //! By default the order is `ceil(-ln(tol) / 2) + 1` clamped to 4..=30 (Jorba and Zou's optimal
 //! order for a local error `tol`), and the sub-steps adapt: a step whose remainder `R` is wider
 //! than `tol * max(1, |X_i|)` in some state coordinate, or without an a-priori enclosure, is
-//! halved; after a success the step doubles again (never beyond the period). With a given number
+//! halved; after a success the step doubles again (never beyond the period) when the doubled
+//! step's remainder, about `2^(p+1)` times larger, would still pass. Smaller steps also reduce
+//! the mean-value form's second-order overestimation (the Jacobian's spread over the box), so
+//! the adaptive run is repeated with at least twice as many sub-steps while some state
+//! coordinate's width shrinks by 1% or more (at most [`FlowSettings::refinements`] times). With a given number
 //! of sub-steps `n`, steps are `period / n`, halved only when the a-priori enclosure fails.
 //!
 //! # The linear enclosure
@@ -63,11 +67,14 @@ pub struct FlowSettings {
     pub tolerance: f64,
     /// The computation fails beyond this many sub-steps.
     pub max_substeps: usize,
+    /// Adaptive sub-steps only: how many times the run may be repeated with at least twice as
+    /// many sub-steps (kept while some state coordinate's width shrinks by 1% or more).
+    pub refinements: usize,
 }
 
 impl Default for FlowSettings {
     fn default() -> Self {
-        FlowSettings { order: None, substeps: None, tolerance: 1e-12, max_substeps: 100_000 }
+        FlowSettings { order: None, substeps: None, tolerance: 1e-12, max_substeps: 100_000, refinements: 4 }
     }
 }
 
@@ -199,7 +206,9 @@ impl Stepper<'_> {
         Err("no a-priori enclosure (Picard iteration did not contract)".into())
     }
 
-    fn step(&self, set: &AffineSet, d: &[Interval], h: Interval) -> Result<AffineSet, String> {
+    /// The set after a step of `h`, and how much of the tolerance the remainder used (the
+    /// largest ratio of its width to the allowed width; 0 without a tolerance).
+    fn step(&self, set: &AffineSet, d: &[Interval], h: Interval) -> Result<(AffineSet, f64), String> {
         let (n, dim, p) = (self.tape.state_dim(), self.tape.augmented_dim(), self.order);
         let x = set.hull(d);
         let b = self.apriori(&x, h.hi)?;
@@ -207,9 +216,11 @@ impl Stepper<'_> {
         let over_b = self.tape.series(&Self::plain(&b), p + 1).map_err(|e| e.to_string())?;
         let h_power = (0..=p).fold(point(1.0), |acc, _| acc.mul(&h));
         let remainder: Vec<Interval> = over_b.iter().map(|c| c[p + 1].value.mul(&h_power)).collect();
-        if let Some(tol) = self.tolerance
-            && (0..n).any(|i| remainder[i].width() > tol * magnitude(&x[i]).max(1.0))
-        {
+        let used = match self.tolerance {
+            Some(tol) => (0..n).map(|i| remainder[i].width() / (tol * magnitude(&x[i]).max(1.0))).fold(0.0, f64::max),
+            None => 0.0,
+        };
+        if used > 1.0 || used.is_nan() {
             return Err("the truncation remainder exceeds the tolerance".into());
         }
         // The Taylor polynomial at the centre, and its Jacobian over the box.
@@ -229,10 +240,13 @@ impl Stepper<'_> {
             let row = (0..dim).map(|j| dot(jacobian[i].iter().copied(), set.matrix.iter().map(|r| r[j]))).collect();
             next.matrix.push(row);
         }
-        if next.rest.iter().chain(next.matrix.iter().flatten()).any(|v| !v.lo.is_finite() || !v.hi.is_finite()) {
+        let unbounded = |v: &Interval| !v.lo.is_finite() || !v.hi.is_finite();
+        if next.center.iter().any(|c| !c.is_finite())
+            || next.rest.iter().chain(next.matrix.iter().flatten()).any(unbounded)
+        {
             return Err("the enclosure became unbounded".into());
         }
-        Ok(next)
+        Ok((next, used))
     }
 }
 
@@ -271,31 +285,62 @@ pub fn enclose(
     let d: Vec<Interval> = y0.iter().zip(&center0).map(|(y, c)| y.sub(&point(*c))).collect();
     let identity: IMatrix =
         (0..dim).map(|i| (0..dim).map(|j| point(if i == j { 1.0 } else { 0.0 })).collect()).collect();
-    let mut set = AffineSet { center: center0.clone(), matrix: identity, rest: vec![point(0.0); dim] };
+    let set = AffineSet { center: center0.clone(), matrix: identity, rest: vec![point(0.0); dim] };
 
     let order = settings.effective_order();
     let stepper = Stepper { tape, order, tolerance: settings.substeps.is_none().then_some(settings.tolerance) };
-    let largest = match settings.substeps {
-        Some(n) => period / Rational::from_integer(n.into()),
-        None => period.clone(),
+    let run = |largest: &Rational| integrate(&stepper, &set, &d, period, largest, settings);
+    let (set, steps) = match settings.substeps {
+        Some(n) => run(&(period / Rational::from_integer(n.into())))?,
+        None => {
+            let widths = |s: &AffineSet| s.hull(&d)[..tape.state_dim()].iter().map(Interval::width).collect::<Vec<_>>();
+            let mut best = run(period)?;
+            for _ in 0..settings.refinements {
+                let largest = period / Rational::from_integer((2 * best.1).into());
+                let Ok(next) = run(&largest) else { break };
+                let (old, new) = (widths(&best.0), widths(&next.0));
+                if !old.iter().zip(&new).any(|(o, n)| *n <= 0.99 * o) {
+                    break;
+                }
+                best = next;
+            }
+            best
+        }
     };
+    Ok(finish(tape, &set, &center0, &d, order, steps))
+}
+
+/// The set at the end of the period and the number of sub-steps, with steps at most `largest`.
+fn integrate(
+    stepper: &Stepper<'_>,
+    initial: &AffineSet,
+    d: &[Interval],
+    period: &Rational,
+    largest: &Rational,
+    settings: &FlowSettings,
+) -> Result<(AffineSet, usize), FlowError> {
+    let two = Rational::from_integer(2.into());
     let smallest = period / Rational::from_integer(num_traits::pow(2u64, 40).into());
-    let (mut h, mut remaining, mut steps) = (largest.clone(), period.clone(), 0usize);
+    let (mut set, mut h, mut remaining, mut steps) = (initial.clone(), largest.clone(), period.clone(), 0usize);
     while !remaining.is_zero() {
         let h_try = if h < remaining { h.clone() } else { remaining.clone() };
-        match stepper.step(&set, &d, Interval::of_rational(&h_try)) {
-            Ok(next) => {
+        match stepper.step(&set, d, Interval::of_rational(&h_try)) {
+            Ok((next, used)) => {
                 set = next;
                 remaining -= &h_try;
                 steps += 1;
                 if steps > settings.max_substeps {
                     return Err(FlowError::TooManySteps(settings.max_substeps));
                 }
-                let doubled = &h_try * Rational::from_integer(2.into());
-                h = if doubled < largest { doubled } else { largest.clone() };
+                // The remainder grows like h^(p+1): double only when the doubled step would
+                // still pass (otherwise every other attempt would be rejected).
+                if used * 2f64.powi(stepper.order as i32 + 1) < 1.0 {
+                    let doubled = &h_try * &two;
+                    h = if &doubled < largest { doubled } else { largest.clone() };
+                }
             }
             Err(reason) => {
-                h = h_try / Rational::from_integer(2.into());
+                h = h_try / &two;
                 if h < smallest {
                     let elapsed = trestle_ir::num::to_f64_nearest(&(period - &remaining));
                     let step = trestle_ir::num::to_f64_nearest(&h);
@@ -304,7 +349,7 @@ pub fn enclose(
             }
         }
     }
-    Ok(finish(tape, &set, &center0, &d, order, steps))
+    Ok((set, steps))
 }
 
 /// The box and the linear enclosure of the final set.
