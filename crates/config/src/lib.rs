@@ -14,7 +14,7 @@
 //! to). `inf` and `nan` are errors. Inline network weights are f64 by definition: each literal is
 //! read as the nearest f64, as a framework would.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod document;
 mod error;

@@ -10,7 +10,7 @@
 //!
 //! Architecture invariant: this crate depends on no solver and no file format.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod activation;
 pub mod arith;
