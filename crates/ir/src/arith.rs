@@ -218,8 +218,8 @@ impl Arith for Rational {
 }
 
 impl LayerArith for Rational {
-    /// One common denominator per layer ([`exact_affine`]): integer multiply-adds, fractions
-    /// reduced once at the output.
+    /// One common denominator per layer (the `exact_affine` kernel): integer multiply-adds,
+    /// fractions reduced once at the output.
     type Values = Scaled;
     fn load(xs: &[Rational]) -> Scaled {
         Scaled::of(xs)

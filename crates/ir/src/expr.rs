@@ -467,7 +467,7 @@ impl Expr {
         self.first_function().is_none()
     }
 
-    /// The value at `env`, in any [`Arith`]: the one evaluator of expressions.
+    /// The value at `env`, in any [`Arith`](crate::Arith): the one evaluator of expressions.
     pub fn eval<A: crate::arith::Arith>(&self, env: &Env<'_, A>) -> Result<A, EvalError> {
         Ok(match self {
             Expr::Const(c) => A::constant(c),

@@ -18,7 +18,7 @@
 //! does not chain (`x^2^3` is an error: write `(x^2)^3`); `x**n` is refused with a hint. `log` is
 //! the natural logarithm; `log`, `sqrt` and `tan` are partial (see [`crate::expr::Function`]).
 //!
-//! Limits (see [`shape`]): nesting deeper than [`MAX_NESTING`] levels, trees deeper than
+//! Limits (checked in `shape`): nesting deeper than [`MAX_NESTING`] levels, trees deeper than
 //! [`MAX_TREE_DEPTH`] or larger than [`MAX_TREE_NODES`] after `let` definitions are inlined, and
 //! temporal bounds above [`MAX_TEMPORAL_BOUND`] are parse errors; long flat chains are fine (they
 //! are built balanced). Parsing time is polynomial in the text's length: the one place the grammar
