@@ -7,7 +7,7 @@ pub struct ConfigError {
     /// The system file (as given on the command line).
     pub file: PathBuf,
     /// The key at fault, a TOML path (`state.x.domain`, `branch[2].update.h`); `None` when the
-    /// problem is the file as a whole (unreadable, not TOML, no `init`).
+    /// problem is the file as a whole (unreadable, not TOML, an override that does not apply).
     pub key: Option<String>,
     /// What is wrong, one sentence or more; the key is not repeated in it.
     pub message: String,

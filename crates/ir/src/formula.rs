@@ -39,8 +39,8 @@ pub enum Ctl {
 }
 
 /// An LTL formula over the runs of the system; a system satisfies it when every run from an initial
-/// state does. Bounds index steps from 0 (the current state): `F<=k p = OR_{i=0..k} X^i p`, `G<=k p
-/// = AND_{i=0..k} X^i p`; `None` is the unbounded operator.
+/// state does. Bounds index steps from 0 (the current state): `F<=k p = OR_{i=0..k} X^i p`,
+/// `G<=k p = AND_{i=0..k} X^i p`; `None` is the unbounded operator.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ltl {
     /// A state predicate.

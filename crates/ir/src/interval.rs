@@ -24,7 +24,8 @@ pub struct Interval {
 }
 
 impl Interval {
-    /// The whole real line `[-inf, +inf]`: what is known of a value nothing is known of.
+    /// The whole real line `[-inf, +inf]`: the enclosure that says nothing (what
+    /// [`crate::Expr::eval_interval`] returns where evaluation fails).
     pub const ENTIRE: Interval = Interval { lo: f64::NEG_INFINITY, hi: f64::INFINITY };
 
     /// An interval from its ends; `lo <= hi` and neither is NaN (checked in debug and by callers).

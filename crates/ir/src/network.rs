@@ -34,8 +34,8 @@ impl Matrix {
         Matrix { rows, cols, data }
     }
 
-    /// A matrix from its rows, which must have equal lengths (panics otherwise); no rows give a 0 x
-    /// 0 matrix.
+    /// A matrix from its rows, which must have equal lengths: the first row's length is the
+    /// column count. No rows give a 0 x 0 matrix.
     pub fn from_rows(rows: &[Vec<f64>]) -> Matrix {
         let cols = rows.first().map_or(0, Vec::len);
         let data = rows.iter().flat_map(|r| r.iter().copied()).collect();

@@ -16,7 +16,7 @@ pub enum CmpOp {
     Ge,
     /// `>`
     Gt,
-    /// `==`: exact equality of the two sides (of their exact values, for f64 arguments).
+    /// `==`: equality of the two sides' values.
     Eq,
 }
 
@@ -174,8 +174,8 @@ impl Pred {
 
     /// The truth value at `env`, in any [`Arith`](crate::Arith): `Some(b)` when the predicate is
     /// `b` for everything `env` stands for (always, for point domains), `None` when undecided
-    /// (over a box). The one evaluator of predicates; a conjunction stops at its first false conjunct,
-    /// a disjunction at its first true one.
+    /// (over a box). The one evaluator of predicates; a conjunction stops at its first false
+    /// conjunct, a disjunction at its first true one.
     pub fn eval<A: crate::arith::Arith>(&self, env: &Env<'_, A>) -> Result<Option<bool>, EvalError> {
         Ok(match self {
             Pred::True => Some(true),

@@ -114,8 +114,8 @@ pub struct ActionVar {
 /// A network of the system under the name the file gave it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedNetwork {
-    /// The name controllers and messages use (the key in the file's `[networks]`, or one made up
-    /// for a controller's inline `model`).
+    /// The name controllers and messages use: the key in the file's `[networks]`, or for a
+    /// controller's `model` the model file's name (made unique).
     pub name: String,
     /// The network itself, weights exactly as loaded.
     pub network: Network,
@@ -245,7 +245,8 @@ pub struct System {
     /// ([`crate::sim::controller_actions`]).
     pub actions: Vec<ActionVar>,
     /// Named exact constants, in file order. Expressions have them inlined already; they are kept
-    /// for reports and so that formulas given later (`--ctl`, `--ltl`) can use the same names.
+    /// for reports and so that formulas given on the command line (`--formula`) can use the same
+    /// names.
     pub constants: Vec<(String, Rational)>,
     /// The networks controllers refer to by index.
     pub networks: Vec<NamedNetwork>,
