@@ -10,6 +10,8 @@
 //!
 //! Architecture invariant: this crate depends on no solver and no file format.
 
+#![deny(missing_docs)]
+
 pub mod activation;
 pub mod arith;
 pub mod boxindex;
