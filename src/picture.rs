@@ -3,9 +3,9 @@
 //! simulated runs from Init, projected on two chosen state variables.
 
 use anyhow::{Result, anyhow};
-use std::path::{Path, PathBuf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::path::{Path, PathBuf};
 use trestle_ir::num::{down, to_f64_nearest, up};
 use trestle_ir::sim;
 use trestle_ir::system::{NondetDomain, System};
@@ -84,7 +84,11 @@ impl View {
                 let (lo, hi) = (trestle_plot::MIN_SIDE, trestle_plot::MAX_SIDE);
                 match text.split_once(['x', 'X']).and_then(|(w, h)| Some((side(w)?, side(h)?))) {
                     Some((w, h)) if (lo..=hi).contains(&w) && (lo..=hi).contains(&h) => (w, h),
-                    _ => return Err(anyhow!("--plot-size takes WIDTHxHEIGHT in pixels, each {lo}..={hi} (e.g. 1200x900)")),
+                    _ => {
+                        return Err(anyhow!(
+                            "--plot-size takes WIDTHxHEIGHT in pixels, each {lo}..={hi} (e.g. 1200x900)"
+                        ));
+                    }
                 }
             }
         };

@@ -247,5 +247,8 @@ fn normalising_masks_times_and_spacing_only() {
     assert_eq!(normalise("safe   true  proven    0.003"), "safe true proven #");
     assert_eq!(normalise("s3 = s1, x = -0.88"), "s3 = s1, x = -#");
     assert_eq!(normalise("splits 12"), "splits 12");
-    assert_eq!(shell_words(r#"ltl f.toml --formula "G (x <= 1)" --k 3"#), ["ltl", "f.toml", "--formula", "G (x <= 1)", "--k", "3"]);
+    assert_eq!(
+        shell_words(r#"ltl f.toml --formula "G (x <= 1)" --k 3"#),
+        ["ltl", "f.toml", "--formula", "G (x <= 1)", "--k", "3"]
+    );
 }

@@ -18,8 +18,11 @@ const MEMORY: &str = "--as=3221225472";
 /// Runs `trestle ARGS` under `prlimit MEMORY`, killed if it outlives `cap` (a hang, reported as
 /// such rather than waited for).
 fn limited(args: &[&str], cap: Duration) -> Run {
-    let argv: Vec<String> =
-        [MEMORY, "--", env!("CARGO_BIN_EXE_trestle")].into_iter().chain(args.iter().copied()).map(String::from).collect();
+    let argv: Vec<String> = [MEMORY, "--", env!("CARGO_BIN_EXE_trestle")]
+        .into_iter()
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
     let run = common::run_with_limit("prlimit", &argv, &repo(), cap);
     assert!(!run.timed_out, "{args:?} still ran after {cap:?}: its limit was not honoured");
     Run {
