@@ -17,6 +17,7 @@ pub mod arith;
 pub mod boxindex;
 pub mod enclosed;
 mod exact_affine;
+pub mod explore;
 pub mod expr;
 pub mod formula;
 pub mod interval;
