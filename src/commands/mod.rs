@@ -23,6 +23,7 @@ use crate::{CliError, CliResult};
 use trestle_config::Overrides;
 use trestle_ir::num::rational_from_i64;
 use trestle_ir::parse::{Scope, SimpleScope, Symbol};
+use trestle_ir::plant::SampledPlant;
 use trestle_ir::system::{Property, PropertyFormula, VarKind};
 use trestle_ir::{System, VarRef};
 
@@ -172,11 +173,33 @@ pub fn property_text(p: &Property) -> String {
 }
 
 /// Loads the system file with its `--set` overrides; its warnings (`ir::lint`) go to stderr, or
-/// end the command with `--deny-warnings`.
+/// end the command with `--deny-warnings`. A continuous-time system (`[flow]`) is refused (exit
+/// 2): only `simulate` reads those so far ([`load_sampled`]).
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
     let sys = trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
-    let warnings = trestle_ir::lint::warnings(&sys);
+    report_warnings(args, &trestle_ir::lint::warnings(&sys))?;
+    Ok(sys)
+}
+
+/// Like [`load`], and a continuous-time system is read too: the system (whose step is then the
+/// identity) and its plant. Its warnings are those of the system with the rates in place of
+/// the step.
+pub fn load_sampled(args: &SystemArgs) -> Result<(System, Option<SampledPlant>), CliError> {
+    let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
+    let (sys, plant) =
+        trestle_config::load_sampled_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
+    let mut linted = sys.clone();
+    if let Some(p) = &plant {
+        for b in &mut linted.step.branches {
+            b.updates = p.rates.clone();
+        }
+    }
+    report_warnings(args, &trestle_ir::lint::warnings(&linted))?;
+    Ok((sys, plant))
+}
+
+fn report_warnings(args: &SystemArgs, warnings: &[String]) -> Result<(), CliError> {
     if args.deny_warnings && !warnings.is_empty() {
         return Err(CliError::input(format!(
             "{} has warnings and --deny-warnings is given: {}",
@@ -185,11 +208,11 @@ pub fn load(args: &SystemArgs) -> Result<System, CliError> {
         )));
     }
     if !args.quiet {
-        for w in &warnings {
+        for w in warnings {
             eprintln!("warning: {w}");
         }
     }
-    Ok(sys)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,4 +1,10 @@
 //! `trestle simulate`: concrete runs of the closed loop, in exact arithmetic by default.
+//!
+//! A continuous-time system (`[flow]`, see `trestle_ir::plant`): at each step the controllers
+//! act on the state, the actions and the non-deterministic inputs are held, and the plant is
+//! integrated over the period by `trestle_flow`'s Taylor integrators — in MPFR at 128 bits in
+//! the exact mode (the state recorded is the exact value of that 128-bit result), in f64 with
+//! `--float`. Numerical runs, not bounds. Domains are checked at the end of each period.
 
 use crate::args::SimulateArgs;
 use crate::output::{print_json, table};
@@ -8,21 +14,24 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use trestle_ir::num::{Rational, display_rational, parse_rational, to_f64_nearest};
 use trestle_ir::sim::{self, Scalar, SimError, Transition};
+use trestle_flow::Flow;
+use trestle_ir::plant::SampledPlant;
 use trestle_ir::system::{NondetDomain, System, VarKind};
 use trestle_ir::{Env, RBox, space};
 use trestle_verify::render::decimal as fmt_f64;
 
 pub fn run(a: &SimulateArgs) -> CliResult {
-    let sys = super::load(&a.system)?;
+    let (sys, plant) = super::load_sampled(&a.system)?;
+    let plant = plant.map(|p| Plant::new(&sys, p, a.float)).transpose()?;
     let plan = Plan::new(&sys, a)?;
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     let mut runs = Vec::new();
     for _ in 0..a.runs {
         let start = plan.start_state(&sys, &mut rng)?;
         runs.push(if a.float {
-            simulate::<f64>(&sys, &plan, &start, a.steps, &mut rng)
+            simulate::<f64>(&sys, &plan, plant.as_ref(), &start, a.steps, &mut rng)
         } else {
-            simulate::<Rational>(&sys, &plan, &start, a.steps, &mut rng)
+            simulate::<Rational>(&sys, &plan, plant.as_ref(), &start, a.steps, &mut rng)
         });
     }
     if a.system.json {
@@ -30,6 +39,7 @@ pub fn run(a: &SimulateArgs) -> CliResult {
             "system": sys.name,
             "arithmetic": if a.float { "f64" } else { "exact" },
             "seed": a.seed,
+            "period": plant.as_ref().map(|p| display_rational(&p.period)),
             "runs": runs.iter().map(|r| r.to_json(&sys)).collect::<Vec<_>>(),
         }));
     } else {
@@ -44,6 +54,43 @@ pub fn run(a: &SimulateArgs) -> CliResult {
         }
     }
     Ok(Outcome::Done)
+}
+
+/// A continuous-time plant, compiled for integration.
+struct Plant {
+    flow: Flow,
+    period: Rational,
+    float: bool,
+}
+
+impl Plant {
+    fn new(sys: &System, plant: SampledPlant, float: bool) -> Result<Plant, CliError> {
+        let flow = Flow::new(&plant.rates, sys.actions.len(), sys.nondet.len())
+            .map_err(|e| CliError::input(format!("[flow]: {e}")))?;
+        Ok(Plant { flow, period: plant.period, float })
+    }
+
+    /// The state at the end of the period from `state`, with `actions` and `nondet` held.
+    fn advance(&self, state: &[Rational], actions: &[Rational], nondet: &[Rational]) -> Result<Vec<Rational>, String> {
+        let error = |e: trestle_flow::FlowError| format!("the flow over the period failed: {e}");
+        if self.float {
+            let f = |xs: &[Rational]| xs.iter().map(to_f64_nearest).collect::<Vec<f64>>();
+            let period = to_f64_nearest(&self.period);
+            let next = self.flow.simulate(&f(state), &f(actions), &f(nondet), period, 1e-14).map_err(error)?;
+            next.iter()
+                .map(|&x| trestle_ir::num::try_rational_from_f64(x).ok_or_else(|| format!("the flow reached {x}")))
+                .collect()
+        } else {
+            let next = self.flow.simulate_big(state, actions, nondet, &self.period, 128, 30).map_err(error)?;
+            next.iter()
+                .map(|x| {
+                    x.to_rational()
+                        .map(|q| trestle_real::big::rational_from_rug(&q))
+                        .ok_or_else(|| format!("the flow reached {x}"))
+                })
+                .collect()
+        }
+    }
 }
 
 /// The user's choices, resolved against the system.
@@ -181,7 +228,15 @@ struct Run {
 }
 
 /// Runs `steps` steps in arithmetic `T`; the record is kept as exact values of what `T` computed.
-fn simulate<T: Scalar>(sys: &System, plan: &Plan, start: &[Rational], steps: usize, rng: &mut ChaCha8Rng) -> Run {
+/// With a plant, the step's successor (the identity) is replaced by the flow over the period.
+fn simulate<T: Scalar>(
+    sys: &System,
+    plan: &Plan,
+    plant: Option<&Plant>,
+    start: &[Rational],
+    steps: usize,
+    rng: &mut ChaCha8Rng,
+) -> Run {
     let start_in_init = sys.init.eval_exact(&Env::new(start, &[], &[])).unwrap_or(false);
     let mut state: Vec<T> = start.iter().map(T::from_rational).collect();
     let mut memory = sim::initial_memory::<T>(sys);
@@ -204,14 +259,23 @@ fn simulate<T: Scalar>(sys: &System, plan: &Plan, start: &[Rational], steps: usi
         };
         match sim::step_choosing(sys, &state, &mut memory, &nondet, pick) {
             Ok(tr) => {
-                state = tr.next.clone();
-                out.push(Transition {
-                    state: exact_of(&tr.state),
-                    nondet: exact_of(&tr.nondet),
-                    actions: exact_of(&tr.actions),
-                    branch: tr.branch,
-                    next: exact_of(&tr.next),
-                });
+                let (current, nondet, actions) = (exact_of(&tr.state), exact_of(&tr.nondet), exact_of(&tr.actions));
+                let next = match plant.map(|p| p.advance(&current, &actions, &nondet)) {
+                    None => exact_of(&tr.next),
+                    Some(Ok(next)) => next,
+                    Some(Err(e)) => {
+                        stopped = Some(e);
+                        break;
+                    }
+                };
+                state = next.iter().map(T::from_rational).collect();
+                out.push(Transition { state: current, nondet, actions, branch: tr.branch, next });
+                if plant.is_some()
+                    && let Err(e) = sim::check_state(sys, &state)
+                {
+                    stopped = Some(format!("at the end of the period: {e}"));
+                    break;
+                }
             }
             Err(e) => {
                 stopped = Some(e.to_string());
