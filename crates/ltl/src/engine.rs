@@ -126,13 +126,12 @@ const MAX_INIT_BOXES: usize = 1024;
 /// lasso (or, for `U`, a finite path reaching `not p and not q` first); `G` proven by an
 /// invariant and refuted by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
-    // Runs are rebuilt and replayed exactly, RMILP and lassos encode the networks exactly:
-    // piecewise-linear activations only.
-    sys.check_activations(
-        "the LTL engine",
-        "identity, ReLU, leaky ReLU and clip layers: tanh and sigmoid have no exact value to replay a run with",
-        trestle_ir::Activation::is_piecewise_linear,
-    )
+    // Runs are rebuilt and replayed exactly, RMILP and lassos encode the system exactly:
+    // piecewise-linear networks only, and for those two methods a piecewise-linear step.
+    match opts.method {
+        Method::Rmilp | Method::Lasso => sys.check_piecewise_linear(&format!("ltl --method {}", opts.method.name())),
+        _ => sys.check_piecewise_linear_networks("the LTL engine"),
+    }
     .map_err(LtlError::Unsupported)?;
     let start = Instant::now();
     let depth = phi.depth().map_or(opts.depth, |d| d as usize);
@@ -465,7 +464,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
         Verdict::Unknown(u) => {
             open.unknown(&format!("{what} by {}", r.method), u);
         }
-        Verdict::Refuted { .. } => {
+        Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => {
             open.note(format!("{what} fails on some path ({}), which refutes nothing", r.method))
         }
         Verdict::Proven { .. } | Verdict::Evidence { .. } => open.note(format!("{what} holds ({})", r.method)),
@@ -640,7 +639,7 @@ fn always_by_invariant(
             };
             result(verdict, "invariant", k, stats)
         }
-        Verdict::Refuted { .. } => Ok(Some(before)),
+        Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => Ok(Some(before)),
         Verdict::Unknown(u) => {
             open.unknown(&format!("the maximal invariant holds from step {k}; G<={} from Init", k - 1), &u);
             Ok(None)

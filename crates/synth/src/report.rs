@@ -139,7 +139,7 @@ impl SynthReport {
     pub fn word(&self) -> &'static str {
         match self.verdict {
             Verdict::Proven { .. } | Verdict::Evidence { .. } => "safe",
-            Verdict::Refuted { .. } => "unsafe",
+            Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => "unsafe",
             Verdict::Unknown(_) => "unknown",
         }
     }
