@@ -109,9 +109,39 @@ fn the_piecewise_linear_engines_refuse_with_one_message_naming_the_engines_that_
         let can = "`check` (the bridge engine), `synth`, `verify` and `certify`";
         trestle(&["check", s(&sys), "--method", "milp"]).expect_input_error(&["check --method milp", what, can]);
         trestle(&["ctl", s(&sys), "--formula", "AG^2 (x <= 1)"]).expect_input_error(&["bounded CTL", what, can]);
-        trestle(&["ltl", s(&sys), "--formula", "G<=2 (x <= 1)", "--method", "rmilp"])
-            .expect_input_error(&["ltl --method rmilp", what, can]);
-        trestle(&["ltl", s(&sys), "--formula", "F (x <= 0)", "--method", "lasso"])
-            .expect_input_error(&["ltl --method lasso", what, can]);
+        trestle(&["ltl", s(&sys), "--formula", "G<=2 (x <= 1)", "--method", "rmilp"]).expect_input_error(&[
+            "ltl --method rmilp",
+            what,
+            can,
+        ]);
+        trestle(&["ltl", s(&sys), "--formula", "F (x <= 0)", "--method", "lasso"]).expect_input_error(&[
+            "ltl --method lasso",
+            what,
+            can,
+        ]);
+    }
+}
+
+#[test]
+fn synth_refutes_by_a_validated_run_and_simulate_runs_in_enclosures() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        // With c = 1/2 every run from Init leaves Safe within three steps (f(1) + 1/2 > 1).
+        let text = planted_nonlinear(kind, "unsafe", "0.5").replace("safe = \"x <= 1\"", "safe = \"-1 <= x <= 1\"");
+        let sys = dir.path().join("unsafe.toml");
+        std::fs::write(&sys, text).unwrap();
+        let r = trestle(&["synth", s(&sys), "--json"]);
+        assert_eq!(r.code, 1, "{kind:?}: {}{}", r.stdout, r.stderr);
+        let t = &r.json()["trace"];
+        assert!(t["precision_bits"].as_u64().is_some(), "{t}");
+        let last = t["enclosures"].as_array().unwrap().last().unwrap()[0][0].as_str().unwrap();
+        assert!(trestle_ir::num::parse_rational(last).unwrap() > trestle_ir::num::rational_from_i64(1), "{t}");
+        let r = trestle(&["simulate", s(&sys), "--steps", "3", "--json"]);
+        assert_eq!(r.code, 0, "{kind:?}: {}", r.stderr);
+        let j = r.json();
+        assert_eq!(j["arithmetic"], "enclosed", "{j}");
+        let run = &j["runs"][0];
+        assert_eq!((run["steps"].as_array().unwrap().len(), &run["stopped"]), (3, &Value::Null), "{j}");
+        assert_eq!(run["precision_bits"], 256, "{j}");
     }
 }

@@ -101,7 +101,12 @@ pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification
     checks.push(match trestle_smt::checker::elementary_function(sys) {
         // Z3 takes polynomial arithmetic only: the clauses are re-decided by the same rigorous
         // outward-rounded enclosures of the step the engine proved them with.
-        Some(f) => environment(&mut pinned, &inv, &clauses, &format!("rigorous enclosures; the step applies {f}, which Z3 does not take"))?,
+        Some(f) => environment(
+            &mut pinned,
+            &inv,
+            &clauses,
+            &format!("rigorous enclosures; the step applies {f}, which Z3 does not take"),
+        )?,
         None => environment(&mut backend, &inv, &clauses, "Z3")?,
     });
     if !exact_regions.is_empty() {

@@ -26,6 +26,7 @@ use crate::post::PostEngine;
 use std::collections::HashSet;
 use std::sync::Arc;
 use trestle_bounds::Method;
+use trestle_core::ValidatedTrace;
 use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
 use trestle_ir::nondet::{self, Choices};
@@ -33,7 +34,6 @@ use trestle_ir::num::{Rational, rational_from_f64, rational_from_i64, to_f64_nea
 use trestle_ir::sim;
 use trestle_ir::system::System;
 use trestle_ir::{Env, Expr, FBox, Pred, space};
-use trestle_core::ValidatedTrace;
 use trestle_smt::Witness;
 
 /// Most fixed environment choices a search tries per state.
@@ -175,7 +175,9 @@ impl<'s> Searcher<'s> {
         if found.is_some() || !self.choices.has_curved() {
             return found.map(Counterexample::Exact);
         }
-        first_leaving(self.sys, self.inv, state, &self.choices.critical(self.sys, state, &actions?)).1.map(Counterexample::Exact)
+        first_leaving(self.sys, self.inv, state, &self.choices.critical(self.sys, state, &actions?))
+            .1
+            .map(Counterexample::Exact)
     }
 
     /// A validated counterexample at `state` (exact, a state in the invariant): the (inputs,

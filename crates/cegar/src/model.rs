@@ -92,7 +92,7 @@ impl<'s> Discrete<'s> {
         }
         // The policy is encoded in Z3 and runs are evaluated exactly: piecewise-linear activations.
         sys.check_piecewise_linear("the discrete-policy engines (CEGAR, BMC, explicit)")
-        .map_err(CegarError::NotPiecewiseLinear)?;
+            .map_err(CegarError::NotPiecewiseLinear)?;
         let ActionKind::Index { labels } = &sys.actions[*action].kind else {
             return bad("the policy's action is not an argmax label".into());
         };

@@ -181,6 +181,18 @@ pub fn validate_by_enclosures(
     enclose(sys, start, choices, violated).map(|(precision_bits, run)| Validation::Validated { precision_bits, run })
 }
 
+/// The enclosures of the run from `start` under `choices` (every decision on the way decided by
+/// them, at the lowest of [`PRECISIONS`] that decides it all): a validated run with no claim about
+/// its last state, for simulating a system whose values are irrational. The precision and run.
+pub fn enclose_run(
+    sys: &System,
+    start: &[Rational],
+    choices: &[(Vec<Rational>, usize)],
+) -> Result<(u32, EnclosedRun), NotValidated> {
+    // `false` is violated by every state: the claim adds no decision to the run's own.
+    enclose(sys, start, choices, &Pred::False)
+}
+
 /// [`validate_by_enclosures`]'s precision and run.
 pub(crate) fn enclose(
     sys: &System,

@@ -16,8 +16,8 @@ use crate::validate::{Bounds, EnclosedRun, NotValidated, Validation, enclose, va
 use crate::verdict::Verdict;
 use serde_json::Value;
 use trestle_ir::num::{Rational, display_rational, to_f64_nearest};
-use trestle_ir::print::Names;
 use trestle_ir::pred::Pred;
+use trestle_ir::print::Names;
 use trestle_ir::system::System;
 
 /// A run whose last state violates `violated`, established by enclosures at `precision_bits`.
@@ -46,7 +46,13 @@ impl ValidatedTrace {
         violated: &Pred,
     ) -> Result<ValidatedTrace, NotValidated> {
         let (precision_bits, run) = enclose(sys, start, choices, violated)?;
-        Ok(ValidatedTrace { start: start.to_vec(), choices: choices.to_vec(), violated: violated.clone(), precision_bits, run })
+        Ok(ValidatedTrace {
+            start: start.to_vec(),
+            choices: choices.to_vec(),
+            violated: violated.clone(),
+            precision_bits,
+            run,
+        })
     }
 
     /// Number of steps.
@@ -69,7 +75,9 @@ impl ValidatedTrace {
     /// and the violated predicate.
     pub fn to_json(&self, sys: &System) -> TraceJson {
         let mid = |b: &Bounds| decimal(&((&b.lo + &b.hi) / Rational::from_integer(2.into())));
-        let named = |names: Vec<String>, xs: &[Bounds]| -> Named { names.into_iter().zip(xs).map(|(n, x)| (n, mid(x))).collect() };
+        let named = |names: Vec<String>, xs: &[Bounds]| -> Named {
+            names.into_iter().zip(xs).map(|(n, x)| (n, mid(x))).collect()
+        };
         let ends = |xs: &[Bounds]| xs.iter().map(|b| [display_rational(&b.lo), display_rational(&b.hi)]).collect();
         let steps = self
             .choices

@@ -309,7 +309,14 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         }
         open = still_open;
     }
-    // 3. RMILP on what is left.
+    // 3. RMILP on what is left: not for a step with elementary functions, which it cannot
+    // encode (`--method rmilp` is refused at the entry).
+    if let Some(what) = sys.nonlinear_step() {
+        let reason = format!(
+            "bound propagation and simulated runs left the formula open, and RMILP cannot take the system: {what}"
+        );
+        return finish(Verdict::Unknown(Unknown::Unsupported(reason)), first_name, stats);
+    }
     let mut margin = f64::INFINITY;
     let mut unknown = None;
     for b in &open {
@@ -442,7 +449,10 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
     })?;
     let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
     let use_bounded = matches!(opts.method, Method::Auto | Method::Bpt | Method::Rmilp);
-    let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso);
+    // The lasso search encodes the step as a MILP: not for a step with elementary functions
+    // (`--method lasso` is refused at the entry; `auto` leaves that half open, saying why).
+    let nonlinear = sys.nonlinear_step().filter(|_| matches!(opts.method, Method::Auto | Method::Lasso));
+    let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso) && nonlinear.is_none();
     let use_invariant = matches!(opts.method, Method::Auto | Method::Invariant);
     // The lasso half: a run on which `q` never holds refutes `F q` and `p U q`.
     let lasso = |q: &trestle_ir::Pred, stats: &mut LtlStats, open: &mut Open| -> Result<Option<Trace>, LtlError> {
@@ -470,6 +480,9 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
         Verdict::Proven { .. } | Verdict::Evidence { .. } => open.note(format!("{what} holds ({})", r.method)),
     };
     let mut open = Open::default();
+    if let Some(what) = &nonlinear {
+        open.note(format!("no lasso search: it encodes the step as a MILP, and {what}"));
+    }
     match phi {
         Ltl::F(None, q) => {
             let q = &state_pred(q).ok_or_else(unsupported)?;

@@ -66,6 +66,9 @@ pub struct Trajectory {
     pub distance: f64,
     /// Present when the run leaves Safe and the exact replay confirms it: a refutation.
     pub exact: Option<ExactRun>,
+    /// Present when the run (through values of no rational form) leaves Safe by its validated
+    /// enclosures: a refutation.
+    pub validated: Option<trestle_core::ValidatedTrace>,
 }
 
 /// Costs of a run. All but the times are deterministic (independent of the thread count).

@@ -56,9 +56,7 @@ impl From<trestle_cegar::CegarError> for DriverError {
             CegarError::Unsupported(_)
             | CegarError::NotPiecewiseLinear(_)
             | CegarError::NoSafe
-            | CegarError::TooLarge(_) => {
-                DriverError::Input(e.to_string())
-            }
+            | CegarError::TooLarge(_) => DriverError::Input(e.to_string()),
             CegarError::Smt(_) | CegarError::Internal(_) => DriverError::Internal(e.to_string()),
         }
     }
