@@ -241,7 +241,7 @@ fn labels(sys: &System, actions: &[Rational]) -> Named {
 pub struct StepJson {
     pub actions: Named,
     /// Exact actions (empty in a validated trace, whose actions are enclosures).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub actions_exact: Vec<String>,
     /// A validated trace's actions: `[lo, hi]` with exact rational ends.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
