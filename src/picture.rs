@@ -42,27 +42,28 @@ pub struct PlotArgs {
 
 impl PlotArgs {
     /// Where to draw, and how, once the system is known (bad flags are input errors before any
-    /// work is done).
-    pub fn target(&self, sys: &System) -> Result<Option<(&Path, View)>> {
-        match &self.plot {
-            None => Ok(None),
-            Some(path) => Ok(Some((path, View::parse(sys, self.plot_vars.as_deref(), self.plot_size.as_deref())?))),
-        }
+    /// work is done); `over_time` allows one variable, drawn against the step.
+    pub fn target(&self, sys: &System, over_time: bool) -> Result<Option<(&Path, View)>> {
+        let Some(path) = &self.plot else { return Ok(None) };
+        Ok(Some((path, View::parse(sys, self.plot_vars.as_deref(), self.plot_size.as_deref(), over_time)?)))
     }
 }
 
-/// Which two state variables to draw, and the image size.
+/// Which state variables to draw (two: the state plane; one: the variable over time, for the
+/// reach sets of `ltl`), and the image size.
 pub struct View {
-    pub vars: [usize; 2],
+    pub vars: Vec<usize>,
     pub size: (u32, u32),
 }
 
 impl View {
-    /// `vars` as `x,y` names of state variables (default: the first two), `size` as `WxH`.
-    pub fn parse(sys: &System, vars: Option<&str>, size: Option<&str>) -> Result<View> {
+    /// `vars` as `x,y` names of state variables (default: the first two; one name where `over_time`
+    /// allows it, or by default when the system has one variable), `size` as `WxH`.
+    pub fn parse(sys: &System, vars: Option<&str>, size: Option<&str>, over_time: bool) -> Result<View> {
         let names: Vec<&str> = sys.state.iter().map(|v| v.name.as_str()).collect();
         let vars = match vars {
-            None if names.len() >= 2 => [0, 1],
+            None if names.len() >= 2 => vec![0, 1],
+            None if over_time => vec![0],
             None => return Err(anyhow!("--plot draws two state variables; {} has {}", sys.name, names.len())),
             Some(text) => {
                 let picked: Vec<&str> = text.split(',').map(str::trim).collect();
@@ -72,7 +73,11 @@ impl View {
                     })
                 };
                 match picked.as_slice() {
-                    [x, y] if x != y => [index(x)?, index(y)?],
+                    [x, y] if x != y => vec![index(x)?, index(y)?],
+                    [x] if over_time => vec![index(x)?],
+                    _ if over_time => {
+                        return Err(anyhow!("--plot-vars takes one state variable (drawn over time) or two, as x,y"));
+                    }
                     _ => return Err(anyhow!("--plot-vars takes two different state variables, as x,y")),
                 }
             }
@@ -102,19 +107,19 @@ fn boxes(p: &Pred, dims: usize) -> Vec<RBox> {
 
 /// The f64 ends of a rational box on the two drawn variables, unbounded sides clipped to `view`
 /// (a 2-D box).
-fn flat(b: &RBox, vars: [usize; 2], view: &FBox) -> FBox {
+fn flat(b: &RBox, vars: &[usize], view: &FBox) -> FBox {
     let lo = (0..2).map(|k| b.lo[vars[k]].as_ref().map_or(view.lo[k], down)).collect();
     let hi = (0..2).map(|k| b.hi[vars[k]].as_ref().map_or(view.hi[k], up)).collect();
     FBox::new(lo, hi)
 }
 
 /// An n-dimensional f64 box's projection on the two drawn variables.
-fn project(b: &FBox, vars: [usize; 2]) -> FBox {
+fn project(b: &FBox, vars: &[usize]) -> FBox {
     FBox::new(vec![b.lo[vars[0]], b.lo[vars[1]]], vec![b.hi[vars[0]], b.hi[vars[1]]])
 }
 
-/// Simulated runs from Init (f64, random choices from a fixed seed).
-fn runs(sys: &System, init: &[RBox], vars: [usize; 2], count: usize, steps: usize) -> Vec<Vec<(f64, f64)>> {
+/// Simulated runs from Init (f64, random choices from a fixed seed), state by state.
+fn runs(sys: &System, init: &[RBox], count: usize, steps: usize) -> Vec<Vec<Vec<f64>>> {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut out = Vec::new();
     for k in 0..count {
@@ -129,8 +134,7 @@ fn runs(sys: &System, init: &[RBox], vars: [usize; 2], count: usize, steps: usiz
             break;
         };
         let mut memory = sim::initial_memory::<f64>(sys);
-        let point = |s: &[f64]| (s[vars[0]], s[vars[1]]);
-        let mut path = vec![point(&state)];
+        let mut path = vec![state.clone()];
         for _ in 0..steps {
             let nondet: Vec<f64> = sys
                 .nondet
@@ -148,7 +152,7 @@ fn runs(sys: &System, init: &[RBox], vars: [usize; 2], count: usize, steps: usiz
                 Ok(t) => state = t.next,
                 Err(_) => break,
             }
-            path.push(point(&state));
+            path.push(state.clone());
         }
         out.push(path);
     }
@@ -156,7 +160,10 @@ fn runs(sys: &System, init: &[RBox], vars: [usize; 2], count: usize, steps: usiz
 }
 
 pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, view_of: &View, path: &Path) -> Result<()> {
-    let vars = view_of.vars;
+    let vars = view_of.vars.as_slice();
+    if vars.len() != 2 {
+        return Err(anyhow!("--plot draws two state variables here"));
+    }
     let d = sys.state.len();
     let init = boxes(&sys.init, d);
     let safe = sys.safe.as_ref().map(|s| boxes(s, d)).unwrap_or_default();
@@ -206,7 +213,8 @@ pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, view_of: &View, path
     for b in &init {
         plot.regions.push(region(&flat(b, vars, &view), RegionStyle::Init));
     }
-    plot.trajectories = runs(sys, &init, vars, 5, 40);
+    plot.trajectories =
+        runs(sys, &init, 5, 40).iter().map(|r| r.iter().map(|s| (s[vars[0]], s[vars[1]])).collect()).collect();
     for pair in run.windows(2) {
         plot.arrows.push(Arrow::new(pair[0], pair[1]));
     }
@@ -214,5 +222,75 @@ pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, view_of: &View, path
         last.label = Some("counterexample".into());
         plot.points.push(Marker::new(start));
     }
+    trestle_plot::render(&plot, path).map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
+}
+
+/// The reach-set picture of `ltl`: bound propagation's enclosure of every step (`enclosures[t]`,
+/// one interval per state variable) with runs simulated from Init, either one variable against the
+/// step or two variables in the state plane.
+pub fn draw_reach(
+    sys: &System,
+    title: &str,
+    enclosures: &[Vec<(f64, f64)>],
+    view_of: &View,
+    path: &Path,
+) -> Result<()> {
+    let vars = view_of.vars.as_slice();
+    let d = sys.state.len();
+    let init = boxes(&sys.init, d);
+    let steps = enclosures.len().saturating_sub(1).max(1);
+    let sampled = runs(sys, &init, 8, steps);
+    let reach = RegionStyle::Custom { fill: (31, 119, 180), alpha: 0.18, outline: true };
+    let (regions, trajectories): (Vec<Region>, Vec<Vec<(f64, f64)>>) = match vars {
+        [v] => (
+            enclosures
+                .iter()
+                .enumerate()
+                .map(|(t, e)| Region::new((t as f64 - 0.3, e[*v].0), (t as f64 + 0.3, e[*v].1), reach))
+                .collect(),
+            sampled.iter().map(|r| r.iter().enumerate().map(|(t, s)| (t as f64, s[*v])).collect()).collect(),
+        ),
+        [a, b] => (
+            enclosures.iter().map(|e| Region::new((e[*a].0, e[*b].0), (e[*a].1, e[*b].1), reach)).collect(),
+            sampled.iter().map(|r| r.iter().map(|s| (s[*a], s[*b])).collect()).collect(),
+        ),
+        _ => return Err(anyhow!("--plot draws one or two state variables")),
+    };
+    let points = regions
+        .iter()
+        .flat_map(|r| [r.lo, r.hi])
+        .chain(trajectories.iter().flatten().copied())
+        .filter(|p| p.0.is_finite() && p.1.is_finite());
+    let (mut lo, mut hi) = ((f64::INFINITY, f64::INFINITY), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+    for (x, y) in points {
+        (lo.0, lo.1, hi.0, hi.1) = (lo.0.min(x), lo.1.min(y), hi.0.max(x), hi.1.max(y));
+    }
+    if !(lo.0.is_finite() && lo.1.is_finite()) {
+        return Err(anyhow!("nothing finite to draw: the enclosures are unbounded"));
+    }
+    let margin = |l: f64, h: f64| 0.05 * (h - l).max(1e-9);
+    let (mx, my) = (margin(lo.0, hi.0), margin(lo.1, hi.1));
+    let mut plot = StatePlot::new(title, (lo.0 - mx, hi.0 + mx), (lo.1 - my, hi.1 + my));
+    plot.size = view_of.size;
+    (plot.x_label, plot.y_label) = match vars {
+        [v] => ("step".to_string(), sys.state[*v].name.clone()),
+        _ => (sys.state[vars[0]].name.clone(), sys.state[vars[1]].name.clone()),
+    };
+    // Unbounded sides of an enclosure are clipped to the view.
+    let (x_view, y_view) = (plot.x_range, plot.y_range);
+    let clip = |v: f64, (l, h): (f64, f64)| v.clamp(l, h);
+    plot.regions = regions
+        .into_iter()
+        .enumerate()
+        .map(|(t, r)| {
+            let r = Region::new(
+                (clip(r.lo.0, x_view), clip(r.lo.1, y_view)),
+                (clip(r.hi.0, x_view), clip(r.hi.1, y_view)),
+                r.style,
+            );
+            if t == 0 { r.with_label("enclosures") } else { r }
+        })
+        .collect();
+    plot.trajectories = trajectories;
     trestle_plot::render(&plot, path).map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
 }

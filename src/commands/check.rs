@@ -65,7 +65,7 @@ pub fn run(a: &CheckArgs) -> CliResult {
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let sys = super::load(&a.system)?;
-    let picture = a.plot.target(&sys).map_err(CliError::Input)?;
+    let picture = a.plot.target(&sys, false).map_err(CliError::Input)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::check(&sys, &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);

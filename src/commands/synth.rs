@@ -93,7 +93,7 @@ pub fn run(a: &SynthArgs) -> CliResult {
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let sys = super::load(&a.system)?;
-    let picture = a.plot.target(&sys).map_err(CliError::Input)?;
+    let picture = a.plot.target(&sys, false).map_err(CliError::Input)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::synthesize(&sys, &cfg, &budget, &progress).map_err(driver_error)?;
     drop(progress);
