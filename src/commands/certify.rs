@@ -4,7 +4,7 @@
 //! formula's enclosures, [`trestle_ltl::certificate`]).
 //!
 //! Exit codes: 0 the certificate is valid (a proof: the system is safe; a refutation: its witness
-//! replays exactly); 1 the certificate is rejected (some check failed or could not be confirmed:
+//! replays exactly, or through irrational values is validated by enclosures); 1 the certificate is rejected (some check failed or could not be confirmed:
 //! it proves nothing, which says nothing about the system either way); 2 the file is not a
 //! well-formed certificate of this system (unreadable, bad JSON, non-finite numbers, another
 //! system's name or variables, wrong shapes, a box written twice); 4 internal error.
@@ -56,6 +56,10 @@ pub fn run(a: &CertifyArgs) -> CliResult {
             match (result.valid, result.kind, &formula) {
                 (true, "proof", Some(f)) => format!("certificate VALID: '{f}' holds on every run"),
                 (true, "proof", None) => "certificate VALID: the system is safe".into(),
+                (true, ..) if result.checks.iter().any(|c| c.0.starts_with("witness validated")) => {
+                    "refutation VALID: the counterexample is validated (exact start, successor enclosed strictly outside)"
+                        .into()
+                }
                 (true, ..) => "refutation VALID: the counterexample replays exactly".into(),
                 (false, ..) => "certificate REJECTED: it proves nothing (the system itself may be safe or not)".into(),
             }

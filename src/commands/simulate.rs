@@ -26,18 +26,33 @@ pub fn run(a: &SimulateArgs) -> CliResult {
     let plan = Plan::new(&sys, a)?;
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     let mut runs = Vec::new();
+    // Values with no rational form (tanh, sin, ...): the exact arithmetic cannot run them.
+    // (A sampled plant's runs are numerical integrations either way.)
+    let enclosed = !a.float && plant.is_none() && !trestle_core::validate::is_rational_valued(&sys);
     for _ in 0..a.runs {
         let start = plan.start_state(&sys, &mut rng)?;
         runs.push(if a.float {
             simulate::<f64>(&sys, &plan, plant.as_ref(), &start, a.steps, &mut rng)
+        } else if enclosed {
+            let choices = simulate::<f64>(&sys, &plan, None, &start, a.steps, &mut rng);
+            enclose(&sys, &start, choices)
         } else {
             simulate::<Rational>(&sys, &plan, plant.as_ref(), &start, a.steps, &mut rng)
         });
     }
+    let arithmetic = match (a.float, enclosed) {
+        (true, _) => "f64",
+        (false, true) => "enclosed",
+        (false, false) => "exact",
+    };
+    if enclosed && !a.system.json {
+        println!("{ENCLOSED_NOTE}");
+    }
     if a.system.json {
         print_json(&json!({
             "system": sys.name,
-            "arithmetic": if a.float { "f64" } else { "exact" },
+            "arithmetic": arithmetic,
+            "note": enclosed.then_some(ENCLOSED_NOTE),
             "seed": a.seed,
             "period": plant.as_ref().map(|p| display_rational(&p.period)),
             "runs": runs.iter().map(|r| r.to_json(&sys)).collect::<Vec<_>>(),
@@ -225,6 +240,68 @@ struct Run {
     last: Vec<Rational>,
     stopped: Option<String>,
     start_in_init: bool,
+    /// The environment's choices, exact (inputs as drawn, not as `T` holds them).
+    choices: Vec<(Vec<Rational>, usize)>,
+    /// For an enclosed run: the precision of its enclosures.
+    precision_bits: Option<u32>,
+}
+
+const ENCLOSED_NOTE: &str = "note: the system has values with no rational form; the run is evaluated in MPFR interval \
+     arithmetic (every branch, guard and domain decided by the enclosures) and shows their midpoints";
+
+/// The run of the same start and choices as `choices_from` (an f64 run), in high-precision
+/// enclosures; where a decision stays undecided at every precision, the run stops there, saying so.
+fn enclose(sys: &System, start: &[Rational], choices_from: Run) -> Run {
+    use trestle_core::validate::{NotValidated, enclose_run};
+    let mut n = choices_from.choices.len();
+    let mut stopped = choices_from.stopped.clone();
+    let (bits, run) = loop {
+        match enclose_run(sys, start, &choices_from.choices[..n]) {
+            Ok(found) => break found,
+            Err(e) => {
+                let at = match &e {
+                    NotValidated::Undecided { step: Some(k), .. } => Some(*k),
+                    NotValidated::Replay(trestle_core::ReplayError::Step { step, .. }) => Some(*step),
+                    _ => None,
+                };
+                stopped = Some(format!("{e}"));
+                match at.filter(|&k| k < n) {
+                    Some(k) => n = k,
+                    None => {
+                        let last = start.to_vec();
+                        let precision_bits = None;
+                        return Run {
+                            steps: Vec::new(),
+                            last,
+                            stopped,
+                            choices: Vec::new(),
+                            precision_bits,
+                            ..choices_from
+                        };
+                    }
+                }
+            }
+        }
+    };
+    let two = Rational::from_integer(2.into());
+    let mids = |xs: &[trestle_core::validate::Bounds]| xs.iter().map(|b| (&b.lo + &b.hi) / &two).collect::<Vec<_>>();
+    let steps = (0..n)
+        .map(|i| Transition {
+            state: mids(&run.states[i]),
+            nondet: run.choices[i].0.clone(),
+            actions: mids(&run.actions[i]),
+            branch: run.choices[i].1,
+            next: mids(&run.states[i + 1]),
+        })
+        .collect();
+    Run {
+        steps,
+        last: mids(&run.states[n]),
+        stopped,
+        start_in_init: choices_from.start_in_init,
+        choices: run.choices,
+        precision_bits: Some(bits),
+    }
 }
 
 /// Runs `steps` steps in arithmetic `T`; the record is kept as exact values of what `T` computed.
@@ -241,9 +318,11 @@ fn simulate<T: Scalar>(
     let mut state: Vec<T> = start.iter().map(T::from_rational).collect();
     let mut memory = sim::initial_memory::<T>(sys);
     let mut out = Vec::new();
+    let mut choices = Vec::new();
     let mut stopped = None;
     for t in 0..steps {
-        let nondet: Vec<T> = plan.nondet_at(sys, t, rng).iter().map(T::from_rational).collect();
+        let exact_nondet = plan.nondet_at(sys, t, rng);
+        let nondet: Vec<T> = exact_nondet.iter().map(T::from_rational).collect();
         let pick = |enabled: &[usize]| -> Result<usize, SimError> {
             match &plan.branches {
                 Some(bs) => {
@@ -259,6 +338,7 @@ fn simulate<T: Scalar>(
         };
         match sim::step_choosing(sys, &state, &mut memory, &nondet, pick) {
             Ok(tr) => {
+                choices.push((exact_nondet, tr.branch));
                 let (current, nondet, actions) = (exact_of(&tr.state), exact_of(&tr.nondet), exact_of(&tr.actions));
                 let next = match plant.map(|p| p.advance(&current, &actions, &nondet)) {
                     None => exact_of(&tr.next),
@@ -283,7 +363,7 @@ fn simulate<T: Scalar>(
             }
         }
     }
-    Run { steps: out, last: exact_of(&state), stopped, start_in_init }
+    Run { steps: out, last: exact_of(&state), stopped, start_in_init, choices, precision_bits: None }
 }
 
 fn exact_of<T: Scalar>(xs: &[T]) -> Vec<Rational> {
@@ -299,8 +379,12 @@ impl Run {
         let named = |names: Vec<String>, vals: &[Rational]| -> Value {
             Value::Object(names.into_iter().zip(vals).map(|(n, v)| (n, value_json(v))).collect())
         };
+        // An enclosed run's values are midpoints, not exact values: no exact form is printed.
         let exact = |vals: &[Rational]| -> Value {
-            Value::Array(vals.iter().map(|v| json!(display_rational(&v.to_rational()))).collect())
+            match self.precision_bits {
+                Some(_) => Value::Null,
+                None => Value::Array(vals.iter().map(|v| json!(display_rational(&v.to_rational()))).collect()),
+            }
         };
         let actions = |tr: &Transition<Rational>| -> Value {
             Value::Object(
@@ -330,6 +414,7 @@ impl Run {
             })).collect::<Vec<_>>(),
             "final": named(sys.state_names(), &self.last),
             "final_exact": exact(&self.last),
+            "precision_bits": self.precision_bits,
             "stopped": self.stopped,
         })
     }
