@@ -69,6 +69,7 @@ impl NativeSystem {
 
     /// The temporal formula asked: `formula` read in the system's scope, or the property `name`
     /// (read again with horizon `k` when given), as `trestle ctl|ltl --formula|--property`.
+    #[allow(clippy::too_many_arguments)]
     fn temporal<F: Clone>(
         &self,
         py: Python<'_>,
