@@ -86,7 +86,8 @@ fn simulate_integrates_the_flow_with_held_actions() {
     assert_eq!(code, 0, "{err}");
     let fast: Value = serde_json::from_str(&out).unwrap();
     for name in ["th", "w"] {
-        let (a, b) = (fast["runs"][0]["final"][name].as_f64().unwrap(), json["runs"][0]["final"][name].as_f64().unwrap());
+        let (a, b) =
+            (fast["runs"][0]["final"][name].as_f64().unwrap(), json["runs"][0]["final"][name].as_f64().unwrap());
         assert!((a - b).abs() < 1e-10, "{name}: {a} vs {b}");
     }
 }

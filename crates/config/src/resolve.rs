@@ -10,8 +10,8 @@ use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, Recurr
 use trestle_ir::num::{
     MAX_DECIMAL_EXPONENT, Rational, display_rational, exponent_out_of_range, parse_rational, rational_from_i64,
 };
-use trestle_ir::plant::SampledPlant;
 use trestle_ir::parse::{ParseError, Scope, SimpleScope, Symbol, parse_ctl, parse_expr, parse_ltl, parse_pred};
+use trestle_ir::plant::SampledPlant;
 use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::system::*;
 use trestle_nn::{LoadOptions, NnetNormalization};
@@ -573,13 +573,12 @@ impl<'a> Resolver<'a> {
             }
             let Some(i) = self.state.iter().position(|v| &v.name == name) else {
                 let known: Vec<_> = self.state.iter().map(|v| v.name.as_str()).collect();
-                return self.err(
-                    key,
-                    format!("unknown state variable '{name}' (state: {}; and `period`)", known.join(", ")),
-                );
+                return self
+                    .err(key, format!("unknown state variable '{name}' (state: {}; and `period`)", known.join(", ")));
             };
             if self.state[i].kind != VarKind::Real {
-                return self.err(key, format!("'{name}' is {}: only real variables follow a flow", self.state[i].kind.name()));
+                return self
+                    .err(key, format!("'{name}' is {}: only real variables follow a flow", self.state[i].kind.name()));
             }
             let text = match entry {
                 RawFlowEntry::Int(v) => v.to_string(),
@@ -597,7 +596,10 @@ impl<'a> Resolver<'a> {
                 None => {
                     return self.err(
                         format!("flow.{}", v.name),
-                        format!("every state variable needs its rate in [flow]: '{}' has none (write 0 for a constant)", v.name),
+                        format!(
+                            "every state variable needs its rate in [flow]: '{}' has none (write 0 for a constant)",
+                            v.name
+                        ),
                     );
                 }
             }

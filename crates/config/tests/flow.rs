@@ -64,7 +64,8 @@ fn bad_flows_name_the_key_and_the_problem() {
     expect(&PENDULUM.replace("th = \"w\"", "th = \"q\""), &["flow.th", "unknown name 'q'"]);
     expect(&PENDULUM.replace("[let]", "[step]\nth = \"th\"\n[let]"), &["flow", "not supported yet"]);
     expect(
-        &PENDULUM.replace("w = { type = \"real\" }", "w = { type = \"real\" }\nk = { type = \"int\", domain = [0, 3] }")
+        &PENDULUM
+            .replace("w = { type = \"real\" }", "w = { type = \"real\" }\nk = { type = \"int\", domain = [0, 3] }")
             .replace("period = 0.05", "period = 0.05\nk = 0"),
         &["flow.k", "only real variables"],
     );

@@ -11,10 +11,10 @@ use crate::error::DriverError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-use trestle_ir::num::{Rational, display_rational, to_f64_nearest};
-use trestle_ir::sim::{self, Scalar, SimError, Transition};
 use trestle_flow::Flow;
+use trestle_ir::num::{Rational, display_rational, to_f64_nearest};
 use trestle_ir::plant::SampledPlant;
+use trestle_ir::sim::{self, Scalar, SimError, Transition};
 use trestle_ir::system::{NondetDomain, System, VarKind};
 use trestle_ir::{Env, RBox, space};
 
