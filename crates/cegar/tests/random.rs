@@ -111,6 +111,7 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
                 }
                 Verdict::Unknown(u) => panic!("seed {seed}: {name} unknown: {u}"),
                 Verdict::Evidence { .. } => panic!("seed {seed}: {name} answered on floating-point evidence"),
+                Verdict::RefutedValidated { .. } => panic!("seed {seed}: {name}: a validated run on a rational system"),
             }
         }
     }
