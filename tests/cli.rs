@@ -973,3 +973,44 @@ fn arena_generate_writes_a_judged_suite() {
     std::fs::write(&spec, text.replace("goal = 0.5", "goal = 0.9")).unwrap();
     expect_input_error(&trestle(&["arena", "generate", spec.to_str().unwrap(), out.to_str().unwrap()]), &["goal"]);
 }
+
+/// Issue 34.5: a run that may stop inside the invariant (a non-integral int update under
+/// "error", a successor leaving a domain, a guard that no state satisfies) is never hidden behind
+/// "safe" by `check` or `verify`: unknown, reason kind `runs-may-stop`, as `ctl` and `ltl` judge
+/// it; the same system without the stop is proven.
+#[test]
+fn safety_engines_judge_runs_that_stop_like_the_temporal_ones() {
+    let system = |init: &str, inv: &str, kind: &str, branch: &str| {
+        format!(
+            "init = \"{init}\"\nsafe = \"x <= 1000\"\ninvariant = \"{inv}\"\n[system]\nname = \"stops\"\n[state]\n\
+             x = {{ type = {kind} }}\n[networks.id]\n\
+             layers = [{{ weights = [[1.0]], bias = [0.0], activation = \"identity\" }}]\n\
+             [controller]\nnetwork = \"id\"\ninputs = [\"x\"]\nactions = [\"a\"]\n[[branch]]\nname = \"step\"\n{branch}\n"
+        )
+    };
+    let cases = [
+        ("x == 0", "0 <= x and x <= 1", "\"int\"", "update = { x = \"a/2 + 1/4\" }", "not an integer"),
+        (
+            "x == 10",
+            "0 <= x and x <= 100",
+            "\"int\", domain = [0, 10]",
+            "update = { x = \"min(a + 1, 100)\" }",
+            "where a run stops",
+        ),
+        ("x == 0", "0 <= x and x <= 1", "\"real\"", "guard = \"x >= 200\"\nupdate = { x = \"a\" }", "no branch"),
+    ];
+    for (init, inv, kind, branch, why) in cases {
+        let (_d, file) = scratch("stops.toml", &system(init, inv, kind, branch));
+        for cmd in ["check", "verify"] {
+            let r = trestle(&[cmd, file.to_str().unwrap(), "--json", "--quiet"]);
+            assert_eq!(r.code, 3, "{cmd} {branch}: {}", r.stdout);
+            let j = r.json();
+            let j = if cmd == "verify" { j["results"][0].clone() } else { j };
+            assert_eq!(j["reason_kind"], "runs-may-stop", "{cmd} {branch}: {j}");
+            assert!(j["reason"].as_str().unwrap().contains(why), "{cmd} {branch}: {j}");
+        }
+    }
+    let (_d, file) =
+        scratch("fine.toml", &system("x == 0", "0 <= x and x <= 1", "\"real\"", "update = { x = \"a/2\" }"));
+    assert_eq!(trestle(&["check", file.to_str().unwrap(), "--json"]).code, 0);
+}

@@ -96,6 +96,7 @@ pub fn check(
         }
     };
     let mut result = report_result(sys, &report, opts);
+    crate::stops::require_stop_free(sys, crate::stops::candidate_region(sys), &mut result);
     if let Some(m) = &milp {
         result.details.insert("milp".into(), m.to_json());
     }

@@ -27,6 +27,7 @@ pub mod milp;
 mod progress;
 pub mod properties;
 pub mod render;
+mod stops;
 pub mod synth;
 pub mod temporal;
 

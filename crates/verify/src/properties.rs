@@ -223,7 +223,8 @@ pub fn invariant(
                 "the file's invariant: Init => Inv, Inv => P and inductiveness proven by the bridge engine".into(),
             );
             r.stat("boxes", report.inductive.stats.boxes).stat("splits", report.inductive.stats.splits);
-            let certificate = report.verdict.certificate().map(|c| c.0.clone());
+            crate::stops::require_stop_free(&sys, crate::stops::candidate_region(&sys), &mut r);
+            let certificate = report.verdict.certificate().filter(|_| r.status == Status::Proven).map(|c| c.0.clone());
             return Ok(InvariantRun { result: r, certificate });
         }
         // A candidate that fails Init => Inv or Inv => P, or is not inductive, refutes nothing.

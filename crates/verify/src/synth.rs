@@ -61,7 +61,9 @@ pub fn synthesize(
         SynthProgress::Proof(p) => progress.update(Some(p.proven), &format!("proof: {} queued", p.queued)),
         SynthProgress::Attack { .. } => progress.update(None, "looking for a run from Init that leaves Safe"),
     })?;
-    let result = result(sys, &report, cfg);
+    let mut result = result(sys, &report, cfg);
+    let region = crate::stops::hull(report.invariant.iter().map(|b| (&b.lo[..], &b.hi[..])));
+    crate::stops::require_stop_free(sys, region, &mut result);
     Ok(SynthRun { report, result })
 }
 
