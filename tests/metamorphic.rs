@@ -110,6 +110,7 @@ fn inline_network(net: &Network, swap: bool, gain: f64) -> String {
         let act = match d.activation {
             Activation::Relu => "relu",
             Activation::Identity => "identity",
+            other => panic!("the maze controllers have no {other} layers"),
         };
         layers.push(format!(
             "  {{ weights = [{}], bias = [{}], activation = \"{act}\" }},",

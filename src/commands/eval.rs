@@ -30,9 +30,18 @@ pub fn run(a: &EvalArgs) -> CliResult {
         return Err(CliError::Input(anyhow!("{} is recurrent: use `trestle simulate` on a system", a.model.display())));
     }
     let output = net.eval(&input).map_err(|e| CliError::Input(e.into()))?;
+    // A trailing softmax is left out by the loader: these are its inputs, which have the same
+    // argmax; said on stderr so that stdout stays the values alone.
     if a.json {
-        print_json(&json!({ "output": output }));
+        let mut value = json!({ "output": output });
+        if let Some(node) = &net.trailing_softmax {
+            value["softmax_left_out"] = json!(node);
+        }
+        print_json(&value);
     } else {
+        if let Some(node) = &net.trailing_softmax {
+            eprintln!("note: {node} is left out: the values are its inputs (same argmax)");
+        }
         println!("{}", output.iter().map(|v| fmt_f64(*v)).collect::<Vec<_>>().join(", "));
     }
     Ok(Outcome::Done)

@@ -36,6 +36,10 @@ fn describe(sys: &System) -> Value {
         "networks": sys.networks.iter().map(|n| json!({
             "name": n.name, "source": n.network.source, "layers": n.network.sizes(),
             "relus": n.network.relu_count(), "recurrent": n.network.is_recurrent(),
+            "activations": n.network.layers.iter().map(|l| l.activation().to_string()).collect::<Vec<_>>(),
+            "neurons": n.network.neuron_counts(),
+            "notes": n.network.notes,
+            "trailing_softmax": n.network.trailing_softmax,
         })).collect::<Vec<_>>(),
         "controllers": sys.controllers.iter().map(|c| json!({
             "name": c.name,
@@ -91,14 +95,23 @@ fn print_text(sys: &System) {
     println!("networks:");
     for n in &sys.networks {
         let sizes: Vec<String> = n.network.sizes().iter().map(|s| s.to_string()).collect();
+        let counts: Vec<String> = n.network.neuron_counts().iter().map(|(a, k)| format!("{k} {a}")).collect();
         println!(
-            "  {:<14} {}  ({} ReLUs{})  from {}",
+            "  {:<14} {}  ({}{})  from {}",
             n.name,
             sizes.join(" -> "),
-            n.network.relu_count(),
+            if counts.is_empty() { "affine".to_string() } else { counts.join(", ") },
             if n.network.is_recurrent() { ", recurrent" } else { "" },
             n.network.source
         );
+        let acts: Vec<String> = n.network.layers.iter().map(|l| l.activation().to_string()).collect();
+        println!("  {:<14} layer activations: {}", "", acts.join(", "));
+        if let Some(softmax) = &n.network.trailing_softmax {
+            println!("  {:<14} note: the file's last node, {softmax}, is left out (argmax controllers only)", "");
+        }
+        for note in &n.network.notes {
+            println!("  {:<14} note: {note}", "");
+        }
     }
     for c in &sys.controllers {
         let nets: Vec<String> = sys.controller_networks(c).iter().map(|&i| sys.networks[i].name.clone()).collect();

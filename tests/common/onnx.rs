@@ -89,3 +89,65 @@ pub fn relu_gain_model(w: f32) -> Vec<u8> {
 
 /// The planted ONNX files: (file name under tests/planted, float32 weight).
 pub const PLANTED: [(&str, f32); 2] = [("f32-tenth.onnx", 0.1), ("f32-nine-tenths.onnx", 0.9)];
+
+/// AttributeProto: name (1), f (2, fixed32), i (3), ints (8), type (20).
+pub enum Attr<'a> {
+    Int(&'a str, i64),
+    Float(&'a str, f32),
+    Ints(&'a str, &'a [i64]),
+}
+
+fn attribute(a: &Attr<'_>) -> Vec<u8> {
+    match *a {
+        Attr::Int(name, i) => {
+            let mut v = text_field(1, name);
+            v.extend(int_field(3, i as u64));
+            v.extend(int_field(20, 2));
+            v
+        }
+        Attr::Float(name, f) => {
+            let mut v = text_field(1, name);
+            key(2, 5, &mut v);
+            v.extend(f.to_le_bytes());
+            v.extend(int_field(20, 1));
+            v
+        }
+        Attr::Ints(name, ints) => {
+            let mut v = text_field(1, name);
+            for &i in ints {
+                v.extend(int_field(8, i as u64));
+            }
+            v.extend(int_field(20, 7));
+            v
+        }
+    }
+}
+
+/// One node of [`model`]: inputs, output, name, operator, attributes.
+pub struct Node<'a>(pub &'a [&'a str], pub &'a str, pub &'a str, pub &'a str, pub Vec<Attr<'a>>);
+
+/// A float32 model: input `x` and output `y` of the given shapes, the nodes in order, the
+/// initializers `(name, dims, values)`, opset `opset`.
+pub fn model(x: &[u64], y: &[u64], nodes: &[Node<'_>], inits: &[(&str, &[u64], &[f32])], opset: u64) -> Vec<u8> {
+    let mut graph = Vec::new();
+    for Node(inputs, output, name, op, attrs) in nodes {
+        let mut n = node(inputs, output, name, op);
+        for a in attrs {
+            n.extend(bytes_field(5, &attribute(a)));
+        }
+        graph.extend(bytes_field(1, &n));
+    }
+    graph.extend(text_field(2, "g"));
+    for (name, dims, values) in inits {
+        graph.extend(bytes_field(5, &tensor(name, dims, values)));
+    }
+    graph.extend(bytes_field(11, &value_info("x", x)));
+    graph.extend(bytes_field(12, &value_info("y", y)));
+    let mut model = int_field(1, 7);
+    model.extend(text_field(2, "trestle-tests"));
+    model.extend(bytes_field(7, &graph));
+    let mut op = text_field(1, "");
+    op.extend(int_field(2, opset));
+    model.extend(bytes_field(8, &op));
+    model
+}

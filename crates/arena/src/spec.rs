@@ -118,16 +118,7 @@ impl Spec {
     }
 
     fn parse_file(text: &str, path: &Path) -> Result<Spec, String> {
-        let spec: Spec = toml::from_str(text).map_err(|e| {
-            let message = atomic_output::input::printable(e.message().trim(), 300);
-            match e.span() {
-                Some(s) => format!(
-                    "at {}: {message}",
-                    atomic_output::input::position(path, text, s.start, atomic_output::input::SPEC_FILE)
-                ),
-                None => message,
-            }
-        })?;
+        let spec: Spec = toml::from_str(text).map_err(|e| trestle_maze::spec_syntax_error(&e, text, path))?;
         spec.validate()?;
         Ok(spec)
     }

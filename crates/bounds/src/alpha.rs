@@ -1,18 +1,21 @@
-//! alpha-CROWN: the lower ReLU slopes of the final backward pass optimised per bound.
+//! alpha-CROWN: the relaxation slopes of the final backward pass optimised per bound.
 //!
 //! Intermediate bounds are CROWN's; only the slopes of the last backward pass are optimised, one
 //! slope vector per row of the query (each output's upper bound and, as the upper bound of its
-//! negation, its lower bound). The objective (the concretised bound) and its gradient are computed
+//! negation, its lower bound). Per neuron there are two slopes, the lower line's and the upper
+//! line's, each in the range its operator gives (`relax/`; ReLU: the lower slope in `[0, 1]`,
+//! the upper chord fixed). The objective (the concretised bound) and its gradient are computed
 //! in plain f64 without error terms: they only steer the search. The slopes found are then used in
-//! the rigorous backward pass, and every alpha in `[0, 1]` gives a sound bound there. Steps are
-//! projected Adam steps (auto_LiRPA's optimiser: Adam, learning rate decayed by 0.98 per step,
-//! slopes clipped to `[0, 1]`), starting from CROWN's adaptive slopes; the best iterate per row is
-//! kept, and the caller keeps CROWN's row where it is still better, so the result is never looser.
+//! the rigorous backward pass, which recomputes each line's intercept soundly for its slope, so
+//! every slope gives a sound bound there. Steps are projected Adam steps (auto_LiRPA's optimiser:
+//! Adam, learning rate decayed by 0.98 per step, slopes clipped to their ranges), starting from
+//! CROWN's slopes; the best iterate per row is kept, and the caller keeps CROWN's row where it is
+//! still better, so the result is never looser.
 
 use crate::fp::{axpy, dot};
 use crate::graph::Graph;
 use crate::ibp::Bounds;
-use crate::relu::{Relaxation, StageRelaxation};
+use crate::relax::{Relaxation, StageRelaxation};
 use trestle_ir::network::Matrix;
 
 /// Settings of the slope optimisation.
@@ -56,24 +59,19 @@ impl AlphaProblem<'_> {
         self.out_coeffs.rows
     }
 
-    /// Optimised slopes per stage (rows x block neurons), or `None` when no neuron is unstable.
+    /// Optimised slopes per stage (rows x 2 block neurons: the lower slopes, then the upper ones),
+    /// or `None` when no neuron has a slope to choose.
     pub fn optimise(&self, config: &AlphaConfig) -> Option<Vec<Matrix>> {
-        let relax: Vec<&StageRelaxation> = self.bounds.stages.iter().map(|s| &s.relax).collect();
-        if relax.iter().all(|r| r.unstable_count() == 0) {
+        let relax: Vec<&StageRelaxation> = self.bounds.stages.iter().map(|s| s.relax()).collect();
+        if relax.iter().all(|r| r.optimisable_count() == 0) {
             return None;
         }
         let k = self.rows();
         let mut alphas: Vec<Matrix> = relax
             .iter()
             .map(|r| {
-                let row: Vec<f64> = r
-                    .neurons
-                    .iter()
-                    .map(|n| match n {
-                        Relaxation::Unstable { adaptive_alpha, .. } => *adaptive_alpha,
-                        _ => 0.0,
-                    })
-                    .collect();
+                let (lower, upper): (Vec<f64>, Vec<f64>) = r.neurons.iter().map(Relaxation::initial_slopes).unzip();
+                let row = [lower, upper].concat();
                 Matrix::new(k, row.len(), row.repeat(k))
             })
             .collect();
@@ -101,21 +99,24 @@ impl AlphaProblem<'_> {
             let (c1, c2) = (1.0 - BETA1.powi(t), 1.0 - BETA2.powi(t));
             for (t_stage, grad) in grads.iter().enumerate() {
                 let stage_relax = &relax[t_stage];
-                let n = grad.cols;
+                let (width, n) = (grad.cols, stage_relax.neurons.len());
                 for i in 0..k {
                     for (r, relaxation) in stage_relax.neurons.iter().enumerate() {
-                        if !matches!(relaxation, Relaxation::Unstable { .. }) {
-                            continue;
+                        let Some((lower, upper)) = relaxation.ranges() else { continue };
+                        for (col, range) in [(r, lower), (n + r, upper)] {
+                            if range.0 >= range.1 {
+                                continue;
+                            }
+                            let idx = i * width + col;
+                            let g = grad.data[idx];
+                            let m = &mut first_moment[t_stage].data[idx];
+                            *m = BETA1 * *m + (1.0 - BETA1) * g;
+                            let v = &mut second_moment[t_stage].data[idx];
+                            *v = BETA2 * *v + (1.0 - BETA2) * g * g;
+                            let update = lr * (*m / c1) / ((*v / c2).sqrt() + ADAM_EPSILON);
+                            let a = &mut alphas[t_stage].data[idx];
+                            *a = (*a - update).clamp(range.0, range.1);
                         }
-                        let idx = i * n + r;
-                        let g = grad.data[idx];
-                        let m = &mut first_moment[t_stage].data[idx];
-                        *m = BETA1 * *m + (1.0 - BETA1) * g;
-                        let v = &mut second_moment[t_stage].data[idx];
-                        *v = BETA2 * *v + (1.0 - BETA2) * g * g;
-                        let update = lr * (*m / c1) / ((*v / c2).sqrt() + ADAM_EPSILON);
-                        let a = &mut alphas[t_stage].data[idx];
-                        *a = (*a - update).clamp(0.0, 1.0);
                     }
                 }
             }
@@ -132,14 +133,20 @@ impl AlphaProblem<'_> {
         let mut lambda = self.out_coeffs.clone();
         for t in (0..stages.len()).rev() {
             let stage = &stages[t];
-            let relax = &self.bounds.stages[t].relax;
+            let relax = self.bounds.stages[t].relax();
             let (rows, cols, n_z) = (stage.rows(), stage.cols(), stage.input_dim);
+            let n = relax.neurons.len();
             let mut next = Matrix::new(k, n_z, vec![0.0; k * n_z]);
             for (i, c) in constant.iter_mut().enumerate() {
                 let l_row = lambda.row(i);
                 let out = &mut next.data[i * n_z..(i + 1) * n_z];
                 for (r, relaxation) in relax.neurons.iter().enumerate() {
-                    let (slope, intercept) = slope_of(relaxation, l_row[r], alphas[t].get(i, r));
+                    let (slope, intercept, _) = relaxation.search_line(
+                        relax.activation,
+                        l_row[r],
+                        alphas[t].get(i, r),
+                        alphas[t].get(i, n + r),
+                    );
                     let d = l_row[r] * slope;
                     if d != 0.0 {
                         axpy(d, stage.weights.row(r), &mut out[..cols]);
@@ -176,14 +183,17 @@ impl AlphaProblem<'_> {
         Evaluation { objective, lambdas, final_coeffs }
     }
 
-    /// d objective / d alpha for every unstable neuron, by reverse-mode differentiation of
-    /// [`Self::evaluate`] (the choice between upper and lower relaxation is held fixed).
+    /// d objective / d slope for every optimisable neuron, by reverse-mode differentiation of
+    /// [`Self::evaluate`] (the choice between upper and lower relaxation is held fixed). A line of
+    /// slope `s` has the intercept `t(s)` of the extremum of `act(p) - s p`, whose derivative is
+    /// minus the extremum's location `z` (envelope theorem), so the line's value at the
+    /// concretising pre-activation `p*` moves by `p* - z` (ReLU's lower line: `z = 0`).
     fn gradient(&self, alphas: &[Matrix], eval: &Evaluation) -> Vec<Matrix> {
         let stages = &self.graph.stages;
         let k = self.rows();
         let input = &self.bounds.levels[0];
         let mut grads: Vec<Matrix> = alphas.iter().map(zeros_like).collect();
-        let top = match self.bounds.stages.iter().rposition(|s| s.relax.unstable_count() > 0) {
+        let top = match self.bounds.stages.iter().rposition(|s| s.relax().optimisable_count() > 0) {
             Some(t) => t,
             None => return grads,
         };
@@ -197,9 +207,10 @@ impl AlphaProblem<'_> {
         }
         for t in 0..=top {
             let stage = &stages[t];
-            let relax = &self.bounds.stages[t].relax;
+            let relax = self.bounds.stages[t].relax();
             let lambda = &eval.lambdas[t + 1];
             let (rows, cols) = (stage.rows(), stage.cols());
+            let (n, grad_width) = (relax.neurons.len(), grads[t].cols);
             let width = stage.output_dim();
             let mut g_next = Matrix::new(k, width, vec![0.0; k * width]);
             for i in 0..k {
@@ -211,9 +222,17 @@ impl AlphaProblem<'_> {
                         continue;
                     }
                     let d_grad = dot(stage.weights.row(r), &g_row[..cols]) + stage.bias[r];
-                    let (slope, intercept) = slope_of(relaxation, l_row[r], alphas[t].get(i, r));
-                    if matches!(relaxation, Relaxation::Unstable { .. }) && l_row[r] < 0.0 {
-                        grads[t].data[i * rows + r] = d_grad * l_row[r];
+                    let (slope, intercept, touch) = relaxation.search_line(
+                        relax.activation,
+                        l_row[r],
+                        alphas[t].get(i, r),
+                        alphas[t].get(i, n + r),
+                    );
+                    if let Some((lower, upper)) = relaxation.ranges() {
+                        let (col, range) = if l_row[r] >= 0.0 { (n + r, upper) } else { (r, lower) };
+                        if range.0 < range.1 {
+                            grads[t].data[i * grad_width + col] = (d_grad - touch) * l_row[r];
+                        }
                     }
                     out[r] = d_grad * slope + intercept;
                 }
@@ -224,16 +243,6 @@ impl AlphaProblem<'_> {
             g = g_next;
         }
         grads
-    }
-}
-
-/// Slope and intercept applied to a coefficient `lambda` of an upper bound.
-fn slope_of(relaxation: &Relaxation, lambda: f64, alpha: f64) -> (f64, f64) {
-    match *relaxation {
-        Relaxation::Pass => (1.0, 0.0),
-        Relaxation::Zero => (0.0, 0.0),
-        Relaxation::Unstable { slope, intercept, .. } if lambda >= 0.0 => (slope, intercept),
-        Relaxation::Unstable { .. } => (alpha, 0.0),
     }
 }
 

@@ -1,11 +1,11 @@
 //! CROWN: backward linear relaxation.
 //!
-//! Pre-activation bounds of every unstable ReLU are themselves computed by a backward pass from that
+//! Pre-activation bounds of every unstable neuron (see [`Tighten::Unstable`]) are themselves computed by a backward pass from that
 //! layer to the input (and intersected with IBP); stable neurons keep their interval bounds, since
 //! their relaxation is exact whatever the bounds are. Going backward, each row only ever holds an
 //! *upper* bound: the lower bound of `g` is minus the upper bound of `-g`. Every step keeps the
 //! invariant `g(x) <= lambda . z + c` exact for every input in the box, `z` the value vector the
-//! pass has reached and `lambda`, `c` the f64 values held (see [`crate::relu::backward_upper`] and
+//! pass has reached and `lambda`, `c` the f64 values held (see [`crate::relax::backward_upper`] and
 //! [`crate::dense::backward_upper`] for how rounding is absorbed into `c`).
 
 use crate::error::BoundsError;
@@ -13,12 +13,13 @@ use crate::fp::add_up;
 use crate::graph::Graph;
 use crate::ibp::{self, Bounds, Level};
 use crate::linear::upper_over_box;
-use crate::{dense, relu};
+use crate::{dense, relax};
 use trestle_ir::network::{Activation, Matrix};
 
 /// Upper bounds `g_i <= result_i . x + constant_i` (over the graph input) of `g_i = lambda_i . z`,
 /// `z` the value vector at `level` (0 = input, t = output of stage t - 1). `alphas[t]` optionally
-/// gives per-row lower slopes for stage t (rows x block neurons); otherwise the adaptive ones.
+/// gives per-row slopes for stage t (rows x 2 block neurons: the lower slopes, then the upper
+/// ones); otherwise CROWN's.
 pub(crate) fn backward_from(
     graph: &Graph<'_>,
     bounds: &Bounds,
@@ -29,7 +30,7 @@ pub(crate) fn backward_from(
     let mut constant = vec![0.0; lambda.rows];
     for t in (0..level).rev() {
         let stage_bounds = &bounds.stages[t];
-        relu::backward_upper(&stage_bounds.relax, alphas.map(|a| &a[t]), &mut lambda, &mut constant);
+        relax::backward_upper(stage_bounds.relax(), alphas.map(|a| &a[t]), &mut lambda, &mut constant);
         lambda = dense::backward_upper(
             &graph.stages[t],
             &stage_bounds.block,
@@ -45,10 +46,11 @@ pub(crate) fn backward_from(
 /// bounds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tighten {
-    /// The ReLUs the intervals leave unstable: the only bounds a relaxation depends on, so enough
-    /// for the output bounds.
+    /// The neurons the intervals leave unstable (a ReLU, leaky ReLU or clip across a kink, every
+    /// tanh and sigmoid neuron of non-zero width): the only bounds a relaxation depends on, so
+    /// enough for the output bounds.
     Unstable,
-    /// Those, and every neuron of a stage without ReLU (a network's output layer): values an exact
+    /// Those, and every neuron of an identity stage (a network's output layer): values an exact
     /// encoding keeps as variables, whose bounds are its big-M constants.
     UnstableAndAffine,
 }
@@ -72,14 +74,16 @@ fn intermediate_bounds_in_blocks(
     tighten: Tighten,
     block_bytes: usize,
 ) -> Result<Bounds, BoundsError> {
-    ibp::propagate(graph, input, |t, bounds, block| {
+    ibp::propagate(graph, input, true, |t, bounds, block| {
         let stage = &graph.stages[t];
         let tightened: Vec<usize> = match stage.activation {
-            Activation::Relu => (0..stage.rows()).filter(|&r| block.lo[r] < 0.0 && block.hi[r] > 0.0).collect(),
-            _ if tighten == Tighten::UnstableAndAffine => {
+            Activation::Identity if tighten == Tighten::UnstableAndAffine => {
                 (0..stage.rows()).filter(|&r| block.lo[r] < block.hi[r]).collect()
             }
-            _ => Vec::new(),
+            Activation::Identity => Vec::new(),
+            act => (0..stage.rows())
+                .filter(|&r| block.lo[r] < block.hi[r] && act.piece_on(block.lo[r], block.hi[r]).is_none())
+                .collect(),
         };
         let width = stage.input_dim;
         let per_block = (block_bytes / (2 * width * std::mem::size_of::<f64>())).max(1);

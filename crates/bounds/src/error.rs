@@ -2,7 +2,7 @@
 
 use trestle_ir::network::NetworkError;
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum BoundsError {
     #[error(transparent)]
     Network(#[from] NetworkError),
@@ -26,4 +26,7 @@ pub enum BoundsError {
     Overflow { at: String },
     #[error("unknown bounding method {0:?}: expected ibp, crown, alpha-crown or forward")]
     UnknownMethod(String),
+    /// A method with no rule for an activation (see `support.rs`): an input error.
+    #[error("network {network}: layer {layer}: the {method} bounds do not handle {activation} yet ({supported_by})")]
+    Unsupported { network: String, layer: usize, activation: String, method: &'static str, supported_by: String },
 }

@@ -9,7 +9,7 @@ use crate::fp::sum_up;
 use crate::graph::Graph;
 use crate::ibp::{self, Bounds, Level};
 use crate::linear::{lower_over_box, upper_over_box};
-use crate::relu;
+use crate::relax;
 use trestle_ir::network::Matrix;
 
 /// Interval bounds of every stage and the linear functions of the graph output.
@@ -20,7 +20,7 @@ pub(crate) fn run(graph: &Graph<'_>, input: Level) -> Result<(Bounds, LinearFns)
     // Functions of the value vector entering the current stage, and of the block just bounded.
     let mut fns = LinearFns::identity(&x_magnitude);
     let mut block_fns: Option<(Matrix, Matrix)> = None;
-    let bounds = ibp::propagate(graph, input, |t, bounds, block| {
+    let bounds = ibp::propagate(graph, input, true, |t, bounds, block| {
         if let Some(pre) = block_fns.take() {
             fns = stage_output(graph, bounds, t - 1, pre, &fns, &x_magnitude);
         }
@@ -49,7 +49,7 @@ fn stage_output(
     stage_input: &LinearFns,
     x_magnitude: &[f64],
 ) -> LinearFns {
-    relu::forward(&bounds.stages[t].relax, x_magnitude, &mut lower, &mut upper);
+    relax::forward(bounds.stages[t].relax(), x_magnitude, &mut lower, &mut upper);
     for &src in &graph.stages[t].copies {
         lower.data.extend_from_slice(stage_input.lower.row(src));
         upper.data.extend_from_slice(stage_input.upper.row(src));

@@ -9,7 +9,7 @@
 use crate::dense::{self, BlockIntervals};
 use crate::error::BoundsError;
 use crate::graph::Graph;
-use crate::relu::{self, StageRelaxation};
+use crate::relax::{self, StageRelaxation};
 
 /// Largest magnitude an intermediate bound may reach. Beyond it `u - l` or a product could overflow,
 /// and an overflowed difference would make the ReLU slope meaningless, so such boxes are refused.
@@ -35,7 +35,20 @@ impl Level {
 pub(crate) struct StageBounds {
     /// Pre-activation bounds of the block (tightened by the engine), with interval magnitudes.
     pub block: BlockIntervals,
-    pub relax: StageRelaxation,
+    /// The linear relaxation of the activation (computed by the linear methods only; see
+    /// [`StageBounds::relax`]).
+    pub relaxation: Option<StageRelaxation>,
+}
+
+impl StageBounds {
+    /// The relaxation CROWN, alpha-CROWN and the forward mode use.
+    ///
+    /// # Panics
+    /// On bounds computed without relaxations (IBP's, [`run`]): only the linear methods read
+    /// them, and they propagate with relaxations.
+    pub fn relax(&self) -> &StageRelaxation {
+        self.relaxation.as_ref().expect("linear methods propagate with relaxations")
+    }
 }
 
 /// `levels[0]` is the input box, `levels[t + 1]` the output of stage `t`, which is bounded by
@@ -48,10 +61,13 @@ pub(crate) struct Bounds {
 
 /// Runs the stage-by-stage pass. `tighten(t, bounds_so_far, block)` may shrink the pre-activation
 /// bounds of stage `t` (it must only ever replace them by sound bounds; the result is intersected
-/// with the interval bounds anyway).
+/// with the interval bounds anyway). With `relax`, each stage's linear relaxation is computed from
+/// its final pre-activation bounds (the linear methods need it; IBP does not, and for tanh and
+/// sigmoid it costs rigorous function evaluations).
 pub(crate) fn propagate(
     graph: &Graph<'_>,
     input: Level,
+    relax: bool,
     mut tighten: impl FnMut(usize, &Bounds, &mut BlockIntervals) -> Result<(), BoundsError>,
 ) -> Result<Bounds, BoundsError> {
     let mut bounds = Bounds { levels: vec![input], stages: Vec::with_capacity(graph.stages.len()) };
@@ -68,14 +84,14 @@ pub(crate) fn propagate(
                 return Err(BoundsError::Overflow { at: format!("stage {t}, neuron {r}") });
             }
         }
-        let relax = StageRelaxation::new(stage.activation, &block.lo, &block.hi);
+        let relaxation = relax.then(|| StageRelaxation::new(stage.activation, &block.lo, &block.hi));
         let level = &bounds.levels[t];
         let (mut lo, mut hi): (Vec<f64>, Vec<f64>) =
-            block.lo.iter().zip(&block.hi).map(|(&l, &h)| relu::interval(stage.activation, l, h)).unzip();
+            block.lo.iter().zip(&block.hi).map(|(&l, &h)| relax::interval(stage.activation, l, h)).unzip();
         lo.extend(stage.copies.iter().map(|&k| level.lo[k]));
         hi.extend(stage.copies.iter().map(|&k| level.hi[k]));
         bounds.levels.push(Level::new(lo, hi));
-        bounds.stages.push(StageBounds { block, relax });
+        bounds.stages.push(StageBounds { block, relaxation });
     }
     Ok(bounds)
 }
@@ -91,5 +107,5 @@ pub(crate) fn check_magnitude(lo: &[f64], hi: &[f64], stage: usize) -> Result<()
 
 /// Interval bounds of every stage.
 pub(crate) fn run(graph: &Graph<'_>, input: Level) -> Result<Bounds, BoundsError> {
-    propagate(graph, input, |_, _, _| Ok(()))
+    propagate(graph, input, false, |_, _, _| Ok(()))
 }

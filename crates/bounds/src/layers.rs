@@ -22,6 +22,7 @@ use crate::graph::Graph;
 use crate::ibp::{self, Level};
 use crate::{InputBox, Method, forward, recurrent};
 use rayon::prelude::*;
+use trestle_ir::Interval;
 use trestle_ir::network::{Activation, Network};
 
 /// Bounds of one layer's pre-activations: `lo[i] <= z_i <= hi[i]` for every input of the box.
@@ -32,15 +33,13 @@ pub struct LayerBounds {
 }
 
 impl LayerBounds {
-    /// Bounds of the layer's output under `activation` (exact: both activations are monotone).
+    /// Bounds of the layer's output under `activation`: the image of each neuron's interval
+    /// ([`Interval::activate`]: exact for ReLU and clip, rounded outward for leaky ReLU, the
+    /// rigorous enclosures for tanh and sigmoid).
     pub fn activated(&self, activation: Activation) -> LayerBounds {
-        match activation {
-            Activation::Identity => self.clone(),
-            Activation::Relu => LayerBounds {
-                lo: self.lo.iter().map(|v| v.max(0.0)).collect(),
-                hi: self.hi.iter().map(|v| v.max(0.0)).collect(),
-            },
-        }
+        let images: Vec<Interval> =
+            self.lo.iter().zip(&self.hi).map(|(&l, &h)| Interval::new(l, h).activate(&activation)).collect();
+        LayerBounds { lo: images.iter().map(|i| i.lo).collect(), hi: images.iter().map(|i| i.hi).collect() }
     }
 
     /// Widens these bounds to contain `other` (same width).
@@ -57,6 +56,7 @@ impl LayerBounds {
 /// Pre-activation bounds of every layer of a feed-forward network over `input` (one entry per
 /// layer, in order).
 pub fn layer_bounds(net: &Network, input: &InputBox, method: &Method) -> Result<Vec<LayerBounds>, BoundsError> {
+    crate::check_supported(net, method)?;
     let graph = Graph::feed_forward(net)?;
     on_graph(&graph, input, method)
 }
@@ -68,6 +68,9 @@ pub fn layer_bounds_batch(
     inputs: &[InputBox],
     method: &Method,
 ) -> Vec<Result<Vec<LayerBounds>, BoundsError>> {
+    if let Err(e) = crate::check_supported(net, method) {
+        return inputs.iter().map(|_| Err(e.clone())).collect();
+    }
     match Graph::feed_forward(net) {
         Ok(graph) => inputs.par_iter().map(|input| on_graph(&graph, input, method)).collect(),
         Err(_) => inputs.iter().map(|input| layer_bounds(net, input, method)).collect(),
@@ -89,6 +92,7 @@ pub fn layer_bounds_unrolled(
     hidden0: &[InputBox],
     method: &Method,
 ) -> Result<Vec<Vec<LayerBounds>>, BoundsError> {
+    crate::check_supported(net, method)?;
     let (graph, input) = recurrent::unrolled_input(net, inputs_per_step, hidden0)?;
     let layers = per_layer(&graph, input, method)?;
     Ok(layers.chunks(net.layers.len()).map(<[LayerBounds]>::to_vec).collect())

@@ -1,10 +1,10 @@
-//! Sound output bounds of ReLU networks over input boxes.
+//! Sound output bounds of networks over input boxes.
 //!
 //! Given a [`Network`] and a box, [`bound`] returns a box containing every output and, for the
 //! linear methods, linear bounds `A_l x + c_l <= f(x) <= A_u x + c_u` valid on the whole box, which
 //! the bridge engine substitutes into environment equations. Four methods: interval bound
 //! propagation ([`Method::Ibp`]), CROWN backward linear relaxation ([`Method::Crown`]), CROWN with
-//! optimised lower slopes ([`Method::AlphaCrown`]; only the final backward pass is optimised,
+//! optimised relaxation slopes ([`Method::AlphaCrown`]; only the final backward pass is optimised,
 //! intermediate bounds stay CROWN's) and forward-mode linear relaxation ([`Method::Forward`], what
 //! the original compositional tool used). [`bound_affine_of`] bounds `C_out f(x) + C_in x + c`
 //! directly (a certificate checker re-verifies stored linear bounds with it), and
@@ -13,9 +13,20 @@
 //! pre-activation box of every layer (of every step), what exact encodings take their big-M
 //! constants and fixed ReLU phases from.
 //!
+//! # Activations
+//! Every method bounds every activation of the IR: identity, ReLU, leaky ReLU and clip (exact on
+//! a box where one piece applies, triangles across kinks), tanh and sigmoid (IBP by the rigorous
+//! enclosures of `trestle-real`; CROWN, alpha-CROWN and forward by auto_LiRPA's tangent and secant
+//! lines, each intercept made sound by rigorous evaluation: `relax/s_shaped.rs`). What each method
+//! handles is still one table (`support.rs`, [`supports`]) every entry point checks first, so an
+//! activation without a rule is refused with [`BoundsError::Unsupported`], never bounded.
+//! Bounding a network says nothing about deciding it exactly: the exact encodings (Z3, MILP)
+//! refuse tanh and sigmoid themselves.
+//!
 //! # Shape
 //! As in auto_LiRPA, each operator has one file holding its transfer rules (interval, backward,
-//! forward): `dense.rs` for the affine block of a stage, `relu.rs` for its activation. Each method
+//! forward): `dense.rs` for the affine block of a stage, `relax/` for its activation (one file
+//! per activation: `relu.rs`, `leaky.rs`, `clip.rs`, `tanh.rs`, `sigmoid.rs`). Each method
 //! is one engine file walking the stages (`ibp.rs`, `crown.rs`, `alpha.rs`, `forward.rs`); the
 //! optimisable slopes are state of an alpha-CROWN run, not of the network. Engines do not walk the
 //! IR but a graph of stages (affine block, activation, exact pass-through copies; `graph.rs`) that
@@ -38,7 +49,11 @@
 //!   times a bound on the magnitude of its variable (from that value's rigorous bounds) is moved
 //!   into the constant (`dense.rs`, `relu.rs`).
 //! * ReLU relaxations are valid on rigorous pre-activation bounds: stable neurons exactly, the
-//!   upper chord with its slope and intercept rounded up, lower slopes in `[0, 1]` exact.
+//!   upper chord with its slope and intercept rounded up, lower slopes in `[0, 1]` exact. Other
+//!   activations' lines take any f64 slope and a sound intercept: the extremum of
+//!   `act(p) - s p` over the pre-activation bounds, enclosed by interval arithmetic at the points
+//!   where it can be attained (ends, kinks) and, on a smooth convex or concave piece, by the
+//!   tangent bound at the estimated touching point (`relax/mod.rs`, `relax/s_shaped.rs`).
 //! * Intermediate bounds of every method are intersected with IBP; output boxes are the linear
 //!   bounds concretised (rounded outward) intersected with IBP. alpha-CROWN's search runs without
 //!   error terms, but its slopes are then used in the rigorous pass, and CROWN's row is kept
@@ -60,13 +75,15 @@ mod layers;
 mod linear;
 mod query;
 mod recurrent;
-mod relu;
+mod relax;
+mod support;
 
 pub use alpha::AlphaConfig;
 pub use error::BoundsError;
 pub use layers::{LayerBounds, layer_bounds, layer_bounds_batch, layer_bounds_unrolled};
 pub use linear::{AffineMap, LinearBounds};
 pub use recurrent::step_inputs;
+pub use support::{check as check_supported, method_for, methods_supporting, supports};
 
 use graph::Graph;
 use ibp::Level;
@@ -81,6 +98,18 @@ pub enum Method {
     Crown,
     AlphaCrown(AlphaConfig),
     Forward,
+}
+
+impl Method {
+    /// The name `--bound-method` takes: `ibp`, `crown`, `alpha-crown` or `forward`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Ibp => "ibp",
+            Method::Crown => "crown",
+            Method::AlphaCrown(_) => "alpha-crown",
+            Method::Forward => "forward",
+        }
+    }
 }
 
 impl FromStr for Method {
@@ -133,12 +162,16 @@ pub struct OutputBounds {
 
 /// Bounds of a feed-forward network's outputs over `input`.
 pub fn bound(net: &Network, input: &InputBox, method: &Method) -> Result<OutputBounds, BoundsError> {
+    support::check(net, method)?;
     let graph = Graph::feed_forward(net)?;
     bound_on_graph(&graph, input, method)
 }
 
 /// [`bound`] for many boxes, in parallel; results in input order, identical to one-by-one calls.
 pub fn bound_batch(net: &Network, inputs: &[InputBox], method: &Method) -> Vec<Result<OutputBounds, BoundsError>> {
+    if let Err(e) = support::check(net, method) {
+        return inputs.iter().map(|_| Err(e.clone())).collect();
+    }
     match Graph::feed_forward(net) {
         Ok(graph) => inputs.par_iter().map(|input| bound_on_graph(&graph, input, method)).collect(),
         Err(_) => inputs.iter().map(|input| bound(net, input, method)).collect(),
@@ -167,6 +200,7 @@ pub fn bound_affine_of(
     in_coeffs: &Matrix,
     c: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>), BoundsError> {
+    support::check(net, method)?;
     let graph = Graph::feed_forward(net)?;
     validate(input, "input box", graph.input_dim)?;
     let k = c.len();
@@ -179,12 +213,14 @@ pub fn bound_affine_of(
     query::affine_bounds(&graph, level, method, out_coeffs, in_coeffs, c)
 }
 
-/// Sound bounds of every layer's pre-activations over `input` as CROWN computes them, as
-/// `(lo, hi)` pairs: [`layer_bounds`] with [`Method::Crown`]. A ReLU with `lo >= 0` is the identity
-/// on the whole box, one with `hi <= 0` is zero; an exact encoding of the network may use that (the
-/// smaller exact queries of the bridge engine's exact leaf).
+/// Sound bounds of every layer's pre-activations over `input` as CROWN computes them (IBP for a
+/// network with activations CROWN does not handle, [`method_for`]), as `(lo, hi)` pairs:
+/// [`layer_bounds`]. A ReLU with `lo >= 0` is the identity on the whole box, one with `hi <= 0`
+/// is zero (generally: [`trestle_ir::Activation::piece_on`]); an exact encoding of the network may
+/// use that (the smaller exact queries of the bridge engine's exact leaf).
 pub fn preactivation_bounds(net: &Network, input: &InputBox) -> Result<HiddenBoxes, BoundsError> {
-    Ok(layer_bounds(net, input, &Method::Crown)?.into_iter().map(|l| (l.lo, l.hi)).collect())
+    let method = method_for(net, &Method::Crown);
+    Ok(layer_bounds(net, input, &method)?.into_iter().map(|l| (l.lo, l.hi)).collect())
 }
 
 fn check_coefficients(what: &'static str, m: &Matrix, rows: usize, cols: usize) -> Result<(), BoundsError> {
@@ -227,6 +263,7 @@ pub fn bound_unrolled(
     hidden0: &[InputBox],
     method: &Method,
 ) -> Result<(OutputBounds, HiddenBoxes), BoundsError> {
+    support::check(net, method)?;
     let (graph, input) = recurrent::unrolled_input(net, inputs_per_step, hidden0)?;
     let hidden_dims = net.hidden_dims();
     let all = graph_bounds(&graph, input, method)?;

@@ -31,6 +31,7 @@ fn exact_step(net: &Network, input: &[Rational], hidden: &mut [Vec<Rational>]) -
         y = match layer.activation() {
             Activation::Relu => z.iter().map(|v| v.clone().max(Rational::zero())).collect(),
             Activation::Identity => z.clone(),
+            other => panic!("the random networks here have no {other} layers"),
         };
         if let Layer::Recurrent(_) = layer {
             hidden[h_index] = y.clone();

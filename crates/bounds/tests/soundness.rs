@@ -48,6 +48,7 @@ fn exact_preactivations(net: &trestle_ir::Network, x: &[f64]) -> Vec<Vec<Rationa
         y = match d.activation {
             trestle_ir::Activation::Relu => z.iter().map(|v| v.clone().max(Rational::from_integer(0.into()))).collect(),
             trestle_ir::Activation::Identity => z.clone(),
+            other => panic!("the random networks here have no {other} layers"),
         };
         out.push(z);
     }

@@ -23,7 +23,7 @@ use crate::error::BridgeError;
 use num_traits::{Signed, Zero};
 use trestle_bounds::{InputBox, Method, OutputBounds};
 use trestle_ir::Rational;
-use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network};
+use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, Piece};
 use trestle_ir::num::rational_from_f64;
 
 /// Whether `i` loses to `j` wherever `q_i <= a` and `b <= q_j` (`a`, `b` sound bounds; with
@@ -106,9 +106,11 @@ fn winners_among(
     Ok(possible)
 }
 
-/// The affine piece of `net` on `input`: each layer with, per neuron, whether it passes its
-/// pre-activation on (identity layers, ReLUs with `lo >= 0`) or is 0 (ReLUs with `hi <= 0`).
-/// `None` when some ReLU may change sign on the box, or a layer is recurrent.
+/// The affine piece of `net` on `input`: each layer with, per neuron, the linear piece its
+/// activation follows on the whole box ([`Activation::piece_on`]: identity layers, ReLUs with
+/// `lo >= 0` pass their pre-activation on, ReLUs with `hi <= 0` are 0, a leaky ReLU's negative
+/// side is `alpha z`, a saturated clip its bound). `None` when some neuron may change piece on
+/// the box (or is smooth), or a layer is recurrent.
 fn affine_piece<'n>(net: &'n Network, input: &InputBox) -> Result<Option<AffinePiece<'n>>, BridgeError> {
     if net.layers.iter().any(|l| !matches!(l, Layer::Dense(_))) {
         return Ok(None);
@@ -123,22 +125,20 @@ fn affine_piece<'n>(net: &'n Network, input: &InputBox) -> Result<Option<AffineP
         if lo.len() != d.bias.len() {
             return Ok(None);
         }
-        let mut passes = Vec::with_capacity(lo.len());
+        let mut pieces = Vec::with_capacity(lo.len());
         for (&l, &h) in lo.iter().zip(hi) {
-            passes.push(match d.activation {
-                Activation::Identity => true,
-                Activation::Relu if l >= 0.0 => true,
-                Activation::Relu if h <= 0.0 => false,
-                Activation::Relu => return Ok(None),
-            });
+            match d.activation.piece_on(l, h) {
+                Some(p) => pieces.push(p),
+                None => return Ok(None),
+            }
         }
-        piece.push((d, passes));
+        piece.push((d, pieces));
     }
     Ok(Some(piece))
 }
 
-/// The dense layers of a network, each with which of its neurons pass their pre-activation on.
-type AffinePiece<'n> = Vec<(&'n DenseLayer, Vec<bool>)>;
+/// The dense layers of a network, each with the linear piece every neuron follows.
+type AffinePiece<'n> = Vec<(&'n DenseLayer, Vec<Piece>)>;
 
 /// The exact maximum of `q_i - q_j` over the input box, on the affine piece `active` (see
 /// [`affine_piece`]): the coefficients `e_i - e_j` carried back through the layers in rationals.
@@ -148,12 +148,19 @@ fn difference_max(piece: &AffinePiece<'_>, input: &InputBox, i: usize, j: usize)
     c[i] = Rational::from_integer(1.into());
     c[j] = Rational::from_integer((-1).into());
     let mut constant = Rational::zero();
-    for (d, passes) in piece.iter().rev() {
+    for (d, pieces) in piece.iter().rev() {
         let mut back = vec![Rational::zero(); d.weights.cols];
-        for (k, ck) in c.iter().enumerate().filter(|(k, ck)| passes[*k] && !ck.is_zero()) {
-            constant += ck * rational_from_f64(d.bias[k]);
+        for (k, ck) in c.iter().enumerate().filter(|(_, ck)| !ck.is_zero()) {
+            // y_k = slope (W_k x + b_k) + offset, every factor exact.
+            let Piece { slope, offset } = pieces[k];
+            constant += ck * rational_from_f64(offset);
+            if slope == 0.0 {
+                continue;
+            }
+            let ck = ck * rational_from_f64(slope);
+            constant += &ck * rational_from_f64(d.bias[k]);
             for (col, &w) in d.weights.row(k).iter().enumerate().filter(|(_, w)| **w != 0.0) {
-                back[col] += ck * rational_from_f64(w);
+                back[col] += &ck * rational_from_f64(w);
             }
         }
         c = back;
@@ -205,12 +212,16 @@ fn rule_out_exact_ties(
         if !wi.iter().zip(wj).enumerate().all(|(k, (a, b))| a == b || is_zero(k)) {
             continue;
         }
-        // Identity keeps the order of b_i and b_j, strict or not; ReLU (monotone) only the
-        // non-strict one.
+        // A strictly increasing activation (identity, leaky ReLU with a positive slope, tanh,
+        // sigmoid) keeps the order of b_i and b_j, strict or not; a non-decreasing one (ReLU,
+        // clip) only the non-strict one; a leaky ReLU with a negative slope neither.
         let (bi, bj) = (last.bias[i], last.bias[j]);
         let ruled_out = match last.activation {
-            Activation::Identity => loses(i, j, bi, bj),
-            Activation::Relu => j < i && bi <= bj,
+            Activation::Identity | Activation::Tanh | Activation::Sigmoid => loses(i, j, bi, bj),
+            Activation::LeakyRelu { alpha } if alpha > 0.0 => loses(i, j, bi, bj),
+            Activation::Relu | Activation::Clip { .. } => j < i && bi <= bj,
+            Activation::LeakyRelu { alpha: 0.0 } => j < i && bi <= bj,
+            Activation::LeakyRelu { .. } => false,
         };
         if ruled_out {
             possible[i] = false;
@@ -226,7 +237,12 @@ fn zero_neurons(net: &Network, input: &InputBox, method: &Method) -> Result<Vec<
     if net.layers.len() == 1 {
         return Ok(input.lo.iter().zip(&input.hi).map(|(&l, &h)| l == 0.0 && h == 0.0).collect());
     }
-    let prefix = Network { source: net.source.clone(), layers: net.layers[..net.layers.len() - 1].to_vec() };
+    let prefix = Network {
+        source: net.source.clone(),
+        layers: net.layers[..net.layers.len() - 1].to_vec(),
+        notes: Vec::new(),
+        trailing_softmax: None,
+    };
     let b = trestle_bounds::bound(&prefix, input, method).map_err(|e| bounds_error(net, e))?;
     Ok(b.lo.iter().zip(&b.hi).map(|(&l, &h)| l == 0.0 && h == 0.0).collect())
 }

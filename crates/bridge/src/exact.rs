@@ -35,9 +35,10 @@ pub enum ExactDecision {
     Undecided(String),
 }
 
-/// The ReLU phases on `p` of every network each controller may run, from CROWN's pre-activation
-/// bounds over the controller's input box (outward rounded, so each phase holds on all of `p`).
-/// A network that cannot be bounded there gets no phases (every ReLU stays an `ite`).
+/// The phases on `p` of every network each controller may run (which piece of its activation each
+/// neuron follows), from CROWN's pre-activation bounds over the controller's input box (IBP for
+/// activations CROWN does not handle; outward rounded, so each phase holds on all of `p`). A
+/// network that cannot be bounded there gets no phases (every neuron stays an `ite`).
 pub fn phases(sys: &System, engine: &PostEngine<'_>, p: &FBox) -> Vec<Vec<Option<NetworkPhases>>> {
     phases_over(sys, |ci| engine.input_box(ci, p))
 }
@@ -53,9 +54,10 @@ pub fn phases_over(sys: &System, input: impl Fn(usize) -> FBox) -> Vec<Vec<Optio
             sys.controller_networks(c)
                 .iter()
                 .map(|&n| {
-                    trestle_bounds::preactivation_bounds(&sys.networks[n].network, &input)
+                    let net = &sys.networks[n].network;
+                    trestle_bounds::preactivation_bounds(net, &input)
                         .ok()
-                        .map(|layers| NetworkPhases::of_bounds(&layers))
+                        .map(|layers| NetworkPhases::of_bounds(net, &layers))
                 })
                 .collect()
         })

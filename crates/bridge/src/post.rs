@@ -51,6 +51,12 @@ impl<'s> PostEngine<'s> {
                 )));
             }
             observations.push(observation(sys, c)?);
+            for &n in &sys.controller_networks(c) {
+                // Refused here, before any box: a network the method cannot bound (an activation
+                // it has no rule for) would fail on every one.
+                trestle_bounds::check_supported(&sys.networks[n].network, &method)
+                    .map_err(|e| BridgeError::Bounds(format!("network '{}': {e}", sys.networks[n].name)))?;
+            }
         }
         // IBP gives no linear bounds: the bridge is then over boxes only.
         let linear = linear && method != Method::Ibp;

@@ -90,6 +90,13 @@ impl<'s> Discrete<'s> {
                 sys.networks[*net].name
             ));
         }
+        // The policy is encoded in Z3 and runs are evaluated exactly: piecewise-linear activations.
+        sys.check_activations(
+            "the discrete-policy engines (CEGAR, BMC, explicit)",
+            "identity, ReLU, leaky ReLU and clip layers: tanh and sigmoid have no exact value",
+            trestle_ir::Activation::is_piecewise_linear,
+        )
+        .map_err(|m| CegarError::Smt(trestle_smt::CheckError::Unsupported(m)))?;
         let ActionKind::Index { labels } = &sys.actions[*action].kind else {
             return bad("the policy's action is not an argmax label".into());
         };

@@ -172,7 +172,8 @@ impl<'d> PolicyTheory<'d> {
             // A validated discrete system has one controller, the policy.
             inputs: &d.sys.controllers[0].inputs,
             domain: IntBox { lo, hi },
-            method: Method::Crown,
+            // CROWN where it bounds every activation, IBP otherwise (any sound bounds prune).
+            method: trestle_bounds::method_for(&d.sys.networks[d.network].network, &Method::Crown),
             known: RefCell::new(vec![Vec::new(); d.labels.len()]),
         })
     }

@@ -139,8 +139,16 @@ pub struct RawLayer {
     pub weights: Vec<Vec<Weight>>,
     pub recurrent: Option<Vec<Vec<Weight>>>,
     pub bias: Option<Vec<Weight>>,
+    /// relu (default), identity, leaky_relu (with `alpha`), clip (with `min` and/or `max`), tanh
+    /// or sigmoid.
     #[serde(default = "default_relu")]
     pub activation: String,
+    /// The slope of a leaky ReLU for negative inputs: an exact number that must be an f64.
+    pub alpha: Option<RawNum>,
+    /// The bounds of a clip (either may be left out: unbounded on that side): exact numbers that
+    /// must be f64 values.
+    pub min: Option<RawNum>,
+    pub max: Option<RawNum>,
 }
 
 fn default_dense() -> String {

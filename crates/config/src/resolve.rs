@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, RecurrentLayer};
-use trestle_ir::num::{MAX_DECIMAL_EXPONENT, Rational, exponent_out_of_range, parse_rational, rational_from_i64};
+use trestle_ir::num::{
+    MAX_DECIMAL_EXPONENT, Rational, display_rational, exponent_out_of_range, parse_rational, rational_from_i64,
+};
 use trestle_ir::parse::{ParseError, Scope, SimpleScope, Symbol, parse_ctl, parse_expr, parse_ltl, parse_pred};
 use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::system::*;
@@ -246,14 +248,7 @@ impl<'a> Resolver<'a> {
             };
             let w = matrix(&l.weights, "weights")?;
             let bias = l.bias.as_ref().map_or_else(|| vec![0.0; w.rows], |b| b.iter().map(|w| w.0).collect());
-            let activation = match l.activation.as_str() {
-                "relu" => Activation::Relu,
-                "identity" | "linear" | "none" => Activation::Identity,
-                other => {
-                    return self
-                        .err(format!("{lk}.activation"), format!("unknown activation '{other}' (relu or identity)"));
-                }
-            };
+            let activation = self.activation(&lk, l)?;
             out.push(match (l.kind.as_str(), &l.recurrent) {
                 ("dense", None) => Layer::Dense(DenseLayer { weights: w, bias, activation }),
                 ("recurrent", Some(r)) => Layer::Recurrent(RecurrentLayer {
@@ -271,6 +266,79 @@ impl<'a> Resolver<'a> {
             });
         }
         Network::new(format!("inline:{key}"), out).or_else(|e| self.err(key, e.to_string()))
+    }
+
+    /// A layer's activation with its parameters (exact numbers that must be f64 values: the
+    /// network verified is the one written), validated and in canonical form (a leaky ReLU with
+    /// `alpha = 0` is a ReLU, ...).
+    fn activation(&self, lk: &str, l: &RawLayer) -> R<Activation> {
+        let key = format!("{lk}.activation");
+        let takes = |name: &str| match name {
+            "alpha" => l.activation == "leaky_relu",
+            _ => l.activation == "clip",
+        };
+        for (name, given) in [("alpha", l.alpha.is_some()), ("min", l.min.is_some()), ("max", l.max.is_some())] {
+            if given && !takes(name) {
+                let owner = if name == "alpha" { "leaky_relu" } else { "clip" };
+                return self.err(
+                    format!("{lk}.{name}"),
+                    format!("`{name}` is a parameter of {owner}, not of {}", l.activation),
+                );
+            }
+        }
+        let param = |name: &str, n: &Option<RawNum>| -> R<Option<f64>> {
+            n.as_ref().map(|n| self.exact_f64(&format!("{lk}.{name}"), n)).transpose()
+        };
+        let act = match l.activation.as_str() {
+            "relu" => Activation::Relu,
+            "identity" | "linear" | "none" => Activation::Identity,
+            "tanh" => Activation::Tanh,
+            "sigmoid" => Activation::Sigmoid,
+            "leaky_relu" => match param("alpha", &l.alpha)? {
+                Some(alpha) => Activation::LeakyRelu { alpha },
+                None => return self.err(key, "leaky_relu needs `alpha`, the slope for negative inputs"),
+            },
+            "clip" => {
+                let (lo, hi) = (param("min", &l.min)?, param("max", &l.max)?);
+                if lo.is_none() && hi.is_none() {
+                    return self.err(key, "clip needs `min`, `max` or both (a side left out is unbounded)");
+                }
+                Activation::Clip { lo: lo.unwrap_or(f64::NEG_INFINITY), hi: hi.unwrap_or(f64::INFINITY) }
+            }
+            other => {
+                return self.err(
+                    key,
+                    format!("unknown activation '{other}' (relu, identity, leaky_relu, clip, tanh or sigmoid)"),
+                );
+            }
+        };
+        act.validate().or_else(|e| self.err(lk, e))?;
+        Ok(act.canonical())
+    }
+
+    /// An exact number that must be an f64 value (an activation's parameter).
+    fn exact_f64(&self, key: &str, n: &RawNum) -> R<f64> {
+        let q = self.num(key, n)?;
+        let x = trestle_ir::num::to_f64_nearest(&q);
+        if x.is_finite() && trestle_ir::num::rational_from_f64(x) == q {
+            return Ok(x);
+        }
+        let nearest = if x.is_finite() {
+            // Every f64 is a terminating decimal; Rust prints it exactly with enough digits.
+            let exact = format!("{x:.1100}");
+            let exact = exact.trim_end_matches('0').trim_end_matches('.');
+            format!(" (the nearest f64 is {exact})")
+        } else {
+            String::new()
+        };
+        self.err(
+            key,
+            format!(
+                "{} is not exactly an f64 value{nearest}: network parameters are f64 numbers, and a rounded one \
+                 would make the network verified differ from the one written",
+                display_rational(&q)
+            ),
+        )
     }
 
     pub fn controllers(&mut self, single: Option<&RawController>, many: &[RawController]) -> R<Vec<Controller>> {
@@ -347,6 +415,21 @@ impl<'a> Resolver<'a> {
             None => (0..self.state.len()).map(|i| Expr::Var(VarRef::State(i))).collect(),
         };
         let out_dim = self.networks[nets[0]].network.output_dim();
+        if raw.argmax.is_none()
+            && let Some(n) = nets.iter().find(|&&n| self.networks[n].network.trailing_softmax.is_some())
+        {
+            let named = &self.networks[*n];
+            let node = named.network.trailing_softmax.as_deref().unwrap_or("");
+            return self.err(
+                key,
+                format!(
+                    "network '{}' ends in a softmax ({node}) that the loader left out; that is the same network only \
+                     for an argmax controller (the softmax keeps the order of the outputs), so use `argmax = NAME`, \
+                     or export the network without its softmax to use its outputs as real actions",
+                    named.name
+                ),
+            );
+        }
         let output = match (&raw.actions, &raw.argmax) {
             (Some(names), None) => {
                 let mut ids = Vec::new();

@@ -2,8 +2,10 @@
 //!
 //! Engines differ in how they decide (Z3, bound propagation, MILP, explicit search) but not in
 //! what they return: a refutation is a [`Trace`] that [`Trace::replay`] confirms in exact rational
-//! arithmetic through the IR's one definition of a step, a query's outcome is an [`Answer`], and a
-//! whole run is a [`RunResult`] with a [`Status`] that maps to the CLI's exit code. Keeping these
+//! arithmetic through the IR's one definition of a step (or, through values with no rational
+//! form, by high-precision enclosures strictly on the wrong side: [`validate`]), a query's outcome
+//! is an [`Answer`], and a whole run is a [`RunResult`] with a [`Status`] that maps to the CLI's
+//! exit code. Keeping these
 //! here, below every engine, means an engine links a solver only when it uses one, and the CLI,
 //! the campaign runner and the tests read one shape.
 //!
@@ -14,6 +16,7 @@ mod answer;
 mod budget;
 mod result;
 mod trace;
+pub mod validate;
 mod verdict;
 mod witness;
 

@@ -206,7 +206,7 @@ impl Trace {
 
 /// The start state must be a state of the system: the right length, every variable of its kind
 /// (integers, 0/1 for booleans) and inside its declared domain.
-fn check_start(sys: &System, state: &[Rational]) -> Result<(), ReplayError> {
+pub(crate) fn check_start(sys: &System, state: &[Rational]) -> Result<(), ReplayError> {
     if state.len() != sys.state.len() {
         return Err(ReplayError::Start(format!("{} values for {} state variables", state.len(), sys.state.len())));
     }

@@ -7,14 +7,18 @@
 //! - `f64`: round to nearest; simulation and search heuristics only, never a verdict;
 //! - [`Interval`]: outward-rounded enclosures over a box; comparisons may be undecided, and then
 //!   both branches of an `if` are joined;
+//! - [`crate::enclosed::Enclosed`]: exact rationals while the values stay rational, MPFR
+//!   enclosures at a fixed precision past an elementary function (validated replay);
 //! - dual numbers (the synthesis crate's gradient attack) implement it too.
 //!
 //! What differs between them is only here: how a constant enters, how each operation rounds, how
-//! a comparison is decided, and which entries a `lookup` index may select.
+//! a comparison is decided, which entries a `lookup` index may select, and how a layer's
+//! activation is applied ([`Arith::activate`]: exactly, in f64, or enclosed; the exact domain has
+//! no value for tanh and sigmoid and says so).
 
 use crate::exact_affine;
 pub use crate::exact_affine::Scaled;
-use crate::expr::EvalError;
+use crate::expr::{EvalError, Function};
 use crate::interval::Interval;
 use crate::network::{Activation, Matrix};
 use crate::num::{Rational, display_rational, is_integer, to_f64_nearest};
@@ -50,6 +54,61 @@ pub trait Arith: Clone {
     fn join(&self, o: &Self) -> Self;
     /// The entries of a table of `len` entries this index may select.
     fn lookup(&self, len: usize) -> Result<RangeInclusive<usize>, EvalError>;
+    /// A layer's activation applied to this value, or `None` when this domain cannot represent
+    /// the result (exact rationals for tanh and sigmoid, whose values are irrational).
+    fn activate(&self, act: &Activation) -> Option<Self>;
+    /// An elementary function: [`EvalError::Irrational`] where the domain holds only exact values,
+    /// [`EvalError::OutsideDomain`] where the argument reaches outside the function's domain.
+    /// Arithmetics without elementary functions keep the default, which says so.
+    fn apply(&self, f: Function) -> Result<Self, EvalError> {
+        Err(EvalError::Unsupported { function: f, arithmetic: std::any::type_name::<Self>() })
+    }
+    /// `self^n` (`x^0 = 1`). The default multiplies by squaring, sound in any arithmetic whose
+    /// products are; interval domains override it with the tight even-power rule.
+    fn pow(&self, n: u32) -> Self {
+        let mut result = Self::constant(&Rational::from_integer(1.into()));
+        let mut base = self.clone();
+        let mut k = n;
+        while k > 0 {
+            if k & 1 == 1 {
+                result = result.mul(&base);
+            }
+            k >>= 1;
+            if k > 0 {
+                base = base.mul(&base);
+            }
+        }
+        result
+    }
+}
+
+/// The piecewise-linear activations in a point domain whose comparisons are always decided:
+/// the two-piece definitions (see [`Activation`]), infinite clip bounds leaving that side open.
+/// `None` for the smooth ones.
+pub fn activate_piecewise<A: Arith>(z: &A, act: &Activation) -> Option<A> {
+    let zero = || A::constant(&Rational::zero());
+    Some(match *act {
+        Activation::Identity => z.clone(),
+        Activation::Relu => z.relu(),
+        Activation::LeakyRelu { alpha } => {
+            if z.compare(CmpOp::Ge, &zero()).unwrap_or(true) {
+                z.clone()
+            } else {
+                z.mul(&A::of_f64(alpha))
+            }
+        }
+        Activation::Clip { lo, hi } => {
+            let mut y = z.clone();
+            if lo.is_finite() {
+                y = y.max(&A::of_f64(lo));
+            }
+            if hi.is_finite() {
+                y = y.min(&A::of_f64(hi));
+            }
+            y
+        }
+        Activation::Tanh | Activation::Sigmoid => return None,
+    })
 }
 
 /// The arithmetic of a network's layers: values between layers may take another form than a
@@ -58,19 +117,26 @@ pub trait LayerArith: Arith {
     type Values;
     fn load(xs: &[Self]) -> Self::Values;
     fn unload(v: &Self::Values) -> Vec<Self>;
-    /// `act(W x + b + R h)`, the recurrent term when `rec = Some((R, h))`.
+    /// `act(W x + b + R h)`, the recurrent term when `rec = Some((R, h))`; `None` when the
+    /// domain cannot represent the activation's values ([`Arith::activate`]).
     fn affine(
         w: &Matrix,
         x: &Self::Values,
         b: &[f64],
         act: Activation,
         rec: Option<(&Matrix, &Self::Values)>,
-    ) -> Self::Values;
+    ) -> Option<Self::Values>;
 }
 
 /// `act(W x + b + R h)` term by term in any arithmetic: the reference form, for domains with no
-/// faster kernel (dual numbers).
-pub fn affine_terms<A: Arith>(w: &Matrix, x: &[A], b: &[f64], act: Activation, rec: Option<(&Matrix, &[A])>) -> Vec<A> {
+/// faster kernel (dual numbers, intervals).
+pub fn affine_terms<A: Arith>(
+    w: &Matrix,
+    x: &[A],
+    b: &[f64],
+    act: Activation,
+    rec: Option<(&Matrix, &[A])>,
+) -> Option<Vec<A>> {
     let weight = A::of_f64;
     (0..w.rows)
         .map(|i| {
@@ -78,7 +144,7 @@ pub fn affine_terms<A: Arith>(w: &Matrix, x: &[A], b: &[f64], act: Activation, r
             if let Some((r, h)) = rec {
                 acc = r.row(i).iter().zip(h).fold(acc, |acc, (&rij, hj)| acc.add(&hj.mul(&weight(rij))));
             }
-            if act == Activation::Relu { acc.relu() } else { acc }
+            acc.activate(&act)
         })
         .collect()
 }
@@ -128,6 +194,16 @@ impl Arith for Rational {
         let k = self.to_integer().to_usize().ok_or_else(bad)?;
         if k >= len { Err(bad()) } else { Ok(k..=k) }
     }
+    /// Exact for the piecewise-linear activations; `None` for tanh and sigmoid.
+    fn activate(&self, act: &Activation) -> Option<Rational> {
+        activate_piecewise(self, act)
+    }
+    fn apply(&self, f: Function) -> Result<Rational, EvalError> {
+        Err(EvalError::Irrational { function: f })
+    }
+    fn pow(&self, n: u32) -> Rational {
+        num_traits::pow(self.clone(), n as usize)
+    }
 }
 
 impl LayerArith for Rational {
@@ -140,8 +216,19 @@ impl LayerArith for Rational {
     fn unload(v: &Scaled) -> Vec<Rational> {
         v.to_rationals()
     }
-    fn affine(w: &Matrix, x: &Scaled, b: &[f64], act: Activation, rec: Option<(&Matrix, &Scaled)>) -> Scaled {
-        exact_affine::affine(w, x, b, act, rec)
+    /// ReLU inside the common-denominator kernel; the other piecewise-linear activations on the
+    /// layer's rationals (their slopes and bounds change the denominators); `None` for tanh and
+    /// sigmoid.
+    fn affine(w: &Matrix, x: &Scaled, b: &[f64], act: Activation, rec: Option<(&Matrix, &Scaled)>) -> Option<Scaled> {
+        match act {
+            Activation::Identity | Activation::Relu => Some(exact_affine::affine(w, x, b, act, rec)),
+            _ if act.is_piecewise_linear() => {
+                let z = exact_affine::affine(w, x, b, Activation::Identity, rec).to_rationals();
+                let y: Option<Vec<Rational>> = z.iter().map(|v| v.activate(&act)).collect();
+                Some(Scaled::of(&y?))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -192,6 +279,30 @@ impl Arith for f64 {
         }
         Ok(r as usize..=r as usize)
     }
+    /// Round to nearest; tanh and sigmoid by the standard library (simulation only).
+    fn activate(&self, act: &Activation) -> Option<f64> {
+        Some(act.apply_f64(*self))
+    }
+    fn apply(&self, f: Function) -> Result<f64, EvalError> {
+        f.eval_f64(*self).ok_or_else(|| EvalError::OutsideDomain {
+            function: f,
+            argument: self.to_string(),
+            reason: domain_reason(f).into(),
+        })
+    }
+    fn pow(&self, n: u32) -> f64 {
+        self.powi(n as i32)
+    }
+}
+
+/// Why a function has no value at an argument, in the words of its domain.
+pub(crate) fn domain_reason(f: Function) -> &'static str {
+    match f {
+        Function::Log => "log is defined for x > 0",
+        Function::Sqrt => "sqrt is defined for x >= 0",
+        Function::Tan => "tan is undefined at the odd multiples of pi/2",
+        _ => "the value is not a finite number",
+    }
 }
 
 impl LayerArith for f64 {
@@ -202,16 +313,24 @@ impl LayerArith for f64 {
     fn unload(v: &Vec<f64>) -> Vec<f64> {
         v.clone()
     }
-    fn affine(w: &Matrix, x: &Vec<f64>, b: &[f64], act: Activation, rec: Option<(&Matrix, &Vec<f64>)>) -> Vec<f64> {
-        (0..w.rows)
-            .map(|i| {
-                let mut v = dot(w.row(i), x) + b[i];
-                if let Some((r, h)) = rec {
-                    v += dot(r.row(i), h);
-                }
-                if act == Activation::Relu { v.max(0.0) } else { v }
-            })
-            .collect()
+    fn affine(
+        w: &Matrix,
+        x: &Vec<f64>,
+        b: &[f64],
+        act: Activation,
+        rec: Option<(&Matrix, &Vec<f64>)>,
+    ) -> Option<Vec<f64>> {
+        Some(
+            (0..w.rows)
+                .map(|i| {
+                    let mut v = dot(w.row(i), x) + b[i];
+                    if let Some((r, h)) = rec {
+                        v += dot(r.row(i), h);
+                    }
+                    act.apply_f64(v)
+                })
+                .collect(),
+        )
     }
 }
 
@@ -313,6 +432,46 @@ impl Arith for Interval {
         let hi = self.hi.floor().min(len as f64 - 1.0);
         Ok(if lo > hi { 0..=len - 1 } else { lo as usize..=hi as usize })
     }
+    /// The image of the interval (see [`Interval::activate`]).
+    fn activate(&self, act: &Activation) -> Option<Interval> {
+        Some(Interval::activate(self, act))
+    }
+    /// The rigorous enclosures of `trestle_real` (through [`Interval`]'s functions); an argument
+    /// reaching outside a partial function's domain is an error, not a clipped enclosure.
+    fn apply(&self, f: Function) -> Result<Interval, EvalError> {
+        if !self.is_valid() {
+            return Err(EvalError::OutsideDomain {
+                function: f,
+                argument: self.to_string(),
+                reason: "not an interval".into(),
+            });
+        }
+        let partial = |r: Result<Interval, crate::interval::RealError>| {
+            r.map_err(|_| EvalError::OutsideDomain {
+                function: f,
+                argument: self.to_string(),
+                reason: domain_reason(f).into(),
+            })
+        };
+        Ok(match f {
+            Function::Sin => Interval::sin(self),
+            Function::Cos => Interval::cos(self),
+            Function::Exp => Interval::exp(self),
+            Function::Tanh => Interval::tanh(self),
+            Function::Sigmoid => Interval::sigmoid(self),
+            Function::Tan => partial(Interval::tan(self))?,
+            Function::Log => partial(Interval::log(self))?,
+            Function::Sqrt => partial(Interval::sqrt(self))?,
+        })
+    }
+    /// The monotone pieces of `x^n` (`[-1, 2]^2 = [0, 4]`, not the product's `[-2, 4]`).
+    fn pow(&self, n: u32) -> Interval {
+        match i32::try_from(n).ok().and_then(|n| Interval::powi(self, n).ok()) {
+            Some(p) => p,
+            // Non-negative powers are total; only an invalid interval gets here.
+            None => Interval::ENTIRE,
+        }
+    }
 }
 
 /// Interval bound propagation through a network (IBP, every operation rounded outward): sound
@@ -332,7 +491,7 @@ impl LayerArith for Interval {
         b: &[f64],
         act: Activation,
         rec: Option<(&Matrix, &Vec<Interval>)>,
-    ) -> Vec<Interval> {
+    ) -> Option<Vec<Interval>> {
         affine_terms(w, x, b, act, rec.map(|(r, h)| (r, &h[..])))
     }
 }

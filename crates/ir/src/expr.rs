@@ -1,8 +1,14 @@
-//! Piecewise-linear expressions over state, action and non-deterministic input variables.
+//! Expressions over state, action and non-deterministic input variables: piecewise-linear
+//! operations, products, integer powers and the elementary functions of plant dynamics.
 //!
-//! The same tree is evaluated three ways — f64 (simulation), exact rationals (replay of every
-//! counterexample) and outward-rounded intervals (sound images) — and is handed as-is to the solver
-//! encoders, so all of them agree on what a step means.
+//! The same tree is evaluated four ways — f64 (simulation), exact rationals (replay of every
+//! counterexample), outward-rounded intervals (sound images) and high-precision enclosures
+//! ([`crate::enclosed`], validated replay) — and is handed as-is to the solver encoders, so all of
+//! them agree on what a step means. An elementary function ([`Function`]) has no exact rational
+//! value: the exact evaluation reports it ([`EvalError::Irrational`]) and a run through one is
+//! replayed by validation instead. Integer powers of rationals are rational and stay exact.
+//! Evaluating `sqrt`, `log` (or `tan` at a pole) outside its domain is an
+//! [`EvalError::OutsideDomain`]: the system's error, like a run leaving a variable's domain.
 
 use crate::interval::Interval;
 use crate::num::{Rational, rational_from_f64};
@@ -38,6 +44,92 @@ pub enum Expr {
     Ite(Box<Pred>, Box<Expr>, Box<Expr>),
     /// `lookup(i, [e0, e1, ...])`: the entry selected by an integer-valued index (0-based).
     Lookup(Box<Expr>, Vec<Expr>),
+    /// An elementary function of one argument (`sin(x)`, `exp(x)`, ...).
+    Apply(Function, Box<Expr>),
+    /// `e^n` for an integer `0 <= n <=` [`MAX_POWER`]: exact over rationals.
+    Pow(Box<Expr>, u32),
+}
+
+/// Largest exponent of [`Expr::Pow`]: `x^64` of a rational with a 20-digit denominator already
+/// has a 1280-digit one.
+pub const MAX_POWER: u32 = 64;
+
+/// The elementary functions an expression may apply. None has an exact rational value at a
+/// rational argument in general, so every engine that needs exact values refuses them or
+/// encloses them ([`crate::Interval`], [`crate::enclosed::Enclosed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Function {
+    Sin,
+    Cos,
+    /// Defined away from the odd multiples of pi/2.
+    Tan,
+    Exp,
+    /// Natural logarithm, defined for x > 0.
+    Log,
+    /// Defined for x >= 0.
+    Sqrt,
+    Tanh,
+    /// The logistic function 1 / (1 + e^-x).
+    Sigmoid,
+}
+
+impl Function {
+    pub const ALL: [Function; 8] = [
+        Function::Sin,
+        Function::Cos,
+        Function::Tan,
+        Function::Exp,
+        Function::Log,
+        Function::Sqrt,
+        Function::Tanh,
+        Function::Sigmoid,
+    ];
+
+    /// The name the text syntax uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Function::Sin => "sin",
+            Function::Cos => "cos",
+            Function::Tan => "tan",
+            Function::Exp => "exp",
+            Function::Log => "log",
+            Function::Sqrt => "sqrt",
+            Function::Tanh => "tanh",
+            Function::Sigmoid => "sigmoid",
+        }
+    }
+
+    /// Whether the function is defined on the whole real line (not `log`, `sqrt`, `tan`).
+    pub fn is_total(self) -> bool {
+        !matches!(self, Function::Log | Function::Sqrt | Function::Tan)
+    }
+
+    pub fn from_name(name: &str) -> Option<Function> {
+        Function::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The value at an f64 (round to nearest, for simulation; never a bound). `None` outside the
+    /// function's domain (a NaN or an infinite value of a partial function).
+    pub fn eval_f64(self, x: f64) -> Option<f64> {
+        let y = match self {
+            Function::Sin => x.sin(),
+            Function::Cos => x.cos(),
+            Function::Tan => x.tan(),
+            Function::Exp => x.exp(),
+            Function::Log if x > 0.0 => x.ln(),
+            Function::Sqrt if x >= 0.0 => x.sqrt(),
+            Function::Log | Function::Sqrt => return None,
+            Function::Tanh => x.tanh(),
+            Function::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        };
+        (!y.is_nan()).then_some(y)
+    }
+}
+
+impl std::fmt::Display for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Values of the variables an expression may read.
@@ -66,6 +158,16 @@ impl<'a, T> Env<'a, T> {
 pub enum EvalError {
     #[error("lookup index {index} is not an integer in 0..{len}")]
     LookupIndex { index: String, len: usize },
+    /// An elementary function in exact rational evaluation.
+    #[error("{function} has no exact rational value: validated replay needed")]
+    Irrational { function: Function },
+    /// A function evaluated where it is undefined (`sqrt` below 0, `log` at or below 0, `tan` at
+    /// a pole): the system's error, like a run leaving a variable's domain.
+    #[error("{function}({argument}) is undefined: {reason}")]
+    OutsideDomain { function: Function, argument: String, reason: String },
+    /// An arithmetic that has no version of the function (the gradient attack's dual numbers).
+    #[error("{function} is not evaluated in {arithmetic}")]
+    Unsupported { function: Function, arithmetic: &'static str },
 }
 
 /// `sum coeffs[v] * v + constant`, exact.
@@ -149,7 +251,9 @@ impl Expr {
         match self {
             Expr::Const(_) => {}
             Expr::Var(v) => f(*v),
-            Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) => a.visit_vars(f),
+            Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) | Expr::Apply(_, a) | Expr::Pow(a, _) => {
+                a.visit_vars(f)
+            }
             Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
                 a.visit_vars(f);
                 b.visit_vars(f);
@@ -172,7 +276,9 @@ impl Expr {
         f(self);
         match self {
             Expr::Const(_) | Expr::Var(_) => {}
-            Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) => a.visit_exprs(f),
+            Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) | Expr::Apply(_, a) | Expr::Pow(a, _) => {
+                a.visit_exprs(f)
+            }
             Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
                 a.visit_exprs(f);
                 b.visit_exprs(f);
@@ -223,6 +329,8 @@ impl Expr {
             Expr::Max(a, b) => Expr::Max(s(a), s(b)),
             Expr::Ite(c, a, b) => Expr::Ite(Box::new(c.substitute(f)), s(a), s(b)),
             Expr::Lookup(i, items) => Expr::Lookup(s(i), items.iter().map(|e| e.substitute(f)).collect()),
+            Expr::Apply(g, a) => Expr::Apply(*g, s(a)),
+            Expr::Pow(a, n) => Expr::Pow(s(a), *n),
         }
     }
 
@@ -245,6 +353,15 @@ impl Expr {
                 }
             }
             Expr::Div(a, k) => a.as_linear()?.scale(&(Rational::from_integer(1.into()) / k)),
+            Expr::Pow(a, 0) if a.as_linear().is_some() => LinearExpr::constant(Rational::from_integer(1.into())),
+            Expr::Pow(a, 1) => a.as_linear()?,
+            Expr::Pow(a, n) => {
+                let l = a.as_linear()?;
+                if !l.is_constant() {
+                    return None;
+                }
+                LinearExpr::constant(num_traits::pow(l.constant, *n as usize))
+            }
             _ => return None,
         })
     }
@@ -264,7 +381,27 @@ impl Expr {
             }
             Expr::Ite(c, a, b) => c.is_linear() && a.is_piecewise_linear() && b.is_piecewise_linear(),
             Expr::Lookup(i, items) => i.is_piecewise_linear() && items.iter().all(Expr::is_piecewise_linear),
+            Expr::Pow(a, n) => a.is_piecewise_linear() && (*n <= 1 || a.as_linear().is_some_and(|l| l.is_constant())),
+            Expr::Apply(..) => false,
         }
+    }
+
+    /// The first elementary function the expression applies (those inside an `ite`'s condition
+    /// included): what engines that need exact values name when they refuse it.
+    pub fn first_function(&self) -> Option<Function> {
+        let mut found = None;
+        self.visit_exprs(&mut |e| {
+            if let (None, Expr::Apply(f, _)) = (found, e) {
+                found = Some(*f);
+            }
+        });
+        found
+    }
+
+    /// Whether the expression's value at rational arguments is rational (no elementary function):
+    /// then it is evaluated exactly, otherwise by enclosures.
+    pub fn is_rational_valued(&self) -> bool {
+        self.first_function().is_none()
     }
 
     /// The value at `env`, in any [`Arith`]: the one evaluator of expressions.
@@ -291,6 +428,8 @@ impl Expr {
                 let first = values.next().expect("lookup ranges are non-empty")?;
                 values.try_fold(first, |acc, v| Ok::<A, EvalError>(acc.join(&v?)))?
             }
+            Expr::Apply(f, a) => a.eval(env)?.apply(*f)?,
+            Expr::Pow(a, n) => a.eval(env)?.pow(*n),
         })
     }
 
@@ -306,7 +445,9 @@ impl Expr {
 
     /// A sound enclosure of the expression's range over a box of variable values.
     pub fn eval_interval(&self, env: &Env<'_, Interval>) -> Interval {
-        // Only an empty lookup table fails on intervals; everything encloses that.
+        // An empty lookup table, or a function whose argument's enclosure reaches outside its
+        // domain, fails on intervals; the whole line encloses every value where evaluation
+        // succeeds, and proves nothing about the box (the exact evaluators report the error).
         self.eval(env).unwrap_or(Interval::ENTIRE)
     }
 }

@@ -5,6 +5,7 @@
 //! cover any faithful rounding, exact argument reduction); the std f64 functions are not used for
 //! bounds. Partial functions return a [`RealError`] when the interval reaches outside their domain.
 
+use crate::activation::Activation;
 use crate::num::{Rational, enclose};
 use crate::round::{add_down, add_up, mul_down, mul_up};
 
@@ -108,6 +109,34 @@ impl Interval {
             Interval { lo: 0.0, hi: (-self.lo).max(self.hi) }
         }
     }
+
+    /// An enclosure of `act(z)` for every `z` in the interval. The piecewise-linear activations
+    /// exactly: ReLU and clip take their bounds (exact f64 operations), leaky ReLU is the hull of
+    /// the images of its two pieces (the negative part times `alpha` rounded outward, which also
+    /// covers the non-monotone `alpha < 0`).
+    ///
+    /// Tanh and sigmoid by their rigorous interval versions ([`Interval::tanh`],
+    /// [`Interval::sigmoid`]: guaranteed ends, never the standard library's `tanh` or `exp`).
+    pub fn activate(&self, act: &Activation) -> Interval {
+        match *act {
+            Activation::Identity => *self,
+            Activation::Relu => self.relu(),
+            Activation::LeakyRelu { alpha } => {
+                let mut out: Option<Interval> = None;
+                if self.hi >= 0.0 {
+                    out = Some(Interval { lo: self.lo.max(0.0), hi: self.hi });
+                }
+                if self.lo < 0.0 {
+                    let negative = Interval { lo: self.lo, hi: self.hi.min(0.0) }.mul(&Interval::point(alpha));
+                    out = Some(out.map_or(negative, |o| o.hull(&negative)));
+                }
+                out.unwrap_or(*self) // only for a NaN end, which callers never pass
+            }
+            Activation::Clip { lo, hi } => Interval { lo: self.lo.max(lo).min(hi), hi: self.hi.max(lo).min(hi) },
+            Activation::Tanh => self.tanh(),
+            Activation::Sigmoid => self.sigmoid(),
+        }
+    }
 }
 
 /// The elementary functions over an interval: every value of the function at a point of the
@@ -180,6 +209,50 @@ mod tests {
         let exact_hi = parse_rational("0.75").unwrap();
         assert!(rational_from_f64(p.hi) >= exact_hi);
         assert!(rational_from_f64(p.lo) <= parse_rational("-0.3").unwrap());
+    }
+
+    #[test]
+    fn activation_images_enclose_sampled_values() {
+        use crate::num::rational_from_f64;
+        use crate::{Arith, Rational};
+        let acts = [
+            Activation::Identity,
+            Activation::Relu,
+            Activation::LeakyRelu { alpha: 0.1 },
+            Activation::LeakyRelu { alpha: -0.7 },
+            Activation::LeakyRelu { alpha: 2.5 },
+            Activation::Clip { lo: -1.0, hi: 0.75 },
+            Activation::Clip { lo: f64::NEG_INFINITY, hi: 0.75 },
+            Activation::Clip { lo: -0.5, hi: f64::INFINITY },
+        ];
+        let ends: Vec<f64> = (-12..=12).map(|k| f64::from(k) * 0.3).collect();
+        for act in acts {
+            for (i, &lo) in ends.iter().enumerate() {
+                for &hi in &ends[i..] {
+                    let image = Interval::new(lo, hi).activate(&act);
+                    let (l, h) = (rational_from_f64(image.lo), rational_from_f64(image.hi));
+                    for k in 0..=20 {
+                        // Exact points of [lo, hi], their image exactly.
+                        let z = rational_from_f64(lo)
+                            + (rational_from_f64(hi) - rational_from_f64(lo)) * Rational::new(k.into(), 20.into());
+                        let y = z.activate(&act).unwrap();
+                        assert!(l <= y && y <= h, "{act} on [{lo}, {hi}]: {y} outside {image}");
+                    }
+                    // Monotone and exact (no product): the image is the ends' images.
+                    if !matches!(act, Activation::LeakyRelu { .. }) {
+                        assert_eq!(image, Interval::new(act.apply_f64(lo), act.apply_f64(hi)), "{act}");
+                    }
+                }
+            }
+        }
+        // The smooth ones: the rigorous enclosures.
+        let x = Interval::new(-3.0, 2.0);
+        assert_eq!(x.activate(&Activation::Tanh), x.tanh());
+        assert_eq!(x.activate(&Activation::Sigmoid), x.sigmoid());
+        assert!(x.activate(&Activation::Tanh).hi < 0.97 && x.activate(&Activation::Sigmoid).lo > 0.04);
+        assert_eq!(Interval::ENTIRE.activate(&Activation::Clip { lo: -1.0, hi: 6.0 }), Interval::new(-1.0, 6.0));
+        let leaky = Interval::ENTIRE.activate(&Activation::LeakyRelu { alpha: 0.5 });
+        assert!(leaky.is_valid() && leaky == Interval::ENTIRE);
     }
 
     #[test]

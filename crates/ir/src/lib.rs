@@ -2,14 +2,18 @@
 //!
 //! One system, written once, is checked by every engine: the compositional bridge checker, bounded
 //! CTL, LTL for memoryful agents and predicate abstraction. This crate therefore says *what* a system
-//! is (variables, piecewise-linear expressions, networks, controllers, environment steps,
-//! predicates, temporal formulas) and how to *execute* it, in f64 and exactly, and nothing about how
-//! to verify it.
+//! is (variables, expressions — piecewise-linear operations, products, integer powers and the
+//! elementary functions of plant dynamics —, networks, controllers, environment steps, predicates,
+//! temporal formulas) and how to *execute* it, in f64, exactly, in outward-rounded intervals and in
+//! high-precision enclosures for validated replay ([`enclosed`]), and nothing about how to verify
+//! it.
 //!
 //! Architecture invariant: this crate depends on no solver and no file format.
 
+pub mod activation;
 pub mod arith;
 pub mod boxindex;
+pub mod enclosed;
 mod exact_affine;
 pub mod expr;
 pub mod formula;

@@ -16,6 +16,12 @@
 //!
 //! A hidden unit whose previous value no unit reads (its column of the recurrent weights is zero)
 //! is computed but not kept as a state variable.
+//!
+//! Other activations: a non-negative carried value passes one unit through any layer whose
+//! activation is the identity on `[0, +inf)` (leaky ReLU, a clip with `lo <= 0` and no upper
+//! bound); a value carried through a layer with any other activation (tanh, sigmoid, a bounded
+//! clip, or a leaky ReLU on a value of either sign) has no exact pass-through, and lifting such a
+//! network is refused ([`lift_network`] says which layer), never approximated.
 
 use crate::expr::{Expr, VarRef};
 use crate::network::{Activation, DenseLayer, Layer, Matrix, Network};
@@ -91,8 +97,9 @@ enum Role {
 }
 
 /// The feed-forward network with inputs `[original inputs; previous kept hidden units (layer by
-/// layer)]` and the outputs `head` says, computing exactly what `net` computes (module docs).
-pub fn lift_network(net: &Network, head: Head) -> Network {
+/// layer)]` and the outputs `head` says, computing exactly what `net` computes (module docs), or
+/// why a value cannot be carried through one of its layers exactly.
+pub fn lift_network(net: &Network, head: Head) -> Result<Network, String> {
     let kept = read_hidden_units(net);
     let n_in = net.input_dim();
     let mut carried = Vec::new();
@@ -107,7 +114,7 @@ pub fn lift_network(net: &Network, head: Head) -> Network {
     let mut main = n_in;
     let mut layers = Vec::new();
     let mut k = 0;
-    for layer in &net.layers {
+    for (l, layer) in net.layers.iter().enumerate() {
         let (w, b, act, rec) = match layer {
             Layer::Dense(d) => (&d.weights, &d.bias, d.activation, None),
             Layer::Recurrent(r) => (&r.input_weights, &r.bias, r.activation, Some(&r.recurrent_weights)),
@@ -144,13 +151,21 @@ pub fn lift_network(net: &Network, head: Head) -> Network {
                 bias.push(0.0);
                 rows.len() - 1
             };
+            let identity_on_nonneg = act.piece_on(0.0, f64::INFINITY) == Some(crate::network::Piece::IDENTITY);
             let (terms, nonneg) = match act {
                 Activation::Identity => (vec![(unit_row(1.0), 1.0)], c.nonneg),
-                Activation::Relu if c.nonneg => (vec![(unit_row(1.0), 1.0)], true),
+                _ if c.nonneg && identity_on_nonneg => (vec![(unit_row(1.0), 1.0)], true),
                 Activation::Relu => {
                     let pos = unit_row(1.0);
                     let neg = unit_row(-1.0);
                     (vec![(pos, 1.0), (neg, -1.0)], false)
+                }
+                _ => {
+                    return Err(format!(
+                        "layer {l} of {} has the activation {act}, through which a hidden state (of either sign, \
+                         or clipped) cannot be carried exactly: only identity and ReLU layers carry any value",
+                        net.source
+                    ));
                 }
             };
             next_carried.push(Carried { terms, nonneg, role: c.role });
@@ -159,7 +174,7 @@ pub fn lift_network(net: &Network, head: Head) -> Network {
             for (j, &unit) in kept[k].iter().enumerate() {
                 next_carried.push(Carried {
                     terms: vec![(unit, 1.0)],
-                    nonneg: act == Activation::Relu,
+                    nonneg: act.output_is_nonnegative(),
                     role: Role::Next(k, j),
                 });
             }
@@ -205,7 +220,12 @@ pub fn lift_network(net: &Network, head: Head) -> Network {
             Layer::Dense(DenseLayer { weights, bias, activation })
         })
         .collect();
-    Network { source: format!("{} (hidden state lifted)", net.source), layers }
+    Ok(Network {
+        source: format!("{} (hidden state lifted)", net.source),
+        layers,
+        notes: net.notes.clone(),
+        trailing_softmax: net.trailing_softmax.clone(),
+    })
 }
 
 /// The system with every recurrent controller made memoryless (module docs). Controllers with
@@ -264,9 +284,12 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
             out.networks.len() - 1
         };
         let name = &sys.networks[n].name;
+        let lift = |head| {
+            lift_network(net, head).map_err(|message| SystemError { location: format!("network '{name}'"), message })
+        };
         match &c.output {
             ControllerOutput::Actions(ids) => {
-                let lifted = add_net(format!("{name}.lifted.{ci}"), lift_network(net, Head::Both));
+                let lifted = add_net(format!("{name}.lifted.{ci}"), lift(Head::Both)?);
                 let mut ids = ids.clone();
                 ids.extend(&next_actions);
                 out.controllers[ci] = Controller {
@@ -277,7 +300,7 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
                 };
             }
             ControllerOutput::Argmax(a) => {
-                let outputs = add_net(format!("{name}.lifted.{ci}"), lift_network(net, Head::Outputs));
+                let outputs = add_net(format!("{name}.lifted.{ci}"), lift(Head::Outputs)?);
                 out.controllers[ci] = Controller {
                     policy: Policy::Network(outputs),
                     inputs: inputs.clone(),
@@ -287,7 +310,7 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
                 if next_actions.is_empty() {
                     continue;
                 }
-                let hidden_net = add_net(format!("{name}.lifted.{ci}.hidden"), lift_network(net, Head::Hidden));
+                let hidden_net = add_net(format!("{name}.lifted.{ci}.hidden"), lift(Head::Hidden)?);
                 let hidden_ci = sys.controllers.len() + new_controllers.len();
                 for &a in &next_actions {
                     out.actions[a].controller = hidden_ci;
@@ -306,7 +329,8 @@ pub fn lift_hidden_state(sys: &System) -> Result<Lifted, SystemError> {
     // system holds no recurrent network), keeping every index.
     for (named, original) in out.networks.iter_mut().zip(&sys.networks) {
         if original.network.is_recurrent() {
-            named.network = lift_network(&original.network, Head::Both);
+            named.network = lift_network(&original.network, Head::Both)
+                .map_err(|message| SystemError { location: format!("network '{}'", named.name), message })?;
         }
     }
     out.init = Pred::and(init);
@@ -322,8 +346,20 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
+    /// A random activation: mostly ReLU and identity, sometimes a leaky ReLU or a clip (exact,
+    /// and only sometimes liftable).
+    fn random_activation(rng: &mut StdRng) -> Activation {
+        match rng.random_range(0..10) {
+            0 => Activation::LeakyRelu { alpha: 0.25 },
+            1 => Activation::Clip { lo: -0.5, hi: f64::INFINITY },
+            2 => Activation::Clip { lo: -1.0, hi: 1.5 },
+            3 | 4 => Activation::Identity,
+            _ => Activation::Relu,
+        }
+    }
+
     /// A random chain of dense and recurrent layers, with some recurrent columns zero (units not
-    /// kept), both activations, weights on a grid of 1/8 (exact sums) or full f64 mantissas.
+    /// kept), several activations, weights on a grid of 1/8 (exact sums) or full f64 mantissas.
     fn random_network(rng: &mut StdRng) -> Network {
         let mut width = rng.random_range(1..4);
         let n_layers = rng.random_range(1..5);
@@ -333,14 +369,13 @@ mod tests {
         };
         for l in 0..n_layers {
             let out = rng.random_range(1..5);
-            let activation =
-                if l + 1 < n_layers && rng.random_bool(0.8) { Activation::Relu } else { Activation::Identity };
+            let activation = if l + 1 < n_layers { random_activation(rng) } else { Activation::Identity };
             let weights = Matrix::new(out, width, (0..out * width).map(|_| w(rng)).collect());
             let bias = (0..out).map(|_| w(rng)).collect();
             if rng.random_bool(0.6) {
                 let dead: Vec<bool> = (0..out).map(|_| rng.random_bool(0.3)).collect();
                 let rec = (0..out * out).map(|i| if dead[i % out] { 0.0 } else { w(rng) }).collect();
-                let activation = if rng.random_bool(0.8) { Activation::Relu } else { Activation::Identity };
+                let activation = random_activation(rng);
                 layers.push(Layer::Recurrent(RecurrentLayer {
                     input_weights: weights,
                     recurrent_weights: Matrix::new(out, out, rec),
@@ -361,16 +396,30 @@ mod tests {
     }
 
     /// The lifted network, fed the kept units of the previous hidden state, returns exactly the
-    /// original outputs and next hidden state over runs of random inputs (exact arithmetic).
+    /// original outputs and next hidden state over runs of random inputs (exact arithmetic); a
+    /// network whose state would cross a layer it cannot cross exactly is refused, naming it.
     #[test]
     fn lifted_networks_compute_the_original_exactly() {
         let mut rng = StdRng::seed_from_u64(0x11f7);
-        for case in 0..300 {
+        let (mut lifted_other, mut refused) = (0, 0);
+        for case in 0..400 {
             let net = random_network(&mut rng);
             let kept = read_hidden_units(&net);
-            let both = lift_network(&net, Head::Both);
-            let outputs = lift_network(&net, Head::Outputs);
-            let hidden_head = lift_network(&net, Head::Hidden);
+            let both = match lift_network(&net, Head::Both) {
+                Ok(both) => both,
+                Err(why) => {
+                    assert!(why.contains("cannot be carried exactly"), "{why}");
+                    let plain = |a: &Activation| matches!(a, Activation::Identity | Activation::Relu);
+                    assert!(net.first_activation_not(plain).is_some(), "case {case}: {why}");
+                    refused += 1;
+                    continue;
+                }
+            };
+            let outputs = lift_network(&net, Head::Outputs).unwrap();
+            let hidden_head = lift_network(&net, Head::Hidden).unwrap();
+            if net.activations().iter().any(|a| !matches!(a, Activation::Identity | Activation::Relu)) {
+                lifted_other += 1;
+            }
             assert!(!both.is_recurrent());
             let mut memory = net.initial_hidden_exact();
             for _step in 0..4 {
@@ -386,5 +435,6 @@ mod tests {
                 assert_eq!(hidden_head.forward_exact(&input, &mut []).unwrap(), next, "case {case}");
             }
         }
+        assert!(lifted_other > 10 && refused > 10, "{lifted_other} lifted with other activations, {refused} refused");
     }
 }

@@ -1,20 +1,20 @@
-//! Neural networks as the engines see them: a chain of dense and recurrent (Elman) layers.
+//! Neural networks as the engines see them: a chain of dense and recurrent (Elman) layers, each
+//! an affine map followed by an [`Activation`] (see [`crate::activation`]).
 //!
 //! Weights are the exact f64 values read from the model file (f32 widens to f64 exactly), never
 //! rescaled or fused on load, so what the solvers see is what the file says. Normalisation steps
-//! (NNet headers) are explicit layers, not hidden preprocessing.
+//! (NNet headers) are explicit layers, not hidden preprocessing. What a loader did beyond reading
+//! weights (a batch normalisation folded with rounded coefficients, a trailing softmax left out)
+//! is recorded on the network ([`Network::notes`], [`Network::trailing_softmax`]) for `trestle
+//! info` and for the checks that depend on it.
 
 use crate::arith::LayerArith;
 use crate::num::Rational;
 use num_traits::Zero;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Activation {
-    Identity,
-    Relu,
-}
+pub use crate::activation::{Activation, Piece};
 
 /// A dense row-major matrix: `rows` outputs by `cols` inputs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -122,12 +122,23 @@ impl Layer {
     }
 }
 
-/// A feed-forward or recurrent ReLU network.
+/// A feed-forward or recurrent network.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Network {
     /// Where it came from (file path or `inline:NAME`), for messages.
     pub source: String,
     pub layers: Vec<Layer>,
+    /// What the loader did that changes or approximates the file's network, one sentence each
+    /// (shown by `trestle info`): e.g. a batch normalisation folded into an affine map whose
+    /// coefficients are f64 roundings of irrational numbers. The network verified is `layers`.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// The file's graph ends in a softmax that the loader left out, named here (`node #7
+    /// "probs"`). The outputs are then the softmax's inputs; only an argmax of them means the
+    /// same as the file (softmax is strictly increasing in each output and preserves their
+    /// order), so the system reader accepts such a network for argmax controllers only.
+    #[serde(default)]
+    pub trailing_softmax: Option<String>,
 }
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
@@ -140,11 +151,19 @@ pub enum NetworkError {
     NotFinite { network: String, layer: usize, what: &'static str, index: usize, value: f64 },
     #[error("network {network}: input has {found} values, the network takes {expected}")]
     InputDim { network: String, found: usize, expected: usize },
+    #[error("network {network}: layer {layer}: {problem}")]
+    Activation { network: String, layer: usize, problem: String },
+    /// The exact (rational) forward pass met an activation whose values are irrational.
+    #[error(
+        "network {network}: layer {layer}: {activation} has no exact rational value: a validated (interval) \
+         replay is needed"
+    )]
+    NoExactValue { network: String, layer: usize, activation: &'static str },
 }
 
 impl Network {
     pub fn new(source: impl Into<String>, layers: Vec<Layer>) -> Result<Network, NetworkError> {
-        let net = Network { source: source.into(), layers };
+        let net = Network { source: source.into(), layers, notes: Vec::new(), trailing_softmax: None };
         net.validate()?;
         Ok(net)
     }
@@ -179,12 +198,44 @@ impl Network {
         s
     }
 
-    /// Number of ReLU neurons.
+    /// Number of ReLU neurons (only `Relu`; see [`Network::neuron_counts`] for every kind).
     pub fn relu_count(&self) -> usize {
         self.layers.iter().filter(|l| l.activation() == Activation::Relu).map(Layer::output_dim).sum()
     }
 
-    /// Checks shapes chain and every weight is finite.
+    /// Neurons per activation name (`relu`, `tanh`, ...), identity neurons left out: the neurons
+    /// that may need a case split (piecewise linear) or a relaxation (smooth).
+    pub fn neuron_counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut counts = BTreeMap::new();
+        for l in self.layers.iter().filter(|l| l.activation() != Activation::Identity) {
+            *counts.entry(l.activation().name()).or_insert(0) += l.output_dim();
+        }
+        counts
+    }
+
+    /// The distinct activations of the layers, in order of first use.
+    pub fn activations(&self) -> Vec<Activation> {
+        let mut out: Vec<Activation> = Vec::new();
+        for a in self.layers.iter().map(Layer::activation) {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        out
+    }
+
+    /// The first layer whose activation `ok` refuses: `(layer index, activation)`. For an engine's
+    /// check of what it can encode before it starts.
+    pub fn first_activation_not(&self, ok: impl Fn(&Activation) -> bool) -> Option<(usize, Activation)> {
+        self.layers.iter().map(Layer::activation).enumerate().find(|(_, a)| !ok(a))
+    }
+
+    /// Every activation piecewise linear (exact rational values, exact encodings).
+    pub fn is_piecewise_linear(&self) -> bool {
+        self.first_activation_not(Activation::is_piecewise_linear).is_none()
+    }
+
+    /// Checks shapes chain, every weight is finite and every activation's parameters are valid.
     pub fn validate(&self) -> Result<(), NetworkError> {
         let source = || self.source.clone();
         if self.layers.is_empty() {
@@ -221,6 +272,11 @@ impl Network {
             if let Some((index, &value)) = bias.iter().enumerate().find(|(_, v)| !v.is_finite()) {
                 return Err(NetworkError::NotFinite { network: source(), layer: i, what: "bias", index, value });
             }
+            layer.activation().validate().map_err(|problem| NetworkError::Activation {
+                network: source(),
+                layer: i,
+                problem,
+            })?;
             width = layer.output_dim();
         }
         Ok(())
@@ -232,7 +288,9 @@ impl Network {
     }
 
     /// The forward pass in any [`LayerArith`]: the one definition of what a network computes.
-    /// `hidden` is read and updated for recurrent layers (one entry per recurrent layer).
+    /// `hidden` is read and updated for recurrent layers (one entry per recurrent layer). Fails
+    /// with [`NetworkError::NoExactValue`] where the domain cannot represent an activation's value
+    /// (tanh and sigmoid in exact rationals).
     pub fn run<A: LayerArith>(&self, input: &[A], hidden: &mut [Vec<A>]) -> Result<Vec<A>, NetworkError> {
         if input.len() != self.input_dim() {
             return Err(NetworkError::InputDim {
@@ -243,12 +301,18 @@ impl Network {
         }
         let mut x = A::load(input);
         let mut h_index = 0;
-        for layer in &self.layers {
+        for (l, layer) in self.layers.iter().enumerate() {
+            let no_value = || NetworkError::NoExactValue {
+                network: self.source.clone(),
+                layer: l,
+                activation: layer.activation().name(),
+            };
             x = match layer {
-                Layer::Dense(d) => A::affine(&d.weights, &x, &d.bias, d.activation, None),
+                Layer::Dense(d) => A::affine(&d.weights, &x, &d.bias, d.activation, None).ok_or_else(no_value)?,
                 Layer::Recurrent(r) => {
                     let h = A::load(&hidden[h_index]);
-                    let z = A::affine(&r.input_weights, &x, &r.bias, r.activation, Some((&r.recurrent_weights, &h)));
+                    let z = A::affine(&r.input_weights, &x, &r.bias, r.activation, Some((&r.recurrent_weights, &h)))
+                        .ok_or_else(no_value)?;
                     hidden[h_index] = A::unload(&z);
                     h_index += 1;
                     z
@@ -271,7 +335,8 @@ impl Network {
 
     /// Exact forward pass in rational arithmetic: the reference every counterexample is replayed
     /// with. Layers run over one common denominator (`exact_affine`); hidden states are kept as
-    /// reduced rationals between steps.
+    /// reduced rationals between steps. A network with tanh or sigmoid has no exact value
+    /// ([`NetworkError::NoExactValue`]).
     pub fn forward_exact(
         &self,
         input: &[Rational],
@@ -414,6 +479,104 @@ mod tests {
         let mut he = net.initial_hidden_exact();
         let out = net.forward_exact(&[rational_from_i64(0), rational_from_i64(1)], &mut he).unwrap();
         assert_eq!(out, vec![rational_from_i64(0)]);
+    }
+
+    fn one_layer(activation: Activation) -> Network {
+        Network::new(
+            "inline:act",
+            vec![Layer::Dense(DenseLayer {
+                weights: Matrix::from_rows(&[vec![1.0, -0.5], vec![0.25, 3.0], vec![-2.0, 0.1]]),
+                bias: vec![0.1, -0.75, 0.5],
+                activation,
+            })],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn piecewise_linear_activations_run_exactly_and_match_f64() {
+        use crate::num::{rational_from_f64, to_f64_nearest};
+        let acts = [
+            Activation::LeakyRelu { alpha: 0.01 },
+            Activation::LeakyRelu { alpha: -1.5 },
+            Activation::Clip { lo: -0.5, hi: 0.75 },
+            Activation::Clip { lo: f64::NEG_INFINITY, hi: 0.3 },
+            Activation::Clip { lo: -0.2, hi: f64::INFINITY },
+        ];
+        for act in acts {
+            let net = one_layer(act);
+            for x in [[0.0, 0.0], [1.0, -1.0], [-0.3, 0.7], [2.5, 0.125], [-4.0, -4.0]] {
+                let xq: Vec<Rational> = x.iter().map(|&v| rational_from_f64(v)).collect();
+                let exact = net.forward_exact(&xq, &mut []).unwrap();
+                // The reference: the pre-activation in rationals, the activation's definition.
+                let d = match &net.layers[0] {
+                    Layer::Dense(d) => d,
+                    Layer::Recurrent(_) => unreachable!(),
+                };
+                for (i, y) in exact.iter().enumerate() {
+                    let z = d
+                        .weights
+                        .row(i)
+                        .iter()
+                        .zip(&xq)
+                        .fold(rational_from_f64(d.bias[i]), |acc, (&w, xj)| acc + rational_from_f64(w) * xj);
+                    let want = match act {
+                        Activation::LeakyRelu { alpha } if z < Rational::zero() => z * rational_from_f64(alpha),
+                        Activation::Clip { lo, hi } => {
+                            let z = if lo.is_finite() { z.max(rational_from_f64(lo)) } else { z };
+                            if hi.is_finite() { z.min(rational_from_f64(hi)) } else { z }
+                        }
+                        _ => z,
+                    };
+                    assert_eq!(*y, want, "{act} at {x:?}, output {i}");
+                }
+                let f = net.eval(&x).unwrap();
+                for (a, b) in f.iter().zip(&exact) {
+                    assert!((a - to_f64_nearest(b)).abs() <= 1e-12, "{act} at {x:?}: {a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn smooth_activations_have_no_exact_value_but_run_in_f64_and_intervals() {
+        for act in [Activation::Tanh, Activation::Sigmoid] {
+            let net = one_layer(act);
+            let err = net.forward_exact(&[Rational::zero(), Rational::zero()], &mut []).unwrap_err();
+            assert!(matches!(err, NetworkError::NoExactValue { layer: 0, .. }), "{err}");
+            assert!(err.to_string().contains(act.name()) && err.to_string().contains("validated"), "{err}");
+            let y = net.eval(&[0.5, -0.25]).unwrap();
+            let iv = net.run(&[crate::Interval::point(0.5), crate::Interval::point(-0.25)], &mut []).unwrap();
+            for (v, i) in y.iter().zip(&iv) {
+                assert!(i.contains(*v), "{act}: {v} outside {i}");
+            }
+        }
+        assert_eq!(one_layer(Activation::Sigmoid).eval(&[0.0, 0.0]).unwrap()[0], 1.0 / (1.0 + (-0.1f64).exp()));
+    }
+
+    #[test]
+    fn bad_activation_parameters_are_rejected_naming_the_layer() {
+        let mut net = one_layer(Activation::Relu);
+        if let Layer::Dense(d) = &mut net.layers[0] {
+            d.activation = Activation::Clip { lo: 1.0, hi: -1.0 };
+        }
+        let msg = net.validate().unwrap_err().to_string();
+        assert!(msg.contains("layer 0") && msg.contains("clip"), "{msg}");
+    }
+
+    #[test]
+    fn counts_per_activation() {
+        let net = synthetic_dense(&[2, 5, 3, 1], 7);
+        assert_eq!(net.relu_count(), 8);
+        assert_eq!(net.neuron_counts().into_iter().collect::<Vec<_>>(), vec![("relu", 8)]);
+        let mut tanh = net.clone();
+        if let Layer::Dense(d) = &mut tanh.layers[1] {
+            d.activation = Activation::Tanh;
+        }
+        assert_eq!(tanh.relu_count(), 5);
+        assert_eq!(tanh.neuron_counts().into_iter().collect::<Vec<_>>(), vec![("relu", 5), ("tanh", 3)]);
+        assert!(!tanh.is_piecewise_linear() && net.is_piecewise_linear());
+        assert_eq!(tanh.first_activation_not(Activation::is_piecewise_linear), Some((1, Activation::Tanh)));
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub fn degree_in(e: &Expr, k: usize) -> Result<u32, String> {
         Expr::Neg(a) | Expr::Div(a, _) => degree_in(a, k)?,
         Expr::Add(a, b) | Expr::Sub(a, b) => degree_in(a, k)?.max(degree_in(b, k)?),
         Expr::Mul(a, b) => degree_in(a, k)? + degree_in(b, k)?,
+        Expr::Pow(a, n) => degree_in(a, k)?.saturating_mul(*n),
+        Expr::Apply(f, a) if reads(a) => return Err(format!("it appears under {f}")),
+        Expr::Apply(..) => 0,
         Expr::Min(a, b) | Expr::Max(a, b) if reads(a) || reads(b) => return Err("it appears under min/max".into()),
         Expr::Relu(a) | Expr::Abs(a) if reads(a) => return Err("it appears under relu/abs".into()),
         Expr::Min(..) | Expr::Max(..) | Expr::Relu(_) | Expr::Abs(_) => 0,
@@ -258,7 +261,7 @@ pub(crate) fn pred_switches(p: &Pred, out: &mut Vec<Expr>) {
 pub(crate) fn expr_switches(e: &Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::Const(_) | Expr::Var(_) => {}
-        Expr::Neg(a) | Expr::Div(a, _) => expr_switches(a, out),
+        Expr::Neg(a) | Expr::Div(a, _) | Expr::Apply(_, a) | Expr::Pow(a, _) => expr_switches(a, out),
         Expr::Relu(a) | Expr::Abs(a) => {
             out.push((**a).clone());
             expr_switches(a, out);

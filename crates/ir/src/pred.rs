@@ -123,6 +123,17 @@ impl Pred {
     }
 
     /// Whether every comparison is between affine expressions.
+    /// The first elementary function a comparison applies (see [`Expr::first_function`]).
+    pub fn first_function(&self) -> Option<crate::expr::Function> {
+        let mut found = None;
+        self.visit_exprs(&mut |e| {
+            if let (None, Expr::Apply(g, _)) = (found, e) {
+                found = Some(*g);
+            }
+        });
+        found
+    }
+
     pub fn is_linear(&self) -> bool {
         match self {
             Pred::True | Pred::False => true,

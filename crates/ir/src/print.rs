@@ -34,27 +34,31 @@ impl<'a> Names<'a> {
         self.expr_prec(e, 0)
     }
 
-    /// Precedence: 0 = sum level, 1 = product level, 2 = atom.
+    /// Precedence: 0 = sum level, 1 = product level, 2 = atom (3 asks for an atom that is not a
+    /// power: a power's base).
     fn expr_prec(&self, e: &Expr, ctx: u8) -> String {
         let (s, prec) = match e {
             Expr::Const(c) => {
                 let s = display_rational(c);
-                let p = if s.starts_with('-') || s.contains('/') { 0 } else { 2 };
+                let p = if s.starts_with('-') || s.contains('/') { 0 } else { 3 };
                 (s, p)
             }
-            Expr::Var(v) => (self.var(*v).to_string(), 2),
+            Expr::Var(v) => (self.var(*v).to_string(), 3),
             Expr::Neg(a) => (format!("-{}", self.expr_prec(a, 2)), 1),
             Expr::Add(..) | Expr::Sub(..) => (self.sum(e), 0),
             Expr::Mul(..) => (self.product(e), 1),
             Expr::Div(a, k) => (format!("{}/{}", self.expr_prec(a, 1), self.expr_prec(&Expr::Const(k.clone()), 2)), 1),
-            Expr::Min(a, b) => (format!("min({}, {})", self.expr(a), self.expr(b)), 2),
-            Expr::Max(a, b) => (format!("max({}, {})", self.expr(a), self.expr(b)), 2),
-            Expr::Relu(a) => (format!("relu({})", self.expr(a)), 2),
-            Expr::Abs(a) => (format!("abs({})", self.expr(a)), 2),
+            Expr::Min(a, b) => (format!("min({}, {})", self.expr(a), self.expr(b)), 3),
+            Expr::Max(a, b) => (format!("max({}, {})", self.expr(a), self.expr(b)), 3),
+            Expr::Relu(a) => (format!("relu({})", self.expr(a)), 3),
+            Expr::Abs(a) => (format!("abs({})", self.expr(a)), 3),
+            Expr::Apply(f, a) => (format!("{}({})", f.name(), self.expr(a)), 3),
+            // The base as an atom: `(-x)^2`, `(x + 1)^3`, `(x^2)^3` keep their parentheses.
+            Expr::Pow(a, n) => (format!("{}^{n}", self.expr_prec(a, 3)), 2),
             Expr::Ite(c, a, b) => (format!("if {} then {} else {}", self.pred(c), self.expr(a), self.expr(b)), 0),
             Expr::Lookup(i, items) => {
                 let items: Vec<String> = items.iter().map(|x| self.expr(x)).collect();
-                (format!("lookup({}, [{}])", self.expr(i), items.join(", ")), 2)
+                (format!("lookup({}, [{}])", self.expr(i), items.join(", ")), 3)
             }
         };
         if prec < ctx { format!("({s})") } else { s }

@@ -18,7 +18,10 @@ use crate::system::{ActionKind, ControllerOutput, DomainExit, Policy, System, Va
 /// - unless domains are ignored, every update of a bounded variable lies in its domain by interval
 ///   arithmetic over the domains' box, argmax indices, feed-forward networks' outputs on that box
 ///   and the inputs' hulls (guards ignored);
-/// - every lookup is indexed by an argmax action with no more indices than the table has entries.
+/// - every lookup is indexed by an argmax action with no more indices than the table has entries;
+/// - every partial function (`log`, `sqrt`, `tan`) of an update, guard or observation is defined
+///   on the enclosure of its argument over the domains' box (an evaluation outside its domain is
+///   the system's error, where a run stops).
 pub fn stop_free(sys: &System) -> Result<(), String> {
     stop_free_within(sys, None)
 }
@@ -77,6 +80,7 @@ pub fn stop_free_within(sys: &System, region: Option<&[Interval]>) -> Result<(),
     if !enabled {
         return Err("no branch is enabled in every state (guards or labels may leave a run without a successor)".into());
     }
+    partial_functions_defined(sys, &observed, &env)?;
     for b in branches {
         for (v, u) in sys.state.iter().zip(&b.updates) {
             if v.kind != VarKind::Real && !integral(u) {
@@ -308,6 +312,47 @@ fn difference(a: &Expr, b: &Expr) -> (Diff, bool) {
     }
 }
 
+/// Every expression that applies a partial function evaluates without error over the enclosures
+/// (`observed` for the controllers' observations, `env` for guards and updates).
+fn partial_functions_defined(
+    sys: &System,
+    observed: &Env<'_, Interval>,
+    env: &Env<'_, Interval>,
+) -> Result<(), String> {
+    let may_stop = |where_: &str, e: crate::expr::EvalError| {
+        Err(format!("{where_} may evaluate a function outside its domain (where a run stops): {e}"))
+    };
+    for c in &sys.controllers {
+        for e in c.inputs.iter().filter(|e| has_partial(e)) {
+            if let Err(err) = e.eval(observed) {
+                return may_stop("an observation", err);
+            }
+        }
+    }
+    for b in &sys.step.branches {
+        if let Some(g) = b.guard.as_ref().filter(|g| {
+            let mut found = false;
+            g.visit_exprs(&mut |e| found |= has_partial(e));
+            found
+        }) && let Err(err) = g.eval(env)
+        {
+            return may_stop(&format!("the guard of branch '{}'", b.name), err);
+        }
+        for u in b.updates.iter().filter(|e| has_partial(e)) {
+            if let Err(err) = u.eval(env) {
+                return may_stop(&format!("branch '{}'", b.name), err);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn has_partial(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit_exprs(&mut |x| found |= matches!(x, Expr::Apply(f, _) if !f.is_total()));
+    found
+}
+
 /// Whether `e` is an integer whatever the run, by its form.
 fn is_integral(sys: &System, indices: &[Option<usize>], e: &Expr) -> bool {
     let integral = |e: &Expr| is_integral(sys, indices, e);
@@ -316,7 +361,8 @@ fn is_integral(sys: &System, indices: &[Option<usize>], e: &Expr) -> bool {
         Expr::Var(VarRef::State(i)) => sys.state[*i].kind != VarKind::Real,
         Expr::Var(VarRef::Action(a)) => indices[*a].is_some(),
         Expr::Var(VarRef::Nondet(_)) | Expr::Div(..) => false,
-        Expr::Neg(a) | Expr::Abs(a) | Expr::Relu(a) => integral(a),
+        Expr::Neg(a) | Expr::Abs(a) | Expr::Relu(a) | Expr::Pow(a, _) => integral(a),
+        Expr::Apply(..) => false,
         Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
             integral(a) && integral(b)
         }

@@ -223,6 +223,28 @@ impl System {
         }
     }
 
+    /// An engine's refusal of the activations it cannot handle, before it starts: `Err` names the
+    /// first network and layer whose activation `ok` refuses, the engine, and what it handles
+    /// (`handles`, in words). Every engine checks once, at its entry, so no unsupported
+    /// activation reaches an encoding or an exact evaluation that would fail half-way.
+    pub fn check_activations(
+        &self,
+        engine: &str,
+        handles: &str,
+        ok: impl Fn(&crate::network::Activation) -> bool,
+    ) -> Result<(), String> {
+        for n in &self.networks {
+            if let Some((layer, act)) = n.network.first_activation_not(&ok) {
+                return Err(format!(
+                    "network '{}' (layer {layer}) has the activation {act}, which {engine} does not handle yet \
+                     (it handles {handles})",
+                    n.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether every controller is a single feed-forward network with real outputs and the step
     /// is one deterministic-or-nondet-input branch: the shape the bridge engine handles.
     pub fn is_memoryless(&self) -> bool {

@@ -1,6 +1,7 @@
 //! Property tests of the expression, predicate and formula parsers (issue 9, fuzzing): whatever
 //! the text, a parse returns (no panic, no stack overflow, no hang) with a result or an error that
-//! points into the text; what parses prints back to text that parses to the same value.
+//! points into the text; what parses prints back to text that parses to the same value (and, through
+//! elementary functions, which have no exact value, to the same functions and powers).
 
 use proptest::prelude::*;
 use trestle_ir::expr::{Env, Expr, VarRef};
@@ -30,7 +31,8 @@ const WORDS: &[&str] = &[
     "00", "1..2", "+", "-", "*", "/", "(", ")", "[", "]", ",", "<=", "<", ">=", ">", "==", "!=", "=", "!", "&&", "||",
     "->", "^", "~", "not", "and", "or", "if", "then", "else", "min", "max", "relu", "abs", "lookup", "true", "false",
     "AX", "EX", "AF", "EF", "AG", "EG", "A", "E", "U", "R", "X", "F", "G", "<=3", "^2", "≤", "−", "é", "$", "\"",
-    "\u{0}",
+    "\u{0}", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sigmoid", "pow", "**", "^3", "^-1", "^K", "x^2",
+    "sin(x)", "cosh",
 ];
 
 fn soup() -> impl Strategy<Value = String> {
@@ -62,6 +64,19 @@ fn value(e: &Expr) -> Option<Rational> {
     e.eval_exact(&Env::new(&s, &a, &n)).ok()
 }
 
+/// The functions and powers a tree applies, sorted: printing keeps them (values of expressions
+/// through functions cannot be compared exactly).
+fn applied(e: &Expr) -> Vec<String> {
+    let mut out = Vec::new();
+    e.visit_exprs(&mut |x| match x {
+        Expr::Apply(f, _) => out.push(f.name().to_string()),
+        Expr::Pow(_, n) => out.push(format!("^{n}")),
+        _ => {}
+    });
+    out.sort();
+    out
+}
+
 fn truth(p: &Pred) -> Option<bool> {
     let [s, a, n] = env_values();
     p.eval_exact(&Env::new(&s, &a, &n)).ok()
@@ -79,6 +94,7 @@ fn parse_everything(text: &str) {
             let again = parse_expr(&printed, &s)
                 .unwrap_or_else(|err| panic!("{} printed as {}: {err}", short(text), short(&printed)));
             assert_eq!(value(&again), value(&e), "{} printed as {}", short(text), short(&printed));
+            assert_eq!(applied(&again), applied(&e), "{} printed as {}", short(text), short(&printed));
         }
     }
     match parse_pred(text, &s) {
@@ -109,8 +125,17 @@ fn parse_everything(text: &str) {
 }
 
 /// Openers that each add one level of nesting, with what closes them.
-const OPENERS: &[(&str, &str)] =
-    &[("(", ")"), ("-", ""), ("relu(", ")"), ("min(1, ", ")"), ("if x <= 1 then 2 else ", ""), ("abs(", ")")];
+const OPENERS: &[(&str, &str)] = &[
+    ("(", ")"),
+    ("-", ""),
+    ("relu(", ")"),
+    ("min(1, ", ")"),
+    ("if x <= 1 then 2 else ", ""),
+    ("abs(", ")"),
+    ("sin(", ")"),
+    ("sqrt(", ")"),
+    ("pow(", ", 2)"),
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
@@ -130,7 +155,7 @@ proptest! {
     #[test]
     fn flat_chains_round_trip(
         items in prop::collection::vec((prop::sample::select(&["+", "-", "*", "/ 3 *", "- 2 *"][..]),
-                                        prop::sample::select(&["x", "y", "a0", "c", "K", "m", "2", "0.5"][..])), 1..300)
+                                        prop::sample::select(&["x", "y", "a0", "c", "K", "m", "2", "0.5", "sin(x)", "x^2", "exp(-y)^3"][..])), 1..300)
     ) {
         let text: String = items.iter().map(|(op, v)| format!(" {op} {v}")).collect();
         let text = format!("y{text}");

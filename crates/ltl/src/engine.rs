@@ -126,6 +126,14 @@ const MAX_INIT_BOXES: usize = 1024;
 /// lasso (or, for `U`, a finite path reaching `not p and not q` first); `G` proven by an
 /// invariant and refuted by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
+    // Runs are rebuilt and replayed exactly, RMILP and lassos encode the networks exactly:
+    // piecewise-linear activations only.
+    sys.check_activations(
+        "the LTL engine",
+        "identity, ReLU, leaky ReLU and clip layers: tanh and sigmoid have no exact value to replay a run with",
+        trestle_ir::Activation::is_piecewise_linear,
+    )
+    .map_err(LtlError::Unsupported)?;
     let start = Instant::now();
     let depth = phi.depth().map_or(opts.depth, |d| d as usize);
     let outcome = if !phi.is_bounded() {

@@ -66,6 +66,13 @@ pub fn always(
     budget: &Budget,
 ) -> Result<SynthesisOutcome, LtlError> {
     let unknown = |why: String| Ok(SynthesisOutcome::Unknown(why));
+    // A hidden state that cannot be carried exactly through some layer (lift's module docs)
+    // leaves this method out; the others may still decide.
+    for n in sys.networks.iter().filter(|n| n.network.is_recurrent()) {
+        if let Err(why) = trestle_ir::lift::lift_network(&n.network, trestle_ir::lift::Head::Both) {
+            return unknown(format!("synthesis not tried: network '{}': {why}", n.name));
+        }
+    }
     let mut lifted =
         lift_hidden_state(sys).map_err(|e| LtlError::Internal(format!("the lifted system is invalid: {e}")))?;
     let dims = lifted.system.state.len();

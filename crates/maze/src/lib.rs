@@ -20,7 +20,7 @@ mod spec;
 pub mod truth;
 
 pub use generate::{Generated, InstanceSummary, SuiteEntry, generate, on_workers, relative, suite_file_text};
-pub use spec::{Arena, Defect, Dynamics, Family, Spec, parse_shape};
+pub use spec::{Arena, Defect, Dynamics, Family, Spec, parse_shape, syntax_error as spec_syntax_error};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MazeError {

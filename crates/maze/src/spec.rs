@@ -155,16 +155,7 @@ impl Spec {
     }
 
     fn parse_file(text: &str, path: &Path) -> Result<Spec, String> {
-        let spec: Spec = toml::from_str(text).map_err(|e| {
-            let message = atomic_output::input::printable(e.message().trim(), 300);
-            match e.span() {
-                Some(s) => format!(
-                    "at {}: {message}",
-                    atomic_output::input::position(path, text, s.start, atomic_output::input::SPEC_FILE)
-                ),
-                None => message,
-            }
-        })?;
+        let spec: Spec = toml::from_str(text).map_err(|e| syntax_error(&e, text, path))?;
         spec.validate()?;
         Ok(spec)
     }
@@ -231,5 +222,20 @@ impl Spec {
             }
         }
         Ok(())
+    }
+}
+
+/// A spec file's TOML error: toml's message cut to a printable excerpt, at its position in the
+/// file (shared by the maze and arena spec readers).
+pub fn syntax_error(e: &toml::de::Error, text: &str, path: &Path) -> String {
+    let message = atomic_output::input::printable(e.message().trim(), 300);
+    match e.span() {
+        Some(s) => {
+            format!(
+                "at {}: {message}",
+                atomic_output::input::position(path, text, s.start, atomic_output::input::SPEC_FILE)
+            )
+        }
+        None => message,
     }
 }

@@ -8,7 +8,9 @@
 //! previous hidden states being further inputs with their own boxes.
 
 use crate::error::MilpError;
-use trestle_bounds::{InputBox, LayerBounds, Method, bound_batch, bound_recurrent_step, layer_bounds_batch};
+use trestle_bounds::{
+    InputBox, LayerBounds, Method, bound_batch, bound_recurrent_step, layer_bounds_batch, method_for,
+};
 use trestle_core::Budget;
 use trestle_ir::network::Network;
 
@@ -84,12 +86,15 @@ pub fn split_box(input: &InputBox, pieces: usize) -> Vec<InputBox> {
 }
 
 /// Sound pre-activation bounds of every layer of a feed-forward `net` over `input`: the worst over
-/// the sub-boxes of [`split_box`] of the bounds crate's layer bounds.
+/// the sub-boxes of [`split_box`] of the bounds crate's layer bounds. The method is the options'
+/// where it bounds every activation of `net`, IBP otherwise ([`trestle_bounds::method_for`]; every
+/// activation has a CROWN relaxation today, and any sound bounds give an exact encoding).
 pub fn layer_bounds(net: &Network, input: &InputBox, opts: &BoundOptions) -> Result<Vec<LayerBounds>, MilpError> {
+    let method = method_for(net, &opts.method);
     let mut worst: Option<Vec<LayerBounds>> = None;
     for batch in split_box(input, opts.pieces).chunks(BATCH) {
         opts.budget.check()?;
-        for piece in layer_bounds_batch(net, batch, &opts.method) {
+        for piece in layer_bounds_batch(net, batch, &method) {
             worst = Some(widen(worst, piece?));
         }
     }
@@ -109,12 +114,13 @@ pub fn layer_bounds_step(
     if hidden.is_empty() {
         return layer_bounds(net, input, opts);
     }
+    let method = method_for(net, &opts.method);
     let mut worst: Option<Vec<LayerBounds>> = None;
     for (i, (x, h)) in joint_pieces(input, hidden, opts.pieces).into_iter().enumerate() {
         if i % BATCH == 0 {
             opts.budget.check()?;
         }
-        let steps = trestle_bounds::layer_bounds_unrolled(net, std::slice::from_ref(&x), &h, &opts.method)?;
+        let steps = trestle_bounds::layer_bounds_unrolled(net, std::slice::from_ref(&x), &h, &method)?;
         let step = steps.into_iter().next().expect("one step");
         worst = Some(widen(worst, step));
     }
@@ -130,6 +136,7 @@ pub fn output_bounds_step(
     opts: &BoundOptions,
 ) -> Result<(Vec<f64>, Vec<f64>), MilpError> {
     check_hidden(net, hidden)?;
+    let method = method_for(net, &opts.method);
     let n = net.output_dim();
     let (mut lo, mut hi) = (vec![f64::INFINITY; n], vec![f64::NEG_INFINITY; n]);
     let mut widen_by = |b_lo: &[f64], b_hi: &[f64]| {
@@ -141,7 +148,7 @@ pub fn output_bounds_step(
     if hidden.is_empty() {
         for batch in split_box(input, opts.pieces).chunks(BATCH) {
             opts.budget.check()?;
-            for b in bound_batch(net, batch, &opts.method) {
+            for b in bound_batch(net, batch, &method) {
                 let b = b?;
                 widen_by(&b.lo, &b.hi);
             }
@@ -151,7 +158,7 @@ pub fn output_bounds_step(
             if i % BATCH == 0 {
                 opts.budget.check()?;
             }
-            let (b, _) = bound_recurrent_step(net, &x, &h, &opts.method)?;
+            let (b, _) = bound_recurrent_step(net, &x, &h, &method)?;
             widen_by(&b.lo, &b.hi);
         }
     }

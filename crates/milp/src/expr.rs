@@ -381,6 +381,29 @@ impl Encoder<'_> {
                 None => self.ite(c, a, b, ctx)?,
             },
             Expr::Lookup(i, items) => self.lookup(i, items, ctx)?,
+            Expr::Pow(a, n) => {
+                let a = self.expr(a, ctx)?;
+                match (n, a.as_constant()) {
+                    (0, _) => Bounded::float(1.0),
+                    (1, _) => a,
+                    // A constant base (an input fixed at one of its values): the power is a
+                    // constant, enclosed outward.
+                    (n, Some(k)) => Bounded::new(constant(k.powi(*n as i32)), trestle_ir::Arith::pow(&a.iv, *n)),
+                    (n, None) => {
+                        return Err(MilpError::NotPiecewiseLinear {
+                            what: format!("a power ^{n}"),
+                            detail: "the MILP engines encode piecewise-linear steps only".into(),
+                        });
+                    }
+                }
+            }
+            Expr::Apply(f, _) => {
+                return Err(MilpError::NotPiecewiseLinear {
+                    what: format!("{f}"),
+                    detail: "the MILP engines encode piecewise-linear steps only; elementary functions are not encoded"
+                        .into(),
+                });
+            }
         })
     }
 

@@ -1,10 +1,23 @@
-//! Exact MILP encodings of ReLU networks, feed-forward and recurrent (one step, the previous hidden
-//! states given as model expressions).
+//! Exact MILP encodings of piecewise-linear networks, feed-forward and recurrent (one step, the
+//! previous hidden states given as model expressions).
 //!
 //! ReLU `y = max(z, 0)` with sound pre-activation bounds `l <= z <= u`:
 //! * `l >= 0` (stably active): `y = z`;
 //! * `u <= 0` (stably inactive): `y = 0`, no variable;
 //! * otherwise the big-M encoding with one binary `d`: `y >= 0, y >= z, y <= u d, y <= z - l (1 - d)`.
+//!
+//! The other piecewise-linear activations are ReLUs in disguise, for every parameter value:
+//! * leaky ReLU `y = alpha z + (1 - alpha) relu(z)` (one binary; `y = z` or `y = alpha z` when
+//!   the bounds fix the sign);
+//! * clip `y = lo + relu(z - lo) - relu(z - hi)` (a binary per finite bound the box crosses; an
+//!   infinite bound drops its term, `y = max(z, lo)` or `min(z, hi)`; a constant or `y = z` when
+//!   the bounds fix the piece), each ReLU's bounds `[l - lo, u - lo]`, `[l - hi, u - hi]` rounded
+//!   outward.
+//!
+//! Tanh and sigmoid have no exact MILP encoding: [`encode_network_step`] refuses them up front
+//! ([`MilpError::Unsupported`]). The coefficient products `alpha w` and `alpha - 1` are f64
+//! products, like every coefficient HiGHS works with: MILP answers are floating-point evidence and
+//! every solution is replayed exactly (see the crate docs).
 //!
 //! The encoding is exact (its projection on inputs and outputs is the graph of the network) whenever
 //! `[l, u]` really contains every pre-activation value the model's inputs can produce. The bounds
@@ -19,6 +32,7 @@ use good_lp::Expression;
 use trestle_bounds::{InputBox, LayerBounds};
 use trestle_ir::Interval;
 use trestle_ir::network::{Activation, Layer, Network};
+use trestle_ir::round::{sub_down, sub_up};
 
 /// What [`encode_network`] added.
 #[derive(Clone, Debug)]
@@ -31,7 +45,8 @@ pub struct EncodedNetwork {
     pub hidden: Vec<Vec<Bounded>>,
     /// Pre-activation bounds used for every layer.
     pub layer_bounds: Vec<LayerBounds>,
-    /// ReLU neurons with `l >= 0`, with `u <= 0`, and with a binary.
+    /// Kinks (one per ReLU and leaky ReLU, one per finite bound of a clip) the bounds fix on the
+    /// identity side, on the other side, and that need a binary.
     pub stable_active: usize,
     pub stable_inactive: usize,
     pub unstable: usize,
@@ -87,6 +102,7 @@ pub fn encode_network_step(
     bound_opts: &BoundOptions,
 ) -> Result<EncodedNetwork, MilpError> {
     check_inputs(net, inputs.len(), hidden)?;
+    check_piecewise_linear(net)?;
     let input_box = box_of(inputs);
     let hidden_boxes: Vec<InputBox> = hidden.iter().map(|h| box_of(h)).collect();
     let bounds = layer_bounds_step(net, &input_box, &hidden_boxes, bound_opts)?;
@@ -99,6 +115,19 @@ pub fn encode_network_step(
 /// The box of the enclosures of some bounded quantities.
 pub fn box_of(values: &[Bounded]) -> InputBox {
     InputBox::new(values.iter().map(|b| b.iv.lo).collect(), values.iter().map(|b| b.iv.hi).collect())
+}
+
+/// Tanh and sigmoid have no exact MILP encoding.
+fn check_piecewise_linear(net: &Network) -> Result<(), MilpError> {
+    match net.first_activation_not(Activation::is_piecewise_linear) {
+        None => Ok(()),
+        Some((layer, act)) => Err(MilpError::Unsupported(format!(
+            "network {} (layer {layer}): {} has no exact MILP encoding; the MILP engines handle identity, ReLU, \
+             leaky ReLU and clip layers",
+            net.source,
+            act.name()
+        ))),
+    }
 }
 
 fn check_inputs(net: &Network, inputs: usize, hidden: &[Vec<Bounded>]) -> Result<(), MilpError> {
@@ -131,6 +160,7 @@ pub fn encode_layers(
     bounds: Vec<LayerBounds>,
     fix_stable: bool,
 ) -> Result<EncodedNetwork, MilpError> {
+    check_piecewise_linear(net)?;
     if bounds.len() != net.layers.len() || bounds.iter().zip(&net.layers).any(|(b, l)| b.lo.len() != l.output_dim()) {
         return Err(MilpError::Dimension {
             what: format!("layer bounds of network {}", net.source),
@@ -206,9 +236,11 @@ fn preactivation(layer: &Layer, i: usize, x: &[Expression], previous: Option<&[E
     z
 }
 
-/// `act(z)` for `z` in `[l, u]`: a variable equal to `z` (identity, or a ReLU active on the whole
-/// box), the constant 0 (a ReLU inactive on it), or the big-M encoding with one binary (for every
-/// ReLU when not `fix_stable`). `counts` counts the ReLUs of each kind (active, inactive, unstable).
+/// `act(z)` for `z` in `[l, u]`: a variable equal to `z` (identity, or an activation on its
+/// identity piece on the whole box), a constant (a piece of slope 0), a variable equal to
+/// `alpha z` (a leaky ReLU negative on the box), or the big-M encodings of the module docs (for
+/// every kink when not `fix_stable`). `counts` counts the kinks of each kind (active, inactive,
+/// unstable).
 #[allow(clippy::too_many_arguments)]
 fn activate(
     model: &mut MilpModel,
@@ -220,35 +252,105 @@ fn activate(
     counts: &mut [usize; 3],
     what: &dyn Fn() -> String,
 ) -> Result<Expression, MilpError> {
+    // The variable of a neuron's output, its bounds the image of [l, u] (rounded outward).
+    let output = |model: &mut MilpModel| {
+        let image = Interval::new(l, u).activate(&activation);
+        model.continuous(image.lo, image.hi, &what())
+    };
     Ok(match activation {
         Activation::Identity => {
             let y = model.continuous(l, u, &what())?;
             model.add(z.eq(y));
             Expression::from(y)
         }
-        Activation::Relu if fix_stable && l >= 0.0 => {
-            counts[0] += 1;
-            let y = model.continuous(l, u, &what())?;
-            model.add(z.eq(y));
-            Expression::from(y)
+        Activation::Relu => relu(model, z, l, u, fix_stable, counts, what)?,
+        Activation::LeakyRelu { alpha } => match activation.piece_on(l, u) {
+            Some(piece) if fix_stable => {
+                counts[if piece.slope == 1.0 { 0 } else { 1 }] += 1;
+                let y = output(model)?;
+                model.add((Expression::from(y) - z * piece.slope).eq(0.0));
+                Expression::from(y)
+            }
+            _ => {
+                // y = alpha z + (1 - alpha) relu(z), for every alpha.
+                let r = relu(model, z.clone(), l, u, fix_stable, counts, what)?;
+                let y = output(model)?;
+                model.add((Expression::from(y) - r.clone() - (z - r) * alpha).eq(0.0));
+                Expression::from(y)
+            }
+        },
+        Activation::Clip { lo, hi } => match activation.piece_on(l, u) {
+            Some(piece) if fix_stable && piece.slope == 0.0 => {
+                counts[1] += 1;
+                constant(piece.offset)
+            }
+            Some(_) if fix_stable => {
+                counts[0] += 1;
+                let y = output(model)?;
+                model.add(z.eq(y));
+                Expression::from(y)
+            }
+            _ => {
+                // y = lo + relu(z - lo) - relu(z - hi), an infinite bound's term left out
+                // (max(z, lo) = lo + relu(z - lo), min(z, hi) = z - relu(z - hi)).
+                let mut y_expr = if lo.is_finite() {
+                    let shifted = z.clone() - lo;
+                    let r = relu(model, shifted, sub_down(l, lo), sub_up(u, lo), fix_stable, counts, what)?;
+                    r + lo
+                } else {
+                    z.clone()
+                };
+                if hi.is_finite() {
+                    let shifted = z - hi;
+                    y_expr -= relu(model, shifted, sub_down(l, hi), sub_up(u, hi), fix_stable, counts, what)?;
+                }
+                let y = output(model)?;
+                model.add((Expression::from(y) - y_expr).eq(0.0));
+                Expression::from(y)
+            }
+        },
+        Activation::Tanh | Activation::Sigmoid => {
+            return Err(MilpError::Unsupported(format!(
+                "{}: {} has no exact MILP encoding",
+                what(),
+                activation.name()
+            )));
         }
-        Activation::Relu if fix_stable && u <= 0.0 => {
-            counts[1] += 1;
-            constant(0.0)
-        }
-        Activation::Relu => {
-            counts[2] += 1;
-            // Exact for any bounds with l <= z <= u, decided or not (only weaker when decided).
-            let (l, u) = (l.min(0.0), u.max(0.0));
-            let y = model.continuous(0.0, u, &what())?;
-            let dvar = model.binary();
-            // y >= z
-            model.add((z.clone() - y).leq(0.0));
-            // y <= z - l (1 - d)  <=>  y - z - l d <= -l
-            model.add((Expression::from(y) - z + (-l) * dvar).leq(-l));
-            // y <= u d
-            model.add((Expression::from(y) - u * dvar).leq(0.0));
-            Expression::from(y)
-        }
+    })
+}
+
+/// `relu(z)` for `z` in `[l, u]` (the module docs' encoding): `z` itself when `fix_stable` and
+/// `l >= 0`, the constant 0 when `fix_stable` and `u <= 0`, otherwise one binary.
+#[allow(clippy::too_many_arguments)]
+fn relu(
+    model: &mut MilpModel,
+    z: Expression,
+    l: f64,
+    u: f64,
+    fix_stable: bool,
+    counts: &mut [usize; 3],
+    what: &dyn Fn() -> String,
+) -> Result<Expression, MilpError> {
+    Ok(if fix_stable && l >= 0.0 {
+        counts[0] += 1;
+        let y = model.continuous(l, u, &what())?;
+        model.add(z.eq(y));
+        Expression::from(y)
+    } else if fix_stable && u <= 0.0 {
+        counts[1] += 1;
+        constant(0.0)
+    } else {
+        counts[2] += 1;
+        // Exact for any bounds with l <= z <= u, decided or not (only weaker when decided).
+        let (l, u) = (l.min(0.0), u.max(0.0));
+        let y = model.continuous(0.0, u, &what())?;
+        let dvar = model.binary();
+        // y >= z
+        model.add((z.clone() - y).leq(0.0));
+        // y <= z - l (1 - d)  <=>  y - z - l d <= -l
+        model.add((Expression::from(y) - z + (-l) * dvar).leq(-l));
+        // y <= u d
+        model.add((Expression::from(y) - u * dvar).leq(0.0));
+        Expression::from(y)
     })
 }

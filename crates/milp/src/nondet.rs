@@ -33,6 +33,13 @@ pub fn degree_in(e: &Expr, c: usize) -> Result<u32, String> {
         Expr::Neg(a) | Expr::Div(a, _) => degree_in(a, c)?,
         Expr::Add(a, b) | Expr::Sub(a, b) => degree_in(a, c)?.max(degree_in(b, c)?),
         Expr::Mul(a, b) => degree_in(a, c)? + degree_in(b, c)?,
+        Expr::Pow(a, n) => degree_in(a, c)?.saturating_mul(*n),
+        Expr::Apply(f, a) => {
+            if mentions(a) {
+                return Err(format!("it appears under {f}"));
+            }
+            0
+        }
         Expr::Min(a, b) | Expr::Max(a, b) => {
             if mentions(a) || mentions(b) {
                 return Err("it appears under min/max".into());

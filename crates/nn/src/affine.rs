@@ -1,4 +1,5 @@
-//! Building a chain of dense layers from a sequence of affine maps and ReLUs, shared by both formats.
+//! Building a chain of dense layers from a sequence of affine maps and activations, shared by both
+//! formats.
 //!
 //! Consecutive affine maps are merged into one layer only when the merged weights and biases are
 //! *exactly* the composition: every product and sum is checked to be exact in f64 (fused
@@ -153,7 +154,7 @@ pub(crate) fn compose_exact(first: &Affine, next: &Affine) -> Option<Affine> {
     }
 }
 
-/// Accumulates affine maps and ReLUs into dense layers.
+/// Accumulates affine maps and activations into dense layers.
 #[derive(Debug)]
 pub(crate) struct ChainBuilder {
     width: usize,
@@ -196,16 +197,28 @@ impl ChainBuilder {
         Ok(())
     }
 
-    /// Appends an elementwise ReLU. The pending map becomes a ReLU layer; with no pending map,
-    /// a ReLU directly after a ReLU layer is dropped (it is idempotent), otherwise an identity
-    /// matrix ReLU layer is emitted.
+    /// Appends an elementwise ReLU (see [`ChainBuilder::activation`]).
     pub fn relu(&mut self) -> Result<(), String> {
+        self.activation(Activation::Relu)
+    }
+
+    /// Appends an elementwise activation (validated, and in its canonical form). The pending map
+    /// becomes a layer with it; with no pending map, an idempotent activation (ReLU, clip)
+    /// directly after a layer with the same one is dropped, and otherwise an identity-matrix
+    /// layer carries it. The identity activation only ends the pending map's layer.
+    pub fn activation(&mut self, act: Activation) -> Result<(), String> {
+        act.validate()?;
+        let act = act.canonical();
+        if act == Activation::Identity {
+            return Ok(());
+        }
+        let idempotent = matches!(act, Activation::Relu | Activation::Clip { .. });
         let map = match self.pending.take() {
             Some(map) => map,
-            None if self.layers.last().is_some_and(|l| l.activation() == Activation::Relu) => return Ok(()),
+            None if idempotent && self.layers.last().is_some_and(|l| l.activation() == act) => return Ok(()),
             None => self.identity()?,
         };
-        self.layers.push(map.into_layer(Activation::Relu));
+        self.layers.push(map.into_layer(act));
         Ok(())
     }
 
@@ -313,6 +326,24 @@ mod tests {
         assert_eq!(dense(&layers[0]).weights, Matrix::identity(2));
         assert!(ChainBuilder::new(3).affine(Affine::new(Linear::Identity(2), vec![0.0; 2])).is_err());
         assert_eq!(ChainBuilder::new(3).finish().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn activations_end_the_pending_map_and_repeat_only_when_not_idempotent() {
+        let mut c = ChainBuilder::new(2);
+        c.affine(Affine::new(Linear::Diagonal(vec![2.0, 3.0]), vec![0.5, 0.0])).unwrap();
+        c.activation(Activation::Tanh).unwrap();
+        c.activation(Activation::Tanh).unwrap(); // tanh(tanh(z)) is not tanh(z): a layer of its own
+        let clip = Activation::Clip { lo: -1.0, hi: 1.0 };
+        c.activation(clip).unwrap();
+        c.activation(clip).unwrap(); // idempotent: dropped
+        c.activation(Activation::LeakyRelu { alpha: 0.0 }).unwrap(); // canonical: a ReLU
+        let layers = c.finish().unwrap();
+        let acts: Vec<Activation> = layers.iter().map(Layer::activation).collect();
+        assert_eq!(acts, vec![Activation::Tanh, Activation::Tanh, clip, Activation::Relu]);
+        assert_eq!(dense(&layers[1]).weights, Matrix::identity(2));
+        let bad = ChainBuilder::new(1).activation(Activation::Clip { lo: 1.0, hi: 0.0 }).unwrap_err();
+        assert!(bad.contains("above the upper bound"), "{bad}");
     }
 
     #[test]

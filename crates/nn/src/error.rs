@@ -25,13 +25,14 @@ pub enum LoadError {
     #[error("{file}: not a valid ONNX model: {reason}")]
     BadOnnx { file: String, reason: String },
 
-    /// An operator this loader does not translate.
+    /// An operator this loader does not translate; `hint` says what it would need.
     #[error(
-        "{file}: node {node} ({op}): unsupported operator {op}{domain} (supported: Gemm, MatMul, Add, Sub, Mul, \
-         Div, Relu, RNN (ReLU), Flatten, Reshape, Squeeze, Unsqueeze, Identity, Constant; Slice and Concat of \
-         hidden states)"
+        "{file}: node {node} ({op}): unsupported operator {op}{domain}: {hint} (supported: Gemm, MatMul, Conv \
+         covering its whole input, Add, Sub, Mul, Div, BatchNormalization, Relu, LeakyRelu, PRelu, Clip, Tanh, \
+         Sigmoid, RNN (ReLU), Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Identity, Constant; Softmax and \
+         LogSoftmax as the last node; Slice and Concat of hidden states)"
     )]
-    UnsupportedOp { file: String, node: String, op: String, domain: String },
+    UnsupportedOp { file: String, node: String, op: String, domain: String, hint: String },
 
     /// An attribute that is unknown to this loader, or has a value it does not handle;
     /// `attribute` reads `name = value`.

@@ -14,33 +14,69 @@ use tract_onnx::pb::{
     self, AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, attribute_proto::AttributeType,
 };
 use tract_onnx::prelude::*;
-use trestle_ir::network::{Matrix, Network};
+use trestle_ir::network::{Activation, Matrix, Network};
 
+mod fold;
+mod ops;
 mod recurrent;
 mod tract_check;
 
 use recurrent::StateWiring;
 pub use tract_check::cross_check_with_tract;
 
-/// Operators allowed in a graph (`Slice` and `Concat` only to split and join hidden states).
-const SUPPORTED: [&str; 16] = [
+/// Operators allowed in a graph (`Slice` and `Concat` only to split and join hidden states,
+/// `Softmax` and `LogSoftmax` only as the last node).
+const SUPPORTED: [&str; 26] = [
     "Gemm",
     "MatMul",
+    "Conv",
     "Add",
     "Sub",
     "Mul",
     "Div",
+    "BatchNormalization",
     "Relu",
+    "LeakyRelu",
+    "PRelu",
+    "Clip",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
     "RNN",
     "Flatten",
     "Reshape",
     "Squeeze",
     "Unsqueeze",
+    "Transpose",
     "Identity",
     "Constant",
     "Slice",
     "Concat",
 ];
+
+/// What would be needed for an operator the loader does not translate (the second half of its
+/// error message).
+fn unsupported_hint(op: &str) -> &'static str {
+    match op {
+        "Elu" | "Selu" | "Celu" | "Gelu" | "Softplus" | "Softsign" | "HardSigmoid" | "HardSwish" | "Mish" | "Erf"
+        | "Exp" | "Log" | "ThresholdedRelu" | "Shrink" => {
+            "an activation Trestle's networks do not have (they have identity, ReLU, leaky ReLU, clip, tanh and \
+             sigmoid)"
+        }
+        "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" | "LpPool" => {
+            "pooling: only a chain of dense layers (and convolutions that are dense layers) is supported"
+        }
+        "LSTM" | "GRU" => "a recurrent cell other than the Elman RNN with ReLU",
+        "Split" | "Gather" | "Slice" | "Concat" | "Where" | "If" | "Loop" | "Scan" => {
+            "a graph that is not a single chain of layers"
+        }
+        "Max" | "Min" | "Abs" | "Neg" | "Sqrt" | "Pow" | "ReduceSum" | "ReduceMean" => {
+            "an operation on the network value that is not an affine map or a supported activation"
+        }
+        _ => "an operator outside the supported list",
+    }
+}
 
 /// Loads an ONNX file (see the crate docs for what is supported). Runs no inference.
 pub fn load_onnx(path: &Path) -> Result<Network, LoadError> {
@@ -59,23 +95,38 @@ fn read_proto(path: &Path, file: &str) -> Result<ModelProto, LoadError> {
 /// Translates a decoded ONNX model; `source` names it in messages and becomes the network's source.
 pub fn convert_onnx(model: &ModelProto, source: &str) -> Result<Network, LoadError> {
     let graph = model.graph.as_ref().ok_or_else(|| bad_onnx(source, "the model has no graph"))?;
+    let opset = default_opset(model).ok_or_else(|| {
+        bad_onnx(source, "the model imports no version of the default operator set (domain \"\" or \"ai.onnx\")")
+    })?;
     check_operators(graph, source)?;
-    let consts = constants(graph);
+    let mut consts = constants_without_folding(graph);
+    let folded = fold::fold_constants(graph, &mut consts);
     let wiring = recurrent::state_wiring(graph, &consts, source)?;
     let input = graph_input(graph, &consts, &wiring, source)?;
     let output = graph_output(graph, &wiring, source)?;
-    let order = chain_order(graph, &input.name, &output.name, &wiring.plumbing, source)?;
+    let off_chain: HashSet<usize> = wiring.plumbing.union(&folded).copied().collect();
+    let mut order = chain_order(graph, &input.name, &output.name, &off_chain, source)?;
+    let softmax = order.last().copied().filter(|&i| ops::is_trailing_softmax(&graph.node[i]));
+    if softmax.is_some() {
+        order.pop();
+    }
     let mut conv = Converter {
         file: source,
         graph,
         wiring: &wiring,
         consts,
+        opset,
         cur: input.name.clone(),
         chain: ChainBuilder::new(input.shape.iter().product()),
         shape: input.shape,
+        notes: Vec::new(),
+        trailing_softmax: None,
     };
     for i in order {
         conv.node(i, &graph.node[i])?;
+    }
+    if let Some(i) = softmax {
+        conv.trailing_softmax(i, &graph.node[i])?;
     }
     let width = conv.chain.width();
     if let Some(declared) = output.count.filter(|&c| c != width) {
@@ -84,7 +135,16 @@ pub fn convert_onnx(model: &ModelProto, source: &str) -> Result<Network, LoadErr
         return Err(LoadError::Interface { file: source.to_string(), problem });
     }
     let layers = conv.chain.finish().map_err(|problem| LoadError::Interface { file: source.to_string(), problem })?;
-    Ok(Network::new(source, layers)?)
+    let mut net = Network::new(source, layers)?;
+    net.notes = conv.notes;
+    net.trailing_softmax = conv.trailing_softmax;
+    Ok(net)
+}
+
+/// The version of the default operator set the model imports (the highest, if it names both
+/// `""` and `"ai.onnx"`).
+fn default_opset(model: &ModelProto) -> Option<i64> {
+    model.opset_import.iter().filter(|o| matches!(o.domain.as_str(), "" | "ai.onnx")).map(|o| o.version).max()
 }
 
 fn bad_onnx(file: &str, reason: &str) -> LoadError {
@@ -105,11 +165,13 @@ fn check_operators(graph: &GraphProto, file: &str) -> Result<(), LoadError> {
         let std_domain = matches!(n.domain.as_str(), "" | "ai.onnx");
         if !std_domain || !SUPPORTED.contains(&n.op_type.as_str()) {
             let domain = if std_domain { String::new() } else { format!(" of domain {:?}", n.domain) };
+            let hint = if std_domain { unsupported_hint(&n.op_type) } else { "an operator of another domain" };
             return Err(LoadError::UnsupportedOp {
                 file: file.into(),
                 node: node_label(i, n),
                 op: n.op_type.clone(),
                 domain,
+                hint: hint.into(),
             });
         }
     }
@@ -120,9 +182,18 @@ fn check_operators(graph: &GraphProto, file: &str) -> Result<(), LoadError> {
 enum ConstSource<'a> {
     Initializer(&'a TensorProto),
     Node(usize, &'a NodeProto),
+    /// The output of a node that only moves the values of constants ([`fold`]).
+    Folded(usize, &'a NodeProto),
 }
 
+/// Every constant: initializers, `Constant` nodes, and nodes of constants ([`fold`]).
 fn constants(graph: &GraphProto) -> HashMap<String, ConstSource<'_>> {
+    let mut map = constants_without_folding(graph);
+    fold::fold_constants(graph, &mut map);
+    map
+}
+
+fn constants_without_folding(graph: &GraphProto) -> HashMap<String, ConstSource<'_>> {
     let mut map: HashMap<String, ConstSource> =
         graph.initializer.iter().map(|t| (t.name.clone(), ConstSource::Initializer(t))).collect();
     for (i, n) in graph.node.iter().enumerate().filter(|(_, n)| is_constant_node(n)) {
@@ -214,17 +285,18 @@ fn graph_output(graph: &GraphProto, wiring: &StateWiring, file: &str) -> Result<
 }
 
 /// The non-`Constant` nodes from the input to the output, in order; errors if that is not a
-/// simple chain covering every such node but the hidden-state `plumbing`. An RNN node continues
-/// the chain through its output `Y` (its `Y_h` is a hidden state).
+/// simple chain covering every such node but those `off_chain` (the hidden-state plumbing, the
+/// nodes of constants). An RNN node continues the chain through its output `Y` (its `Y_h` is a
+/// hidden state).
 fn chain_order(
     graph: &GraphProto,
     input: &str,
     output: &str,
-    plumbing: &HashSet<usize>,
+    off_chain: &HashSet<usize>,
     file: &str,
 ) -> Result<Vec<usize>, LoadError> {
     let not_chain = |problem: String| LoadError::NotAChain { file: file.to_string(), problem };
-    let on_chain = |(i, n): &(usize, &NodeProto)| !is_constant_node(n) && !plumbing.contains(i);
+    let on_chain = |(i, n): &(usize, &NodeProto)| !is_constant_node(n) && !off_chain.contains(i);
     let mut users: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, n) in graph.node.iter().enumerate().filter(on_chain) {
         for value in n.input.iter().filter(|v| !v.is_empty()) {
@@ -241,7 +313,9 @@ fn chain_order(
             return Err(not_chain(format!("value {cur:?} is used by several nodes: {}", names.join(", "))));
         };
         let n = &graph.node[i];
-        let outputs_ok = n.output.len() == 1 || (recurrent::is_rnn(n) && n.output.len() == 2);
+        // A BatchNormalization with training outputs reaches its own check, which says why.
+        let outputs_ok =
+            n.output.len() == 1 || (recurrent::is_rnn(n) && n.output.len() == 2) || n.op_type == "BatchNormalization";
         if !seen.insert(i) || !outputs_ok || n.output[0].is_empty() {
             return Err(not_chain(format!(
                 "node {} ({}) must have one output (RNN: Y, then Y_h) and appear once",
@@ -277,6 +351,7 @@ fn type_name(t: i32) -> String {
 }
 
 /// A decoded floating-point constant (f32 widened to f64, or f64).
+#[derive(Clone, Debug)]
 struct Const {
     dims: Vec<usize>,
     data: Vec<f64>,
@@ -414,6 +489,11 @@ fn int_constant(consts: &HashMap<String, ConstSource>, c: &Ctx, name: &str) -> R
         Some(ConstSource::Node(i, n)) => {
             constant_node_ints(&Ctx { file: c.file, node: n, label: node_label(*i, n) }, name)
         }
+        Some(ConstSource::Folded(i, n)) => Err(c.err(format!(
+            "operand {name:?} is an integer computed by node {} ({}): only floating-point constants are folded",
+            node_label(*i, n),
+            n.op_type
+        ))),
         None => Err(c.err(format!("operand {name:?} is not a constant (initializer or Constant node)"))),
     }
 }
@@ -508,16 +588,22 @@ fn describe_attribute(a: &AttributeProto) -> String {
     }
 }
 
-/// Walks the chain, feeding affine maps and ReLUs to the builder.
+/// Walks the chain, feeding affine maps and activations to the builder.
 struct Converter<'a> {
     file: &'a str,
     graph: &'a GraphProto,
     wiring: &'a StateWiring,
     consts: HashMap<String, ConstSource<'a>>,
+    /// The version of the default operator set (attribute defaults and forms depend on it).
+    opset: i64,
     /// Name of the value flowing along the chain, and its shape.
     cur: String,
     shape: Vec<usize>,
     chain: ChainBuilder,
+    /// [`Network::notes`] of the result.
+    notes: Vec<String>,
+    /// [`Network::trailing_softmax`] of the result.
+    trailing_softmax: Option<String>,
 }
 
 impl<'a> Converter<'a> {
@@ -529,8 +615,27 @@ impl<'a> Converter<'a> {
             "Add" | "Sub" | "Mul" | "Div" => self.elementwise(&c)?,
             "Relu" => {
                 c.only_attributes(&[])?;
-                c.inputs(1, 1)?;
-                self.chain.relu().map_err(|p| c.err(p))?;
+                self.activation(&c, Activation::Relu)?;
+            }
+            "Tanh" => {
+                c.only_attributes(&[])?;
+                self.activation(&c, Activation::Tanh)?;
+            }
+            "Sigmoid" => {
+                c.only_attributes(&[])?;
+                self.activation(&c, Activation::Sigmoid)?;
+            }
+            "LeakyRelu" => self.leaky_relu(&c)?,
+            "PRelu" => self.prelu(&c)?,
+            "Clip" => self.clip(&c)?,
+            "BatchNormalization" => self.batch_norm(&c)?,
+            "Conv" => self.conv(&c)?,
+            "Transpose" => self.transpose(&c)?,
+            "Softmax" | "LogSoftmax" => {
+                return Err(c.err(
+                    "is supported only as the graph's last node, where it is left out (for an argmax controller: \
+                     it keeps the order of the outputs)",
+                ));
             }
             "Identity" => {
                 c.only_attributes(&[])?;
@@ -552,10 +657,7 @@ impl<'a> Converter<'a> {
 
     fn float_const(&self, c: &Ctx, name: &str) -> Result<Const, LoadError> {
         match self.consts.get(name) {
-            Some(ConstSource::Initializer(t)) => decode_floats(t, self.file, name),
-            Some(ConstSource::Node(i, n)) => {
-                constant_node_floats(&Ctx { file: self.file, node: n, label: node_label(*i, n) }, name)
-            }
+            Some(_) => fold::float_constant(&self.consts, self.file, name, 0),
             None if name == self.cur => {
                 Err(c.err(format!("uses the network value {name:?} where a constant is required")))
             }
@@ -582,15 +684,26 @@ impl<'a> Converter<'a> {
     }
 
     fn gemm(&mut self, c: &Ctx) -> Result<(), LoadError> {
-        c.only_attributes(&["alpha", "beta", "transA", "transB"])?;
+        // Before opset 7, `broadcast = 1` lets C broadcast (which it always may from 7).
+        let legacy = self.opset < 7;
+        c.only_attributes(if legacy {
+            &["alpha", "beta", "transA", "transB", "broadcast"]
+        } else {
+            &["alpha", "beta", "transA", "transB"]
+        })?;
+        let c_broadcasts = !legacy || c.flag_attr("broadcast")?;
         let (alpha, beta) = (c.float_attr("alpha", 1.0)?, c.float_attr("beta", 1.0)?);
         let (trans_a, trans_b) = (c.flag_attr("transA")?, c.flag_attr("transB")?);
         let inputs = c.inputs(2, 3)?;
         if inputs[0] != self.cur {
             return Err(c.err(format!("input A must be the network value {:?}", self.cur)));
         }
+        // A is [1, k] (or [k, 1] transposed); a feature vector [1, .., 1, k] is read as [1, k]
+        // (MATLAB's exports feed their 4-D input straight to Gemm).
+        let lead_ones = |s: &[usize]| s.len() > 2 && s[..s.len() - 1].iter().all(|&d| d == 1);
         let k = match (self.shape.as_slice(), trans_a) {
             (&[1, k], false) | (&[k, 1], true) => k,
+            (s, false) if lead_ones(s) => s[s.len() - 1],
             (s, _) => {
                 return Err(c.err(format!(
                     "input A has shape {s:?}, expected {}",
@@ -612,7 +725,7 @@ impl<'a> Converter<'a> {
         let w = if trans_b { Matrix::new(n, k, b.data) } else { Matrix::new(k, n, b.data).transpose() };
         let mut bias = vec![0.0; n];
         if let Some(&name) = inputs.get(2) {
-            bias = self.gemm_bias(c, name, n, beta)?;
+            bias = self.gemm_bias(c, name, n, beta, c_broadcasts)?;
         }
         self.push(c, Affine::new(Linear::Full(w), vec![0.0; n]))?;
         let scale = if alpha == 1.0 { Linear::Identity(n) } else { Linear::Diagonal(vec![alpha; n]) };
@@ -621,9 +734,16 @@ impl<'a> Converter<'a> {
         Ok(())
     }
 
-    /// `beta * C` broadcast to `[1, n]`; rounded to nearest when the product is not exact.
-    fn gemm_bias(&self, c: &Ctx, name: &str, n: usize, beta: f64) -> Result<Vec<f64>, LoadError> {
+    /// `beta * C` broadcast to `[1, n]` (when `broadcasts`; else C must be `[1, n]`); rounded to
+    /// nearest when the product is not exact.
+    fn gemm_bias(&self, c: &Ctx, name: &str, n: usize, beta: f64, broadcasts: bool) -> Result<Vec<f64>, LoadError> {
         let cst = self.float_const(c, name)?;
+        if !broadcasts && cst.dims != [1, n] {
+            return Err(c.err(format!(
+                "input C {name:?} has shape {:?}: without broadcast = 1 (opset < 7) it must be [1, {n}]",
+                cst.dims
+            )));
+        }
         if broadcast_shape(&[1, n], &cst.dims).as_deref() != Some(&[1, n]) {
             return Err(
                 c.err(format!("input C {name:?} has shape {:?}, which does not broadcast to [1, {n}]", cst.dims))
@@ -675,10 +795,14 @@ impl<'a> Converter<'a> {
     }
 
     fn elementwise(&mut self, c: &Ctx) -> Result<(), LoadError> {
-        c.only_attributes(&[])?;
+        let legacy = self.opset < 7;
+        c.only_attributes(if legacy { &["broadcast", "axis"] } else { &[] })?;
         let inputs = c.inputs(2, 2)?;
         let (name, swapped) = self.operands(c, &inputs)?;
-        let k = self.float_const(c, name)?;
+        let mut k = self.float_const(c, name)?;
+        if legacy {
+            k.dims = self.legacy_operand_dims(c, &k.dims, swapped)?;
+        }
         let n = self.chain.width();
         let shape =
             broadcast_shape(&self.shape, &k.dims).filter(|s| s.iter().product::<usize>() == n).ok_or_else(|| {
@@ -705,6 +829,49 @@ impl<'a> Converter<'a> {
         self.push(c, map)?;
         self.shape = shape;
         Ok(())
+    }
+
+    /// Before opset 7, `Add`/`Sub`/`Mul`/`Div` broadcast only with `broadcast = 1`, and then only
+    /// the second operand, aligned at `axis` (default: its trailing dimensions); without it both
+    /// shapes must be equal. Returns the constant's dimensions padded with 1s to the value's rank,
+    /// which the numpy-style broadcast then reads the same way.
+    fn legacy_operand_dims(&self, c: &Ctx, dims: &[usize], swapped: bool) -> Result<Vec<usize>, LoadError> {
+        let broadcast = c.flag_attr("broadcast")?;
+        let axis = c.attribute("axis", AttributeType::Int)?;
+        if !broadcast {
+            if let Some(a) = axis {
+                return Err(c.unsupported(a, a.i.to_string(), "axis is meaningful only with broadcast = 1"));
+            }
+            if dims != self.shape.as_slice() {
+                return Err(c.err(format!(
+                    "the constant has shape {dims:?} and the network value {:?}: before opset 7 the shapes must be \
+                     equal unless broadcast = 1",
+                    self.shape
+                )));
+            }
+            return Ok(dims.to_vec());
+        }
+        if swapped && dims != self.shape.as_slice() {
+            return Err(c.err("broadcast = 1 broadcasts the second operand, which is the network value here"));
+        }
+        let rank = self.shape.len();
+        let start = match axis {
+            None => rank.checked_sub(dims.len()),
+            Some(a) => usize::try_from(if a.i < 0 { a.i + rank as i64 } else { a.i }).ok(),
+        };
+        match start.filter(|&s| s + dims.len() <= rank) {
+            Some(s) => {
+                let mut padded = vec![1; s];
+                padded.extend_from_slice(dims);
+                padded.resize(rank, 1);
+                Ok(padded)
+            }
+            None => Err(c.err(format!(
+                "the constant of shape {dims:?} does not fit the network value's shape {:?} at axis {:?}",
+                self.shape,
+                axis.map(|a| a.i)
+            ))),
+        }
     }
 
     fn flatten(&mut self, c: &Ctx) -> Result<(), LoadError> {

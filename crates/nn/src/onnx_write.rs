@@ -10,10 +10,17 @@
 //! `trestle` version [`PRODUCER_VERSION`], ONNX opset 13, IR version 7).
 //!
 //! A dense layer `k` is `MatMul` by `layer{k}.weight` `[in, out]` (the transpose of the IR's
-//! matrix, as torch writes `Linear` on a 3-D value), `Add` of `layer{k}.bias` `[out]`, then `Relu`
-//! when the layer has one. (Not `Gemm`: tract 0.23 cannot evaluate a float64 `Gemm` with a bias,
-//! and one form for both kinds of network is simpler.) A feed-forward network reads `x` of shape
-//! `[1, n]` and writes `y` of shape `[1, m]`.
+//! matrix, as torch writes `Linear` on a 3-D value), `Add` of `layer{k}.bias` `[out]`, then its
+//! activation: nothing for the identity, `Relu` (node `layer{k}.relu`), `Tanh`, `Sigmoid`, a
+//! leaky ReLU as `LeakyRelu` with its `alpha` attribute in a float32 model and as `PRelu` with the
+//! scalar slope tensor `layer{k}.slope` in a float64 one (ONNX attributes are float32, and tract
+//! evaluates `LeakyRelu` in float32 only), a clip as `Clip` with the scalar tensors
+//! `layer{k}.min` / `layer{k}.max` (an infinite bound: the input left empty). Activation
+//! parameters count as weights for the choice of float32. (Not `Gemm`: tract 0.23 cannot evaluate
+//! a float64 `Gemm` with a bias, and one form for both kinds of network is simpler.) A
+//! feed-forward network reads `x` of shape `[1, n]` and writes `y` of shape `[1, m]`. The loader
+//! reads back the same layers for a network whose activations are in canonical form
+//! ([`trestle_ir::Activation::canonical`]; the loader puts them in it).
 //!
 //! A recurrent network is one *step* of the controller. It reads `x` of shape `[1, 1, n]` (ONNX
 //! RNN's `[seq_length, batch, input]` with one step and one sequence) and, for its `j`-th
@@ -30,6 +37,8 @@
 //!
 //! A recurrent layer needs the ReLU activation (ONNX RNN has no identity activation in its
 //! required set); the writer refuses other recurrent layers.
+//!
+//! Files are written through [`atomic_output`], like every file the tool writes.
 
 use crate::error::WriteError;
 use prost::Message;
@@ -105,30 +114,30 @@ pub fn write_onnx_checked(net: &Network, path: &Path, probes: &[Vec<f64>], max_g
     Ok(())
 }
 
-/// Writes [`encode_onnx`] to `path` atomically (a temporary file in the same directory, then a
-/// rename), so a reader never sees half a model.
+/// Writes [`encode_onnx`] to `path` with [`atomic_output::write`] (a reader never sees half a
+/// model, and a crash leaves the old file or the new one).
 pub fn write_onnx(net: &Network, path: &Path) -> Result<(), WriteError> {
     let bytes = encode_onnx(net)?;
-    let io = |e: std::io::Error| WriteError::Io { file: path.display().to_string(), reason: e.to_string() };
-    let name = path.file_name().ok_or_else(|| io(std::io::Error::other("the path has no file name")))?;
-    let tmp = path.with_file_name(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, &bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    atomic_output::write(path, &bytes)
+        .map_err(|e| WriteError::Io { file: path.display().to_string(), reason: e.to_string() })
 }
 
 fn all_weights_are_f32(net: &Network) -> bool {
     let exact = |v: &f64| f64::from(*v as f32) == *v;
-    net.layers.iter().all(|l| match l {
-        Layer::Dense(d) => d.weights.data.iter().all(exact) && d.bias.iter().all(exact),
-        Layer::Recurrent(r) => {
-            r.input_weights.data.iter().all(exact)
-                && r.recurrent_weights.data.iter().all(exact)
-                && r.bias.iter().all(exact)
-        }
-    })
+    let params_exact = |a: Activation| match a {
+        Activation::LeakyRelu { alpha } => exact(&alpha),
+        Activation::Clip { lo, hi } => (!lo.is_finite() || exact(&lo)) && (!hi.is_finite() || exact(&hi)),
+        _ => true,
+    };
+    net.layers.iter().all(|l| params_exact(l.activation()))
+        && net.layers.iter().all(|l| match l {
+            Layer::Dense(d) => d.weights.data.iter().all(exact) && d.bias.iter().all(exact),
+            Layer::Recurrent(r) => {
+                r.input_weights.data.iter().all(exact)
+                    && r.recurrent_weights.data.iter().all(exact)
+                    && r.bias.iter().all(exact)
+            }
+        })
 }
 
 fn dims(lead: &[i64], width: usize) -> Vec<i64> {
@@ -180,11 +189,38 @@ impl GraphWriter {
         name.into()
     }
 
-    fn relu(&mut self, k: usize, activation: Activation) {
-        if activation == Activation::Relu {
-            let input = self.cur.clone();
-            self.node(format!("layer{k}.relu"), "Relu", vec![input], vec![format!("layer{k}.relu")], vec![]);
-        }
+    /// The layer's activation after its affine map (see the module docs).
+    fn activation(&mut self, k: usize, activation: Activation) {
+        let input = self.cur.clone();
+        let (name, op, inputs, attrs) = match activation {
+            Activation::Identity => return,
+            Activation::Relu => ("relu", "Relu", vec![input], vec![]),
+            Activation::Tanh => ("tanh", "Tanh", vec![input], vec![]),
+            Activation::Sigmoid => ("sigmoid", "Sigmoid", vec![input], vec![]),
+            Activation::LeakyRelu { alpha } if self.elem_type == FLOAT => {
+                ("leaky_relu", "LeakyRelu", vec![input], vec![attr_float("alpha", alpha as f32)])
+            }
+            Activation::LeakyRelu { alpha } => {
+                let slope = self.tensor(&format!("layer{k}.slope"), &[], std::iter::once(alpha));
+                ("prelu", "PRelu", vec![input, slope], vec![])
+            }
+            Activation::Clip { lo, hi } => {
+                let mut bound = |name: &str, v: f64| {
+                    if v.is_finite() {
+                        self.tensor(&format!("layer{k}.{name}"), &[], std::iter::once(v))
+                    } else {
+                        String::new()
+                    }
+                };
+                let (min, max) = (bound("min", lo), bound("max", hi));
+                let mut inputs = vec![input, min, max];
+                while inputs.last().is_some_and(String::is_empty) {
+                    inputs.pop();
+                }
+                ("clip", "Clip", inputs, vec![])
+            }
+        };
+        self.node(format!("layer{k}.{name}"), op, inputs, vec![format!("layer{k}.{name}")], attrs);
     }
 
     /// `MatMul(x, W^T)` then `Add(b)`.
@@ -196,7 +232,7 @@ impl GraphWriter {
         self.node(format!("layer{k}.matmul"), "MatMul", vec![x, w], vec![format!("layer{k}.matmul")], vec![]);
         let y = self.cur.clone();
         self.node(format!("layer{k}.add"), "Add", vec![y, b], vec![format!("layer{k}.add")], vec![]);
-        self.relu(k, d.activation);
+        self.activation(k, d.activation);
     }
 
     /// The `j`-th recurrent layer (layer `k`) as one ONNX RNN step with explicit state `h{j}`.
@@ -224,6 +260,10 @@ impl GraphWriter {
         let y = self.cur.clone();
         self.node(format!("layer{k}.squeeze"), "Squeeze", vec![y, axes], vec![format!("layer{k}.squeeze")], vec![]);
     }
+}
+
+fn attr_float(name: &str, f: f32) -> pb::AttributeProto {
+    pb::AttributeProto { name: name.into(), r#type: AttributeType::Float as i32, f, ..Default::default() }
 }
 
 fn attr_int(name: &str, i: i64) -> pb::AttributeProto {

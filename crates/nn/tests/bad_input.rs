@@ -86,10 +86,14 @@ fn garbage_nnet() {
 #[test]
 fn onnx_unsupported_operator() {
     let dir = tempfile::tempdir().unwrap();
-    let m = model(1, &[1, 2], &[1, 2], vec![node("squash", "Tanh", &["x"], "y", vec![])], vec![]);
-    let path = write(dir.path(), "tanh.onnx", &m);
+    let m = model(1, &[1, 2], &[1, 2], vec![node("squash", "Elu", &["x"], "y", vec![])], vec![]);
+    let path = write(dir.path(), "elu.onnx", &m);
     let msg = message(load_onnx(&path));
-    assert_names(&msg, &path, &["node #0 \"squash\" (Tanh)", "unsupported operator Tanh"]);
+    assert_names(
+        &msg,
+        &path,
+        &["node #0 \"squash\" (Elu)", "unsupported operator Elu", "an activation Trestle's networks do not have"],
+    );
 }
 
 #[test]

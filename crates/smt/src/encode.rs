@@ -253,6 +253,17 @@ impl<'a> Scope<'a> {
                 }
                 acc
             }
+            // Polynomial: exact in Z3's non-linear real arithmetic.
+            Expr::Pow(a, n) => {
+                let x = self.expr(a)?;
+                (0..*n).fold(num(&Rational::from_integer(1.into())), |acc, _| acc * x.clone())
+            }
+            Expr::Apply(f, _) => {
+                return Err(CheckError::Unsupported(format!(
+                    "{f}: the Z3 encoding of the environment step is exact and Z3 decides polynomial \
+                     arithmetic only, so it refuses elementary functions"
+                )));
+            }
         })
     }
 

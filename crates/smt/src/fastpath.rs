@@ -491,7 +491,9 @@ fn lookup_defined(index: &Expr, len: usize, sys: &System, boxes: &Boxes) -> bool
 fn visit_lookups(e: &Expr, f: &mut dyn FnMut(&Expr, usize)) {
     match e {
         Expr::Const(_) | Expr::Var(_) => {}
-        Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) => visit_lookups(a, f),
+        Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) | Expr::Apply(_, a) | Expr::Pow(a, _) => {
+            visit_lookups(a, f)
+        }
         Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
             visit_lookups(a, f);
             visit_lookups(b, f);

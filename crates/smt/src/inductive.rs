@@ -5,43 +5,56 @@
 //! On a small box most ReLUs have a fixed sign. When the caller knows it from sound (outward
 //! rounded) pre-activation bounds on `p`, a [`Phase`] per neuron lets the encoding use `y = z` or
 //! `y = 0` instead of `ite(z >= 0, z, 0)`: the same relation on every state of `p`, so the query
-//! means the same, with fewer case splits for Z3.
+//! means the same, with fewer case splits for Z3. The other piecewise-linear activations have
+//! phases too: a leaky ReLU's two pieces (`y = z`, `y = alpha z`), a clip's three (`y = lo`,
+//! `y = z`, `y = hi`).
 
 use crate::error::CheckError;
 use crate::query::{Postcondition, check_dim, state_only, validate_box};
-use trestle_ir::network::Layer;
+use trestle_ir::network::{Activation, Layer, Network};
 use trestle_ir::system::{Policy, System};
 use trestle_ir::{FBox, Pred};
 
-/// The sign of one ReLU's pre-activation on every state of the query's box.
+/// Which piece of its activation one neuron follows on every state of the query's box.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// `z >= 0` everywhere: the ReLU is the identity.
+    /// The identity piece: `y = z` (a ReLU or leaky ReLU with `z >= 0` everywhere, a clip with
+    /// `lo <= z <= hi` everywhere).
     Active,
-    /// `z <= 0` everywhere: the ReLU is zero.
+    /// The piece below the first kink: `y = 0` for a ReLU, `y = alpha z` for a leaky ReLU (`z <= 0`
+    /// everywhere), `y = lo` for a clip (`z <= lo` everywhere).
     Inactive,
-    /// Either sign (or unknown): encoded exactly as `ite(z >= 0, z, 0)`.
+    /// A clip above its upper bound everywhere: `y = hi`.
+    Saturated,
+    /// Several pieces (or unknown): encoded exactly with `ite`s.
     Unstable,
 }
 
-/// The phases of one network's neurons, per layer (`[layer][neuron]`; entries of non-ReLU layers
-/// are ignored).
+/// The phases of one network's neurons, per layer (`[layer][neuron]`; entries of identity, tanh
+/// and sigmoid layers are ignored).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NetworkPhases(pub Vec<Vec<Phase>>);
 
 impl NetworkPhases {
-    /// The phase a sound enclosure `[lo, hi]` of a pre-activation implies.
-    pub fn of_bounds(layers: &[(Vec<f64>, Vec<f64>)]) -> NetworkPhases {
-        let phase = |(&l, &h): (&f64, &f64)| {
-            if l >= 0.0 {
-                Phase::Active
-            } else if h <= 0.0 {
-                Phase::Inactive
-            } else {
-                Phase::Unstable
-            }
+    /// The phases sound enclosures `[lo, hi]` of `net`'s pre-activations (one pair of vectors per
+    /// layer) imply for its activations.
+    pub fn of_bounds(net: &Network, layers: &[(Vec<f64>, Vec<f64>)]) -> NetworkPhases {
+        let phase = |act: Activation, l: f64, h: f64| match act {
+            Activation::Relu | Activation::LeakyRelu { .. } if l >= 0.0 => Phase::Active,
+            Activation::Relu | Activation::LeakyRelu { .. } if h <= 0.0 => Phase::Inactive,
+            Activation::Clip { lo, .. } if h <= lo => Phase::Inactive,
+            Activation::Clip { hi, .. } if l >= hi => Phase::Saturated,
+            Activation::Clip { lo, hi } if l >= lo && h <= hi => Phase::Active,
+            Activation::Identity => Phase::Active,
+            _ => Phase::Unstable,
         };
-        NetworkPhases(layers.iter().map(|(lo, hi)| lo.iter().zip(hi).map(phase).collect()).collect())
+        NetworkPhases(
+            layers
+                .iter()
+                .zip(&net.layers)
+                .map(|((lo, hi), layer)| lo.iter().zip(hi).map(|(&l, &h)| phase(layer.activation(), l, h)).collect())
+                .collect(),
+        )
     }
 
     /// How many neurons keep the `ite` encoding.

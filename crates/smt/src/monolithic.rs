@@ -26,8 +26,12 @@ use z3::Solver;
 use z3::ast::{Bool, Real};
 
 /// Asserts the layers of `net` on `input`, one variable per neuron (`nn.NAME.L.K`); returns the
-/// output terms. A ReLU whose phase is known (sound on the whole query) is encoded as what it is
-/// there, the identity or zero; the others as `ite`.
+/// output terms. Piecewise-linear activations are encoded exactly, the weights and the
+/// activations' parameters as exact rationals: ReLU `ite(z >= 0, z, 0)`, leaky ReLU
+/// `ite(z >= 0, z, alpha z)`, clip `ite(z <= lo, lo, ite(z >= hi, hi, z))` (an infinite bound
+/// leaves its side out). A neuron whose phase is known (sound on the whole query) is encoded as
+/// the piece it follows there. Tanh and sigmoid have no exact encoding in linear real arithmetic:
+/// [`CheckError::Unsupported`], naming the layer.
 pub(crate) fn encode_network(
     net: &Network,
     name: &str,
@@ -53,9 +57,34 @@ pub(crate) fn encode_network(
             let v = Real::new_const(format!("nn.{name}.{l}.{k}"));
             let phase = phases.and_then(|p| p.0.get(l)).and_then(|p| p.get(k)).copied();
             let value = match (d.activation, phase) {
-                (Activation::Identity, _) | (Activation::Relu, Some(Phase::Active)) => z,
+                (Activation::Identity, _) => z,
+                (Activation::Tanh | Activation::Sigmoid, _) => {
+                    return Err(CheckError::Unsupported(format!(
+                        "network {} (layer {l}): {} has no exact encoding in linear real arithmetic; no engine \
+                         decides networks with tanh or sigmoid exactly yet",
+                        net.source,
+                        d.activation.name()
+                    )));
+                }
+                (_, Some(Phase::Active)) => z,
                 (Activation::Relu, Some(Phase::Inactive)) => zero.clone(),
+                (Activation::LeakyRelu { alpha }, Some(Phase::Inactive)) => num_f64(alpha) * &z,
+                (Activation::Clip { lo, .. }, Some(Phase::Inactive)) if lo.is_finite() => num_f64(lo),
+                (Activation::Clip { hi, .. }, Some(Phase::Saturated)) if hi.is_finite() => num_f64(hi),
                 (Activation::Relu, _) => z.ge(&zero).ite(&z, &zero),
+                (Activation::LeakyRelu { alpha }, _) => z.ge(&zero).ite(&z, &(num_f64(alpha) * &z)),
+                (Activation::Clip { lo, hi }, _) => {
+                    let mut y = z.clone();
+                    if hi.is_finite() {
+                        let hi = num_f64(hi);
+                        y = z.ge(&hi).ite(&hi, &y);
+                    }
+                    if lo.is_finite() {
+                        let lo = num_f64(lo);
+                        y = z.le(&lo).ite(&lo, &y);
+                    }
+                    y
+                }
             };
             solver.assert(v.eq(value));
             out.push(v);

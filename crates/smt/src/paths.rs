@@ -18,7 +18,7 @@ use crate::inductive::NetworkPhases;
 use crate::monolithic::encode_network;
 use crate::solve::{Outcome, Value, check_again, new_solver, value};
 use trestle_core::Unknown;
-use trestle_ir::network::{Activation, Layer};
+use trestle_ir::network::Layer;
 use trestle_ir::pred::Pred;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
 use trestle_ir::{Interval, Rational, sim};
@@ -100,7 +100,7 @@ impl<'s> PathQuery<'s> {
         k
     }
 
-    /// The ReLU phases of `net` over the inputs' enclosures.
+    /// The phases of `net`'s neurons over the inputs' enclosures.
     fn phases(net: &trestle_ir::Network, input: Vec<Interval>) -> Option<NetworkPhases> {
         let mut x = input;
         let mut layers = Vec::new();
@@ -117,12 +117,9 @@ impl<'s> PathQuery<'s> {
                 z.push(acc);
             }
             layers.push((z.iter().map(|i| i.lo).collect(), z.iter().map(|i| i.hi).collect()));
-            x = match d.activation {
-                Activation::Relu => z.iter().map(Interval::relu).collect(),
-                Activation::Identity => z,
-            };
+            x = z.iter().map(|i| i.activate(&d.activation)).collect();
         }
-        Some(NetworkPhases::of_bounds(&layers))
+        Some(NetworkPhases::of_bounds(net, &layers))
     }
 
     /// The number of copies declared.

@@ -254,7 +254,7 @@ fn box_queries_with_fixed_relu_phases_agree_with_the_full_encoding() {
             let b = FBox::new(vec![xs[0], 0.55], vec![xs[1], 0.95]);
             // Pre-activations x - 0.5, 0.5 - x (fixed sign on these boxes), y - 0.75, 0.75 - y (not).
             let first = (vec![xs[0] - 0.5, 0.5 - xs[1], -0.2, -0.2], vec![xs[1] - 0.5, 0.5 - xs[0], 0.2, 0.2]);
-            let phases = NetworkPhases::of_bounds(&[first, (vec![0.0; 2], vec![0.0; 2])]);
+            let phases = NetworkPhases::of_bounds(&sys.networks[0].network, &[first, (vec![0.0; 2], vec![0.0; 2])]);
             assert_eq!(phases.unstable(), 2);
             assert_eq!(phases.0[0][0], if xs[0] > 0.5 { Phase::Active } else { Phase::Inactive });
             let plain = z3.check_inductive_on(&InductiveQuery::on_box(&inv, &b)).unwrap();

@@ -110,6 +110,26 @@ impl Arith for Dual {
     fn lookup(&self, len: usize) -> Result<RangeInclusive<usize>, EvalError> {
         self.v.lookup(len)
     }
+    /// The piecewise-linear activations by their pieces; tanh and sigmoid by the chain rule on
+    /// their f64 values (a search heuristic, like everything in this domain).
+    fn activate(&self, act: &Activation) -> Option<Dual> {
+        let smooth = |y: f64, slope: f64| {
+            let mut r = self.scale(slope);
+            r.v = y;
+            r
+        };
+        match act {
+            Activation::Tanh => {
+                let y = self.v.tanh();
+                Some(smooth(y, 1.0 - y * y))
+            }
+            Activation::Sigmoid => {
+                let y = act.apply_f64(self.v);
+                Some(smooth(y, y * (1.0 - y)))
+            }
+            _ => trestle_ir::arith::activate_piecewise(self, act),
+        }
+    }
 }
 
 impl LayerArith for Dual {
@@ -120,7 +140,13 @@ impl LayerArith for Dual {
     fn unload(v: &Vec<Dual>) -> Vec<Dual> {
         v.clone()
     }
-    fn affine(w: &Matrix, x: &Vec<Dual>, b: &[f64], act: Activation, rec: Option<(&Matrix, &Vec<Dual>)>) -> Vec<Dual> {
+    fn affine(
+        w: &Matrix,
+        x: &Vec<Dual>,
+        b: &[f64],
+        act: Activation,
+        rec: Option<(&Matrix, &Vec<Dual>)>,
+    ) -> Option<Vec<Dual>> {
         affine_terms(w, x, b, act, rec.map(|(r, h)| (r, &h[..])))
     }
 }

@@ -6,7 +6,7 @@ use crate::rng::TrainRng;
 use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, RecurrentLayer};
 
 /// One layer of an [`Architecture`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LayerSpec {
     /// `y = act(W x + b)`.
     Dense { width: usize, activation: Activation },
@@ -30,7 +30,7 @@ impl LayerSpec {
 }
 
 /// The shape of a network: input size and layers.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Architecture {
     pub input: usize,
     pub layers: Vec<LayerSpec>,
@@ -67,6 +67,15 @@ impl Architecture {
         }
         if self.input == 0 || self.layers.iter().any(|l| l.width() == 0) {
             return Err(TrainError::Architecture(format!("a layer of width 0 in {:?}", self.sizes())));
+        }
+        // The passes (`pass.rs`) compute ReLU and identity layers only.
+        if let Some(a) = self
+            .layers
+            .iter()
+            .map(LayerSpec::activation)
+            .find(|a| !matches!(a, Activation::Relu | Activation::Identity))
+        {
+            return Err(TrainError::Architecture(format!("the trainer has no {a} layers (ReLU and identity only)")));
         }
         Ok(())
     }

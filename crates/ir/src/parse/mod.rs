@@ -2,8 +2,11 @@
 //!
 //! ```text
 //! expr  := sum            sum := term (('+'|'-') term)*      term := unary (('*'|'/') unary)*
-//! unary := '-' unary | number | name | call | '(' expr ')' | 'if' pred 'then' expr 'else' expr
+//! unary := '-' unary | '+' unary | power             power := atom ('^' exponent)?
+//! atom  := number | name | call | '(' expr ')' | 'if' pred 'then' expr 'else' expr
 //! call  := min(e, e, ..) | max(..) | relu(e) | abs(e) | clamp(e, lo, hi) | lookup(i, [e, e, ..])
+//!        | sin(e) | cos(e) | tan(e) | exp(e) | log(e) | sqrt(e) | tanh(e) | sigmoid(e) | pow(e, exponent)
+//! exponent := an integer 0..=64: a literal, a named constant or a parenthesised constant expression
 //! pred  := or ('->' pred)?     or := and (('or'|'||') and)*     and := not (('and'|'&&') not)*
 //! not   := ('not'|'!') not | 'true' | 'false' | '(' pred ')' | expr cmp expr (cmp expr)* | boolvar
 //! cmp   := '<=' | '<' | '>=' | '>' | '==' | '=' | '!='
@@ -11,7 +14,9 @@
 //! ltl   := like pred, with unary X[^k], F[^k|<=k], G[..], binary p U[<=k] q, p R[<=k] q
 //! ```
 //! Numbers are exact: `0.1` is the rational 1/10. Comparison chains (`0 <= x <= 1`) are conjunctions.
-//! Division is only by constants, so expressions stay piecewise linear except explicit products.
+//! Division is only by constants. A power binds tighter than a unary minus (`-x^2` is `-(x^2)`) and
+//! does not chain (`x^2^3` is an error: write `(x^2)^3`); `x**n` is refused with a hint. `log` is
+//! the natural logarithm; `log`, `sqrt` and `tan` are partial (see [`crate::expr::Function`]).
 //!
 //! Limits (see [`shape`]): nesting deeper than [`MAX_NESTING`] levels, trees deeper than
 //! [`MAX_TREE_DEPTH`] or larger than [`MAX_TREE_NODES`] after `let` definitions are inlined, and
@@ -24,7 +29,7 @@ mod shape;
 
 pub use shape::{MAX_NESTING, MAX_TREE_DEPTH, MAX_TREE_NODES};
 
-use crate::expr::{Expr, VarRef};
+use crate::expr::{Expr, Function, MAX_POWER, VarRef};
 use crate::formula::{Ctl, Ltl};
 use crate::num::Rational;
 use crate::pred::{CmpOp, Pred};
@@ -192,6 +197,9 @@ impl<'a> Parser<'a> {
         let mut divisor = Rational::one();
         loop {
             if self.eat_sym("*") {
+                if self.is_sym("*") {
+                    return self.error("'**' is not an operator: write x^n for a power");
+                }
                 factors.push(self.unary()?);
             } else if self.is_sym("/") {
                 self.pos += 1;
@@ -222,6 +230,69 @@ impl<'a> Parser<'a> {
         if self.eat_sym("+") {
             return self.unary();
         }
+        let base = self.atom()?;
+        if !self.eat_sym("^") {
+            return Ok(base);
+        }
+        let n = self.exponent()?;
+        if self.is_sym("^") {
+            return self.error("a power does not chain: write (x^a)^b");
+        }
+        Ok(power(base, n))
+    }
+
+    /// The exponent of a power: a non-negative integer up to [`MAX_POWER`], written as a literal,
+    /// a named constant or a parenthesised constant expression (like a temporal bound).
+    fn exponent(&mut self) -> PResult<u32> {
+        let start = self.pos;
+        let value = match self.peek().cloned() {
+            Some(Tok::Num(q)) => {
+                self.pos += 1;
+                q
+            }
+            Some(Tok::Sym("-")) => {
+                return self.error("negative powers are not supported (division is only by constants)");
+            }
+            Some(Tok::Ident(name)) => match self.scope.lookup(&name) {
+                Some(Symbol::Const(q)) => {
+                    self.pos += 1;
+                    q
+                }
+                _ => return self.error(format!("an exponent is an integer or a named constant; '{name}' is neither")),
+            },
+            Some(Tok::Sym("(")) => {
+                self.pos += 1;
+                let e = self.expr()?;
+                self.expect_sym(")")?;
+                match e.as_const() {
+                    Some(q) => q.clone(),
+                    None => {
+                        self.pos = start;
+                        return self.error("an exponent must be a constant");
+                    }
+                }
+            }
+            _ => return self.error("expected an integer exponent after '^'"),
+        };
+        let end = self.pos;
+        self.pos = start;
+        if value < Rational::zero() {
+            return self.error("negative powers are not supported (division is only by constants)");
+        }
+        if !value.is_integer() {
+            return self
+                .error(format!("an exponent is a non-negative integer, not {}", crate::num::display_rational(&value)));
+        }
+        match u32::try_from(value.to_integer()) {
+            Ok(n) if n <= MAX_POWER => {
+                self.pos = end;
+                Ok(n)
+            }
+            _ => self.error(format!("an exponent is at most {MAX_POWER}")),
+        }
+    }
+
+    fn atom(&mut self) -> PResult<Expr> {
         if self.eat_sym("(") {
             let e = self.expr()?;
             self.expect_sym(")")?;
@@ -315,6 +386,13 @@ impl<'a> Parser<'a> {
                 let (x, lo, hi) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
                 Ok(Expr::Min(Box::new(Expr::Max(Box::new(x), Box::new(lo))), Box::new(hi)))
             }
+            "pow" => {
+                let base = self.expr()?;
+                self.expect_sym(",")?;
+                let n = self.exponent()?;
+                self.expect_sym(")")?;
+                Ok(power(base, n))
+            }
             "lookup" => {
                 let index = self.expr()?;
                 self.expect_sym(",")?;
@@ -327,10 +405,21 @@ impl<'a> Parser<'a> {
                 self.expect_sym(")")?;
                 Ok(Expr::Lookup(Box::new(index), items))
             }
-            _ => {
-                self.pos = start;
-                self.error(format!("unknown function '{name}' (known: min, max, relu, abs, clamp, lookup)"))
-            }
+            _ => match Function::from_name(name) {
+                Some(f) => {
+                    let args = self.args()?;
+                    arity(self, &args, 1)?;
+                    Ok(Expr::Apply(f, Box::new(args.into_iter().next().unwrap())))
+                }
+                None => {
+                    self.pos = start;
+                    let elementary: Vec<&str> = Function::ALL.iter().map(|f| f.name()).collect();
+                    self.error(format!(
+                        "unknown function '{name}' (known: min, max, relu, abs, clamp, lookup, pow, {})",
+                        elementary.join(", ")
+                    ))
+                }
+            },
         }
     }
 
@@ -646,6 +735,14 @@ impl<'a> Parser<'a> {
             return Ok(Ltl::Atom(Pred::False));
         }
         Ok(Ltl::Atom(self.comparison()?))
+    }
+}
+
+/// `base^n`, folded when the base is a constant (exactly: a power of a rational is rational).
+fn power(base: Expr, n: u32) -> Expr {
+    match base {
+        Expr::Const(c) => Expr::Const(num_traits::pow(c, n as usize)),
+        base => Expr::Pow(Box::new(base), n),
     }
 }
 

@@ -110,7 +110,9 @@ impl Size {
 pub(super) fn expr_size(e: &Expr) -> Size {
     match e {
         Expr::Const(_) | Expr::Var(_) => Size { depth: 1, nodes: 1 },
-        Expr::Neg(a) | Expr::Div(a, _) | Expr::Relu(a) | Expr::Abs(a) => Size::node([expr_size(a)]),
+        Expr::Neg(a) | Expr::Div(a, _) | Expr::Relu(a) | Expr::Abs(a) | Expr::Apply(_, a) | Expr::Pow(a, _) => {
+            Size::node([expr_size(a)])
+        }
         Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => {
             Size::node([expr_size(a), expr_size(b)])
         }

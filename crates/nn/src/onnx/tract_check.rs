@@ -6,6 +6,11 @@
 //! slicing and layouts) tract's own ReLU kernel (`LeakyRelu` with slope 0) in place of tanh.
 //! Everything else about the evaluation is tract's. That ReLU kernel exists for float32 only, so
 //! recurrent models are checked in float32 (the type the trainer writes).
+//!
+//! A graph ending in `Softmax` / `LogSoftmax` is loaded without it ([`Network::trailing_softmax`]);
+//! tract evaluates it, so the check applies it (in f64) to the network's outputs before comparing.
+//!
+//! [`Network::trailing_softmax`]: trestle_ir::network::Network::trailing_softmax
 
 use super::{ConstSource, bad_onnx, constants, graph_input, graph_output, read_proto, recurrent};
 use crate::error::LoadError;
@@ -58,10 +63,17 @@ pub fn cross_check_with_tract(
         .collect::<TractResult<_>>()
         .map_err(tract_err)?;
     let (mut hidden, mut max_diff) = (net.initial_hidden(), 0.0f64);
+    let last_op = graph.node.iter().find(|n| n.output.first() == Some(&output.name)).map(|n| n.op_type.as_str());
+    let dropped = net.trailing_softmax.is_some().then_some(last_op).flatten();
     for x in inputs {
         let x: Vec<f64> =
             if dt == f32::datum_type() { x.iter().map(|&v| f64::from(v as f32)).collect() } else { x.clone() };
-        let ours = net.forward(&x, &mut hidden)?;
+        let mut ours = net.forward(&x, &mut hidden)?;
+        match dropped {
+            Some("Softmax") => ours = softmax(&ours, false),
+            Some("LogSoftmax") => ours = softmax(&ours, true),
+            _ => {}
+        }
         let tensor = Tensor::from_shape(&input.shape, &x).and_then(|t| t.cast_to_dt(dt).map(|t| t.into_owned()));
         values[sources.iter().position(|(n, _)| *n == input.name).unwrap_or(0)] =
             tensor.map_err(tract_err)?.into_tvalue();
@@ -81,6 +93,13 @@ pub fn cross_check_with_tract(
         }
     }
     Ok(max_diff)
+}
+
+/// Softmax (or log-softmax) of all values, shifted by their maximum (f64; for the comparison).
+fn softmax(v: &[f64], log: bool) -> Vec<f64> {
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = v.iter().map(|x| (x - max).exp()).sum();
+    v.iter().map(|x| if log { x - max - sum.ln() } else { (x - max).exp() / sum }).collect()
 }
 
 /// tract's model inputs (the graph inputs that are not constants, in order) with the shapes to

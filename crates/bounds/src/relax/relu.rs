@@ -1,53 +1,44 @@
-//! Transfer rules of the activation at the end of a stage (ReLU, or identity), neuron by neuron.
+//! ReLU, `y = max(p, 0)`: interval rule, relaxation, and its vectorised backward and forward
+//! rules (the hot path of the maze controllers, kept in closed form).
 //!
 //! Relaxation of `y = relu(p)` for `p` in `[l, u]`:
 //! * `l >= 0`: `y = p` exactly; `u <= 0`: `y = 0` exactly (no epsilon: the intermediate bounds are
-//!   rigorous, so the sign is known). Identity neurons are always exact.
+//!   rigorous, so the sign is known).
 //! * `l < 0 < u`: upper `y <= s p + t` with `s = u / (u - l)` rounded up (the denominator rounded down)
 //!   and `t = s (-l)` rounded up. The line is above the chord through `(l, 0)` and `(u, u)` at both
 //!   ends (`s (u - l) >= u`, and at `l` it is `t + s l >= 0`), so by convexity of ReLU above it on
 //!   `[l, u]`. Lower `y >= alpha p` for any `alpha` in `[0, 1]`, exact for every float alpha; CROWN
 //!   uses the adaptive choice of auto_LiRPA, `alpha = 1` if `u > -l` else `0`.
 
+use super::{Relaxation, StageRelaxation};
 use crate::fp::{DotBound, LANES, UNIT_ROUNDOFF, add_up, product_error};
-use trestle_ir::network::{Activation, Matrix};
+use trestle_ir::Interval;
+use trestle_ir::network::Matrix;
 use trestle_ir::round::{UNDERFLOW_FLOOR, div_up, mul_up, sub_down};
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Relaxation {
-    /// `y = p`: identity activation or a ReLU that is active on the whole box.
-    Pass,
-    /// `y = 0`: a ReLU inactive on the whole box.
-    Zero,
-    /// `alpha p <= y <= slope p + intercept`, `|p| <= magnitude`.
-    Unstable { slope: f64, intercept: f64, adaptive_alpha: f64, magnitude: f64 },
-}
-
-impl Relaxation {
-    /// The relaxation of `act(p)` for `p` in `[lo, hi]` (finite, `lo <= hi`).
-    pub fn new(activation: Activation, lo: f64, hi: f64) -> Relaxation {
-        match activation {
-            Activation::Identity => Relaxation::Pass,
-            Activation::Relu if lo >= 0.0 => Relaxation::Pass,
-            Activation::Relu if hi <= 0.0 => Relaxation::Zero,
-            Activation::Relu => {
-                let slope = div_up(hi, sub_down(hi, lo)).min(1.0);
-                let intercept = mul_up(slope, -lo);
-                let adaptive_alpha = if hi > -lo { 1.0 } else { 0.0 };
-                Relaxation::Unstable { slope, intercept, adaptive_alpha, magnitude: hi.max(-lo) }
-            }
-        }
+/// The relaxation of `relu(p)` for `p` in `[lo, hi]` (module docs).
+pub(super) fn relaxation(lo: f64, hi: f64) -> Relaxation {
+    if lo >= 0.0 {
+        return Relaxation::Pass;
     }
+    if hi <= 0.0 {
+        return Relaxation::Zero;
+    }
+    let slope = div_up(hi, sub_down(hi, lo)).min(1.0);
+    let intercept = mul_up(slope, -lo);
+    let adaptive_alpha = if hi > -lo { 1.0 } else { 0.0 };
+    Relaxation::Unstable { slope, intercept, adaptive_alpha, magnitude: hi.max(-lo) }
 }
 
-/// The relaxations of a stage's block neurons and the sum of the unstable ones' magnitudes (rounded
-/// up), which the product-error bound of [`backward_upper`] needs; and the same relaxations as
-/// parallel arrays, the form the backward rule's branch-free (vectorised) loop reads.
+/// Interval rule: exact (`max` with 0 at both ends).
+pub(super) fn interval(lo: f64, hi: f64) -> Interval {
+    Interval::new(lo, hi).relu()
+}
+
+/// A ReLU stage's relaxations as parallel arrays, the form the backward rule's branch-free
+/// (vectorised) loop reads.
 #[derive(Clone, Debug)]
-pub(crate) struct StageRelaxation {
-    pub neurons: Vec<Relaxation>,
-    pub unstable_magnitude_sum: f64,
-    unstable: usize,
+pub(crate) struct ReluArrays {
     /// Per neuron, the line used for a non-negative coefficient: slope (1 pass, 0 zero), intercept,
     /// and the magnitude its product error scales with (0 where the slope is 0 or 1: exact).
     upper_slope: Vec<f64>,
@@ -56,25 +47,14 @@ pub(crate) struct StageRelaxation {
     /// The adaptive lower slope used for a negative coefficient (1 pass, 0 zero, 0 or 1 unstable:
     /// always exact).
     lower_slope: Vec<f64>,
-    /// Error bounds of sums over this stage's neurons (dot products of at most that length).
-    sum_bound: DotBound,
 }
 
-impl StageRelaxation {
-    pub fn new(activation: Activation, pre_lo: &[f64], pre_hi: &[f64]) -> StageRelaxation {
-        let neurons: Vec<Relaxation> =
-            pre_lo.iter().zip(pre_hi).map(|(&lo, &hi)| Relaxation::new(activation, lo, hi)).collect();
-        let unstable_magnitude_sum = neurons
-            .iter()
-            .filter_map(|r| match r {
-                Relaxation::Unstable { magnitude, .. } => Some(*magnitude),
-                _ => None,
-            })
-            .fold(0.0, add_up);
+impl ReluArrays {
+    pub fn new(neurons: &[Relaxation]) -> ReluArrays {
         let n = neurons.len();
         let (mut upper_slope, mut upper_intercept) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut upper_error_magnitude, mut lower_slope) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for relaxation in &neurons {
+        for relaxation in neurons {
             let (s, t, e, a) = match *relaxation {
                 Relaxation::Pass => (1.0, 0.0, 0.0, 1.0),
                 Relaxation::Zero => (0.0, 0.0, 0.0, 0.0),
@@ -82,51 +62,27 @@ impl StageRelaxation {
                     debug_assert!(adaptive_alpha == 0.0 || adaptive_alpha == 1.0);
                     (slope, intercept, if slope == 0.0 || slope == 1.0 { 0.0 } else { magnitude }, adaptive_alpha)
                 }
+                Relaxation::Lines(_) => unreachable!("a ReLU neuron has no general lines"),
             };
             upper_slope.push(s);
             upper_intercept.push(t);
             upper_error_magnitude.push(e);
             lower_slope.push(a);
         }
-        StageRelaxation {
-            unstable: neurons.iter().filter(|r| matches!(r, Relaxation::Unstable { .. })).count(),
-            neurons,
-            unstable_magnitude_sum,
-            upper_slope,
-            upper_intercept,
-            upper_error_magnitude,
-            lower_slope,
-            sum_bound: DotBound::new(n),
-        }
-    }
-
-    pub fn unstable_count(&self) -> usize {
-        self.unstable
+        ReluArrays { upper_slope, upper_intercept, upper_error_magnitude, lower_slope }
     }
 }
 
-/// Interval rule: `act` applied to `[lo, hi]` elementwise (exact).
-pub(crate) fn interval(activation: Activation, lo: f64, hi: f64) -> (f64, f64) {
-    match activation {
-        Activation::Identity => (lo, hi),
-        Activation::Relu => (lo.max(0.0), hi.max(0.0)),
-    }
-}
-
-/// Backward rule for upper bounds. Each row `i` of `lambda` (over the stage output `[act(p); copies]`)
-/// satisfies `f_i <= lambda_i . y + c_i`; on return its first `neurons.len()` entries are over `p`
-/// instead and `constant` has absorbed the relaxation intercepts and rounding errors, so the same
-/// inequality holds with `y` replaced by `[p; copies]`.
-///
-/// For `lambda_ir >= 0` the upper relaxation is used, otherwise the lower one with slope
-/// `alphas[i][r]` (or the adaptive slope when `alphas` is `None`). The new coefficient
-/// `d = fl(lambda_ir s)` differs from the exact product by at most `U |d| + UNDERFLOW_FLOOR`, which
-/// multiplied by `|p_r| <= magnitude_r` is added to the constant; slopes 0 and 1 are exact and
-/// carry no error. The intercepts `lambda_ir t_r` (both factors non-negative) are summed in
-/// round-to-nearest and bounded above by the a-priori bound of a non-negative dot product of the
-/// stage's length.
-pub(crate) fn backward_upper(
+/// [`super::backward_upper`] for a ReLU stage. For `lambda_ir >= 0` the upper relaxation is used,
+/// otherwise the lower one with slope `alphas[i][r]` (or the adaptive slope when `alphas` is
+/// `None`). The new coefficient `d = fl(lambda_ir s)` differs from the exact product by at most
+/// `U |d| + UNDERFLOW_FLOOR`, which multiplied by `|p_r| <= magnitude_r` is added to the constant;
+/// slopes 0 and 1 are exact and carry no error. The intercepts `lambda_ir t_r` (both factors
+/// non-negative) are summed in round-to-nearest and bounded above by the a-priori bound of a
+/// non-negative dot product of the stage's length.
+pub(super) fn backward_upper_relu(
     relax: &StageRelaxation,
+    arrays: &ReluArrays,
     alphas: Option<&Matrix>,
     lambda: &mut Matrix,
     constant: &mut [f64],
@@ -135,24 +91,24 @@ pub(crate) fn backward_upper(
     let n = relax.neurons.len();
     // Products with a slope outside {0, 1}: at most the unstable neurons (the bound only grows
     // with the count, so the larger count is safe).
-    let unstable = relax.unstable;
+    let unstable = relax.inexact;
     for (i, c) in constant.iter_mut().enumerate() {
         let row = &mut lambda.data[i * width..i * width + n];
         let (intercepts, inexact_abs) = match alphas {
-            None => adaptive_row(row, relax),
-            Some(a) => alpha_row(row, relax, a.row(i)),
+            None => adaptive_row(row, arrays),
+            Some(a) => alpha_row(row, relax, &a.row(i)[..n]),
         };
         // With no unstable neuron every intercept is 0 exactly (keeps rows that cancel at 0).
         let intercepts = if unstable == 0 { 0.0 } else { relax.sum_bound.nonneg_upper(intercepts) };
-        let err = product_error(inexact_abs, unstable, relax.unstable_magnitude_sum);
+        let err = product_error(inexact_abs, unstable, relax.inexact_magnitude_sum);
         *c = add_up(*c, add_up(intercepts, err));
     }
 }
 
-/// One row of [`backward_upper`] with the adaptive lower slopes: returns the round-to-nearest sums
+/// One row of [`backward_upper_relu`] with the adaptive lower slopes: returns the round-to-nearest sums
 /// of the intercepts and of `|d_r| magnitude_r` over the inexact products.
 #[inline]
-fn adaptive_row(row: &mut [f64], relax: &StageRelaxation) -> (f64, f64) {
+fn adaptive_row(row: &mut [f64], relax: &ReluArrays) -> (f64, f64) {
     #[cfg(target_arch = "x86_64")]
     if crate::fp::avx2() {
         // SAFETY: the CPU supports AVX2, checked just above.
@@ -165,7 +121,7 @@ fn adaptive_row(row: &mut [f64], relax: &StageRelaxation) -> (f64, f64) {
 /// operations in the same order, the selections by blends).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn adaptive_row_avx2(row: &mut [f64], relax: &StageRelaxation) -> (f64, f64) {
+fn adaptive_row_avx2(row: &mut [f64], relax: &ReluArrays) -> (f64, f64) {
     use std::arch::x86_64::*;
     let n = row.len();
     let (slope, intercept) = (&relax.upper_slope[..n], &relax.upper_intercept[..n]);
@@ -204,7 +160,7 @@ fn adaptive_row_avx2(row: &mut [f64], relax: &StageRelaxation) -> (f64, f64) {
 /// The portable loop from `start` on, continuing the lane sums `acc`, then the lanes summed
 /// pairwise (the AVX2 version ends here too, so both give the same bits).
 #[inline(always)]
-fn adaptive_row_tail(row: &mut [f64], relax: &StageRelaxation, start: usize, acc: [[f64; LANES]; 2]) -> (f64, f64) {
+fn adaptive_row_tail(row: &mut [f64], relax: &ReluArrays, start: usize, acc: [[f64; LANES]; 2]) -> (f64, f64) {
     let [mut intercepts, mut inexact_abs] = acc;
     for k in start..row.len() {
         let lane = if k < row.len() / LANES * LANES { k % LANES } else { 0 };
@@ -220,7 +176,7 @@ fn adaptive_row_tail(row: &mut [f64], relax: &StageRelaxation, start: usize, acc
     )
 }
 
-/// One row of [`backward_upper`] with given lower slopes (alpha-CROWN), as [`adaptive_row`].
+/// One row of [`backward_upper_relu`] with given lower slopes (alpha-CROWN), as [`adaptive_row`].
 fn alpha_row(row: &mut [f64], relax: &StageRelaxation, alpha: &[f64]) -> (f64, f64) {
     let (mut intercepts, mut inexact_abs) = (0.0, 0.0);
     for (r, (l, relaxation)) in row.iter_mut().zip(&relax.neurons).enumerate() {
@@ -228,7 +184,7 @@ fn alpha_row(row: &mut [f64], relax: &StageRelaxation, alpha: &[f64]) -> (f64, f
             Relaxation::Pass => {}
             Relaxation::Zero => *l = 0.0,
             Relaxation::Unstable { slope, intercept, magnitude, .. } => {
-                let (s, t) = if *l >= 0.0 { (slope, intercept) } else { (alpha[r], 0.0) };
+                let (s, t) = if *l >= 0.0 { (slope, intercept) } else { (alpha[r].clamp(0.0, 1.0), 0.0) };
                 let d = *l * s;
                 intercepts += *l * t;
                 if s != 0.0 && s != 1.0 {
@@ -236,6 +192,7 @@ fn alpha_row(row: &mut [f64], relax: &StageRelaxation, alpha: &[f64]) -> (f64, f
                 }
                 *l = d;
             }
+            Relaxation::Lines(_) => unreachable!("a ReLU neuron has no general lines"),
         }
     }
     (intercepts, inexact_abs)
@@ -246,7 +203,7 @@ fn alpha_row(row: &mut [f64], relax: &StageRelaxation, alpha: &[f64]) -> (f64, f
 /// `slope up_p(x) + intercept` (slope >= 0), its coefficients rounded to nearest with the error
 /// `sum_k (U |fl| + floor) |x_k|` added to its constant; its lower bound is `alpha lo_p(x)` with the
 /// adaptive alpha in {0, 1}, exact.
-pub(crate) fn forward(relax: &StageRelaxation, x_magnitude: &[f64], lower: &mut Matrix, upper: &mut Matrix) {
+pub(super) fn forward_relu(relax: &StageRelaxation, x_magnitude: &[f64], lower: &mut Matrix, upper: &mut Matrix) {
     let n_in = x_magnitude.len();
     let x_magnitude_sum = x_magnitude.iter().copied().fold(0.0, add_up);
     let dot_bound = DotBound::new(n_in);
@@ -259,6 +216,7 @@ pub(crate) fn forward(relax: &StageRelaxation, x_magnitude: &[f64], lower: &mut 
                 lo.fill(0.0);
                 up.fill(0.0);
             }
+            Relaxation::Lines(_) => unreachable!("a ReLU neuron has no general lines"),
             Relaxation::Unstable { slope, intercept, adaptive_alpha, .. } => {
                 if adaptive_alpha == 0.0 {
                     lo.fill(0.0);
@@ -281,6 +239,7 @@ pub(crate) fn forward(relax: &StageRelaxation, x_magnitude: &[f64], lower: &mut 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trestle_ir::network::Activation;
     use trestle_ir::num::rational_from_f64 as q;
 
     #[test]
@@ -301,11 +260,12 @@ mod tests {
         let lo: Vec<f64> = (0..23).map(|i| ((i as f64) * 0.77).sin() - 0.3).collect();
         let hi: Vec<f64> = lo.iter().enumerate().map(|(i, l)| l + ((i as f64) * 1.3).cos().abs() * 0.9).collect();
         let relax = StageRelaxation::new(Activation::Relu, &lo, &hi);
+        let arrays = relax.relu.as_ref().unwrap();
         let row: Vec<f64> = (0..23).map(|i| ((i as f64) * 2.1).cos() * 10f64.powi(i % 5 - 2)).collect();
         for n in [0, 3, 4, 9, 23] {
             let (mut a, mut b) = (row[..n].to_vec(), row[..n].to_vec());
-            let dispatched = adaptive_row(&mut a, &relax);
-            let portable = adaptive_row_tail(&mut b, &relax, 0, [[0.0; LANES]; 2]);
+            let dispatched = adaptive_row(&mut a, arrays);
+            let portable = adaptive_row_tail(&mut b, arrays, 0, [[0.0; LANES]; 2]);
             assert_eq!(dispatched, portable);
             assert_eq!(a, b);
         }
