@@ -33,7 +33,7 @@ pub mod lasso;
 pub mod path;
 pub mod rmilp;
 pub mod sample;
-mod sweep;
+pub mod sweep;
 pub mod synthesis;
 
 pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, Method, check_ltl, state_pred};

@@ -12,7 +12,7 @@ use trestle_ir::{Env, RBox, Rational, space};
 
 /// What the expansion found.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Sweep {
+pub enum Sweep {
     /// Every reached state has a successor, and every successor is a state.
     NoStop,
     /// A reached state where a run stops, and why.
@@ -26,7 +26,7 @@ pub(crate) enum Sweep {
 /// Expands the states reachable from the Init boxes in fewer than `depth` steps (`None`: all of
 /// them), at most `max_states`, under every input and branch, exactly (`ir::sim`), while
 /// `budget` lasts.
-pub(crate) fn sweep(sys: &System, inits: &[RBox], depth: Option<usize>, max_states: usize, budget: &Budget) -> Sweep {
+pub fn sweep(sys: &System, inits: &[RBox], depth: Option<usize>, max_states: usize, budget: &Budget) -> Sweep {
     let mut inputs: Vec<Vec<Rational>> = vec![Vec::new()];
     for v in &sys.nondet {
         let values = match &v.domain {

@@ -210,6 +210,7 @@ pub fn invariant(
     budget: &Budget,
     progress: &dyn Progress,
 ) -> Result<InvariantRun, DriverError> {
+    crate::stops::stop_at_init(sys, budget)?;
     let mut sys = sys.clone();
     sys.safe = Some(p.clone());
     let bridge = trestle_bridge::Config { threads, ..trestle_bridge::Config::default() };
@@ -223,8 +224,7 @@ pub fn invariant(
                 "the file's invariant: Init => Inv, Inv => P and inductiveness proven by the bridge engine".into(),
             );
             r.stat("boxes", report.inductive.stats.boxes).stat("splits", report.inductive.stats.splits);
-            crate::stops::require_stop_free(&sys, crate::stops::candidate_region(&sys), &mut r);
-            let certificate = report.verdict.certificate().filter(|_| r.status == Status::Proven).map(|c| c.0.clone());
+            let certificate = report.verdict.certificate().map(|c| c.0.clone());
             return Ok(InvariantRun { result: r, certificate });
         }
         // A candidate that fails Init => Inv or Inv => P, or is not inductive, refutes nothing.
@@ -233,7 +233,13 @@ pub fn invariant(
             (_, Condition::Fails(_)) => " (it is not inside the property)",
             _ => "",
         };
-        tried = Some(format!("the file's invariant is {}{side}", report.word()));
+        let stops = crate::stops::search_from_init(&sys, report.inductive.stops.as_ref(), budget)?;
+        let why = match &report.verdict {
+            trestle_core::Verdict::Unknown(u) => u.to_string(),
+            _ => String::new(),
+        };
+        let stops = stops.map(|found| format!(" ({why}; {found})")).unwrap_or_default();
+        tried = Some(format!("the file's invariant is {}{side}{stops}", report.word()));
     }
     let cfg = SynthConfig { threads, bridge, ..SynthConfig::default() };
     let run = synthesize(&sys, &cfg, budget, progress)?;

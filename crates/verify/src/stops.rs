@@ -1,52 +1,72 @@
-//! One rule for runs that stop, in every safety answer: a property of "every run" speaks of the
-//! runs that go on forever, so a proof of safety must also rule out a reachable stop (a deadlock,
-//! a successor outside a domain or of the wrong kind, a lookup out of range). The engines prove
-//! that the invariant is closed under every step that exists; whether a step always exists is
-//! checked here, on the invariant's enclosure (`trestle_ir::stops::stop_free_within`: some branch
-//! enabled, updates integral and inside the domains, lookups in range, by interval arithmetic).
-//! When it cannot be established the answer is unknown with reason kind `runs-may-stop`, never
-//! "safe" (issue 34.5). CEGAR's discrete policies keep their documented exception (a label that
-//! enables no command ends the run).
+//! One rule for runs that stop, in every safety answer (issue 34.5; README, "Runs that stop").
+//!
+//! A property of "every run" speaks of the runs that go on forever, so the safety engines prove,
+//! besides an invariant closed under every step, that no run stops in it
+//! (`trestle_bridge::stops`: every state of the invariant has an enabled branch, and every enabled
+//! successor is a state). When that fails, the answer is never "safe":
+//! - a stop that a run from Init reaches (the states reachable from Init expanded exactly, as
+//!   `ltl` does, `trestle_ltl::sweep`) is the system's error: an input error, exit 2, naming the
+//!   state, the branch and why, as `ctl` and `ltl` report it;
+//! - a stop in the invariant that no run from Init was shown to reach leaves the answer unknown
+//!   (reason kind `runs-may-stop`, the stop in the reason): the candidate is closed under every
+//!   step, so it is not "not inductive", but it is no proof either (a smaller invariant may be).
 
-use trestle_core::{RunResult, Status, Unknown};
+use crate::error::DriverError;
+use trestle_bridge::StopCheck;
+use trestle_core::{Budget, RunResult, Unknown};
 use trestle_ir::System;
-use trestle_ir::interval::Interval;
+use trestle_ltl::sweep::{Sweep, sweep};
 
-/// Turns a proven safety result into unknown when a run inside `region` (an enclosure of every
-/// reachable state: the invariant's hull) may stop.
-pub(crate) fn require_stop_free(sys: &System, region: Option<Vec<Interval>>, result: &mut RunResult) {
-    if result.status != Status::Proven {
-        return;
+/// Most boxes of Init the sweep starts from.
+const MAX_INIT_BOXES: usize = 1024;
+/// Most states the sweep expands.
+const MAX_SWEEP_STATES: usize = 1 << 16;
+
+/// Judges a safety answer whose stop check was not `Free` (`stops`): a stop reached from Init is
+/// the system's error; otherwise `result` (unknown, `runs-may-stop`) keeps its reason, with what
+/// the search from Init found added.
+pub(crate) fn judge(sys: &System, stops: Option<&StopCheck>, budget: &Budget, result: &mut RunResult) -> Result<(), DriverError> {
+    if let Some(found) = search_from_init(sys, stops, budget)?
+        && let Some(reason) = &result.reason
+    {
+        let reason = format!("{reason}; {found}");
+        result.reason = Some(reason);
     }
-    if let Err(why) = trestle_ir::stops::stop_free_within(sys, region.as_deref()) {
-        result.verdict = "unknown".into();
-        result.set_unknown(&Unknown::RunsMayStop(format!(
-            "the invariant is proven closed under every step that exists, but a run inside it may stop ({why}), \
-             and safety speaks of the runs that go on"
-        )));
-    }
+    Ok(())
 }
 
-/// The hull of boxes given by their ends (`None` when there are none or an end is not finite).
-pub(crate) fn hull<'a>(boxes: impl IntoIterator<Item = (&'a [f64], &'a [f64])>) -> Option<Vec<Interval>> {
-    let mut out: Option<Vec<Interval>> = None;
-    for (lo, hi) in boxes {
-        let b: Vec<Interval> = lo.iter().zip(hi).map(|(&l, &h)| Interval::new(l, h)).collect();
-        out = Some(match out {
-            None => b,
-            Some(h) => h.iter().zip(&b).map(|(x, y)| x.hull(y)).collect(),
-        });
+/// When the stop check was not `Free`: the error of a stop a run from Init reaches, or what the
+/// search from Init found (`None` when there was nothing to look for).
+pub(crate) fn search_from_init(sys: &System, stops: Option<&StopCheck>, budget: &Budget) -> Result<Option<String>, DriverError> {
+    if stops.is_none_or(|s| *s == StopCheck::Free) {
+        return Ok(None);
     }
-    out.filter(|h| h.iter().all(|iv| iv.lo.is_finite() && iv.hi.is_finite()))
+    let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).unwrap_or_default();
+    Ok(Some(match sweep(sys, &inits, None, MAX_SWEEP_STATES, budget) {
+        Sweep::Stop(e) => return Err(DriverError::input(format!("a run from Init stops: {e}"))),
+        Sweep::NoStop => {
+            "the states reachable from Init, expanded exactly, have no stop: a smaller invariant may prove safety".into()
+        }
+        Sweep::Unswept(why) => format!("the states reachable from Init were not expanded to look for it ({why})"),
+        Sweep::Stopped(s) => format!("the search from Init for it stopped ({})", Unknown::from(s)),
+    }))
 }
 
-/// Most boxes of a candidate invariant whose hull is taken (a union with more is checked over the
-/// declared domains instead).
-const MAX_HULL_BOXES: usize = 4096;
+/// Most Init states [`stop_at_init`] steps from.
+const MAX_INIT_STATES: usize = 256;
 
-/// The hull of the system's candidate invariant, rounded outward.
-pub(crate) fn candidate_region(sys: &System) -> Option<Vec<Interval>> {
-    let boxes = sys.invariant.as_ref()?.to_box_union(sys.state.len(), MAX_HULL_BOXES)?;
-    let outer: Vec<_> = boxes.iter().map(|b| b.outer_fbox()).collect();
-    hull(outer.iter().map(|b| (&b.lo[..], &b.hi[..])))
+/// A stop at a state of Init (one step from each of finitely many Init states, exactly), checked
+/// before a safety engine runs when the system's text does not rule stops out
+/// (`trestle_ir::stops::stop_free`): such a stop is the system's error whatever the engines would
+/// conclude, and an engine may never conclude where a step is undefined (a lookup out of range
+/// leaves its successor unconstrained, so no proof and no replayable counterexample exist).
+pub(crate) fn stop_at_init(sys: &System, budget: &Budget) -> Result<(), DriverError> {
+    if trestle_ir::stops::stop_free(sys).is_ok() {
+        return Ok(());
+    }
+    let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).unwrap_or_default();
+    match sweep(sys, &inits, Some(1), MAX_INIT_STATES, budget) {
+        Sweep::Stop(e) => Err(DriverError::input(format!("a run from Init stops: {e}"))),
+        _ => Ok(()),
+    }
 }

@@ -53,6 +53,7 @@ pub fn synthesize(
     budget: &Budget,
     progress: &dyn Progress,
 ) -> Result<SynthRun, DriverError> {
+    crate::stops::stop_at_init(sys, budget)?;
     progress.stage("synthesis");
     let report = trestle_synth::synthesize(sys, cfg, budget, &|p| match p {
         SynthProgress::Search { round, cells, kept, images } => {
@@ -62,8 +63,7 @@ pub fn synthesize(
         SynthProgress::Attack { .. } => progress.update(None, "looking for a run from Init that leaves Safe"),
     })?;
     let mut result = result(sys, &report, cfg);
-    let region = crate::stops::hull(report.invariant.iter().map(|b| (&b.lo[..], &b.hi[..])));
-    crate::stops::require_stop_free(sys, region, &mut result);
+    crate::stops::judge(sys, report.proof.as_ref().and_then(|p| p.stops.as_ref()), budget, &mut result)?;
     Ok(SynthRun { report, result })
 }
 
