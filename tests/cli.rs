@@ -997,7 +997,13 @@ const STOPPING: [(&str, &str, &str, &str, &[&str]); 4] = [
         &["x = 10", "'step'", "x = 11"],
     ),
     ("x == 0", "0 <= x and x <= 1", "\"real\"", "guard = \"x >= 200\"\nupdate = { x = \"a\" }", &["x = 0", "deadlock"]),
-    ("x == 5", "0 <= x and x <= 10", "\"real\"", "update = { x = \"lookup(x, [0, 1])\" }", &["x = 5", "lookup index 5"]),
+    (
+        "x == 5",
+        "0 <= x and x <= 10",
+        "\"real\"",
+        "update = { x = \"lookup(x, [0, 1])\" }",
+        &["x = 5", "lookup index 5"],
+    ),
 ];
 
 /// Issue 34.5: a run from Init that stops (a non-integral int update under "error", a successor
@@ -1042,7 +1048,12 @@ fn safety_engines_report_a_reachable_stop_as_the_systems_error() {
 fn an_unreached_stop_in_the_invariant_leaves_the_candidate_unknown() {
     // x' = a/2 stays in [0, 1/2] from [0, 1/2]; the candidate [0, 300] holds x >= 200, where the
     // one branch is disabled.
-    let text = stopping_system("0 <= x and x <= 0.5", "0 <= x and x <= 300", "\"real\"", "guard = \"x <= 200\"\nupdate = { x = \"a/2\" }");
+    let text = stopping_system(
+        "0 <= x and x <= 0.5",
+        "0 <= x and x <= 300",
+        "\"real\"",
+        "guard = \"x <= 200\"\nupdate = { x = \"a/2\" }",
+    );
     let (_d, file) = scratch("unreached.toml", &text);
     let r = trestle(&["check", file.to_str().unwrap(), "--json"]);
     assert_eq!(r.code, 3, "{}", r.stdout);
@@ -1065,8 +1076,22 @@ fn an_unreached_stop_in_the_invariant_leaves_the_candidate_unknown() {
 fn certify_refuses_a_proof_for_a_system_whose_runs_stop() {
     let dir = tempfile::tempdir().unwrap();
     let twins = [
-        ("x == 0", "0 <= x and x <= 1", "update = { x = \"a/2 + 1/4\" }", "\"real\"", "\"int\"", "update = { x = \"a/2 + 1/4\" }"),
-        ("x == 0", "0 <= x and x <= 1", "update = { x = \"a/2\" }", "\"real\"", "\"real\"", "guard = \"x >= 200\"\nupdate = { x = \"a/2\" }"),
+        (
+            "x == 0",
+            "0 <= x and x <= 1",
+            "update = { x = \"a/2 + 1/4\" }",
+            "\"real\"",
+            "\"int\"",
+            "update = { x = \"a/2 + 1/4\" }",
+        ),
+        (
+            "x == 0",
+            "0 <= x and x <= 1",
+            "update = { x = \"a/2\" }",
+            "\"real\"",
+            "\"real\"",
+            "guard = \"x >= 200\"\nupdate = { x = \"a/2\" }",
+        ),
     ];
     for (k, (init, inv, good, kind, bad_kind, bad)) in twins.into_iter().enumerate() {
         let good_file = dir.path().join(format!("good{k}.toml"));
@@ -1099,7 +1124,8 @@ fn complementary_guards_are_proven_stop_free() {
             "guard = \"{comply}\"\nupdate = {{ x = \"a/2\" }}\n[[branch]]\nname = \"defy\"\nguard = \"{defy}\"\nupdate = {{ x = \"a/4\" }}"
         );
         let file = dir.path().join("comply.toml");
-        std::fs::write(&file, stopping_system("0 <= x and x <= 1", "0 <= x and x <= 1", "\"real\"", &branches)).unwrap();
+        std::fs::write(&file, stopping_system("0 <= x and x <= 1", "0 <= x and x <= 1", "\"real\"", &branches))
+            .unwrap();
         let cert = dir.path().join("comply.json");
         let r = trestle(&["check", file.to_str().unwrap(), "--json", "--certificate", cert.to_str().unwrap()]);
         assert_eq!((r.code, &r.json()["verdict"]), (0, &Value::from("safe")), "{comply}: {}", r.stdout);
@@ -1138,7 +1164,10 @@ fn cegar_safe_says_when_runs_end() {
             let j = r.json();
             assert_eq!(j["verdict"], "safe");
             let evidence = j["evidence"].as_str().unwrap();
-            assert!(evidence.starts_with("safe; some runs end where the chosen label enables no command"), "{evidence}");
+            assert!(
+                evidence.starts_with("safe; some runs end where the chosen label enables no command"),
+                "{evidence}"
+            );
             assert_eq!(j["details"]["ended_label"], "go");
             assert_eq!(j["details"]["ended_run"]["steps"].as_array().unwrap().len(), steps, "{j}");
         }

@@ -259,7 +259,13 @@ fn stops(sys: &System, inv: &Pred, clauses: &[CertClause]) -> Result<CheckLine, 
             Claim::Exact => (c.region.clone(), None),
         })
         .collect();
-    let check = crate::stops::check_stop_free(sys, inv, &pieces, &crate::Config::default(), &trestle_core::Budget::unlimited())?;
+    let check = crate::stops::check_stop_free(
+        sys,
+        inv,
+        &pieces,
+        &crate::Config::default(),
+        &trestle_core::Budget::unlimited(),
+    )?;
     let name = "no run stops at a state of the invariant: some branch enabled, every successor a state (Z3)";
     Ok(match check.unknown(sys) {
         None => (name.into(), true, format!("{} boxes", pieces.len())),

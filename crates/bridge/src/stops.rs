@@ -16,7 +16,9 @@ use crate::config::Config;
 use crate::error::BridgeError;
 use trestle_core::{Budget, Unknown};
 use trestle_ir::{FBox, Pred, System};
-use trestle_smt::{CheckError, CheckerConfig, FastPath, Postcondition, Stop, StopActions, StopAnswer, StopQuery, Z3Backend};
+use trestle_smt::{
+    CheckError, CheckerConfig, FastPath, Postcondition, Stop, StopActions, StopAnswer, StopQuery, Z3Backend,
+};
 
 /// What the stop check found.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +64,8 @@ pub fn check_stop_free(
     let mut pinned = FastPath::new(sys, CheckerConfig::default())?;
     pinned.pin(inv)?;
     let mut z3 = Z3Backend::new(sys, checker)?.narrowed_by(&pinned);
+    // Bounds for the networks' phases on a box (ReLUs of fixed sign encoded linearly).
+    let engine = crate::post::PostEngine::new(sys, cfg.post, cfg.linear_bridge)?;
     let mut undecided: Option<Unknown> = None;
     for (region, post) in pieces {
         if let Err(stop) = budget.check() {
@@ -77,7 +81,8 @@ pub fn check_stop_free(
                 continue;
             }
         }
-        match decide(&mut z3, &StopQuery { region, inv, actions: StopActions::Networks })? {
+        let phases = crate::exact::phases(sys, &engine, region);
+        match decide(&mut z3, &StopQuery { region, inv, actions: StopActions::Networks(&phases) })? {
             StopAnswer::Free => {}
             StopAnswer::Stops(stop) => return Ok(StopCheck::Stops(stop)),
             StopAnswer::Unknown(u) => {

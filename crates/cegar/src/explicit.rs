@@ -176,7 +176,11 @@ pub fn dead_end(d: &Discrete<'_>, max_states: usize, budget: &Budget) -> Result<
         let succ = sim::successors(sys, &state, &mut memory, &[])
             .map_err(|e| CegarError::Internal(format!("simulating from {state:?}: {e}")))?;
         if succ.next.is_empty() {
-            let label = succ.actions.get(d.action).and_then(|a| a.to_integer().try_into().ok()).and_then(|k: usize| d.labels.get(k));
+            let label = succ
+                .actions
+                .get(d.action)
+                .and_then(|a| a.to_integer().try_into().ok())
+                .and_then(|k: usize| d.labels.get(k));
             let label = label.cloned().unwrap_or_default();
             let mut branches = Vec::new();
             let mut at = i;

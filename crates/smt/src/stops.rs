@@ -18,6 +18,7 @@ use crate::config::CheckerConfig;
 use crate::dump::Dumper;
 use crate::encode::{Scope, Vars, and, in_box, num, or};
 use crate::error::CheckError;
+use crate::inductive::NetworkPhases;
 use crate::query::{Postcondition, state_only, validate_box};
 use crate::solve::{Outcome, check, rational_model};
 use std::fmt;
@@ -28,7 +29,7 @@ use trestle_ir::sim::{self, initial_memory};
 use trestle_ir::system::{DomainExit, Policy, VarKind};
 use trestle_ir::{FBox, Pred, Rational, System};
 use z3::Solver;
-use z3::ast::{Bool, Real};
+use z3::ast::{Bool, Int, Real};
 
 /// The actions a stop query allows at a state.
 #[derive(Clone, Copy, Debug)]
@@ -36,8 +37,10 @@ pub enum StopActions<'a> {
     /// Those a postcondition psi of the controllers on the box allows (an over-approximation: a
     /// stop found under it may need actions the networks never take).
     Post(&'a Postcondition),
-    /// The networks' own, encoded exactly (piecewise-linear activations only).
-    Networks,
+    /// The networks' own, encoded exactly (piecewise-linear activations only), with the phases
+    /// of their neurons on the box when known (`phases[c][k]`: network `k` of controller `c`, as
+    /// [`crate::InductiveQuery::phases`]; the caller vouches for them: sound bounds over the box).
+    Networks(&'a [Vec<Option<NetworkPhases>>]),
 }
 
 /// `p /\ Inv /\ actions => some legal step, none that stops`.
@@ -64,7 +67,9 @@ impl Stop {
     pub fn describe(&self, sys: &System) -> String {
         let mut parts: Vec<String> =
             sys.state.iter().zip(&self.state).map(|(v, x)| format!("{} = {}", v.name, display_rational(x))).collect();
-        parts.extend(sys.actions.iter().zip(&self.actions).map(|(a, x)| format!("{} = {}", a.name, display_rational(x))));
+        parts.extend(
+            sys.actions.iter().zip(&self.actions).map(|(a, x)| format!("{} = {}", a.name, display_rational(x))),
+        );
         parts.extend(sys.nondet.iter().zip(&self.nondet).map(|(n, x)| format!("{} = {}", n.name, display_rational(x))));
         match self.branch {
             Some(b) => format!("at {}: branch '{}': {}", parts.join(", "), sys.step.branches[b].name, self.why),
@@ -96,7 +101,12 @@ pub enum StopAnswer {
 /// Why a run stops at `state` when the controllers take `actions` and the inputs are `nondet`
 /// (all exact), by the IR's own step: `None` when it does not. The state and the inputs must be
 /// legal (checked by the caller); observations and selectors are evaluated as the step does.
-pub fn stop_at(sys: &System, state: &[Rational], actions: &[Rational], nondet: &[Rational]) -> Option<(Option<usize>, String)> {
+pub fn stop_at(
+    sys: &System,
+    state: &[Rational],
+    actions: &[Rational],
+    nondet: &[Rational],
+) -> Option<(Option<usize>, String)> {
     let observed = Env::new(state, &[], nondet);
     for c in &sys.controllers {
         for e in &c.inputs {
@@ -106,9 +116,19 @@ pub fn stop_at(sys: &System, state: &[Rational], actions: &[Rational], nondet: &
         }
         if let Policy::Select { by, networks } = &c.policy {
             let v = &state[*by];
-            let picks = v.is_integer() && *v >= Rational::from_integer(0.into()) && *v < Rational::from_integer(networks.len().into());
+            let picks = v.is_integer()
+                && *v >= Rational::from_integer(0.into())
+                && *v < Rational::from_integer(networks.len().into());
             if !picks {
-                return Some((None, format!("'{}' = {} selects no network of controller '{}'", sys.state[*by].name, display_rational(v), c.name)));
+                return Some((
+                    None,
+                    format!(
+                        "'{}' = {} selects no network of controller '{}'",
+                        sys.state[*by].name,
+                        display_rational(v),
+                        c.name
+                    ),
+                ));
             }
         }
     }
@@ -158,8 +178,18 @@ impl StopQuery<'_> {
     }
 }
 
-/// Every `lookup` index in `e` is an integer inside its table.
-fn lookups_defined(scope: &Scope<'_>, e: &Expr, out: &mut Vec<Bool>) -> Result<(), CheckError> {
+/// `x` is not one of `0 .. n` (a fresh integer states non-integrality, as in [`illegal`]).
+fn not_an_index(x: &Real, n: usize) -> Bool {
+    let k = Real::from_int(&Int::fresh_const("stop.floor"));
+    or(vec![
+        and(vec![x.gt(&k), x.lt(&k + num(&Rational::from_integer(1.into())))]),
+        x.lt(num(&Rational::from_integer(0.into()))),
+        x.ge(num(&Rational::from_integer(n.into()))),
+    ])
+}
+
+/// A `lookup` index in `e` that is not an integer inside its table (one term per lookup, `out`).
+fn lookups_undefined(scope: &Scope<'_>, e: &Expr, out: &mut Vec<Bool>) -> Result<(), CheckError> {
     let mut found = Vec::new();
     e.visit_exprs(&mut |x| {
         if let Expr::Lookup(i, items) = x {
@@ -168,40 +198,43 @@ fn lookups_defined(scope: &Scope<'_>, e: &Expr, out: &mut Vec<Bool>) -> Result<(
     });
     for (i, n) in found {
         let idx = scope.expr(&i)?;
-        out.push(and(vec![idx.is_int(), idx.ge(num(&Rational::from_integer(0.into()))), idx.lt(num(&Rational::from_integer(n.into())))]));
+        out.push(not_an_index(&idx, n));
     }
     Ok(())
 }
 
-fn pred_lookups_defined(scope: &Scope<'_>, p: &Pred, out: &mut Vec<Bool>) -> Result<(), CheckError> {
+fn pred_lookups_undefined(scope: &Scope<'_>, p: &Pred, out: &mut Vec<Bool>) -> Result<(), CheckError> {
     let mut exprs = Vec::new();
     p.visit_exprs(&mut |e| exprs.push(e.clone()));
-    exprs.iter().try_for_each(|e| lookups_defined(scope, e, out))
+    exprs.iter().try_for_each(|e| lookups_undefined(scope, e, out))
 }
 
-/// `next` is a state: of its variable's kind, and inside the domains unless they are ignored.
-fn legal(sys: &System, next: &[Real]) -> Bool {
+/// `next` is no state: outside a domain (unless domains are ignored), or not of its variable's
+/// kind. Non-integrality is stated with a fresh integer `k < n < k + 1` rather than `is_int`
+/// (which Z3 decides by `to_int` and floor axioms, and gave up on for values near 2^53): the
+/// term only ever occurs positively in the asserted stop condition, so the fresh constant is
+/// existential, as wanted.
+fn illegal(sys: &System, next: &[Real]) -> Bool {
     let mut c = Vec::new();
     for (v, n) in sys.state.iter().zip(next) {
         if sys.domain_exit != DomainExit::Ignore {
             if let Some(l) = &v.domain.lo {
-                c.push(n.ge(num(l)));
+                c.push(n.lt(num(l)));
             }
             if let Some(h) = &v.domain.hi {
-                c.push(n.le(num(h)));
+                c.push(n.gt(num(h)));
             }
         }
-        match v.kind {
-            VarKind::Real => {}
-            VarKind::Int => c.push(n.is_int()),
-            VarKind::Bool => {
-                c.push(n.is_int());
-                c.push(n.ge(num(&Rational::from_integer(0.into()))));
-                c.push(n.le(num(&Rational::from_integer(1.into()))));
-            }
+        if v.kind != VarKind::Real {
+            let k = Real::from_int(&Int::fresh_const("stop.floor"));
+            c.push(and(vec![n.gt(&k), n.lt(&k + num(&Rational::from_integer(1.into())))]));
+        }
+        if v.kind == VarKind::Bool {
+            c.push(n.lt(num(&Rational::from_integer(0.into()))));
+            c.push(n.gt(num(&Rational::from_integer(1.into()))));
         }
     }
-    and(c)
+    or(c)
 }
 
 /// The Bool term "the step from (state, action, nondet) may stop" (see the module doc).
@@ -210,49 +243,51 @@ fn stop_term(sys: &System, vars: &Vars) -> Result<Bool, CheckError> {
     let scope = Scope { state: &state, action: &action, nondet: &nondet };
     let observed = Scope { state: &state, action: &[], nondet: &nondet };
     let mut stops = Vec::new();
-    let mut defined = Vec::new();
+    let mut undefined = Vec::new();
     for c in &sys.controllers {
         for e in &c.inputs {
-            lookups_defined(&observed, e, &mut defined)?;
+            lookups_undefined(&observed, e, &mut undefined)?;
         }
         if let Policy::Select { by, networks } = &c.policy {
             let v = &state[*by];
-            defined.push(and(vec![v.is_int(), v.ge(num(&Rational::from_integer(0.into()))), v.lt(num(&Rational::from_integer(networks.len().into())))]));
+            undefined.push(not_an_index(v, networks.len()));
         }
     }
-    stops.push(and(defined).not());
-    let mut goes_on = Vec::new();
+    stops.push(or(undefined));
+    // Per branch: it gives no successor (the run stops when every branch does).
+    let mut dead = Vec::new();
     for br in &sys.step.branches {
         let label = match br.label {
             Some((a, value)) => action[a].eq(num(&Rational::from_integer(value.into()))),
             None => Bool::from_bool(true),
         };
-        let mut guard_defined = Vec::new();
+        let mut guard_undefined = Vec::new();
         let guard = match &br.guard {
             Some(g) => {
-                pred_lookups_defined(&scope, g, &mut guard_defined)?;
+                pred_lookups_undefined(&scope, g, &mut guard_undefined)?;
                 scope.pred(g)?
             }
             None => Bool::from_bool(true),
         };
-        stops.push(and(vec![label.clone(), and(guard_defined).not()]));
+        stops.push(and(vec![label.clone(), or(guard_undefined)]));
         let enabled = and(vec![label, guard]);
-        let mut update_defined = Vec::new();
+        let mut update_undefined = Vec::new();
         let mut next = Vec::new();
         for u in &br.updates {
-            lookups_defined(&scope, u, &mut update_defined)?;
+            lookups_undefined(&scope, u, &mut update_undefined)?;
             next.push(scope.expr(u)?);
         }
-        stops.push(and(vec![enabled.clone(), and(update_defined).not()]));
-        let ok = legal(sys, &next);
+        stops.push(and(vec![enabled.clone(), or(update_undefined)]));
+        let bad = illegal(sys, &next);
         if sys.domain_exit == DomainExit::Drop {
-            goes_on.push(and(vec![enabled, ok]));
+            // No successor from this branch: disabled, or its successor dropped.
+            dead.push(or(vec![enabled.not(), bad]));
         } else {
-            stops.push(and(vec![enabled.clone(), ok.not()]));
-            goes_on.push(enabled);
+            stops.push(and(vec![enabled.clone(), bad]));
+            dead.push(enabled.not());
         }
     }
-    stops.push(or(goes_on).not());
+    stops.push(and(dead));
     Ok(or(stops))
 }
 
@@ -277,7 +312,10 @@ pub(crate) fn check_stops(
     vars.assert_nondet_domains(sys, &solver);
     match q.actions {
         StopActions::Post(post) => crate::bridge::assert_post(post, &state, &action, &solver),
-        StopActions::Networks => crate::monolithic::assert_controllers(sys, &vars, &|_, _| None, &solver)?,
+        StopActions::Networks(phases) => {
+            let phases_of = |c: usize, k: usize| phases.get(c).and_then(|p| p.get(k)).and_then(Option::as_ref);
+            crate::monolithic::assert_controllers(sys, &vars, &phases_of, &solver)?
+        }
     }
     solver.assert(stop_term(sys, &vars)?);
     let comment = format!(
@@ -316,7 +354,9 @@ pub fn replay_stop(
     sim::check_state(sys, &state).map_err(|e| e.to_string())?;
     sim::check_nondet(sys, &nondet).map_err(|e| e.to_string())?;
     for (i, x) in state.iter().enumerate() {
-        if *x < trestle_ir::num::rational_from_f64(q.region.lo[i]) || *x > trestle_ir::num::rational_from_f64(q.region.hi[i]) {
+        if *x < trestle_ir::num::rational_from_f64(q.region.lo[i])
+            || *x > trestle_ir::num::rational_from_f64(q.region.hi[i])
+        {
             return Err(format!("state {i} = {} is outside the box", display_rational(x)));
         }
     }
@@ -332,7 +372,7 @@ pub fn replay_stop(
                 }
             }
         }
-        StopActions::Networks => {
+        StopActions::Networks(_) => {
             // The controllers' exact actions (an observation or selector that fails is a stop
             // `stop_at` reports itself, with any actions).
             if let Ok(exact) = sim::controller_actions(sys, &state, &nondet, &mut initial_memory(sys))
@@ -347,4 +387,3 @@ pub fn replay_stop(
         None => Err("the step from the model's state does not stop".into()),
     }
 }
-

@@ -123,9 +123,9 @@ fn ended_runs(d: &Discrete<'_>, sys: &System, budget: &Budget, out: &mut RunResu
             out.details.insert("ended_label".into(), json!(label));
             note
         }
-        DeadEnd::Incomplete(why) => format!(
-            "runs may end where the chosen label enables no command (the search for one stopped: {why})"
-        ),
+        DeadEnd::Incomplete(why) => {
+            format!("runs may end where the chosen label enables no command (the search for one stopped: {why})")
+        }
     };
     out.evidence = Some(match out.evidence.take() {
         Some(e) => format!("{note}. {e}"),

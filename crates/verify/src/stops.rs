@@ -25,7 +25,12 @@ const MAX_SWEEP_STATES: usize = 1 << 16;
 /// Judges a safety answer whose stop check was not `Free` (`stops`): a stop reached from Init is
 /// the system's error; otherwise `result` (unknown, `runs-may-stop`) keeps its reason, with what
 /// the search from Init found added.
-pub(crate) fn judge(sys: &System, stops: Option<&StopCheck>, budget: &Budget, result: &mut RunResult) -> Result<(), DriverError> {
+pub(crate) fn judge(
+    sys: &System,
+    stops: Option<&StopCheck>,
+    budget: &Budget,
+    result: &mut RunResult,
+) -> Result<(), DriverError> {
     if let Some(found) = search_from_init(sys, stops, budget)?
         && let Some(reason) = &result.reason
     {
@@ -37,7 +42,11 @@ pub(crate) fn judge(sys: &System, stops: Option<&StopCheck>, budget: &Budget, re
 
 /// When the stop check was not `Free`: the error of a stop a run from Init reaches, or what the
 /// search from Init found (`None` when there was nothing to look for).
-pub(crate) fn search_from_init(sys: &System, stops: Option<&StopCheck>, budget: &Budget) -> Result<Option<String>, DriverError> {
+pub(crate) fn search_from_init(
+    sys: &System,
+    stops: Option<&StopCheck>,
+    budget: &Budget,
+) -> Result<Option<String>, DriverError> {
     if stops.is_none_or(|s| *s == StopCheck::Free) {
         return Ok(None);
     }
@@ -45,7 +54,8 @@ pub(crate) fn search_from_init(sys: &System, stops: Option<&StopCheck>, budget: 
     Ok(Some(match sweep(sys, &inits, None, MAX_SWEEP_STATES, budget) {
         Sweep::Stop(e) => return Err(DriverError::input(format!("a run from Init stops: {e}"))),
         Sweep::NoStop => {
-            "the states reachable from Init, expanded exactly, have no stop: a smaller invariant may prove safety".into()
+            "the states reachable from Init, expanded exactly, have no stop: a smaller invariant may prove safety"
+                .into()
         }
         Sweep::Unswept(why) => format!("the states reachable from Init were not expanded to look for it ({why})"),
         Sweep::Stopped(s) => format!("the search from Init for it stopped ({})", Unknown::from(s)),
