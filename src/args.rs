@@ -239,9 +239,8 @@ pub struct CheckArgs {
     /// Write the certificate (proof) or the refutation (witness) as JSON.
     #[arg(long, value_name = "FILE")]
     pub certificate: Option<PathBuf>,
-    /// Draw the state space (.svg or .png).
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub plot: crate::picture::PlotArgs,
     /// When the candidate cannot be proven, look for another invariant (as `trestle synth`) before
     /// reporting; the verdict and exit code are then the synthesis's.
     #[arg(long)]

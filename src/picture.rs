@@ -1,9 +1,11 @@
 //! The `--plot` picture of a check or synthesis: the invariant's partition coloured by outcome,
-//! Init, Safe, the counterexample step and a few simulated runs from Init.
+//! Init, Safe, the counterexample (a step of `check`, synthesis's whole unsafe run) and a few
+//! simulated runs from Init, projected on two chosen state variables.
 
 use anyhow::{Result, anyhow};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::path::{Path, PathBuf};
 use trestle_ir::num::{down, to_f64_nearest, up};
 use trestle_ir::sim;
 use trestle_ir::system::{NondetDomain, System};
@@ -17,23 +19,107 @@ pub struct Layers<'a> {
     pub falsified: &'a [FBox],
     pub undecided: &'a [FBox],
     pub invariant: &'a [FBox],
-    /// A counterexample step: state -> successor.
-    pub step: Option<(Vec<f64>, Vec<f64>)>,
+    /// Cells synthesis left out (not shown unsafe).
+    pub dropped: &'a [FBox],
+    /// A counterexample run, state by state (a step of `check`: two states).
+    pub run: Vec<Vec<f64>>,
+}
+
+/// The picture flags of `check` and `synth`.
+#[derive(clap::Args, Debug)]
+pub struct PlotArgs {
+    /// Draw the state space (.svg or .png): the boxes by outcome, Init, Safe, the counterexample
+    /// and a few runs from Init.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// The two state variables to draw, as x,y (default: the first two).
+    #[arg(long, value_name = "X,Y", requires = "plot")]
+    pub plot_vars: Option<String>,
+    /// The image size in pixels, as WIDTHxHEIGHT (default 800x600).
+    #[arg(long, value_name = "WxH", requires = "plot")]
+    pub plot_size: Option<String>,
+}
+
+impl PlotArgs {
+    /// Where to draw, and how, once the system is known (bad flags are input errors before any
+    /// work is done); `over_time` allows one variable, drawn against the step.
+    pub fn target(&self, sys: &System, over_time: bool) -> Result<Option<(&Path, View)>> {
+        let Some(path) = &self.plot else { return Ok(None) };
+        Ok(Some((path, View::parse(sys, self.plot_vars.as_deref(), self.plot_size.as_deref(), over_time)?)))
+    }
+}
+
+/// Which state variables to draw (two: the state plane; one: the variable over time, for the
+/// reach sets of `ltl`), and the image size.
+pub struct View {
+    pub vars: Vec<usize>,
+    pub size: (u32, u32),
+}
+
+impl View {
+    /// `vars` as `x,y` names of state variables (default: the first two; one name where `over_time`
+    /// allows it, or by default when the system has one variable), `size` as `WxH`.
+    pub fn parse(sys: &System, vars: Option<&str>, size: Option<&str>, over_time: bool) -> Result<View> {
+        let names: Vec<&str> = sys.state.iter().map(|v| v.name.as_str()).collect();
+        let vars = match vars {
+            None if names.len() >= 2 => vec![0, 1],
+            None if over_time => vec![0],
+            None => return Err(anyhow!("--plot draws two state variables; {} has {}", sys.name, names.len())),
+            Some(text) => {
+                let picked: Vec<&str> = text.split(',').map(str::trim).collect();
+                let index = |name: &str| {
+                    names.iter().position(|n| *n == name).ok_or_else(|| {
+                        anyhow!("--plot-vars: '{name}' is not a state variable (state: {})", names.join(", "))
+                    })
+                };
+                match picked.as_slice() {
+                    [x, y] if x != y => vec![index(x)?, index(y)?],
+                    [x] if over_time => vec![index(x)?],
+                    _ if over_time => {
+                        return Err(anyhow!("--plot-vars takes one state variable (drawn over time) or two, as x,y"));
+                    }
+                    _ => return Err(anyhow!("--plot-vars takes two different state variables, as x,y")),
+                }
+            }
+        };
+        let size = match size {
+            None => trestle_plot::DEFAULT_SIZE,
+            Some(text) => {
+                let side = |s: &str| s.trim().parse::<u32>().ok();
+                let (lo, hi) = (trestle_plot::MIN_SIDE, trestle_plot::MAX_SIDE);
+                match text.split_once(['x', 'X']).and_then(|(w, h)| Some((side(w)?, side(h)?))) {
+                    Some((w, h)) if (lo..=hi).contains(&w) && (lo..=hi).contains(&h) => (w, h),
+                    _ => {
+                        return Err(anyhow!(
+                            "--plot-size takes WIDTHxHEIGHT in pixels, each {lo}..={hi} (e.g. 1200x900)"
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(View { vars, size })
+    }
 }
 
 fn boxes(p: &Pred, dims: usize) -> Vec<RBox> {
     p.to_box_union(dims, 64).unwrap_or_default()
 }
 
-/// f64 ends of a rational box, unbounded sides clipped to `view`.
-fn flat(b: &RBox, view: &FBox) -> Option<FBox> {
-    let lo = (0..2).map(|i| b.lo[i].as_ref().map_or(view.lo[i], down)).collect();
-    let hi = (0..2).map(|i| b.hi[i].as_ref().map_or(view.hi[i], up)).collect();
-    Some(FBox::new(lo, hi))
+/// The f64 ends of a rational box on the two drawn variables, unbounded sides clipped to `view`
+/// (a 2-D box).
+fn flat(b: &RBox, vars: &[usize], view: &FBox) -> FBox {
+    let lo = (0..2).map(|k| b.lo[vars[k]].as_ref().map_or(view.lo[k], down)).collect();
+    let hi = (0..2).map(|k| b.hi[vars[k]].as_ref().map_or(view.hi[k], up)).collect();
+    FBox::new(lo, hi)
 }
 
-/// Simulated runs from Init (f64, random choices from a fixed seed).
-fn runs(sys: &System, init: &[RBox], count: usize, steps: usize) -> Vec<Vec<(f64, f64)>> {
+/// An n-dimensional f64 box's projection on the two drawn variables.
+fn project(b: &FBox, vars: &[usize]) -> FBox {
+    FBox::new(vec![b.lo[vars[0]], b.lo[vars[1]]], vec![b.hi[vars[0]], b.hi[vars[1]]])
+}
+
+/// Simulated runs from Init (f64, random choices from a fixed seed), state by state.
+fn runs(sys: &System, init: &[RBox], count: usize, steps: usize) -> Vec<Vec<Vec<f64>>> {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut out = Vec::new();
     for k in 0..count {
@@ -48,7 +134,7 @@ fn runs(sys: &System, init: &[RBox], count: usize, steps: usize) -> Vec<Vec<(f64
             break;
         };
         let mut memory = sim::initial_memory::<f64>(sys);
-        let mut path = vec![(state[0], state[1])];
+        let mut path = vec![state.clone()];
         for _ in 0..steps {
             let nondet: Vec<f64> = sys
                 .nondet
@@ -66,20 +152,25 @@ fn runs(sys: &System, init: &[RBox], count: usize, steps: usize) -> Vec<Vec<(f64
                 Ok(t) => state = t.next,
                 Err(_) => break,
             }
-            path.push((state[0], state[1]));
+            path.push(state.clone());
         }
         out.push(path);
     }
     out
 }
 
-pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, path: &std::path::Path) -> Result<()> {
-    if sys.state.len() < 2 {
-        return Err(anyhow!("--plot draws two state variables; {} has {}", sys.name, sys.state.len()));
+pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, view_of: &View, path: &Path) -> Result<()> {
+    let vars = view_of.vars.as_slice();
+    if vars.len() != 2 {
+        return Err(anyhow!("--plot draws two state variables here"));
     }
     let d = sys.state.len();
     let init = boxes(&sys.init, d);
     let safe = sys.safe.as_ref().map(|s| boxes(s, d)).unwrap_or_default();
+    let cells = |bs: &[FBox]| bs.iter().map(|b| project(b, vars)).collect::<Vec<_>>();
+    let (proven, falsified, undecided) = (cells(layers.proven), cells(layers.falsified), cells(layers.undecided));
+    let (invariant, dropped) = (cells(layers.invariant), cells(layers.dropped));
+    let run: Vec<(f64, f64)> = layers.run.iter().map(|s| (s[vars[0]], s[vars[1]])).collect();
     // The view: everything drawn, with a margin.
     let mut view = FBox::new(vec![f64::INFINITY; 2], vec![f64::NEG_INFINITY; 2]);
     let mut grow = |b: &FBox| {
@@ -89,17 +180,16 @@ pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, path: &std::path::Pa
         }
     };
     let unit = FBox::new(vec![0.0, 0.0], vec![1.0, 1.0]);
-    for b in layers.invariant.iter().chain(layers.proven).chain(layers.falsified).chain(layers.undecided) {
+    for b in invariant.iter().chain(&proven).chain(&falsified).chain(&undecided).chain(&dropped) {
         grow(b);
     }
-    for b in init.iter().chain(&safe).filter(|b| b.is_bounded()) {
-        grow(&flat(b, &unit).expect("bounded"));
+    for b in init.iter().chain(&safe).filter(|b| vars.iter().all(|&v| b.lo[v].is_some() && b.hi[v].is_some())) {
+        grow(&flat(b, vars, &unit));
     }
-    if let Some((s, n)) = &layers.step {
-        grow(&FBox::new(s[..2].to_vec(), s[..2].to_vec()));
-        grow(&FBox::new(n[..2].to_vec(), n[..2].to_vec()));
+    for &(x, y) in &run {
+        grow(&FBox::new(vec![x, y], vec![x, y]));
     }
-    if !view.lo[0].is_finite() {
+    if !view.lo[0].is_finite() || !view.lo[1].is_finite() {
         view = unit;
     }
     for i in 0..2 {
@@ -108,25 +198,99 @@ pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, path: &std::path::Pa
         view.hi[i] += m;
     }
     let mut plot = StatePlot::new(title, (view.lo[0], view.hi[0]), (view.lo[1], view.hi[1]));
-    plot.x_label = sys.state[0].name.clone();
-    plot.y_label = sys.state[1].name.clone();
+    plot.size = view_of.size;
+    plot.x_label = sys.state[vars[0]].name.clone();
+    plot.y_label = sys.state[vars[1]].name.clone();
     let region = |b: &FBox, style| Region::new((b.lo[0], b.lo[1]), (b.hi[0], b.hi[1]), style);
     for b in &safe {
-        plot.regions.push(region(&flat(b, &view).expect("clipped"), RegionStyle::Safe));
+        plot.regions.push(region(&flat(b, vars, &view), RegionStyle::Safe));
     }
-    for b in layers.invariant {
-        plot.regions.push(region(b, RegionStyle::Invariant));
-    }
-    plot.regions.extend(layers.proven.iter().map(|b| region(b, RegionStyle::Proven)));
-    plot.regions.extend(layers.undecided.iter().map(|b| region(b, RegionStyle::Undecided)));
-    plot.regions.extend(layers.falsified.iter().map(|b| region(b, RegionStyle::Falsified)));
+    plot.regions.extend(invariant.iter().map(|b| region(b, RegionStyle::Invariant)));
+    plot.regions.extend(proven.iter().map(|b| region(b, RegionStyle::Proven)));
+    plot.regions.extend(undecided.iter().map(|b| region(b, RegionStyle::Undecided)));
+    plot.regions.extend(dropped.iter().map(|b| region(b, RegionStyle::Dropped)));
+    plot.regions.extend(falsified.iter().map(|b| region(b, RegionStyle::Falsified)));
     for b in &init {
-        plot.regions.push(region(&flat(b, &view).expect("clipped"), RegionStyle::Init));
+        plot.regions.push(region(&flat(b, vars, &view), RegionStyle::Init));
     }
-    plot.trajectories = runs(sys, &init, 5, 40);
-    if let Some((s, n)) = &layers.step {
-        plot.arrows.push(Arrow::new((s[0], s[1]), (n[0], n[1])).with_label("counterexample"));
-        plot.points.push(Marker::new((s[0], s[1])));
+    plot.trajectories =
+        runs(sys, &init, 5, 40).iter().map(|r| r.iter().map(|s| (s[vars[0]], s[vars[1]])).collect()).collect();
+    for pair in run.windows(2) {
+        plot.arrows.push(Arrow::new(pair[0], pair[1]));
     }
+    if let (Some(&start), Some(last)) = (run.first(), plot.arrows.last_mut()) {
+        last.label = Some("counterexample".into());
+        plot.points.push(Marker::new(start));
+    }
+    trestle_plot::render(&plot, path).map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
+}
+
+/// The reach-set picture of `ltl`: bound propagation's enclosure of every step (`enclosures[t]`,
+/// one interval per state variable) with runs simulated from Init, either one variable against the
+/// step or two variables in the state plane.
+pub fn draw_reach(
+    sys: &System,
+    title: &str,
+    enclosures: &[Vec<(f64, f64)>],
+    view_of: &View,
+    path: &Path,
+) -> Result<()> {
+    let vars = view_of.vars.as_slice();
+    let d = sys.state.len();
+    let init = boxes(&sys.init, d);
+    let steps = enclosures.len().saturating_sub(1).max(1);
+    let sampled = runs(sys, &init, 8, steps);
+    let reach = RegionStyle::Custom { fill: (31, 119, 180), alpha: 0.18, outline: true };
+    let (regions, trajectories): (Vec<Region>, Vec<Vec<(f64, f64)>>) = match vars {
+        [v] => (
+            enclosures
+                .iter()
+                .enumerate()
+                .map(|(t, e)| Region::new((t as f64 - 0.3, e[*v].0), (t as f64 + 0.3, e[*v].1), reach))
+                .collect(),
+            sampled.iter().map(|r| r.iter().enumerate().map(|(t, s)| (t as f64, s[*v])).collect()).collect(),
+        ),
+        [a, b] => (
+            enclosures.iter().map(|e| Region::new((e[*a].0, e[*b].0), (e[*a].1, e[*b].1), reach)).collect(),
+            sampled.iter().map(|r| r.iter().map(|s| (s[*a], s[*b])).collect()).collect(),
+        ),
+        _ => return Err(anyhow!("--plot draws one or two state variables")),
+    };
+    let points = regions
+        .iter()
+        .flat_map(|r| [r.lo, r.hi])
+        .chain(trajectories.iter().flatten().copied())
+        .filter(|p| p.0.is_finite() && p.1.is_finite());
+    let (mut lo, mut hi) = ((f64::INFINITY, f64::INFINITY), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+    for (x, y) in points {
+        (lo.0, lo.1, hi.0, hi.1) = (lo.0.min(x), lo.1.min(y), hi.0.max(x), hi.1.max(y));
+    }
+    if !(lo.0.is_finite() && lo.1.is_finite()) {
+        return Err(anyhow!("nothing finite to draw: the enclosures are unbounded"));
+    }
+    let margin = |l: f64, h: f64| 0.05 * (h - l).max(1e-9);
+    let (mx, my) = (margin(lo.0, hi.0), margin(lo.1, hi.1));
+    let mut plot = StatePlot::new(title, (lo.0 - mx, hi.0 + mx), (lo.1 - my, hi.1 + my));
+    plot.size = view_of.size;
+    (plot.x_label, plot.y_label) = match vars {
+        [v] => ("step".to_string(), sys.state[*v].name.clone()),
+        _ => (sys.state[vars[0]].name.clone(), sys.state[vars[1]].name.clone()),
+    };
+    // Unbounded sides of an enclosure are clipped to the view.
+    let (x_view, y_view) = (plot.x_range, plot.y_range);
+    let clip = |v: f64, (l, h): (f64, f64)| v.clamp(l, h);
+    plot.regions = regions
+        .into_iter()
+        .enumerate()
+        .map(|(t, r)| {
+            let r = Region::new(
+                (clip(r.lo.0, x_view), clip(r.lo.1, y_view)),
+                (clip(r.hi.0, x_view), clip(r.hi.1, y_view)),
+                r.style,
+            );
+            if t == 0 { r.with_label("enclosures") } else { r }
+        })
+        .collect();
+    plot.trajectories = trajectories;
     trestle_plot::render(&plot, path).map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
 }

@@ -1178,3 +1178,40 @@ fn cegar_safe_says_when_runs_end() {
     let j = r.json();
     assert!(j["details"].get("ended_run").is_none() && !j["evidence"].as_str().unwrap().contains("runs end"), "{j}");
 }
+
+/// `--plot` in each command that draws: check and synth in the state plane (any two variables,
+/// any size), ltl's reach sets over time; bad picture flags are input errors before any work.
+#[test]
+fn pictures_of_check_synth_and_ltl() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = |name: &str| dir.path().join(name);
+    let example = "examples/double-integrator.toml";
+    let synth = png("synth.png");
+    let r =
+        trestle(&["synth", example, "--plot", synth.to_str().unwrap(), "--plot-vars", "v,x", "--plot-size", "500x400"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bytes = std::fs::read(&synth).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"));
+    // Width and height of the IHDR chunk.
+    assert_eq!((&bytes[16..20], &bytes[20..24]), (&500u32.to_be_bytes()[..], &400u32.to_be_bytes()[..]));
+    let svg = png("check.svg");
+    let r = trestle(&["check", example, "--plot", svg.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let has_line = |text: &str, line: &str| text.lines().any(|l| l.trim() == line);
+    assert!(text.contains("counterexample") && has_line(&text, "x") && has_line(&text, "v"), "labels and the step");
+    let reach = png("reach.svg");
+    let r =
+        trestle(&["ltl", "configs/systems/pi-tuned.toml", "--property", "stays-20", "--plot", reach.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&reach).unwrap();
+    assert!(text.contains("enclosures") && has_line(&text, "step"), "the reach sets over time");
+    for (args, fragment) in [
+        (vec!["check", example, "--plot", "/tmp/x.svg", "--plot-vars", "x,q"], "'q' is not a state variable"),
+        (vec!["check", example, "--plot", "/tmp/x.svg", "--plot-vars", "x"], "two different state variables"),
+        (vec!["synth", example, "--plot", "/tmp/x.png", "--plot-size", "20x20"], "--plot-size"),
+        (vec!["check", example, "--plot", "/tmp/x.txt"], "extension"),
+    ] {
+        expect_input_error(&trestle(&args), &[fragment]);
+    }
+}

@@ -7,9 +7,7 @@ mod common;
 
 use common::cli::{Run, s, trestle};
 use serde_json::Value;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use trestle_testkit::{WALK, repo, scratch, shared_models};
 
 /// Address space a run may use where memory is the point: generous for the tool (about 1 GB of
@@ -20,43 +18,17 @@ const MEMORY: &str = "--as=3221225472";
 /// Runs `trestle ARGS` under `prlimit MEMORY`, killed if it outlives `cap` (a hang, reported as
 /// such rather than waited for).
 fn limited(args: &[&str], cap: Duration) -> Run {
-    let mut child = Command::new("prlimit")
-        .arg(MEMORY)
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_trestle"))
-        .args(args)
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prlimit runs (util-linux)");
-    // Both pipes drained while the child runs: a large result (10,000 steps of enclosures) fills
-    // a pipe's buffer, and a child blocked on writing would look like one that never ends.
-    fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = r.read_to_string(&mut text);
-            text
-        })
-    }
-    let stdout = drain(child.stdout.take().expect("piped"));
-    let stderr = drain(child.stderr.take().expect("piped"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waits") {
-            break status;
-        }
-        if start.elapsed() > cap {
-            child.kill().expect("kills");
-            panic!("{args:?} still ran after {cap:?}: its limit was not honoured");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let (stdout, stderr) = (stdout.join().expect("reads"), stderr.join().expect("reads"));
+    let argv: Vec<String> = [MEMORY, "--", env!("CARGO_BIN_EXE_trestle")]
+        .into_iter()
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
+    let run = common::run_with_limit("prlimit", &argv, &repo(), cap);
+    assert!(!run.timed_out, "{args:?} still ran after {cap:?}: its limit was not honoured");
     Run {
-        code: status.code().unwrap_or_else(|| panic!("{args:?} was killed by a signal ({status:?}): {stderr}")),
-        stdout,
-        stderr,
+        code: run.code.unwrap_or_else(|| panic!("{args:?} was killed by a signal: {}", run.stderr)),
+        stdout: run.stdout,
+        stderr: run.stderr,
     }
 }
 

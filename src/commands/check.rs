@@ -63,8 +63,9 @@ pub fn run(a: &CheckArgs) -> CliResult {
     let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
     let opts = options(a)?;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
-    crate::output::check_output("--plot", a.plot.as_deref())?;
+    crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let sys = super::load(&a.system)?;
+    let picture = a.plot.target(&sys, false).map_err(CliError::Input)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::check(&sys, &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);
@@ -73,11 +74,11 @@ pub fn run(a: &CheckArgs) -> CliResult {
         trestle_verify::write_json(path, &run.certificate_file(&sys)).map_err(driver_error)?;
         result.artifacts.insert("certificate".into(), path.display().to_string().into());
     }
-    if let Some(path) = &a.plot {
+    if let Some((path, view)) = picture {
         let r = &run.report;
-        let step = match &r.inductive.outcome {
-            Inductiveness::Refuted(x) => Some((approx(&x.witness.state), approx(&x.witness.next))),
-            _ => None,
+        let run = match &r.inductive.outcome {
+            Inductiveness::Refuted(x) => vec![approx(&x.witness.state), approx(&x.witness.next)],
+            _ => Vec::new(),
         };
         let regions: Vec<_> = r.inductive.clauses.iter().map(|c| c.region.clone()).collect();
         let layers = crate::picture::Layers {
@@ -85,9 +86,11 @@ pub fn run(a: &CheckArgs) -> CliResult {
             falsified: &r.inductive.falsified,
             undecided: &r.inductive.undecided,
             invariant: &r.cover,
-            step,
+            dropped: &[],
+            run,
         };
-        crate::picture::draw(&sys, &format!("{}: {}", sys.name, r.word()), &layers, path).map_err(CliError::Input)?;
+        crate::picture::draw(&sys, &format!("{}: {}", sys.name, r.word()), &layers, &view, path)
+            .map_err(CliError::Input)?;
         result.artifacts.insert("plot".into(), path.display().to_string().into());
     }
     finish(a.system.json, &result)

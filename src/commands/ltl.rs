@@ -84,6 +84,10 @@ pub struct LtlArgs {
     /// CERT SYSTEM`); other verdicts write none (a note on stderr says so).
     #[arg(long)]
     pub certificate: Option<std::path::PathBuf>,
+    /// `--plot FILE` draws bound propagation's enclosure of every step with runs simulated from
+    /// Init: one variable against the step (`--plot-vars x`) or two in the state plane.
+    #[command(flatten)]
+    pub plot: crate::picture::PlotArgs,
 }
 
 fn formula(a: &LtlArgs) -> Result<(System, Ltl, Named), CliError> {
@@ -111,7 +115,9 @@ pub fn run(a: &LtlArgs) -> CliResult {
     }
     let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
+    crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let (sys, phi, property) = formula(a)?;
+    let picture = a.plot.target(&sys, true).map_err(CliError::Input)?;
     let mut opts = LtlOptions {
         method: match a.method {
             MethodArg::Auto => Method::Auto,
@@ -144,7 +150,18 @@ pub fn run(a: &LtlArgs) -> CliResult {
             None => eprintln!("no certificate written: {}", no_certificate(&sys, &run)),
         }
     }
-    finish(a.system.json, &run.result)
+    let mut result = run.result.clone();
+    if let Some((path, view)) = picture {
+        let enclosures = &run.ltl.stats.bpt_enclosures;
+        if enclosures.is_empty() {
+            eprintln!("no picture drawn: bound propagation ran no enclosures (method {})", run.ltl.method);
+        } else {
+            let title = format!("{} {}: {}", sys.name, property.name, result.verdict);
+            crate::picture::draw_reach(&sys, &title, enclosures, &view, path).map_err(CliError::Input)?;
+            result.artifacts.insert("plot".into(), path.display().to_string().into());
+        }
+    }
+    finish(a.system.json, &result)
 }
 
 /// Why a run wrote no certificate.

@@ -46,9 +46,8 @@ pub struct SynthArgs {
     /// Write the proof certificate (re-check it with `trestle certify`), or the outcome.
     #[arg(long, value_name = "FILE")]
     pub certificate: Option<PathBuf>,
-    /// Draw the invariant, the dropped boxes and the unsafe run (.svg or .png).
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub plot: crate::picture::PlotArgs,
 }
 
 /// The synthesis configuration from the flags.
@@ -92,8 +91,9 @@ pub fn run(a: &SynthArgs) -> CliResult {
     let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
     let cfg = config(a)?;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
-    crate::output::check_output("--plot", a.plot.as_deref())?;
+    crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let sys = super::load(&a.system)?;
+    let picture = a.plot.target(&sys, false).map_err(CliError::Input)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::synthesize(&sys, &cfg, &budget, &progress).map_err(driver_error)?;
     drop(progress);
@@ -102,22 +102,20 @@ pub fn run(a: &SynthArgs) -> CliResult {
         trestle_verify::write_json(path, &run.certificate_file(&sys)).map_err(driver_error)?;
         result.artifacts.insert("certificate".into(), path.display().to_string().into());
     }
-    if let Some(path) = &a.plot {
+    if let Some((path, view)) = picture {
         let r = &run.report;
-        let step = r.trajectory.as_ref().filter(|t| t.exact.is_some() && t.states.len() >= 2).map(|t| {
-            let n = t.states.len();
-            (t.states[n - 2].clone(), t.states[n - 1].clone())
-        });
+        // The whole unsafe run when one was replayed.
+        let unsafe_run = r.trajectory.as_ref().filter(|t| t.exact.is_some()).map(|t| t.states.clone());
         let proven = r.verdict.is_proven();
         let none: &[FBox] = &[];
         let layers = crate::picture::Layers {
             proven: if proven { &r.invariant } else { none },
-            falsified: &r.dropped,
             undecided: if proven { none } else { &r.invariant },
-            invariant: none,
-            step,
+            dropped: &r.dropped,
+            run: unsafe_run.unwrap_or_default(),
+            ..Default::default()
         };
-        crate::picture::draw(&sys, &format!("{}: synthesis {}", sys.name, r.word()), &layers, path)
+        crate::picture::draw(&sys, &format!("{}: synthesis {}", sys.name, r.word()), &layers, &view, path)
             .map_err(CliError::Input)?;
         result.artifacts.insert("plot".into(), path.display().to_string().into());
     }

@@ -59,7 +59,8 @@ impl Run {
     }
 }
 
-/// Runs `trestle ARGS` in `dir`, killing it after `limit`.
+/// Runs `bin ARGS` (the `trestle` binary, or a wrapper such as `prlimit`) in `dir`, killing it after
+/// `limit`; both pipes are drained while it runs, so a large output never blocks it.
 pub fn run_with_limit(bin: &str, args: &[String], dir: &Path, limit: Duration) -> Run {
     let start = Instant::now();
     let mut child = Command::new(bin)

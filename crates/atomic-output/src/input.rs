@@ -139,6 +139,17 @@ pub fn position(path: &Path, text: &str, offset: usize, kind: FileKind) -> Strin
     format!("line {line}, column {column}, at \"{}\"", printable(&shown, 4 * EXCERPT_SIDE))
 }
 
+/// The message of a TOML syntax error in `path` (contents `text`): `malformed TOML at line 3,
+/// column 7, at "x = [1, 2": MESSAGE` with the position of `offset` when the parser gave one
+/// ([`position`]), the parser's message made printable and cut to 300 characters.
+pub fn malformed_toml(path: &Path, text: &str, message: &str, offset: Option<usize>, kind: FileKind) -> String {
+    let message = printable(message.trim(), 300);
+    match offset {
+        Some(offset) => format!("malformed TOML at {}: {message}", position(path, text, offset, kind)),
+        None => format!("malformed TOML: {message}"),
+    }
+}
+
 /// `text` with every character that is not printable escaped (`\n`, `\u{7}`, a quote as `\"`)
 /// and cut to at most `max_chars` characters of the original, marked by `…` when cut. For
 /// quoting what a file or a child process wrote between quotes.

@@ -106,13 +106,8 @@ pub(crate) fn read_toml<T: DeserializeOwned>(path: &Path) -> Result<(T, String)>
     let text = atomic_output::input::read_text(path, kind)
         .map_err(|e| CampaignError::input(path, None, format!("cannot read the file: {e}")))?;
     let doc: toml::Table = toml::from_str(&text).map_err(|e| {
-        let at = e.span().map(|s| atomic_output::input::position(path, &text, s.start, kind));
-        let message = atomic_output::input::printable(e.message().trim(), 300);
-        CampaignError::input(
-            path,
-            None,
-            format!("malformed TOML{}: {message}", at.map(|a| format!(" at {a}")).unwrap_or_default()),
-        )
+        let start = e.span().map(|s| s.start);
+        CampaignError::input(path, None, atomic_output::input::malformed_toml(path, &text, e.message(), start, kind))
     })?;
     let value: T = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let key = e.path().to_string();

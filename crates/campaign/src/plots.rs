@@ -27,7 +27,10 @@ const COLORS: [RGBColor; 8] = [
 #[derive(Clone, Copy, PartialEq)]
 enum Mark {
     Dot,
+    /// Killed at the time limit.
     Cross,
+    /// Ended without an answer of its own: an error, out of memory, interrupted.
+    Triangle,
 }
 
 struct Series {
@@ -46,8 +49,10 @@ struct Chart {
     x_log: bool,
     y_log: bool,
     series: Vec<Series>,
-    /// A legend-only entry explaining the crosses.
-    cross_note: Option<String>,
+    /// Legend-only entries explaining the marks other than dots.
+    notes: Vec<(Mark, String)>,
+    /// A dashed horizontal line at the jobs' time limit (the y axis reaches it).
+    time_limit: Option<f64>,
 }
 
 /// Draws every plot the run's data supports; returns (title, svg, png) of each.
@@ -70,7 +75,8 @@ fn finished(r: &JobRow) -> bool {
     matches!(r.status(), JobStatus::Proven | JobStatus::Evidence | JobStatus::Refuted | JobStatus::Unknown)
 }
 
-/// Wall time against hidden neurons, one colour per run; jobs killed at the limit as crosses.
+/// Wall time against hidden neurons, one colour per run; jobs killed at the limit as crosses at
+/// the limit, jobs that ended in an error or out of memory as triangles at their time.
 fn time_vs_size(rows: &[JobRow]) -> Option<Chart> {
     let mut series = Vec::new();
     for (k, run) in runs(rows).iter().enumerate() {
@@ -81,34 +87,84 @@ fn time_vs_size(rows: &[JobRow]) -> Option<Chart> {
         let done: Vec<(f64, f64)> = sized.iter().filter(|r| finished(r)).map(|r| (at(r), r.wall_seconds)).collect();
         let killed: Vec<(f64, f64)> =
             sized.iter().filter(|r| r.status() == JobStatus::Timeout).map(|r| (at(r), r.timeout_seconds)).collect();
-        series.push(Series { name: run.clone(), points: done, line: true, mark: Mark::Dot, color });
+        let failed: Vec<(f64, f64)> = sized
+            .iter()
+            .filter(|r| !finished(r) && r.status() != JobStatus::Timeout)
+            .map(|r| (at(r), r.wall_seconds))
+            .collect();
+        let name = if shares_x(&done) { format!("{run} (line: median per size)") } else { run.clone() };
+        series.push(Series { name, points: done, line: true, mark: Mark::Dot, color });
         series.push(Series { name: String::new(), points: killed, line: false, mark: Mark::Cross, color });
+        series.push(Series { name: String::new(), points: failed, line: false, mark: Mark::Triangle, color });
     }
-    let any_cross = series.iter().any(|s| s.mark == Mark::Cross && !s.points.is_empty());
-    chart(
+    let mut c = chart(
         "Wall-clock time vs network size",
         "hidden neurons",
         "wall-clock time per job (s)",
         (true, true),
         series,
-        any_cross.then(|| "× killed at the time limit".to_string()),
-    )
+    )?;
+    c.notes = mark_notes(&c.series);
+    c.time_limit = time_limit(rows);
+    Some(c)
 }
 
-/// Instances solved (proven, evidence or refuted) within a time, per run.
+/// Whether two points share an x (repetitions, or several instances of one size): the line then
+/// runs through medians, and the legend says so.
+fn shares_x(points: &[(f64, f64)]) -> bool {
+    let mut xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.windows(2).any(|w| w[0] == w[1])
+}
+
+/// The legend notes of the crosses and triangles drawn.
+fn mark_notes(series: &[Series]) -> Vec<(Mark, String)> {
+    let used = |m: Mark| series.iter().any(|s| s.mark == m && !s.points.is_empty());
+    let mut notes = Vec::new();
+    if used(Mark::Cross) {
+        notes.push((Mark::Cross, "killed at the time limit".to_string()));
+    }
+    if used(Mark::Triangle) {
+        notes.push((Mark::Triangle, "error, out of memory or interrupted".to_string()));
+    }
+    notes
+}
+
+/// The jobs' time limit, when they share one (else none is drawn).
+fn time_limit(rows: &[JobRow]) -> Option<f64> {
+    let first = rows.first()?.timeout_seconds;
+    (first > 0.0 && rows.iter().all(|r| r.timeout_seconds == first)).then_some(first)
+}
+
+/// Instances solved (proven, evidence or refuted) within a time, per run. An instance counts once
+/// (not once per repetition): solved when every repetition was, at the median of their times.
 fn cactus(rows: &[JobRow]) -> Option<Chart> {
     let series = runs(rows)
         .iter()
         .enumerate()
         .map(|(k, run)| {
-            let mut times: Vec<f64> =
-                rows.iter().filter(|r| &r.run_name == run && r.status().solved()).map(|r| r.wall_seconds).collect();
+            let mut by_instance: Vec<(&str, Vec<&JobRow>)> = Vec::new();
+            for r in rows.iter().filter(|r| &r.run_name == run) {
+                match by_instance.iter_mut().find(|(i, _)| *i == r.instance) {
+                    Some((_, reps)) => reps.push(r),
+                    None => by_instance.push((&r.instance, vec![r])),
+                }
+            }
+            let mut times: Vec<f64> = by_instance
+                .iter()
+                .filter(|(_, reps)| reps.iter().all(|r| r.status().solved()))
+                .filter_map(|(_, reps)| median(reps.iter().map(|r| r.wall_seconds).collect()))
+                .collect();
             times.sort_by(f64::total_cmp);
             let points = times.iter().enumerate().map(|(i, t)| ((i + 1) as f64, *t)).collect();
-            Series { name: run.clone(), points, line: true, mark: Mark::Dot, color: COLORS[k % COLORS.len()] }
+            let repeated = by_instance.iter().any(|(_, reps)| reps.len() > 1);
+            let name = if repeated { format!("{run} (median of the repetitions)") } else { run.clone() };
+            Series { name, points, line: true, mark: Mark::Dot, color: COLORS[k % COLORS.len()] }
         })
         .collect();
-    chart("Cactus plot", "instances solved", "wall-clock time per job (s)", (false, true), series, None)
+    let mut c = chart("Cactus plot", "instances solved", "wall-clock time per instance (s)", (false, true), series)?;
+    c.time_limit = time_limit(rows);
+    Some(c)
 }
 
 /// Splits against hidden neurons, for the `check` runs that report splits (synthesis counts its
@@ -132,21 +188,23 @@ fn splits_vs_size(rows: &[JobRow]) -> Option<Chart> {
             });
         }
     }
-    chart("Splits vs network size", "hidden neurons", "splits", (true, false), series, None)
+    chart("Splits vs network size", "hidden neurons", "splits", (true, false), series)
 }
 
-fn chart(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    (x_log, y_log): (bool, bool),
-    series: Vec<Series>,
-    cross_note: Option<String>,
-) -> Option<Chart> {
+fn chart(title: &str, x_desc: &str, y_desc: &str, (x_log, y_log): (bool, bool), series: Vec<Series>) -> Option<Chart> {
     if series.iter().all(|s| s.points.is_empty()) {
         return None;
     }
-    Some(Chart { title: title.into(), x_desc: x_desc.into(), y_desc: y_desc.into(), x_log, y_log, series, cross_note })
+    Some(Chart {
+        title: title.into(),
+        x_desc: x_desc.into(),
+        y_desc: y_desc.into(),
+        x_log,
+        y_log,
+        series,
+        notes: Vec::new(),
+        time_limit: None,
+    })
 }
 
 /// The data range of an axis, padded; positive for log axes.
@@ -174,7 +232,8 @@ fn render_svg(c: &Chart) -> Result<String> {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
         let xs = axis_range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), c.x_log, false);
-        let ys = axis_range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)), c.y_log, true);
+        let ys =
+            axis_range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).chain(c.time_limit), c.y_log, true);
         let mut b = ChartBuilder::on(&root);
         b.caption(&c.title, ("sans-serif", 22)).margin(16).x_label_area_size(48).y_label_area_size(72);
         match (c.x_log, c.y_log) {
@@ -199,10 +258,14 @@ where
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let mut chart = built.map_err(plot_err)?;
+    let (x_range, y_range) = (chart.x_range(), chart.y_range());
+    // A log axis spanning less than a decade writes every tick (1, 2, 5 alone could be none).
+    let x_all = !c.x_log || x_range.end / x_range.start < 10.0;
+    let y_all = !c.y_log || y_range.end / y_range.start < 10.0;
     chart
         .configure_mesh()
-        .x_label_formatter(&|x| if c.x_log { log_tick(*x) } else { tick(*x) })
-        .y_label_formatter(&|y| if c.y_log { log_tick(*y) } else { tick(*y) })
+        .x_label_formatter(&|x| if x_all { tick(*x) } else { log_tick(*x) })
+        .y_label_formatter(&|y| if y_all { tick(*y) } else { log_tick(*y) })
         .x_desc(c.x_desc.as_str())
         .y_desc(c.y_desc.as_str())
         .label_style(("sans-serif", 14))
@@ -219,6 +282,7 @@ where
             match s.mark {
                 Mark::Dot => Circle::new(p, 4, color.filled()).into_dyn(),
                 Mark::Cross => Cross::new(p, 6, color.stroke_width(2)).into_dyn(),
+                Mark::Triangle => TriangleMarker::new(p, 6, color.filled()).into_dyn(),
             }
         });
         let drawn = chart.draw_series(marks).map_err(plot_err)?;
@@ -230,12 +294,26 @@ where
             });
         }
     }
-    if let Some(note) = &c.cross_note {
+    if let Some(limit) = c.time_limit {
+        let dashed = DashedLineSeries::new([(x_range.start, limit), (x_range.end, limit)], 6, 4, BLACK.stroke_width(1));
+        chart
+            .draw_series(dashed)
+            .map_err(plot_err)?
+            .label(format!("time limit ({} s)", tick(limit)))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+    }
+    for (mark, note) in &c.notes {
+        let mark = *mark;
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
             .map_err(plot_err)?
             .label(note.as_str())
-            .legend(|(x, y)| Cross::new((x + 10, y), 6, BLACK.stroke_width(2)));
+            .legend(move |(x, y)| -> DynElement<'static, SVGBackend, (i32, i32)> {
+                match mark {
+                    Mark::Triangle => TriangleMarker::new((x + 10, y), 6, BLACK.filled()).into_dyn(),
+                    _ => Cross::new((x + 10, y), 6, BLACK.stroke_width(2)).into_dyn(),
+                }
+            });
     }
     chart
         .configure_series_labels()
@@ -274,22 +352,10 @@ fn median_line(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Renders an SVG to PNG with the embedded DejaVu Sans as every family's font.
+/// Renders an SVG to PNG with the plot crate's rasteriser (an embedded font: titles, axis labels
+/// and legends survive).
 pub fn svg_to_png(svg: &str) -> Result<Vec<u8>> {
-    use resvg::{tiny_skia, usvg};
-    let mut opt = usvg::Options { font_family: "DejaVu Sans".into(), ..usvg::Options::default() };
-    let db = opt.fontdb_mut();
-    db.load_font_data(dejavu::sans::regular().to_vec());
-    db.set_sans_serif_family("DejaVu Sans");
-    db.set_serif_family("DejaVu Sans");
-    db.set_monospace_family("DejaVu Sans");
-    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| CampaignError::internal(format!("SVG to PNG: {e}")))?;
-    let size = tree.size().to_int_size();
-    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
-        .ok_or_else(|| CampaignError::internal("SVG to PNG: empty image"))?;
-    pixmap.fill(tiny_skia::Color::WHITE);
-    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
-    pixmap.encode_png().map_err(|e| CampaignError::internal(format!("PNG encoding: {e}")))
+    trestle_plot::svg_to_png(svg).map_err(|e| CampaignError::internal(format!("plot: {e}")))
 }
 
 fn plot_err(e: impl std::fmt::Display) -> CampaignError {
@@ -315,14 +381,57 @@ mod tests {
         assert!(lo == 0.0 && hi > 10.0);
     }
 
+    fn rep(instance: &str, run: &str, status: &str, wall: f64, repetition: i64) -> JobRow {
+        let mut r = crate::store::test_row(instance, run, status, Some("safe"), wall);
+        r.repetition = repetition;
+        r.neurons = Some(64);
+        r
+    }
+
     #[test]
-    fn png_rendering_draws_text() {
-        let with_text = r#"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="60"><text x="10" y="40" font-family="sans-serif" font-size="30">Trestle</text></svg>"#;
-        let without = r#"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="60"></svg>"#;
-        let a = svg_to_png(with_text).unwrap();
-        let b = svg_to_png(without).unwrap();
-        assert_eq!(&a[1..4], b"PNG");
-        // The embedded font drew glyphs: the image with text is not the blank one.
-        assert_ne!(a, b);
+    fn cactus_counts_instances_not_repetitions() {
+        // Two instances with three repetitions each; b fails once, so only a is solved.
+        let rows = [
+            rep("a", "ours", "proven", 1.0, 0),
+            rep("a", "ours", "proven", 3.0, 1),
+            rep("a", "ours", "proven", 2.0, 2),
+            rep("b", "ours", "proven", 1.0, 0),
+            rep("b", "ours", "timeout", 10.0, 1),
+            rep("b", "ours", "proven", 1.0, 2),
+        ];
+        let c = cactus(&rows).unwrap();
+        assert_eq!(c.series[0].points, vec![(1.0, 2.0)], "one instance, at its median time");
+        assert!(c.series[0].name.contains("median of the repetitions"), "{}", c.series[0].name);
+        assert_eq!(c.time_limit, Some(10.0));
+    }
+
+    #[test]
+    fn time_plot_shows_killed_and_failed_jobs_and_reaches_the_limit() {
+        let rows = [
+            rep("a", "ours", "proven", 1.0, 0),
+            rep("b", "ours", "timeout", 10.0, 0),
+            rep("c", "ours", "error", 0.5, 0),
+            rep("d", "ours", "memout", 2.0, 0),
+        ];
+        let c = time_vs_size(&rows).unwrap();
+        let marks = |m: Mark| c.series.iter().filter(|s| s.mark == m).map(|s| s.points.len()).sum::<usize>();
+        assert_eq!((marks(Mark::Dot), marks(Mark::Cross), marks(Mark::Triangle)), (1, 1, 2));
+        assert_eq!(c.notes.len(), 2, "the legend explains crosses and triangles");
+        assert_eq!(c.time_limit, Some(10.0));
+        let svg = render_svg(&c).unwrap();
+        for text in ["time limit (10 s)", "killed at the time limit", "error, out of memory or interrupted"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    #[test]
+    fn log_axes_within_a_decade_still_have_tick_labels() {
+        let rows = [rep("a", "ours", "proven", 1.5, 0), rep("b", "ours", "proven", 3.0, 0)];
+        let mut c = cactus(&rows).unwrap();
+        c.time_limit = None;
+        let svg = render_svg(&c).unwrap();
+        let labels = svg.matches("<text").count();
+        // Title, two axis descriptions, the legend entry, and tick labels on both axes.
+        assert!(labels >= 8, "{labels} text elements");
     }
 }

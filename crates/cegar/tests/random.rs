@@ -24,7 +24,9 @@ fn affine(rng: &mut ChaCha8Rng, vars: &[&str]) -> String {
     terms.join(" + ")
 }
 
-fn system(seed: u64) -> String {
+/// A random system; with `halving`, some commands halve a variable (`x := (x + d)/2`), an update
+/// that is non-integral at half the states (those successors are dropped).
+fn system(seed: u64, halving: bool) -> String {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let vars = ["x", "y"];
     let labels = ["l0", "l1", "l2"];
@@ -52,8 +54,9 @@ fn system(seed: u64) -> String {
         for k in 0..rng.random_range(1..=2) {
             let dx = rng.random_range(-1..=2);
             let dy = rng.random_range(-1..=1);
+            let x = if halving && rng.random_bool(0.5) { format!("(x + {dx})/2") } else { format!("x + {dx}") };
             text.push_str(&format!(
-                "\n[[command]]\nlabel = \"{l}\"\nname = \"c{i}{k}\"\nguard = \"{} >= 0\"\nupdate = {{ x = \"x + {dx}\", y = \"y + {dy}\" }}\n",
+                "\n[[command]]\nlabel = \"{l}\"\nname = \"c{i}{k}\"\nguard = \"{} >= 0\"\nupdate = {{ x = \"{x}\", y = \"y + {dy}\" }}\n",
                 affine(&mut rng, &vars)
             ));
         }
@@ -65,7 +68,7 @@ fn system(seed: u64) -> String {
 fn cegar_bmc_and_explicit_agree_on_random_systems() {
     let (mut safe, mut unsafe_) = (0, 0);
     for seed in 0..40 {
-        let text = system(seed);
+        let text = system(seed, false);
         let sys = load_system_from_str(&text, std::path::Path::new("random.toml"), &Default::default())
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         let d = Discrete::new(&sys).unwrap();
@@ -113,4 +116,46 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
     }
     // The generator must exercise both answers.
     assert!(safe >= 5 && unsafe_ >= 5, "{safe} safe, {unsafe_} unsafe");
+}
+
+/// Updates that may be non-integral (issue 34.6): CEGAR refuses the system with an input error
+/// naming the methods that take it (never a crash, never a verdict), and BMC agrees with the
+/// explicit search, whose dropped successors are the non-integral ones.
+#[test]
+fn non_integral_updates_are_refused_by_cegar_and_decided_by_bmc() {
+    let (mut refused, mut safe, mut unsafe_) = (0, 0, 0);
+    for seed in 100..130 {
+        let text = system(seed, true);
+        let sys = load_system_from_str(&text, std::path::Path::new("random.toml"), &Default::default())
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        let d = Discrete::new(&sys).unwrap();
+        let truth = check_explicit(&d, &ExplicitOptions::default(), &Budget::unlimited()).unwrap().verdict;
+        let is_safe = matches!(truth, Verdict::Proven { .. });
+        if is_safe {
+            safe += 1
+        } else {
+            unsafe_ += 1
+        }
+        match check_cegar(&d, &CegarOptions::default(), &Budget::unlimited()) {
+            Err(e) if d.non_integral_update().is_some() => {
+                let message = e.to_string();
+                assert!(message.contains("bmc") && message.contains("explicit"), "seed {seed}: {message}");
+                refused += 1;
+            }
+            Err(e) => panic!("seed {seed}: CEGAR failed on an integral system: {e}"),
+            Ok(o) => {
+                assert!(d.non_integral_update().is_none(), "seed {seed}: CEGAR answered on a non-integral update");
+                assert_eq!(matches!(o.verdict, Verdict::Proven { .. }), is_safe, "seed {seed}: CEGAR vs explicit");
+            }
+        }
+        match check_bmc(&d, &BmcOptions::default(), &Budget::unlimited()).unwrap().verdict {
+            Verdict::Proven { .. } => assert!(is_safe, "seed {seed}: bmc says safe, explicit finds a run\n{text}"),
+            Verdict::Refuted { trace, .. } => {
+                assert!(!is_safe, "seed {seed}: bmc says unsafe, explicit proves safe\n{text}");
+                trace.replay(&sys).unwrap_or_else(|e| panic!("seed {seed}: the run does not replay: {e}"));
+            }
+            other => panic!("seed {seed}: bmc: {other:?}"),
+        }
+    }
+    assert!(refused >= 10 && safe >= 3 && unsafe_ >= 3, "{refused} refused, {safe} safe, {unsafe_} unsafe");
 }

@@ -15,14 +15,8 @@
 /// `trestle check /etc/shadow` was a password hash and for a minified line 200 KB.
 pub(crate) fn parse_table(text: &str, path: &Path) -> Result<toml::Table, String> {
     let doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        let kind = atomic_output::input::SYSTEM_FILE;
-        let message = atomic_output::input::printable(e.message().trim(), 300);
-        match e.span() {
-            Some(span) => {
-                format!("malformed TOML at {}: {message}", atomic_output::input::position(path, text, span.start, kind))
-            }
-            None => format!("malformed TOML: {message}"),
-        }
+        let start = e.span().map(|s| s.start);
+        atomic_output::input::malformed_toml(path, text, e.message(), start, atomic_output::input::SYSTEM_FILE)
     })?;
     table(doc.as_table(), &mut Vec::new()).map_err(|e| format!("malformed TOML: {e}"))
 }

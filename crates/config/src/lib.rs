@@ -2,17 +2,19 @@
 //!
 //! The file is read into a TOML table, `--set KEY=VALUE` overrides are applied to that table (so
 //! one file serves a family of runs), serde checks its shape (unknown keys are errors, with the key
-//! path), and [`resolve`] interprets names and expressions, loading model files on the way. Every
+//! path), and `resolve` interprets names and expressions, loading model files on the way. Every
 //! error names the file, the key and the problem.
 //!
 //! Paths in a file are relative to that file; paths given with `--set` are relative to the working
 //! directory, like any other command-line path.
 //!
 //! Numbers are exact: a TOML float is read from its literal's text, digit for digit (`0.1` means
-//! 1/10, `1.00000000000000000001` is not 1, `1e-400` is not 0; see [`document`]); strings such as
+//! 1/10, `1.00000000000000000001` is not 1, `1e-400` is not 0; see `document.rs`); strings such as
 //! `"1/3"` give any other rational (`"1e400"` too, beyond the f64 range TOML floats are limited
 //! to). `inf` and `nan` are errors. Inline network weights are f64 by definition: each literal is
 //! read as the nearest f64, as a framework would.
+
+#![deny(missing_docs)]
 
 mod document;
 mod error;

@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 /// Parsed `--set` arguments, in command-line order.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
+    /// `(KEY, VALUE)` pairs in command-line order, keys as written (see [`canonical_key`]); a later
+    /// pair overrides an earlier one of the same key.
     pub items: Vec<(String, toml::Value)>,
 }
 
@@ -30,6 +32,8 @@ impl Overrides {
         Ok(Overrides { items })
     }
 
+    /// The overridden keys in canonical form: a path among them is relative to the working
+    /// directory, not to the file.
     pub fn keys(&self) -> BTreeSet<String> {
         self.items.iter().map(|(k, _)| canonical_key(k)).collect()
     }

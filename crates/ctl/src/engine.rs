@@ -12,19 +12,19 @@
 
 use crate::encode::{Encoder, Expansion, Flow, Job, MAX_SLACK, Mode, Ready};
 use crate::error::CtlError;
-use crate::exact::{Choice, Exact, Key, choices, product};
+use crate::exact::{Choice, Exact, choices};
 use crate::normal::{Node, Normal};
 use rayon::prelude::*;
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trestle_core::{Budget, Stop, Unknown, Verdict};
+use trestle_ir::explore::Sweep;
 use trestle_ir::expr::{Env, VarRef};
 use trestle_ir::formula::Ctl;
 use trestle_ir::num::rational_from_f64;
 use trestle_ir::sim::initial_memory;
-use trestle_ir::system::{System, VarKind};
+use trestle_ir::system::System;
 use trestle_ir::{RBox, Rational};
 use trestle_milp::{BoundOptions, HighsValue, MAX_PIECES, Sense, SolveOptions, SolveStatus, StepOptions, Strictness};
 
@@ -341,91 +341,27 @@ impl<'a> Run<'a> {
         exact
     }
 
-    /// The initial states of a box, when there are finitely many (at most `max_states` in all).
-    pub(crate) fn states_of(&self, b: &RBox, count: &mut usize) -> Result<Vec<Vec<Rational>>, CtlError> {
-        let mut ranges = Vec::new();
-        for (i, v) in self.sys.state.iter().enumerate() {
-            let (lo, hi) = (b.lo[i].clone().expect("bounded"), b.hi[i].clone().expect("bounded"));
-            let Some((lo, hi)) = trestle_ir::space::legal_range(self.sys, i, &lo, &hi) else { return Ok(Vec::new()) };
-            if lo == hi {
-                ranges.push(vec![lo]);
-            } else if v.kind == VarKind::Real {
-                return Err(CtlError::Unsupported(format!(
-                    "the explicit engine needs finitely many initial states; '{}' ranges over an interval",
-                    v.name
-                )));
-            } else {
-                let n = (&hi - &lo).to_integer();
-                let n: usize = n.try_into().unwrap_or(usize::MAX);
-                if n >= self.opts.max_states {
-                    return Err(CtlError::Unsupported(format!("more than {} initial states", self.opts.max_states)));
-                }
-                ranges.push((0..=n).map(|k| &lo + Rational::from_integer(k.into())).collect());
-            }
-        }
-        let Some(states) = product(&ranges, self.opts.max_states.saturating_sub(*count)) else {
-            return Err(CtlError::Unsupported(format!("more than {} initial states", self.opts.max_states)));
-        };
-        *count += states.len();
-        let init = &self.sys.init;
-        Ok(states.into_iter().filter(|s| init.eval_exact(&Env::new(s, &[], &[])).unwrap_or(false)).collect())
-    }
-
-    /// Expands every state reachable from Init in fewer than `depth` steps exactly: an error at a
-    /// state that has no successor (or whose successor is no state), `Unswept(why)` when they are
-    /// not finitely many or more than `max_states`, `Stopped` when the budget ends.
+    /// Expands every state reachable from Init in fewer than `depth` steps exactly
+    /// ([`trestle_ir::explore::sweep`]): an error at a state where a run stops, `Unswept(why)`
+    /// when they are not finitely many or more than `max_states`, `Stopped` when the budget ends.
     fn sweep(&mut self, boxes: &[RBox], depth: usize) -> Result<Swept, CtlError> {
-        let mut count = 0;
-        let mut frontier: Vec<Key> = Vec::new();
-        for b in boxes {
-            match self.states_of(b, &mut count) {
-                Ok(states) => frontier.extend(states.into_iter().map(|s| (s, initial_memory::<Rational>(self.sys)))),
-                Err(CtlError::Unsupported(why) | CtlError::Limit(why)) => return Ok(Swept::Unswept(why)),
-                Err(e) => return Err(e),
-            }
+        let budget = self.budget.clone();
+        match trestle_ir::explore::sweep(self.sys, boxes, Some(depth), self.opts.max_states, || budget.check()) {
+            Sweep::NoStop => Ok(Swept::Clean),
+            Sweep::Unswept(why) => Ok(Swept::Unswept(why)),
+            Sweep::Stopped(stop) => Ok(Swept::Stopped(stop)),
+            Sweep::Stop(why) => Err(CtlError::Semantics(format!(
+                "{why}; bounded CTL needs every state to have a successor that is a state"
+            ))),
         }
-        let mut exact = self.exact();
-        let mut seen: HashSet<Key> = frontier.iter().cloned().collect();
-        for _ in 0..depth {
-            let mut next = Vec::new();
-            for (state, memory) in &frontier {
-                if let Err(stop) = self.budget.check() {
-                    return Ok(Swept::Stopped(stop));
-                }
-                let moves = match exact.moves(state, memory) {
-                    Ok(m) => m,
-                    Err(CtlError::Stopped(stop)) => return Ok(Swept::Stopped(stop)),
-                    Err(e) => return Err(e),
-                };
-                for m in moves.iter() {
-                    let key = (m.next.clone(), m.memory.clone());
-                    if !seen.contains(&key) {
-                        if seen.len() >= self.opts.max_states {
-                            return Ok(Swept::Unswept(format!("more than {} reachable states", self.opts.max_states)));
-                        }
-                        seen.insert(key.clone());
-                        next.push(key);
-                    }
-                }
-            }
-            frontier = next;
-        }
-        Ok(Swept::Clean)
     }
 
     /// The explicit engine: every initial state evaluated exactly (at most `max_expanded` states
     /// expanded, `CtlError::Limit` past that).
     pub(crate) fn explicit_within(&mut self, boxes: &[RBox], max_expanded: usize) -> Result<Verdict, CtlError> {
-        let mut count = 0;
-        let mut states = Vec::new();
-        let mut seen = HashSet::new();
-        for b in boxes {
-            for s in self.states_of(b, &mut count)? {
-                if seen.insert(s.clone()) {
-                    states.push(s);
-                }
-            }
-        }
+        let states = trestle_ir::explore::initial_states(self.sys, boxes, self.opts.max_states).map_err(|why| {
+            CtlError::Unsupported(format!("the explicit engine needs finitely many initial states: {why}"))
+        })?;
         let mut exact = self.exact();
         exact.max_expanded = max_expanded;
         let memory = initial_memory::<Rational>(self.sys);

@@ -70,27 +70,7 @@ pub fn choices(sys: &System) -> Result<Vec<Choice>, CtlError> {
         .collect())
 }
 
-/// Every vector taking one value from each axis, in order (the last axis varies fastest); `None`
-/// when there would be more than `limit`.
-pub(crate) fn product(axes: &[Vec<Rational>], limit: usize) -> Option<Vec<Vec<Rational>>> {
-    if axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.len()))? > limit {
-        return None;
-    }
-    let mut out: Vec<Vec<Rational>> = vec![Vec::new()];
-    for axis in axes {
-        out = out
-            .into_iter()
-            .flat_map(|v| {
-                axis.iter().map(move |x| {
-                    let mut v = v.clone();
-                    v.push(x.clone());
-                    v
-                })
-            })
-            .collect();
-    }
-    Some(out)
-}
+pub(crate) use trestle_ir::explore::product;
 
 /// One successor of a state: which choice, the successor and the memory after the step.
 #[derive(Clone, Debug)]

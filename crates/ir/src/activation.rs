@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Activation {
+    /// `z` (no activation: a linear layer).
     Identity,
     /// `max(z, 0)`.
     Relu,
@@ -30,12 +31,15 @@ pub enum Activation {
     /// `min(z, alpha z)` (concave, increasing), and for `alpha < 0` it is not monotone (`|z|` at
     /// `alpha = -1`). The engines use the two-piece definition, which holds for every `alpha`.
     LeakyRelu {
+        /// The slope for `z < 0`; finite, any sign.
         alpha: f64,
     },
     /// `min(max(z, lo), hi)` with `lo <= hi`; `lo = -inf` or `hi = +inf` leaves that side unbounded
     /// (an ONNX `Clip` without that input), so a one-sided clip is exactly a `max` or a `min`.
     Clip {
+        /// Lower bound; `-inf` for none. Not NaN, `lo < +inf`.
         lo: f64,
+        /// Upper bound, `hi >= lo`; `+inf` for none. Not NaN, `hi > -inf`.
         hi: f64,
     },
     /// `tanh(z)`, in `(-1, 1)`.
@@ -47,14 +51,19 @@ pub enum Activation {
 /// One linear piece of a piecewise-linear activation: `y = slope * z + offset`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Piece {
+    /// `slope`: 1, 0 or a `LeakyRelu`'s `alpha`; an exact f64 of the model.
     pub slope: f64,
+    /// `offset`: 0 or a `Clip` bound; an exact f64 of the model.
     pub offset: f64,
 }
 
 impl Piece {
+    /// `y = z`: the identity piece (ReLU's active side, a clip between its bounds).
     pub const IDENTITY: Piece = Piece { slope: 1.0, offset: 0.0 };
+    /// `y = 0`: ReLU's inactive side.
     pub const ZERO: Piece = Piece { slope: 0.0, offset: 0.0 };
 
+    /// `y = value` for every `z` (a clip saturated at a bound).
     pub fn constant(value: f64) -> Piece {
         Piece { slope: 0.0, offset: value }
     }

@@ -36,15 +36,23 @@ pub trait Arith: Clone {
     fn of_f64(x: f64) -> Self {
         Self::constant(&crate::num::rational_from_f64(x))
     }
+    /// `-self` (exact in every domain: negation never rounds).
     fn neg(&self) -> Self;
+    /// `self + o`, rounded as the domain rounds (outward for enclosures).
     fn add(&self, o: &Self) -> Self;
+    /// `self - o`, rounded as the domain rounds.
     fn sub(&self, o: &Self) -> Self;
+    /// `self * o`, rounded as the domain rounds.
     fn mul(&self, o: &Self) -> Self;
     /// Division by a non-zero exact constant.
     fn div_const(&self, k: &Rational) -> Self;
+    /// `min(self, o)`; for enclosures, an enclosure of the minimum of any two values they hold.
     fn min(&self, o: &Self) -> Self;
+    /// `max(self, o)`; for enclosures, an enclosure of the maximum.
     fn max(&self, o: &Self) -> Self;
+    /// `max(self, 0)`.
     fn relu(&self) -> Self;
+    /// `|self|`.
     fn abs(&self) -> Self;
     /// `self op o`: `Some` when it has one truth value over everything `self` and `o` stand
     /// for (always, for point domains), `None` when undecided (intervals).
@@ -114,8 +122,11 @@ pub fn activate_piecewise<A: Arith>(z: &A, act: &Activation) -> Option<A> {
 /// The arithmetic of a network's layers: values between layers may take another form than a
 /// vector of numbers (the exact pass keeps one common denominator per layer).
 pub trait LayerArith: Arith {
+    /// The values between layers (a vector of numbers, or a form a kernel computes faster with).
     type Values;
+    /// Values from a vector of numbers (a network's input, a hidden state).
     fn load(xs: &[Self]) -> Self::Values;
+    /// Values back as a vector of numbers, exact (no rounding).
     fn unload(v: &Self::Values) -> Vec<Self>;
     /// `act(W x + b + R h)`, the recurrent term when `rec = Some((R, h))`; `None` when the
     /// domain cannot represent the activation's values ([`Arith::activate`]).
@@ -207,8 +218,8 @@ impl Arith for Rational {
 }
 
 impl LayerArith for Rational {
-    /// One common denominator per layer ([`exact_affine`]): integer multiply-adds, fractions
-    /// reduced once at the output.
+    /// One common denominator per layer (the `exact_affine` kernel): integer multiply-adds,
+    /// fractions reduced once at the output.
     type Values = Scaled;
     fn load(xs: &[Rational]) -> Scaled {
         Scaled::of(xs)

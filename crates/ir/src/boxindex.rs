@@ -85,14 +85,17 @@ impl BoxIndex {
         BoxIndex { keys, nodes, order }
     }
 
+    /// Number of boxes indexed.
     pub fn len(&self) -> usize {
         self.keys.len()
     }
 
+    /// Whether no box is indexed.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
+    /// The indexed boxes, in the order given (their positions are the indices answers use).
     pub fn keys(&self) -> &[FBox] {
         &self.keys
     }
@@ -218,6 +221,8 @@ pub struct BoxUnion {
 }
 
 impl BoxUnion {
+    /// Indexes the boxes by their outward f64 enclosures ([`RBox::outer_fbox`]); unbounded sides
+    /// stay infinite.
     pub fn new(exact: Vec<RBox>) -> BoxUnion {
         let index = BoxIndex::new(exact.iter().map(|b| b.outer_fbox().into_fbox()).collect());
         BoxUnion { exact, index }
@@ -233,14 +238,17 @@ impl BoxUnion {
         &self.index.keys[k]
     }
 
+    /// Number of boxes.
     pub fn len(&self) -> usize {
         self.exact.len()
     }
 
+    /// Whether the union has no box (the empty set).
     pub fn is_empty(&self) -> bool {
         self.exact.is_empty()
     }
 
+    /// The index over the boxes' outward enclosures (key `k` encloses box `k`).
     pub fn index(&self) -> &BoxIndex {
         &self.index
     }

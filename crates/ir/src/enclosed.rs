@@ -29,7 +29,10 @@ use trestle_real::BigInterval;
 /// An exact rational, or an enclosure with MPFR ends at `BITS` bits.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Enclosed<const BITS: u32> {
+    /// The exact value (while the computation stays rational).
     Exact(Rational),
+    /// An enclosure `[lo, hi]` of the true value (past an elementary function, or computed from
+    /// such a value) with MPFR ends at `BITS` bits, rounded outward.
     Interval(BigInterval),
 }
 

@@ -19,26 +19,40 @@ use std::collections::BTreeMap;
 /// A variable of a system. Indices point into `System::state`, `System::actions`, `System::nondet`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VarRef {
+    /// `System::state[i]`: the value at the start of the step.
     State(usize),
+    /// `System::actions[i]`: set by a controller during the step (updates and guards only).
     Action(usize),
+    /// `System::nondet[i]`: the environment's choice for this step.
     Nondet(usize),
 }
 
+/// An expression of the step: updates, guards, observations, `let` definitions and the sides of
+/// every comparison. Constants are exact; see the module docs for how each evaluator reads it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
+    /// An exact constant.
     Const(Rational),
+    /// A variable's value.
     Var(VarRef),
+    /// `-a`.
     Neg(Box<Expr>),
+    /// `a + b`.
     Add(Box<Expr>, Box<Expr>),
+    /// `a - b`.
     Sub(Box<Expr>, Box<Expr>),
     /// A general product. Engines classify it: a constant factor makes it linear; a
     /// non-deterministic input times a term (the non-deterministic maze's `c * a`) is bilinear.
     Mul(Box<Expr>, Box<Expr>),
     /// Division by a non-zero constant.
     Div(Box<Expr>, Rational),
+    /// `min(a, b)`.
     Min(Box<Expr>, Box<Expr>),
+    /// `max(a, b)`.
     Max(Box<Expr>, Box<Expr>),
+    /// `max(a, 0)`.
     Relu(Box<Expr>),
+    /// `|a|`.
     Abs(Box<Expr>),
     /// `if cond then a else b`; `cond` is a boolean combination of linear comparisons.
     Ite(Box<Pred>, Box<Expr>, Box<Expr>),
@@ -59,21 +73,26 @@ pub const MAX_POWER: u32 = 64;
 /// encloses them ([`crate::Interval`], [`crate::enclosed::Enclosed`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Function {
+    /// Sine (radians).
     Sin,
+    /// Cosine (radians).
     Cos,
     /// Defined away from the odd multiples of pi/2.
     Tan,
+    /// The exponential `e^x`.
     Exp,
     /// Natural logarithm, defined for x > 0.
     Log,
     /// Defined for x >= 0.
     Sqrt,
+    /// Hyperbolic tangent, in `(-1, 1)`.
     Tanh,
     /// The logistic function 1 / (1 + e^-x).
     Sigmoid,
 }
 
 impl Function {
+    /// Every function, in the order messages list them.
     pub const ALL: [Function; 8] = [
         Function::Sin,
         Function::Cos,
@@ -104,6 +123,7 @@ impl Function {
         !matches!(self, Function::Log | Function::Sqrt | Function::Tan)
     }
 
+    /// The function the text syntax calls `name`, if any.
     pub fn from_name(name: &str) -> Option<Function> {
         Function::ALL.into_iter().find(|f| f.name() == name)
     }
@@ -135,16 +155,22 @@ impl std::fmt::Display for Function {
 /// Values of the variables an expression may read.
 #[derive(Clone, Copy, Debug)]
 pub struct Env<'a, T> {
+    /// `System::state` order.
     pub state: &'a [T],
+    /// `System::actions` order; empty where actions are not defined yet (observations).
     pub action: &'a [T],
+    /// `System::nondet` order.
     pub nondet: &'a [T],
 }
 
 impl<'a, T> Env<'a, T> {
+    /// The values of the three kinds of variables.
     pub fn new(state: &'a [T], action: &'a [T], nondet: &'a [T]) -> Self {
         Env { state, action, nondet }
     }
 
+    /// The value of `v`. Panics on an index past its slice (an expression reading actions where
+    /// none are given, or an unvalidated system).
     pub fn get(&self, v: VarRef) -> &T {
         match v {
             VarRef::State(i) => &self.state[i],
@@ -154,44 +180,73 @@ impl<'a, T> Env<'a, T> {
     }
 }
 
+/// Why an expression has no value (of the requested kind) at a point: an error of the model or of
+/// its input, never a verdict.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EvalError {
+    /// A `lookup` index that selects no entry of its table: not an integer, or out of range.
     #[error("lookup index {index} is not an integer in 0..{len}")]
-    LookupIndex { index: String, len: usize },
+    LookupIndex {
+        /// The index's value as text (an interval's `[lo, hi]` for an empty table).
+        index: String,
+        /// The table's number of entries.
+        len: usize,
+    },
     /// An elementary function in exact rational evaluation.
     #[error("{function} has no exact rational value: validated replay needed")]
-    Irrational { function: Function },
+    Irrational {
+        /// The function met.
+        function: Function,
+    },
     /// A function evaluated where it is undefined (`sqrt` below 0, `log` at or below 0, `tan` at
     /// a pole): the system's error, like a run leaving a variable's domain.
     #[error("{function}({argument}) is undefined: {reason}")]
-    OutsideDomain { function: Function, argument: String, reason: String },
+    OutsideDomain {
+        /// The function.
+        function: Function,
+        /// The argument's value as text (a number, or an interval).
+        argument: String,
+        /// The function's domain in words (`log is defined for x > 0`).
+        reason: String,
+    },
     /// An arithmetic that has no version of the function (the gradient attack's dual numbers).
     #[error("{function} is not evaluated in {arithmetic}")]
-    Unsupported { function: Function, arithmetic: &'static str },
+    Unsupported {
+        /// The function.
+        function: Function,
+        /// The arithmetic's type name.
+        arithmetic: &'static str,
+    },
 }
 
 /// `sum coeffs[v] * v + constant`, exact.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct LinearExpr {
+    /// The non-zero coefficients (zeros are removed by every operation).
     pub coeffs: BTreeMap<VarRef, Rational>,
+    /// The constant term.
     pub constant: Rational,
 }
 
 impl LinearExpr {
+    /// The constant `c`.
     pub fn constant(c: Rational) -> LinearExpr {
         LinearExpr { coeffs: BTreeMap::new(), constant: c }
     }
 
+    /// The variable `v` (coefficient 1).
     pub fn var(v: VarRef) -> LinearExpr {
         let mut coeffs = BTreeMap::new();
         coeffs.insert(v, Rational::from_integer(1.into()));
         LinearExpr { coeffs, constant: Rational::zero() }
     }
 
+    /// Whether no variable has a non-zero coefficient.
     pub fn is_constant(&self) -> bool {
         self.coeffs.is_empty()
     }
 
+    /// `self + other` when `sign >= 0`, `self - other` otherwise.
     pub fn add(mut self, other: &LinearExpr, sign: i32) -> LinearExpr {
         for (v, c) in &other.coeffs {
             let e = self.coeffs.entry(*v).or_insert_with(Rational::zero);
@@ -206,6 +261,7 @@ impl LinearExpr {
         self
     }
 
+    /// `k * self` (zero when `k` is 0).
     pub fn scale(mut self, k: &Rational) -> LinearExpr {
         if k.is_zero() {
             return LinearExpr::default();
@@ -217,10 +273,12 @@ impl LinearExpr {
         self
     }
 
+    /// The coefficient of `v` (0 when absent).
     pub fn coeff(&self, v: VarRef) -> Rational {
         self.coeffs.get(&v).cloned().unwrap_or_else(Rational::zero)
     }
 
+    /// The exact value at `env`.
     pub fn eval_exact(&self, env: &Env<'_, Rational>) -> Rational {
         let mut acc = self.constant.clone();
         for (v, c) in &self.coeffs {
@@ -231,14 +289,17 @@ impl LinearExpr {
 }
 
 impl Expr {
+    /// The constant `c`.
     pub fn constant(c: Rational) -> Expr {
         Expr::Const(c)
     }
 
+    /// The variable `v`.
     pub fn var(v: VarRef) -> Expr {
         Expr::Var(v)
     }
 
+    /// The value when the expression is a literal constant (no folding: `1 + 1` is `None`).
     pub fn as_const(&self) -> Option<&Rational> {
         match self {
             Expr::Const(c) => Some(c),
@@ -295,6 +356,7 @@ impl Expr {
         }
     }
 
+    /// The distinct variables read, sorted.
     pub fn vars(&self) -> Vec<VarRef> {
         let mut out = Vec::new();
         self.visit_vars(&mut |v| {
@@ -306,6 +368,7 @@ impl Expr {
         out
     }
 
+    /// Whether some variable read satisfies `pred` (e.g. "reads an action").
     pub fn mentions(&self, pred: impl Fn(VarRef) -> bool) -> bool {
         let mut found = false;
         self.visit_vars(&mut |v| found |= pred(v));
@@ -404,7 +467,7 @@ impl Expr {
         self.first_function().is_none()
     }
 
-    /// The value at `env`, in any [`Arith`]: the one evaluator of expressions.
+    /// The value at `env`, in any [`Arith`](crate::Arith): the one evaluator of expressions.
     pub fn eval<A: crate::arith::Arith>(&self, env: &Env<'_, A>) -> Result<A, EvalError> {
         Ok(match self {
             Expr::Const(c) => A::constant(c),

@@ -6,11 +6,19 @@
 
 use crate::pred::Pred;
 
+/// A CTL formula over the system's runs; a system satisfies it when every initial state does. Path
+/// quantifiers range over the non-deterministic inputs and enabled branches at every step. A bound
+/// `Some(k)` counts transitions: `F` and `G` look at steps 1..k (`EF^k = EX^1 or .. or EX^k`), `U`
+/// at steps 0..k; `None` is the unbounded operator.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ctl {
+    /// A state predicate.
     Atom(Pred),
+    /// Negation.
     Not(Box<Ctl>),
+    /// Conjunction.
     And(Vec<Ctl>),
+    /// Disjunction.
     Or(Vec<Ctl>),
     /// `EX^k`: some path, after exactly k transitions.
     EX(u32, Box<Ctl>),
@@ -18,24 +26,41 @@ pub enum Ctl {
     AX(u32, Box<Ctl>),
     /// `EF^k` (or unbounded with `None`).
     EF(Option<u32>, Box<Ctl>),
+    /// `AF^k`: on every path, within steps 1..k.
     AF(Option<u32>, Box<Ctl>),
+    /// `EG^k`: some path, at every step 1..k.
     EG(Option<u32>, Box<Ctl>),
+    /// `AG^k`: every path, at every step 1..k.
     AG(Option<u32>, Box<Ctl>),
+    /// `E[a U^k b]`: some path reaches `b` within steps 0..k with `a` at every step before.
     EU(Option<u32>, Box<Ctl>, Box<Ctl>),
+    /// `A[a U^k b]`: every path reaches `b` within steps 0..k with `a` at every step before.
     AU(Option<u32>, Box<Ctl>, Box<Ctl>),
 }
 
+/// An LTL formula over the runs of the system; a system satisfies it when every run from an initial
+/// state does. Bounds index steps from 0 (the current state): `F<=k p = OR_{i=0..k} X^i p`,
+/// `G<=k p = AND_{i=0..k} X^i p`; `None` is the unbounded operator.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ltl {
+    /// A state predicate.
     Atom(Pred),
+    /// Negation.
     Not(Box<Ltl>),
+    /// Conjunction.
     And(Vec<Ltl>),
+    /// Disjunction.
     Or(Vec<Ltl>),
     /// `X^k`: k steps ahead.
     X(u32, Box<Ltl>),
+    /// `F<=k`: eventually, at one of steps 0..k.
     F(Option<u32>, Box<Ltl>),
+    /// `G<=k`: always, at every step 0..k.
     G(Option<u32>, Box<Ltl>),
+    /// `a U<=k b`: `b` at some step `i <= k`, and `a` at every step before `i`.
     U(Option<u32>, Box<Ltl>, Box<Ltl>),
+    /// `a R<=k b` (release, the dual of until): `b` at every step 0..k, or `b` at every step up
+    /// to and including one `i <= k` where `a` holds.
     R(Option<u32>, Box<Ltl>, Box<Ltl>),
 }
 
@@ -84,6 +109,7 @@ impl Ltl {
         }
     }
 
+    /// Whether every temporal operator carries a bound (decidable on bounded unrollings).
     pub fn is_bounded(&self) -> bool {
         match self {
             Ltl::Atom(_) => true,
@@ -94,6 +120,7 @@ impl Ltl {
         }
     }
 
+    /// Largest number of steps ahead the formula reads (bounded formulas only).
     pub fn depth(&self) -> Option<u32> {
         Some(match self {
             Ltl::Atom(_) => 0,

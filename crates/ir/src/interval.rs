@@ -12,13 +12,20 @@ use crate::round::{add_down, add_up, mul_down, mul_up};
 pub use trestle_real::RealError;
 use trestle_real::{Enclosure, interval as real};
 
+/// A closed interval `[lo, hi]` of reals with f64 ends, standing for every real between them: every
+/// operation returns an interval containing every value of the operation at points of its arguments
+/// (ends rounded outward where the exact result is not an f64).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interval {
+    /// Lower end; `-inf` when unbounded below. `lo <= hi`, never NaN.
     pub lo: f64,
+    /// Upper end; `+inf` when unbounded above. `hi >= lo`, never NaN.
     pub hi: f64,
 }
 
 impl Interval {
+    /// The whole real line `[-inf, +inf]`: the enclosure that says nothing (what
+    /// [`crate::Expr::eval_interval`] returns where evaluation fails).
     pub const ENTIRE: Interval = Interval { lo: f64::NEG_INFINITY, hi: f64::INFINITY };
 
     /// An interval from its ends; `lo <= hi` and neither is NaN (checked in debug and by callers).
@@ -27,6 +34,7 @@ impl Interval {
         Interval { lo, hi }
     }
 
+    /// The degenerate interval `[x, x]` (exactly the f64 `x`).
     pub fn point(x: f64) -> Interval {
         Interval { lo: x, hi: x }
     }
@@ -37,50 +45,63 @@ impl Interval {
         Interval { lo, hi }
     }
 
+    /// `hi - lo`, rounded to nearest (a measure for heuristics, not a bound).
     pub fn width(&self) -> f64 {
         self.hi - self.lo
     }
 
+    /// A point inside the interval near its middle (never outside, for finite ends).
     pub fn mid(&self) -> f64 {
         // Overflow-safe midpoint; always inside [lo, hi] for finite ends.
         let m = self.lo * 0.5 + self.hi * 0.5;
         m.clamp(self.lo, self.hi)
     }
 
+    /// Whether `x` lies in the closed interval.
     pub fn contains(&self, x: f64) -> bool {
         self.lo <= x && x <= self.hi
     }
 
+    /// Whether `self` lies inside `other`.
     pub fn is_subset_of(&self, other: &Interval) -> bool {
         other.lo <= self.lo && self.hi <= other.hi
     }
 
+    /// Whether both ends are numbers and `lo <= hi` (a NaN end or inverted ends are a bug
+    /// upstream).
     pub fn is_valid(&self) -> bool {
         !self.lo.is_nan() && !self.hi.is_nan() && self.lo <= self.hi
     }
 
+    /// The smallest interval containing both (their union, filled in).
     pub fn hull(&self, other: &Interval) -> Interval {
         Interval { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
     }
 
+    /// The intersection, or `None` when they are disjoint.
     pub fn intersect(&self, other: &Interval) -> Option<Interval> {
         let lo = self.lo.max(other.lo);
         let hi = self.hi.min(other.hi);
         (lo <= hi).then_some(Interval { lo, hi })
     }
 
+    /// `self + o`, ends rounded outward.
     pub fn add(&self, o: &Interval) -> Interval {
         Interval { lo: add_down(self.lo, o.lo), hi: add_up(self.hi, o.hi) }
     }
 
+    /// `-self` (exact).
     pub fn neg(&self) -> Interval {
         Interval { lo: -self.hi, hi: -self.lo }
     }
 
+    /// `self - o`, ends rounded outward.
     pub fn sub(&self, o: &Interval) -> Interval {
         self.add(&o.neg())
     }
 
+    /// `self * o`: the hull of the four end products, rounded outward; `0 * inf` is 0 (the ends of
+    /// an unbounded interval are not values).
     pub fn mul(&self, o: &Interval) -> Interval {
         let c = [(self.lo, o.lo), (self.lo, o.hi), (self.hi, o.lo), (self.hi, o.hi)];
         let lo = c.iter().map(|&(a, b)| mul_down(a, b)).fold(f64::INFINITY, f64::min);
@@ -88,18 +109,22 @@ impl Interval {
         Interval { lo, hi }
     }
 
+    /// `min` of a value of each: `[min(lo, o.lo), min(hi, o.hi)]` (exact).
     pub fn min(&self, o: &Interval) -> Interval {
         Interval { lo: self.lo.min(o.lo), hi: self.hi.min(o.hi) }
     }
 
+    /// `max` of a value of each: `[max(lo, o.lo), max(hi, o.hi)]` (exact).
     pub fn max(&self, o: &Interval) -> Interval {
         Interval { lo: self.lo.max(o.lo), hi: self.hi.max(o.hi) }
     }
 
+    /// `max(x, 0)` over the interval (exact).
     pub fn relu(&self) -> Interval {
         Interval { lo: self.lo.max(0.0), hi: self.hi.max(0.0) }
     }
 
+    /// `|x|` over the interval (exact).
     pub fn abs(&self) -> Interval {
         if self.lo >= 0.0 {
             *self
@@ -147,6 +172,7 @@ impl Interval {
         Interval { lo: e.lo, hi: e.hi }
     }
 
+    /// tanh x, inside `[-1, 1]`.
     pub fn tanh(&self) -> Interval {
         Interval::of(real::tanh(self.lo, self.hi))
     }
@@ -156,14 +182,17 @@ impl Interval {
         Interval::of(real::sigmoid(self.lo, self.hi))
     }
 
+    /// e^x (an upper end may overflow to `+inf`).
     pub fn exp(&self) -> Interval {
         Interval::of(real::exp(self.lo, self.hi))
     }
 
+    /// sin x (radians), inside `[-1, 1]`.
     pub fn sin(&self) -> Interval {
         Interval::of(real::sin(self.lo, self.hi))
     }
 
+    /// cos x (radians), inside `[-1, 1]`.
     pub fn cos(&self) -> Interval {
         Interval::of(real::cos(self.lo, self.hi))
     }

@@ -10,11 +10,14 @@
 //!
 //! Architecture invariant: this crate depends on no solver and no file format.
 
+#![deny(missing_docs)]
+
 pub mod activation;
 pub mod arith;
 pub mod boxindex;
 pub mod enclosed;
 mod exact_affine;
+pub mod explore;
 pub mod expr;
 pub mod formula;
 pub mod interval;

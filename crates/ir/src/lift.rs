@@ -40,7 +40,9 @@ pub struct HiddenVar {
     pub state: usize,
     /// Which controller, which of its network's recurrent layers and which unit.
     pub controller: usize,
+    /// The recurrent layer, counted among the network's recurrent layers only (0: the first one).
     pub layer: usize,
+    /// The unit (neuron) within that layer.
     pub unit: usize,
 }
 
@@ -51,6 +53,7 @@ pub struct Lifted {
     /// kept hidden unit; Init adds "every hidden unit is 0"; Safe and the candidate invariant are
     /// the original ones; no properties.
     pub system: System,
+    /// The kept hidden units, in the order of their state variables (after the original ones).
     pub hidden: Vec<HiddenVar>,
 }
 

@@ -9,7 +9,9 @@ use crate::round::{add_down, add_up, mul_down, mul_up};
 /// its exact rational value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AffineMap {
+    /// The coefficients: one row per output, one column per input.
     pub a: Matrix,
+    /// The constant terms, one per output.
     pub c: Vec<f64>,
 }
 
@@ -29,7 +31,9 @@ impl AffineMap {
 /// on, as exact statements about the f64 values stored (no tolerance).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinearBounds {
+    /// Lower bound of every output: `lower.a x + lower.c <= f(x)`.
     pub lower: AffineMap,
+    /// Upper bound of every output: `f(x) <= upper.a x + upper.c`.
     pub upper: AffineMap,
 }
 

@@ -19,23 +19,30 @@ pub use crate::activation::{Activation, Piece};
 /// A dense row-major matrix: `rows` outputs by `cols` inputs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Matrix {
+    /// Number of rows: the outputs of the map `x -> W x`.
     pub rows: usize,
+    /// Number of columns: the inputs.
     pub cols: usize,
+    /// The `rows * cols` entries, row by row: entry `(r, c)` is `data[r * cols + c]`.
     pub data: Vec<f64>,
 }
 
 impl Matrix {
+    /// A matrix from its row-major entries. Panics unless `data.len() == rows * cols`.
     pub fn new(rows: usize, cols: usize, data: Vec<f64>) -> Matrix {
         assert_eq!(data.len(), rows * cols, "matrix data length");
         Matrix { rows, cols, data }
     }
 
+    /// A matrix from its rows, which must have equal lengths: the first row's length is the
+    /// column count. No rows give a 0 x 0 matrix.
     pub fn from_rows(rows: &[Vec<f64>]) -> Matrix {
         let cols = rows.first().map_or(0, Vec::len);
         let data = rows.iter().flat_map(|r| r.iter().copied()).collect();
         Matrix::new(rows.len(), cols, data)
     }
 
+    /// The `n x n` identity.
     pub fn identity(n: usize) -> Matrix {
         let mut data = vec![0.0; n * n];
         for i in 0..n {
@@ -44,6 +51,7 @@ impl Matrix {
         Matrix::new(n, n, data)
     }
 
+    /// The square matrix with `d` on its diagonal and 0 elsewhere.
     pub fn diagonal(d: &[f64]) -> Matrix {
         let n = d.len();
         let mut data = vec![0.0; n * n];
@@ -53,16 +61,19 @@ impl Matrix {
         Matrix::new(n, n, data)
     }
 
+    /// Entry `(r, c)`; panics out of range.
     #[inline]
     pub fn get(&self, r: usize, c: usize) -> f64 {
         self.data[r * self.cols + c]
     }
 
+    /// Row `r`: the weights of output `r`, one per input.
     #[inline]
     pub fn row(&self, r: usize) -> &[f64] {
         &self.data[r * self.cols..(r + 1) * self.cols]
     }
 
+    /// `W^T`, `cols` rows by `rows` columns (what a backward bound pass multiplies by).
     pub fn transpose(&self) -> Matrix {
         let mut data = vec![0.0; self.data.len()];
         for r in 0..self.rows {
@@ -77,8 +88,11 @@ impl Matrix {
 /// `y = act(W x + b)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DenseLayer {
+    /// `W`: one row per neuron of the layer, one column per input.
     pub weights: Matrix,
+    /// `b`: one entry per neuron.
     pub bias: Vec<f64>,
+    /// Applied to `W x + b` neuron by neuron.
     pub activation: Activation,
 }
 
@@ -86,20 +100,28 @@ pub struct DenseLayer {
 /// to the next step (initially zero unless the controller says otherwise).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecurrentLayer {
+    /// `W_in`: one row per neuron, one column per input of the layer.
     pub input_weights: Matrix,
+    /// `W_rec`: neurons by neurons, applied to the previous step's output `h_{t-1}`.
     pub recurrent_weights: Matrix,
+    /// `b`: one entry per neuron.
     pub bias: Vec<f64>,
+    /// Applied to the sum neuron by neuron; its result is both the output and the carried state.
     pub activation: Activation,
 }
 
+/// One layer of a [`Network`]; serialised with a `type` tag (`dense`, `recurrent`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Layer {
+    /// A feed-forward layer.
     Dense(DenseLayer),
+    /// An Elman layer with a hidden state carried from step to step.
     Recurrent(RecurrentLayer),
 }
 
 impl Layer {
+    /// Number of inputs: the width of the previous layer (or of the network's input).
     pub fn input_dim(&self) -> usize {
         match self {
             Layer::Dense(d) => d.weights.cols,
@@ -107,6 +129,7 @@ impl Layer {
         }
     }
 
+    /// Number of neurons (outputs).
     pub fn output_dim(&self) -> usize {
         match self {
             Layer::Dense(d) => d.weights.rows,
@@ -114,6 +137,7 @@ impl Layer {
         }
     }
 
+    /// The layer's activation.
     pub fn activation(&self) -> Activation {
         match self {
             Layer::Dense(d) => d.activation,
@@ -127,6 +151,8 @@ impl Layer {
 pub struct Network {
     /// Where it came from (file path or `inline:NAME`), for messages.
     pub source: String,
+    /// The layers, input side first; non-empty, each taking the previous one's outputs
+    /// ([`Network::validate`]).
     pub layers: Vec<Layer>,
     /// What the loader did that changes or approximates the file's network, one sentence each
     /// (shown by `trestle info`): e.g. a batch normalisation folded into an affine map whose
@@ -141,41 +167,100 @@ pub struct Network {
     pub trailing_softmax: Option<String>,
 }
 
+/// Why a network is malformed, or why a forward pass could not be computed. `network` is always the
+/// network's [`Network::source`] and `layer` a 0-based layer index.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum NetworkError {
+    /// The network has no layers.
     #[error("network {network}: it has no layers")]
-    Empty { network: String },
+    Empty {
+        /// The network's source.
+        network: String,
+    },
+    /// A layer's weights or bias do not fit the widths around it.
     #[error("network {network}: layer {layer}: {what} has {found} entries, expected {expected}")]
-    Shape { network: String, layer: usize, what: &'static str, found: usize, expected: usize },
+    Shape {
+        /// The network's source.
+        network: String,
+        /// The layer at fault.
+        layer: usize,
+        /// Which part: `input`, `weights`, `recurrent weights`, `bias`, ...
+        what: &'static str,
+        /// Its number of entries (or its input width, for `input`).
+        found: usize,
+        /// The number the neighbouring layers call for.
+        expected: usize,
+    },
+    /// A weight or bias is NaN or infinite (no exact rational stands for it).
     #[error("network {network}: layer {layer}: {what}[{index}] is {value}, weights must be finite")]
-    NotFinite { network: String, layer: usize, what: &'static str, index: usize, value: f64 },
+    NotFinite {
+        /// The network's source.
+        network: String,
+        /// The layer at fault.
+        layer: usize,
+        /// Which part: `weights`, `input weights`, `recurrent weights` or `bias`.
+        what: &'static str,
+        /// The entry's index in that part (row-major for a matrix).
+        index: usize,
+        /// The value found.
+        value: f64,
+    },
+    /// A forward pass was given an input of the wrong length.
     #[error("network {network}: input has {found} values, the network takes {expected}")]
-    InputDim { network: String, found: usize, expected: usize },
+    InputDim {
+        /// The network's source.
+        network: String,
+        /// The input's length.
+        found: usize,
+        /// The network's input width.
+        expected: usize,
+    },
+    /// An activation's parameters are unusable ([`Activation::validate`]).
     #[error("network {network}: layer {layer}: {problem}")]
-    Activation { network: String, layer: usize, problem: String },
+    Activation {
+        /// The network's source.
+        network: String,
+        /// The layer at fault.
+        layer: usize,
+        /// What is wrong with the parameters, one sentence.
+        problem: String,
+    },
     /// The exact (rational) forward pass met an activation whose values are irrational.
     #[error(
         "network {network}: layer {layer}: {activation} has no exact rational value: a validated (interval) \
          replay is needed"
     )]
-    NoExactValue { network: String, layer: usize, activation: &'static str },
+    NoExactValue {
+        /// The network's source.
+        network: String,
+        /// The first layer with such an activation.
+        layer: usize,
+        /// The activation's name ([`Activation::name`]).
+        activation: &'static str,
+    },
 }
 
 impl Network {
+    /// A network from its layers, with no notes and no trailing softmax; checked by
+    /// [`Network::validate`].
     pub fn new(source: impl Into<String>, layers: Vec<Layer>) -> Result<Network, NetworkError> {
         let net = Network { source: source.into(), layers, notes: Vec::new(), trailing_softmax: None };
         net.validate()?;
         Ok(net)
     }
 
+    /// Number of inputs of the first layer. Panics on a network without layers, which
+    /// [`Network::validate`] refuses.
     pub fn input_dim(&self) -> usize {
         self.layers[0].input_dim()
     }
 
+    /// Number of outputs of the last layer (0 for no layers).
     pub fn output_dim(&self) -> usize {
         self.layers.last().map_or(0, Layer::output_dim)
     }
 
+    /// Whether some layer is recurrent, so the network carries hidden state between calls.
     pub fn is_recurrent(&self) -> bool {
         self.layers.iter().any(|l| matches!(l, Layer::Recurrent(_)))
     }
@@ -345,6 +430,8 @@ impl Network {
         self.run(input, hidden)
     }
 
+    /// Zero hidden state in exact rationals, for [`Network::forward_exact`]: one vector per
+    /// recurrent layer.
     pub fn initial_hidden_exact(&self) -> Vec<Vec<Rational>> {
         self.hidden_dims().into_iter().map(|n| vec![Rational::zero(); n]).collect()
     }

@@ -48,6 +48,7 @@ pub fn try_rational_from_f64(x: f64) -> Option<Rational> {
     })
 }
 
+/// The integer `x` as a rational.
 pub fn rational_from_i64(x: i64) -> Rational {
     BigRational::from_integer(BigInt::from(x))
 }

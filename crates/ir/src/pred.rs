@@ -4,16 +4,24 @@ use crate::expr::{Env, EvalError, Expr, LinearExpr, VarRef};
 use crate::interval::Interval;
 use crate::num::{Rational, cmp_f64_rational, down, up};
 
+/// A comparison operator. Over exact values every comparison is decided; over intervals it may not
+/// be ([`crate::Arith::compare`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
+    /// `<=`
     Le,
+    /// `<`
     Lt,
+    /// `>=`
     Ge,
+    /// `>`
     Gt,
+    /// `==`: equality of the two sides' values.
     Eq,
 }
 
 impl CmpOp {
+    /// The operator as written in system files and formulas (`<=`, `<`, `>=`, `>`, `==`).
     pub fn symbol(self) -> &'static str {
         match self {
             CmpOp::Le => "<=",
@@ -24,6 +32,7 @@ impl CmpOp {
         }
     }
 
+    /// Whether `a op b`.
     pub fn holds<T: PartialOrd>(self, a: &T, b: &T) -> bool {
         match self {
             CmpOp::Le => a <= b,
@@ -34,6 +43,8 @@ impl CmpOp {
         }
     }
 
+    /// Whether the operator is `<` or `>` (a closed box or a MILP constraint cannot state it
+    /// exactly).
     pub fn is_strict(self) -> bool {
         matches!(self, CmpOp::Lt | CmpOp::Gt)
     }
@@ -44,32 +55,46 @@ pub fn decided(t: Option<bool>) -> bool {
     t.expect("comparisons of points are always decided")
 }
 
+/// A predicate over the variables: guards, `if` conditions, Init, Safe, the candidate invariant and
+/// the atoms of temporal formulas. Comparisons may relate any two expressions (not only linear
+/// ones); engines that need linear atoms check [`Pred::is_linear`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Pred {
+    /// Holds everywhere.
     True,
+    /// Holds nowhere.
     False,
+    /// `lhs op rhs`.
     Cmp(Expr, CmpOp, Expr),
+    /// Negation.
     Not(Box<Pred>),
+    /// Conjunction; the empty one is true.
     And(Vec<Pred>),
+    /// Disjunction; the empty one is false.
     Or(Vec<Pred>),
 }
 
 /// `lhs op 0` with an exact affine left side: the normal form of a linear atom.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinearAtom {
+    /// The exact affine left side (`lhs_expr - rhs_expr` of the comparison).
     pub lhs: LinearExpr,
+    /// The comparison with 0.
     pub op: CmpOp,
 }
 
 impl Pred {
+    /// The conjunction of `items`, or the single item itself.
     pub fn and(items: Vec<Pred>) -> Pred {
         if items.len() == 1 { items.into_iter().next().unwrap() } else { Pred::And(items) }
     }
 
+    /// The disjunction of `items`, or the single item itself.
     pub fn or(items: Vec<Pred>) -> Pred {
         if items.len() == 1 { items.into_iter().next().unwrap() } else { Pred::Or(items) }
     }
 
+    /// Calls `f` on every variable occurrence of every comparison.
     pub fn visit_vars(&self, f: &mut dyn FnMut(VarRef)) {
         match self {
             Pred::True | Pred::False => {}
@@ -95,6 +120,7 @@ impl Pred {
         }
     }
 
+    /// The distinct variables read, sorted.
     pub fn vars(&self) -> Vec<VarRef> {
         let mut out = Vec::new();
         self.visit_vars(&mut |v| {
@@ -106,12 +132,14 @@ impl Pred {
         out
     }
 
+    /// Whether some variable read satisfies `pred` (e.g. "reads something other than the state").
     pub fn mentions(&self, pred: impl Fn(VarRef) -> bool) -> bool {
         let mut found = false;
         self.visit_vars(&mut |v| found |= pred(v));
         found
     }
 
+    /// Replaces variables by expressions in every comparison (`None` keeps the variable).
     pub fn substitute(&self, f: &dyn Fn(VarRef) -> Option<Expr>) -> Pred {
         match self {
             Pred::True | Pred::False => self.clone(),
@@ -122,7 +150,6 @@ impl Pred {
         }
     }
 
-    /// Whether every comparison is between affine expressions.
     /// The first elementary function a comparison applies (see [`Expr::first_function`]).
     pub fn first_function(&self) -> Option<crate::expr::Function> {
         let mut found = None;
@@ -134,6 +161,8 @@ impl Pred {
         found
     }
 
+    /// Whether every comparison is between affine expressions (an exact SMT or MILP encoding exists
+    /// without case splits on products or functions).
     pub fn is_linear(&self) -> bool {
         match self {
             Pred::True | Pred::False => true,
@@ -143,10 +172,10 @@ impl Pred {
         }
     }
 
-    /// The truth value at `env`, in any [`Arith`]: `Some(b)` when the predicate is `b` for
-    /// everything `env` stands for (always, for point domains), `None` when undecided (over a
-    /// box). The one evaluator of predicates; a conjunction stops at its first false conjunct,
-    /// a disjunction at its first true one.
+    /// The truth value at `env`, in any [`Arith`](crate::Arith): `Some(b)` when the predicate is
+    /// `b` for everything `env` stands for (always, for point domains), `None` when undecided
+    /// (over a box). The one evaluator of predicates; a conjunction stops at its first false
+    /// conjunct, a disjunction at its first true one.
     pub fn eval<A: crate::arith::Arith>(&self, env: &Env<'_, A>) -> Result<Option<bool>, EvalError> {
         Ok(match self {
             Pred::True => Some(true),
@@ -271,15 +300,19 @@ impl Pred {
 /// A closed box over the state variables with exact rational ends (`None` = unbounded).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RBox {
+    /// Lower ends, one per state variable; `None` when unbounded below.
     pub lo: Vec<Option<Rational>>,
+    /// Upper ends, one per state variable; `None` when unbounded above.
     pub hi: Vec<Option<Rational>>,
 }
 
 impl RBox {
+    /// The whole space of `dims` variables.
     pub fn unbounded(dims: usize) -> RBox {
         RBox { lo: vec![None; dims], hi: vec![None; dims] }
     }
 
+    /// Number of variables.
     pub fn dims(&self) -> usize {
         self.lo.len()
     }
@@ -315,6 +348,7 @@ impl RBox {
         Some(())
     }
 
+    /// The intersection (exact), or `None` when it is empty.
     pub fn intersect(&self, other: &RBox) -> Option<RBox> {
         let pick = |a: &Option<Rational>, b: &Option<Rational>, max: bool| match (a, b) {
             (Some(x), Some(y)) => Some(if max { x.max(y).clone() } else { x.min(y).clone() }),
@@ -333,6 +367,7 @@ impl RBox {
         Some(RBox { lo, hi })
     }
 
+    /// Whether every end is finite.
     pub fn is_bounded(&self) -> bool {
         self.lo.iter().chain(&self.hi).all(Option::is_some)
     }
@@ -352,6 +387,7 @@ impl RBox {
         })
     }
 
+    /// Exact membership of a rational point.
     pub fn contains_exact(&self, x: &[Rational]) -> bool {
         x.iter()
             .enumerate()
@@ -451,6 +487,7 @@ pub struct InnerBox(FBox);
 macro_rules! rounded_box {
     ($t:ident) => {
         impl $t {
+            /// The f64 box itself, without the rounding direction it was made with.
             pub fn into_fbox(self) -> FBox {
                 self.0
             }
@@ -481,57 +518,72 @@ impl AsRef<FBox> for FBox {
 /// relation to an exact set is carried by [`OuterBox`] / [`InnerBox`] where it matters.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FBox {
+    /// Lower ends, one per dimension (may be `-inf` where a box is unbounded).
     pub lo: Vec<f64>,
+    /// Upper ends, one per dimension, `hi[i] >= lo[i]` (may be `+inf`).
     pub hi: Vec<f64>,
 }
 
 impl FBox {
+    /// A box from its ends; both of the same length (checked in debug builds).
     pub fn new(lo: Vec<f64>, hi: Vec<f64>) -> FBox {
         debug_assert_eq!(lo.len(), hi.len());
         FBox { lo, hi }
     }
 
+    /// Number of dimensions.
     pub fn dims(&self) -> usize {
         self.lo.len()
     }
 
+    /// Dimension `i` as an interval.
     pub fn interval(&self, i: usize) -> Interval {
         Interval::new(self.lo[i], self.hi[i])
     }
 
+    /// Every dimension as an interval.
     pub fn intervals(&self) -> Vec<Interval> {
         (0..self.dims()).map(|i| self.interval(i)).collect()
     }
 
+    /// The box whose dimensions are the given intervals.
     pub fn from_intervals(iv: &[Interval]) -> FBox {
         FBox { lo: iv.iter().map(|i| i.lo).collect(), hi: iv.iter().map(|i| i.hi).collect() }
     }
 
+    /// Whether the ends have the same length, are finite and `lo <= hi` in every dimension (a box
+    /// splitting can work on).
     pub fn is_valid(&self) -> bool {
         self.lo.len() == self.hi.len()
             && self.lo.iter().zip(&self.hi).all(|(l, h)| l.is_finite() && h.is_finite() && l <= h)
     }
 
+    /// The midpoint of every dimension (inside the box, see [`Interval::mid`]).
     pub fn center(&self) -> Vec<f64> {
         (0..self.dims()).map(|i| self.interval(i).mid()).collect()
     }
 
+    /// `hi - lo` per dimension, rounded to nearest (for heuristics).
     pub fn widths(&self) -> Vec<f64> {
         self.lo.iter().zip(&self.hi).map(|(l, h)| h - l).collect()
     }
 
+    /// The largest width (0 for no dimensions).
     pub fn max_width(&self) -> f64 {
         self.widths().into_iter().fold(0.0, f64::max)
     }
 
+    /// Whether the f64 point lies in the closed box (exact comparisons).
     pub fn contains(&self, x: &[f64]) -> bool {
         x.iter().enumerate().all(|(i, &v)| self.lo[i] <= v && v <= self.hi[i])
     }
 
+    /// Whether `other` lies inside `self` (exact comparisons).
     pub fn contains_box(&self, other: &FBox) -> bool {
         (0..self.dims()).all(|i| self.lo[i] <= other.lo[i] && other.hi[i] <= self.hi[i])
     }
 
+    /// The intersection, or `None` when it is empty.
     pub fn intersect(&self, other: &FBox) -> Option<FBox> {
         let iv: Option<Vec<Interval>> =
             (0..self.dims()).map(|i| self.interval(i).intersect(&other.interval(i))).collect();

@@ -8,12 +8,16 @@ use crate::system::System;
 
 /// Variable names for printing.
 pub struct Names<'a> {
+    /// State variable names, in `System::state` order.
     pub state: Vec<&'a str>,
+    /// Action names, in `System::actions` order.
     pub action: Vec<&'a str>,
+    /// Non-deterministic input names, in `System::nondet` order.
     pub nondet: Vec<&'a str>,
 }
 
 impl<'a> Names<'a> {
+    /// The names of a system's variables.
     pub fn of(sys: &'a System) -> Names<'a> {
         Names {
             state: sys.state.iter().map(|v| v.name.as_str()).collect(),
@@ -22,6 +26,7 @@ impl<'a> Names<'a> {
         }
     }
 
+    /// The name of `v`; panics on an index past the lists.
     pub fn var(&self, v: VarRef) -> &str {
         match v {
             VarRef::State(i) => self.state[i],
@@ -30,6 +35,8 @@ impl<'a> Names<'a> {
         }
     }
 
+    /// The expression in the text syntax, with only the parentheses precedence needs; parsing it
+    /// back in a scope of the same names gives the same tree.
     pub fn expr(&self, e: &Expr) -> String {
         self.expr_prec(e, 0)
     }
@@ -125,6 +132,8 @@ impl<'a> Names<'a> {
             .join("*")
     }
 
+    /// The predicate in the text syntax (`and` binds tighter than `or`); parses back to the same
+    /// predicate.
     pub fn pred(&self, p: &Pred) -> String {
         self.pred_prec(p, 0)
     }
@@ -142,6 +151,8 @@ impl<'a> Names<'a> {
         if prec < ctx { format!("({s})") } else { s }
     }
 
+    /// The CTL formula in the text syntax (`EX^k`, `AG^k`, `E[a U^k b]`), atoms and operands
+    /// parenthesised.
     pub fn ctl(&self, f: &Ctl) -> String {
         let b = |k: &Option<u32>| k.map_or(String::new(), |k| format!("^{k}"));
         match f {
@@ -160,6 +171,8 @@ impl<'a> Names<'a> {
         }
     }
 
+    /// The LTL formula in the text syntax (`X^k`, `F<=k`, `a U<=k b`), atoms and operands
+    /// parenthesised.
     pub fn ltl(&self, f: &Ltl) -> String {
         let b = |k: &Option<u32>| k.map_or(String::new(), |k| format!("<={k}"));
         match f {

@@ -25,22 +25,30 @@ use std::fmt::Debug;
 /// (simulation) or dual numbers (gradients). Expressions, predicates and networks are evaluated
 /// by the IR's one generic evaluator over the domain's [`LayerArith`].
 pub trait Scalar: LayerArith + PartialOrd + Debug {
+    /// The exact rational the value stands for: what kind, domain, selector and label checks
+    /// compare.
     fn to_rational(&self) -> Rational;
+    /// The value of an expression (by [`Expr::eval`]).
     fn eval(e: &Expr, env: &Env<'_, Self>) -> Result<Self, EvalError> {
         e.eval(env)
     }
+    /// The truth of a predicate; point domains always decide it (by [`Pred::eval`]).
     fn holds(p: &Pred, env: &Env<'_, Self>) -> Result<bool, EvalError> {
         p.eval(env).map(crate::pred::decided)
     }
+    /// A network's forward pass, updating `hidden` for recurrent layers (by [`Network::run`]).
     fn forward(net: &Network, input: &[Self], hidden: &mut [Vec<Self>]) -> Result<Vec<Self>, NetworkError> {
         net.run(input, hidden)
     }
+    /// Zero hidden state for `net`: one vector per recurrent layer.
     fn zero_hidden(net: &Network) -> Vec<Vec<Self>> {
         net.hidden_dims().into_iter().map(|n| vec![Self::constant(&Rational::zero()); n]).collect()
     }
+    /// An exact constant in this domain.
     fn from_rational(q: &Rational) -> Self {
         Self::constant(q)
     }
+    /// The value of an argmax action that picked output `i`.
     fn from_index(i: usize) -> Self {
         Self::constant(&rational_from_i64(i as i64))
     }
@@ -58,33 +66,87 @@ impl Scalar for Rational {
     }
 }
 
+/// Why a step could not be taken. Some are the model's errors met by a run ([`SimError::Deadlock`],
+/// [`SimError::DomainExit`], an evaluation error); the others are inputs that are not what the
+/// system declares (a wrong length, a value outside a domain, a disabled branch asked for).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimError {
+    /// An expression or predicate had no value (see [`EvalError`]).
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// A controller's network failed (see [`NetworkError`]).
     #[error(transparent)]
     Network(#[from] NetworkError),
+    /// A selecting controller's selector holds a value with no network.
     #[error("selector '{var}' has value {value}, which picks no network")]
-    Selector { var: String, value: String },
+    Selector {
+        /// The selector variable's name.
+        var: String,
+        /// Its value.
+        value: String,
+    },
+    /// The branch asked for is not enabled at this state.
     #[error("branch '{name}' is not enabled here")]
-    BranchDisabled { name: String },
+    BranchDisabled {
+        /// The branch's name.
+        name: String,
+    },
+    /// No branch is enabled (after dropping successors outside the domains under
+    /// [`DomainExit::Drop`]).
     #[error("no branch of the step is enabled: the run deadlocks")]
     Deadlock,
+    /// A successor is not of its variable's kind or outside its domain (under
+    /// [`DomainExit::Error`]).
     #[error("successor leaves the domain: {var} = {value} (domain {domain})")]
-    DomainExit { var: String, value: String, domain: String },
+    DomainExit {
+        /// The first variable at fault.
+        var: String,
+        /// Its value in the successor.
+        value: String,
+        /// Its kind and domain (`int [0, 3]`).
+        domain: String,
+    },
+    /// A given non-deterministic input lies outside its domain.
     #[error("non-deterministic input '{var}' = {value} is outside its domain")]
-    NondetOutOfDomain { var: String, value: String },
+    NondetOutOfDomain {
+        /// The input's name.
+        var: String,
+        /// The value given.
+        value: String,
+    },
+    /// A state vector of the wrong length.
     #[error("state has {found} values, the system has {expected} state variables")]
-    StateDim { found: usize, expected: usize },
+    StateDim {
+        /// Its length.
+        found: usize,
+        /// The number of state variables.
+        expected: usize,
+    },
+    /// A vector of non-deterministic inputs of the wrong length.
     #[error("{found} non-deterministic input values for {expected} inputs")]
-    NondetDim { found: usize, expected: usize },
+    NondetDim {
+        /// Its length.
+        found: usize,
+        /// The number of non-deterministic inputs.
+        expected: usize,
+    },
+    /// The state a step starts from is not a state ([`check_state`]).
     #[error("{var} = {value} is not a state: {var} is {domain}")]
-    NotAState { var: String, value: String, domain: String },
+    NotAState {
+        /// The first variable at fault.
+        var: String,
+        /// Its value.
+        value: String,
+        /// Its kind and domain (`int [0, 3]`).
+        domain: String,
+    },
 }
 
 /// Hidden states of the recurrent controllers: `[controller][recurrent layer][neuron]`.
 pub type Memory<T> = Vec<Vec<Vec<T>>>;
 
+/// The hidden states every controller starts a run with: zero for a recurrent network, empty
+/// otherwise (and for a selecting controller, whose networks are never recurrent).
 pub fn initial_memory<T: Scalar>(sys: &System) -> Memory<T> {
     sys.controllers
         .iter()
@@ -98,10 +160,15 @@ pub fn initial_memory<T: Scalar>(sys: &System) -> Memory<T> {
 /// One transition, with everything needed to replay it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Transition<T> {
+    /// The state the step starts from.
     pub state: Vec<T>,
+    /// The non-deterministic inputs of the step.
     pub nondet: Vec<T>,
+    /// The actions the controllers set, in `System::actions` order.
     pub actions: Vec<T>,
+    /// The branch taken (an index into `System::step.branches`).
     pub branch: usize,
+    /// The successor state.
     pub next: Vec<T>,
 }
 
@@ -282,6 +349,7 @@ pub fn step<T: Scalar>(
 /// then each enabled branch gives a successor.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Successors<T> {
+    /// The actions the controllers set at this state.
     pub actions: Vec<T>,
     /// Enabled branches (declaration order) and their successors; with [`DomainExit::Drop`] the
     /// successors outside the domains are not here (those branches count as disabled).
@@ -322,6 +390,8 @@ pub struct StepsFrom<'a, T> {
 }
 
 impl<'a, T: Scalar> StepsFrom<'a, T> {
+    /// The transitions from `state` with the controllers starting from `memory`; fails when `state`
+    /// is not a state of the system ([`check_state`]).
     pub fn new(sys: &'a System, state: &'a [T], memory: &'a Memory<T>) -> Result<StepsFrom<'a, T>, SimError> {
         check_state(sys, state)?;
         Ok(StepsFrom { sys, state, memory, observed: observes_nondet(sys), shared: None })

@@ -186,6 +186,8 @@ pub fn distance_outside<B: AsRef<FBox>>(boxes: &[B], x: &[f64]) -> f64 {
 pub struct Stream(u64);
 
 impl Stream {
+    /// A stream from a seed (any value; scrambled, and never the all-zero state xorshift cannot
+    /// leave).
     pub fn new(seed: u64) -> Stream {
         Stream(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }

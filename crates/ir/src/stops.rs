@@ -140,7 +140,7 @@ const MAX_CASES: usize = 1 << 16;
 /// the differences can take on `env` (outward-rounded intervals) must make some branch's guard
 /// true. Sound: at every point each difference has one sign, a vector enumerated here. It
 /// decides complementary guards (`g` and `not g`), guards meeting on a boundary (`x <= 0`,
-/// `x >= 0`) and guards false on the region; it gives up (`false`) past [`MAX_CASES`].
+/// `x >= 0`) and guards false on the region; it gives up (`false`) past 2^16 cases.
 pub fn guards_cover(sys: &System, indices: &[Option<usize>], env: &Env<'_, Interval>) -> bool {
     let branches = &sys.step.branches;
     // The argmax actions the labels and guards read.

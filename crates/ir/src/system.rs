@@ -7,14 +7,21 @@ use crate::network::Network;
 use crate::num::{Rational, display_rational};
 use crate::pred::Pred;
 
+/// The type of a state variable. Values are rationals whatever the kind; `Int` and `Bool` restrict
+/// which rationals are states ([`crate::sim::fits_kind`]), and MILP encodes them as integer
+/// variables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarKind {
+    /// Any rational in the domain.
     Real,
+    /// An integer in the domain (a selector of [`Policy::Select`], a counter, a mode).
     Int,
+    /// 0 (false) or 1 (true); the domain is always `[0, 1]`. Predicates may use it as a condition.
     Bool,
 }
 
 impl VarKind {
+    /// The type's keyword in system files and messages (`real`, `int`, `bool`).
     pub fn name(self) -> &'static str {
         match self {
             VarKind::Real => "real",
@@ -27,75 +34,110 @@ impl VarKind {
 /// `lo <= v <= hi`; `None` is unbounded on that side.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Domain {
+    /// Exact lower bound; `None` when unbounded below.
     pub lo: Option<Rational>,
+    /// Exact upper bound; `None` when unbounded above.
     pub hi: Option<Rational>,
 }
 
 impl Domain {
+    /// Exact membership: `lo <= v <= hi`, a missing end admitting everything on its side.
     pub fn contains(&self, v: &Rational) -> bool {
         self.lo.as_ref().is_none_or(|l| v >= l) && self.hi.as_ref().is_none_or(|h| v <= h)
     }
 
+    /// `[lo, hi]` with `-inf` / `inf` for missing ends, for messages and reports.
     pub fn describe(&self) -> String {
         let side = |b: &Option<Rational>, inf: &str| b.as_ref().map_or(inf.to_string(), display_rational);
         format!("[{}, {}]", side(&self.lo, "-inf"), side(&self.hi, "inf"))
     }
 }
 
+/// A state variable: its name, kind and the domain successors are checked against (see
+/// [`DomainExit`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StateVar {
+    /// The name system files, formulas and reports use; unique among every name of the system
+    /// ([`System::validate`]).
     pub name: String,
+    /// Real, integer or boolean.
     pub kind: VarKind,
+    /// The values a state may take (always `[0, 1]` for a bool).
     pub domain: Domain,
 }
 
 /// A value the environment picks afresh at every step.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NondetDomain {
+    /// Any rational in `[lo, hi]`, ends included, `lo <= hi` (exact).
     Interval(Rational, Rational),
+    /// One of finitely many exact values; non-empty.
     Set(Vec<Rational>),
 }
 
+/// A non-deterministic input (a disturbance, a choice of the environment): free in its domain at
+/// every step, independently of earlier steps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NondetVar {
+    /// The name expressions read it by; unique in the system.
     pub name: String,
+    /// The values the environment may pick.
     pub domain: NondetDomain,
 }
 
+/// What a controller's action holds: a network output itself or the index of the largest one.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ActionKind {
     /// A real network output.
     Real,
     /// The index of the largest output (argmax), with a label per index.
-    Index { labels: Vec<String> },
+    Index {
+        /// One name per network output, in output order: the action's value `i` means
+        /// `labels[i]`, which system files may write for `i` and traces print (`"0"`, `"1"`, ...
+        /// when the file names none).
+        labels: Vec<String>,
+    },
 }
 
+/// A value a controller sets at every step, read by the step's updates and guards (never by an
+/// observation: controllers read the state and the non-deterministic inputs only).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ActionVar {
+    /// The name updates and guards read it by; unique in the system.
     pub name: String,
+    /// A real output or an argmax index with its labels.
     pub kind: ActionKind,
     /// The controller that sets it.
     pub controller: usize,
 }
 
+/// A network of the system under the name the file gave it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedNetwork {
+    /// The name controllers and messages use: the key in the file's `[networks]`, or for a
+    /// controller's `model` the model file's name (made unique).
     pub name: String,
+    /// The network itself, weights exactly as loaded.
     pub network: Network,
 }
 
 /// Which network a controller runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Policy {
+    /// Always this network (an index into [`System::networks`]).
     Network(usize),
     /// `networks[v]` where `v` is the value of an integer state variable (VerticalCAS picks
     /// the network of the previous advisory).
     Select {
+        /// The selector: a state variable of kind int with domain `[0, networks.len() - 1]`
+        /// ([`System::validate`]).
         by: usize,
+        /// The networks by selector value, indices into [`System::networks`]; none recurrent.
         networks: Vec<usize>,
     },
 }
 
+/// How a controller's network outputs become actions.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ControllerOutput {
     /// Output i is action `actions[i]`.
@@ -105,13 +147,18 @@ pub enum ControllerOutput {
     Argmax(usize),
 }
 
+/// A neural controller: at every step it evaluates its observation, runs the network its [`Policy`]
+/// picks and sets its actions (see [`crate::sim`] for the order within a step).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Controller {
+    /// The name messages and reports use.
     pub name: String,
+    /// Which network it runs.
     pub policy: Policy,
     /// The network's inputs as expressions of the state (and non-deterministic inputs): the
     /// observation, including any normalisation.
     pub inputs: Vec<Expr>,
+    /// How the outputs set actions.
     pub output: ControllerOutput,
 }
 
@@ -120,15 +167,25 @@ pub struct Controller {
 /// given value (guarded commands of discrete policies).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Branch {
+    /// The name messages, traces and counterexamples use.
     pub name: String,
+    /// When the branch is enabled; `None` is always. May read state, actions and non-deterministic
+    /// inputs.
     pub guard: Option<Pred>,
+    /// `(action, value)`: enabled only when the argmax action `System::actions[action]` equals
+    /// `value`, an index into that action's labels (a command of a discrete policy). Checked by
+    /// [`System::validate`].
     pub label: Option<(usize, usize)>,
     /// One expression per state variable, in state order.
     pub updates: Vec<Expr>,
 }
 
+/// The environment step: the successors of a state are those of its enabled branches, so more than
+/// one enabled branch is non-determinism, and none is a deadlock
+/// ([`crate::sim::SimError::Deadlock`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
+    /// The branches, in declaration order (the order traces name them by); at least one.
     pub branches: Vec<Branch>,
 }
 
@@ -143,17 +200,25 @@ pub enum DomainExit {
     Ignore,
 }
 
+/// The formula of a property, in one of the logics the engines check.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PropertyFormula {
+    /// A CTL formula over the system's runs (branching time: its non-deterministic inputs and
+    /// branches).
     Ctl(Ctl),
+    /// An LTL formula, holding when every run satisfies it.
     Ltl(Ltl),
     /// `G safe`-style invariance of a predicate (safety).
     Invariant(Pred),
 }
 
+/// A named property of the system file (`[[property]]`), checked by the command its logic calls
+/// for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Property {
+    /// Its name in the file, for reports.
     pub name: String,
+    /// What it states.
     pub formula: PropertyFormula,
     /// The formula as written, for reports.
     pub text: String,
@@ -161,28 +226,55 @@ pub struct Property {
     pub horizon: Option<u32>,
 }
 
+/// A closed-loop system, the input of every engine: state, non-deterministic inputs, controllers
+/// with their networks and actions, the environment step, and the regions and properties to check.
+/// Indices in expressions and controllers point into these vectors; [`System::validate`] checks
+/// that they do, so engines may rely on it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct System {
+    /// The system's name (the file's `system.name`, else the file's stem), for reports.
     pub name: String,
+    /// Free text from the file, shown by `trestle info`; empty when there is none.
     pub description: String,
+    /// The state variables, in the order every state vector, domain check and trace uses; at least
+    /// one.
     pub state: Vec<StateVar>,
+    /// The non-deterministic inputs, in the order of every vector of their values.
     pub nondet: Vec<NondetVar>,
+    /// The actions of every controller, in the order of the action vectors
+    /// ([`crate::sim::controller_actions`]).
     pub actions: Vec<ActionVar>,
+    /// Named exact constants, in file order. Expressions have them inlined already; they are kept
+    /// for reports and so that formulas given on the command line (`--formula`) can use the same
+    /// names.
     pub constants: Vec<(String, Rational)>,
+    /// The networks controllers refer to by index.
     pub networks: Vec<NamedNetwork>,
+    /// The controllers, run in this order at every step (each sets its own actions).
     pub controllers: Vec<Controller>,
+    /// The environment's transition.
     pub step: Step,
+    /// The initial states; reads state variables only.
     pub init: Pred,
+    /// The safe states, which the safety engines prove every reachable state is in; `None` when the
+    /// file has none. Reads state variables only.
     pub safe: Option<Pred>,
+    /// A candidate inductive invariant the bridge engine checks (`Init ⊆ Inv`, `Inv ⊆ Safe`, `Inv`
+    /// closed under the step); `None` when the file gives none. Reads state variables only.
     pub invariant: Option<Pred>,
+    /// The properties of the file's `[[property]]` tables, in file order.
     pub properties: Vec<Property>,
+    /// What a successor outside a variable's domain means.
     pub domain_exit: DomainExit,
 }
 
+/// A structural defect of a [`System`] ([`System::validate`]): where it is and what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{location}: {message}")]
 pub struct SystemError {
+    /// The key, name or part of the system at fault (`state.x`, `step branch 'left'`, `init`).
     pub location: String,
+    /// What is wrong, one sentence.
     pub message: String,
 }
 
@@ -191,18 +283,23 @@ fn err(location: impl Into<String>, message: impl Into<String>) -> SystemError {
 }
 
 impl System {
+    /// The state variables' names, in state order.
     pub fn state_names(&self) -> Vec<String> {
         self.state.iter().map(|v| v.name.clone()).collect()
     }
 
+    /// The actions' names, in action order.
     pub fn action_names(&self) -> Vec<String> {
         self.actions.iter().map(|v| v.name.clone()).collect()
     }
 
+    /// The non-deterministic inputs' names, in input order.
     pub fn nondet_names(&self) -> Vec<String> {
         self.nondet.iter().map(|v| v.name.clone()).collect()
     }
 
+    /// The name of a variable (of any kind). Panics on an index past the end, which a validated
+    /// system never holds.
     pub fn var_name(&self, v: VarRef) -> &str {
         match v {
             VarRef::State(i) => &self.state[i].name,
@@ -211,6 +308,7 @@ impl System {
         }
     }
 
+    /// The index of the state variable named `name`, if there is one.
     pub fn state_index(&self, name: &str) -> Option<usize> {
         self.state.iter().position(|v| v.name == name)
     }
@@ -245,8 +343,8 @@ impl System {
         Ok(())
     }
 
-    /// Whether every controller is a single feed-forward network with real outputs and the step
-    /// is one deterministic-or-nondet-input branch: the shape the bridge engine handles.
+    /// Whether no network is recurrent, so the controllers carry no hidden state between steps
+    /// and the state vector alone determines the future (what explicit sweeps over states need).
     pub fn is_memoryless(&self) -> bool {
         self.networks.iter().all(|n| !n.network.is_recurrent())
     }

@@ -12,11 +12,11 @@ use crate::lasso::{self, LassoOutcome};
 use crate::path::PathFormula;
 use crate::rmilp::{self, RmilpOptions, RmilpOutcome, RmilpStats};
 use crate::sample;
-use crate::sweep::{Sweep, sweep};
 use crate::synthesis::{self, SynthesisOutcome};
 use std::time::Instant;
 use trestle_bridge::certificate::ProofJson;
 use trestle_core::{Budget, Certificate, Trace, Unknown, Verdict};
+use trestle_ir::explore::{Sweep, sweep};
 use trestle_ir::formula::Ltl;
 use trestle_ir::num::Rational;
 use trestle_ir::system::System;
@@ -167,9 +167,10 @@ pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
 /// Most states [`sweep`] expands.
 const MAX_SWEEP_STATES: usize = 1 << 16;
 
-/// Runs never end ([`crate::sweep`]): a "true" on a system whose text lets a run stop stands once
-/// the states runs reach are expanded exactly without a stop (those before the verdict's depth;
-/// all of them for `G p`). A stop is the system's error; states that cannot be expanded leave
+/// Runs never end in these semantics (`path`): a run that stops is an error of the system. The
+/// methods speak of the runs that go on (enclosures, unrollings, one-step queries), so a "true" on
+/// a system whose text lets a run stop stands once the states runs reach are expanded exactly
+/// without a stop (those before the verdict's depth; all of them for `G p`). A stop is the system's error; states that cannot be expanded leave
 /// the verdict unknown.
 fn without_stops(sys: &System, phi: &Ltl, r: LtlResult, budget: &Budget) -> Result<LtlResult, LtlError> {
     if r.verdict.holds() != Some(true) {
@@ -187,7 +188,7 @@ fn without_stops(sys: &System, phi: &Ltl, r: LtlResult, budget: &Budget) -> Resu
     {
         return Ok(r);
     }
-    let why = match sweep(sys, &inits, depth, MAX_SWEEP_STATES, budget) {
+    let why = match sweep(sys, &inits, depth, MAX_SWEEP_STATES, || budget.check()) {
         Sweep::NoStop => return Ok(r),
         Sweep::Stop(e) => return Err(LtlError::Semantics(format!("a run from Init stops: {e}"))),
         Sweep::Stopped(s) => s.into(),

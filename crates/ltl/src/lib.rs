@@ -33,7 +33,6 @@ pub mod lasso;
 pub mod path;
 pub mod rmilp;
 pub mod sample;
-pub mod sweep;
 pub mod synthesis;
 
 pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, Method, check_ltl, state_pred};

@@ -1,9 +1,5 @@
-//! Drawing a validated [`StatePlot`] onto a plotters backend, and encoding the result.
-//!
-//! One code path serves both formats; `text` says whether the backend can render text. plotters'
-//! built-in font (used because we build plotters without font-kit) can lay text out but panics if
-//! asked to rasterise it, so the bitmap path must never draw text: everything textual sits behind
-//! that flag.
+//! Drawing a validated [`StatePlot`] as SVG with plotters. A PNG is that SVG rasterised
+//! ([`crate::raster`]), so both formats carry the same title, axes, labels and legend.
 
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
@@ -30,42 +26,23 @@ pub(crate) fn svg(plot: &StatePlot) -> Result<String, PlotError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, plot.size).into_drawing_area();
-        chart(plot, &root, true).map_err(drawing)?;
+        chart(plot, &root).map_err(drawing)?;
         root.present().map_err(drawing)?;
     }
     Ok(out)
 }
 
 pub(crate) fn png(plot: &StatePlot) -> Result<Vec<u8>, PlotError> {
-    let (width, height) = plot.size;
-    let mut rgb = vec![0_u8; width as usize * height as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, plot.size).into_drawing_area();
-        chart(plot, &root, false).map_err(drawing)?;
-        root.present().map_err(drawing)?;
-    }
-    encode_png(&rgb, plot.size)
+    crate::raster::svg_to_png(&svg(plot)?)
 }
 
 fn drawing<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> PlotError {
     PlotError::Draw(e.to_string())
 }
 
-fn encode_png(rgb: &[u8], (width, height): (u32, u32)) -> Result<Vec<u8>, PlotError> {
-    let encode = |e: png::EncodingError| PlotError::Encode(e.to_string());
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(encode)?;
-    writer.write_image_data(rgb).map_err(encode)?;
-    writer.finish().map_err(encode)?;
-    Ok(out)
-}
-
-fn chart<DB: DrawingBackend>(plot: &StatePlot, root: &DrawingArea<DB, Shift>, text: bool) -> DrawResult<DB> {
+fn chart<DB: DrawingBackend>(plot: &StatePlot, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
     root.fill(&WHITE)?;
-    let entries = if text { legend::entries(plot) } else { Vec::new() };
+    let entries = legend::entries(plot);
     let (image_width, _) = root.dim_in_pixel();
     let main = match legend::width(&entries, image_width) {
         Some(width) if !entries.is_empty() => {
@@ -78,25 +55,22 @@ fn chart<DB: DrawingBackend>(plot: &StatePlot, root: &DrawingArea<DB, Shift>, te
 
     let mut builder = ChartBuilder::on(&main);
     builder.margin(MARGIN);
-    if text {
-        if !plot.title.is_empty() {
-            builder.caption(&plot.title, (FONT, 20));
-        }
-        builder.x_label_area_size(45).y_label_area_size(60);
+    if !plot.title.is_empty() {
+        builder.caption(&plot.title, (FONT, 20));
     }
+    builder.x_label_area_size(45).y_label_area_size(60);
     let (x, y) = (plot.x_range, plot.y_range);
     let mut chart = builder.build_cartesian_2d(x.0..x.1, y.0..y.1)?;
-    if text {
-        let mut mesh = chart.configure_mesh();
-        mesh.disable_mesh().label_style((FONT, 13));
-        if !plot.x_label.is_empty() {
-            mesh.x_desc(plot.x_label.as_str());
-        }
-        if !plot.y_label.is_empty() {
-            mesh.y_desc(plot.y_label.as_str());
-        }
-        mesh.draw()?;
+    let (x_tick, y_tick) = (tick_format(x.1 - x.0), tick_format(y.1 - y.0));
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_mesh().label_style((FONT, 13)).x_label_formatter(&x_tick).y_label_formatter(&y_tick);
+    if !plot.x_label.is_empty() {
+        mesh.x_desc(plot.x_label.as_str());
     }
+    if !plot.y_label.is_empty() {
+        mesh.y_desc(plot.y_label.as_str());
+    }
+    mesh.draw()?;
 
     let window = Window { x, y };
     let area = chart.plotting_area();
@@ -104,10 +78,19 @@ fn chart<DB: DrawingBackend>(plot: &StatePlot, root: &DrawingArea<DB, Shift>, te
     trajectories(area, &window, plot)?;
     arrows(area, &window, plot)?;
     markers(area, &window, plot)?;
-    if text {
-        labels(area, &window, plot)?;
-    }
+    labels(area, &window, plot)?;
     area.draw(&Rectangle::new([(x.0, y.1), (x.1, y.0)], BLACK.stroke_width(1)))
+}
+
+/// The tick labels of an axis `width` wide: as many decimals as ticks about a tenth of the width
+/// apart need, trailing zeros dropped, and never a negative zero (`-0.0` is written `0`).
+fn tick_format(width: f64) -> impl Fn(&f64) -> String {
+    let decimals = (1.0 - (width / 10.0).log10().floor()).clamp(0.0, 12.0) as usize;
+    move |v: &f64| {
+        let text = format!("{v:.decimals$}");
+        let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+        if text.trim_start_matches('-').chars().all(|c| c == '0') { "0".to_string() } else { text }
+    }
 }
 
 /// Draws each region's fill, then its outline, clipped to the window.
@@ -224,4 +207,19 @@ fn labels<DB: DrawingBackend>(area: &Area<DB>, window: &Window, plot: &StatePlot
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick_format;
+
+    #[test]
+    fn ticks_have_no_negative_zero_and_no_trailing_zeros() {
+        let unit = tick_format(1.0);
+        assert_eq!([unit(&-0.0), unit(&-1e-17), unit(&0.5), unit(&-0.25), unit(&1.0)], ["0", "0", "0.5", "-0.25", "1"]);
+        let wide = tick_format(400.0);
+        assert_eq!([wide(&-100.0), wide(&0.0), wide(&250.0)], ["-100", "0", "250"]);
+        let narrow = tick_format(0.002);
+        assert_eq!([narrow(&0.0015), narrow(&-0.0005)], ["0.0015", "-0.0005"]);
+    }
 }

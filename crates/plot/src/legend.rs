@@ -1,5 +1,5 @@
 //! The legend: a column right of the chart, one row per region style used plus trajectories and
-//! arrows, so that it never covers the data. Drawn on text backends (SVG) only.
+//! arrows, so that it never covers the data.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;

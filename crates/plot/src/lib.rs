@@ -11,11 +11,9 @@
 //! - **No dependency on other Trestle crates.** Callers convert their boxes to `(f64, f64)` corners;
 //!   the picture code never needs the IR, and the IR never needs plotters.
 //! - **No system fonts, no C libraries.** plotters is used without its default features (which pull
-//!   in font-kit, fontconfig and freetype). SVG text is emitted as `<text>` elements and laid out
-//!   by the viewer; a PNG cannot rasterise text without a font file, so PNGs are drawn **without any
-//!   text**: no title, axes or ticks, legend or labels; the plotting area fills the image inside a
-//!   12-pixel margin and a black frame. Shapes and colours are the same in both formats. Use SVG
-//!   for figures that need words.
+//!   in font-kit, fontconfig and freetype) and draws SVG only; text is emitted as `<text>` elements.
+//!   A PNG is that SVG rendered by resvg with an embedded font (DejaVu Sans, [`svg_to_png`]), so
+//!   both formats carry the same title, axes, ticks, legend and labels on any machine.
 //! - **Invalid input is an error, never a panic.** Ranges, coordinates, sizes and alphas are checked
 //!   before drawing ([`PlotError`]).
 //! - **Everything is clipped to the view window** before it reaches plotters, so a zoomed view of a
@@ -41,6 +39,7 @@ mod clip;
 mod draw;
 mod error;
 mod legend;
+mod raster;
 mod style;
 mod validate;
 mod write;
@@ -48,6 +47,7 @@ mod write;
 use std::path::Path;
 
 pub use error::{Axis, Element, PlotError};
+pub use raster::svg_to_png;
 
 /// The default image size in pixels, `(width, height)`.
 pub const DEFAULT_SIZE: (u32, u32) = (800, 600);
@@ -59,11 +59,11 @@ pub const MAX_SIDE: u32 = 8192;
 /// A 2-D picture of a state space. All coordinates are in data units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatePlot {
-    /// Drawn above the chart (SVG only).
+    /// Drawn above the chart.
     pub title: String,
-    /// The horizontal axis name (SVG only); empty for none.
+    /// The horizontal axis name; empty for none.
     pub x_label: String,
-    /// The vertical axis name (SVG only); empty for none.
+    /// The vertical axis name; empty for none.
     pub y_label: String,
     /// The view window on the horizontal axis: finite, `lo < hi`.
     pub x_range: (f64, f64),
@@ -106,7 +106,7 @@ pub struct Region {
     pub lo: (f64, f64),
     pub hi: (f64, f64),
     pub style: RegionStyle,
-    /// Written inside the box's upper-left corner (SVG only).
+    /// Written inside the box's upper-left corner.
     pub label: Option<String>,
 }
 
@@ -136,6 +136,9 @@ pub enum RegionStyle {
     Safe,
     /// A synthesised invariant: faint purple fill, purple outline.
     Invariant,
+    /// Left out by synthesis (no invariant through it was found; not shown to be unsafe): grey
+    /// fill, dashed grey outline.
+    Dropped,
     /// Any other colour; `alpha` in `[0, 1]` (0 draws no fill); `outline` adds a darker outline.
     Custom { fill: (u8, u8, u8), alpha: f64, outline: bool },
 }
@@ -145,7 +148,7 @@ pub enum RegionStyle {
 pub struct Arrow {
     pub from: (f64, f64),
     pub to: (f64, f64),
-    /// Written at the arrow's midpoint (SVG only).
+    /// Written at the arrow's midpoint.
     pub label: Option<String>,
 }
 
@@ -164,7 +167,7 @@ impl Arrow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marker {
     pub at: (f64, f64),
-    /// Written beside the dot (SVG only).
+    /// Written beside the dot.
     pub label: Option<String>,
 }
 

@@ -35,6 +35,7 @@ impl RegionStyle {
             RegionStyle::Falsified => ((214, 39, 40), 0.6),
             RegionStyle::Undecided => ((255, 170, 40), 0.6),
             RegionStyle::Invariant => ((148, 103, 189), 0.12),
+            RegionStyle::Dropped => ((150, 150, 150), 0.35),
             RegionStyle::Init | RegionStyle::Safe => return None,
             RegionStyle::Custom { fill, alpha, .. } => (fill, alpha),
         };
@@ -50,6 +51,7 @@ impl RegionStyle {
             RegionStyle::Init => "init",
             RegionStyle::Safe => "safe",
             RegionStyle::Invariant => "invariant",
+            RegionStyle::Dropped => "dropped",
             RegionStyle::Custom { .. } => "custom",
         }
     }
@@ -63,6 +65,7 @@ impl RegionStyle {
             RegionStyle::Init => (Some((RGBColor(31, 90, 200), 2)), false),
             RegionStyle::Safe => (Some((RGBColor(0, 0, 0), 1)), true),
             RegionStyle::Invariant => (Some((RGBColor(118, 60, 170), 1)), false),
+            RegionStyle::Dropped => (Some((RGBColor(110, 110, 110), 1)), true),
             RegionStyle::Custom { fill, outline, .. } => (outline.then_some((darker(fill), 1)), false),
         };
         Look { fill, stroke, dashed }

@@ -45,27 +45,59 @@ fn filled_rects(svg: &str, style: RegionStyle) -> usize {
     svg.lines().filter(|line| line.starts_with("<rect") && line.contains(&fill)).count()
 }
 
-/// Decodes an 8-bit RGB PNG into (width, height, pixels).
+/// Decodes an 8-bit RGB or RGBA PNG into (width, height, RGB pixels).
 fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
     let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
     let mut reader = decoder.read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut pixels).unwrap();
-    assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgb, png::BitDepth::Eight));
+    let mut raw = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut raw).unwrap();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let channels = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => panic!("unexpected colour type {other:?}"),
+    };
+    let pixels = raw[..info.width as usize * info.height as usize * channels]
+        .chunks(channels)
+        .flat_map(|p| [p[0], p[1], p[2]])
+        .collect();
     (info.width, info.height, pixels)
 }
 
-/// Where `small_plot`'s data point lands in its PNG: the PNG has no label areas, only a 12-pixel
-/// margin around the plotting area. Good to a pixel, so sample well inside shapes.
-fn png_pixel((x, y): (f64, f64)) -> (u32, u32) {
-    let margin = 12.0;
-    let (width, height) = (f64::from(SIZE.0) - 2.0 * margin, f64::from(SIZE.1) - 2.0 * margin);
-    ((margin + x / 10.0 * width).round() as u32, (margin + (1.0 - y / 10.0) * height).round() as u32)
+/// The plotting area of a rendered plot in pixels (left, top, width, height): the black frame
+/// drawn around it last, read from the SVG, which the PNG rasterises.
+fn plot_area(svg: &str) -> (f64, f64, f64, f64) {
+    let frame = svg
+        .lines()
+        .filter(|l| l.starts_with("<rect") && l.contains("stroke=\"#000000\"") && l.contains("fill=\"none\""))
+        .last()
+        .expect("the frame of the plotting area");
+    let attr = |name: &str| -> f64 {
+        let start = frame.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        frame[start..].split('"').next().unwrap().parse().unwrap()
+    };
+    (attr("x"), attr("y"), attr("width"), attr("height"))
+}
+
+/// Where `small_plot`'s data point `(x, y)` lands in its image. Good to a pixel, so sample well
+/// inside shapes.
+fn png_pixel((left, top, width, height): (f64, f64, f64, f64), (x, y): (f64, f64)) -> (u32, u32) {
+    ((left + x / 10.0 * width).round() as u32, (top + (1.0 - y / 10.0) * height).round() as u32)
 }
 
 fn pixel(pixels: &[u8], width: u32, (x, y): (u32, u32)) -> (u8, u8, u8) {
     let i = 3 * (y as usize * width as usize + x as usize);
     (pixels[i], pixels[i + 1], pixels[i + 2])
+}
+
+/// The pixels darker than mid-grey in the rectangle `cols` x `rows` (text is drawn black).
+fn dark_pixels(pixels: &[u8], width: u32, cols: std::ops::Range<u32>, rows: std::ops::Range<u32>) -> usize {
+    rows.flat_map(|y| cols.clone().map(move |x| (x, y)))
+        .filter(|&p| {
+            let (r, g, b) = pixel(pixels, width, p);
+            r < 100 && g < 100 && b < 100
+        })
+        .count()
 }
 
 /// The colour of `style`'s fill over a white background.
@@ -122,16 +154,47 @@ fn png_has_the_requested_size_and_the_proven_colour_inside_a_proven_box() {
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
     let (width, height, pixels) = decode_png(&path);
     assert_eq!((width, height), SIZE);
+    let area = plot_area(&render_svg(&small_plot()).unwrap());
     // Inside the big proven box, away from every other shape.
-    let proven = pixel(&pixels, width, png_pixel((5.0, 5.0)));
+    let proven = pixel(&pixels, width, png_pixel(area, (5.0, 5.0)));
     assert!(close(proven, over_white(RegionStyle::Proven)), "{proven:?}");
-    let falsified = pixel(&pixels, width, png_pixel((8.7, 8.7)));
+    let falsified = pixel(&pixels, width, png_pixel(area, (8.7, 8.7)));
     assert!(close(falsified, over_white(RegionStyle::Falsified)), "{falsified:?}");
-    let undecided = pixel(&pixels, width, png_pixel((1.0, 9.0)));
+    // Below the Safe box's label, which is written in the undecided box's corner.
+    let undecided = pixel(&pixels, width, png_pixel(area, (1.0, 8.65)));
     assert!(close(undecided, over_white(RegionStyle::Undecided)), "{undecided:?}");
-    assert_eq!(pixel(&pixels, width, png_pixel((5.0, 8.0))), (255, 255, 255));
+    assert_eq!(pixel(&pixels, width, png_pixel(area, (5.0, 8.0))), (255, 255, 255));
     assert_eq!(pixel(&pixels, width, (3, 3)), (255, 255, 255));
     assert!(leftovers(dir.path()).is_empty());
+}
+
+/// A PNG carries the SVG's text: the title above the plotting area, the axis description below
+/// it and the legend right of it are drawn, and vanish when the plot has none.
+#[test]
+fn png_has_the_title_axis_labels_and_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = dir.path().join("with.png");
+    render(&small_plot(), &with).unwrap();
+    let mut bare = small_plot();
+    bare.title.clear();
+    bare.x_label.clear();
+    let without = dir.path().join("without.png");
+    render(&bare, &without).unwrap();
+    let (width, height, text) = decode_png(&with);
+    let (_, _, no_text) = decode_png(&without);
+    let (left, top, area_width, area_height) = plot_area(&render_svg(&small_plot()).unwrap());
+    let above = 0..top as u32 - 2;
+    let (title, no_title) =
+        (dark_pixels(&text, width, 0..width, above.clone()), dark_pixels(&no_text, width, 0..width, above));
+    assert!(title > no_title + 30, "the title is drawn ({title} dark pixels above the plot, {no_title} without it)");
+    let below = (top + area_height) as u32 + 22..height;
+    assert!(
+        dark_pixels(&text, width, 0..width, below.clone()) > dark_pixels(&no_text, width, 0..width, below),
+        "the x axis description is drawn"
+    );
+    let legend = (left + area_width) as u32 + 8..width;
+    let legend_dark = dark_pixels(&text, width, legend, 0..height);
+    assert!(legend_dark > 30, "the legend's text is drawn ({legend_dark} dark pixels)");
 }
 
 #[test]

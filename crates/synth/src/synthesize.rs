@@ -109,6 +109,9 @@ pub fn synthesize(
     }
     // The closest run that stayed inside is reported only by the final run search.
     report.trajectory = None;
+    if safe_is_inductive(sys, cfg, &regions, &mut side, &mut report, budget, progress)? {
+        return Ok(finish(report, &side_stats, start, budget));
+    }
     let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, budget, progress, false)?;
     // Init lost to images that escape by a rounding error, maybe (an invariant with no margin):
     // again with images accepted within the tolerance; the proof then decides those cells exactly.
@@ -298,10 +301,26 @@ fn prove(
         report.proof = Some(run);
         return Ok(());
     }
+    record_proof(sys, side, report, merged, cells, run, t)
+}
+
+/// Records the bridge engine's run on the union `merged` (covered by `cells`) with the side
+/// conditions Init => I and I => Safe decided now: the verdict is proven, with its certificate,
+/// when all three hold.
+fn record_proof(
+    sys: &System,
+    side: &mut Checker<'_>,
+    report: &mut SynthReport,
+    merged: Vec<FBox>,
+    cells: Vec<FBox>,
+    run: trestle_bridge::engine::InductiveRun,
+    t: Instant,
+) -> Result<(), SynthError> {
+    let inv = boxes_pred(&merged);
     let init = Condition::from_answer(side.check_init(&inv)?);
     let safe = Condition::from_answer(side.check_safe(&inv)?);
     let s = &mut report.stats;
-    s.proof_seconds = t.elapsed().as_secs_f64();
+    s.proof_seconds += t.elapsed().as_secs_f64();
     s.smt_queries += run.stats.smt_queries;
     s.z3_queries += run.stats.z3_queries;
     s.fast_path_decided += run.stats.fast_path_decided;
@@ -325,6 +344,50 @@ fn prove(
     report.init_condition = Some(init);
     report.safe_condition = Some(safe);
     Ok(())
+}
+
+/// The most time the bridge engine gets to prove Safe itself inductive before the grid search.
+const SAFE_FIRST: Duration = Duration::from_secs(2);
+
+/// Safe itself as the candidate, before any gridding: a Safe that is inductive with no margin
+/// loses its boundary in the grid's inward-rounded cells, so the search would drop cells the
+/// bridge engine proves at once (its exact leaves decide boundaries). Tried when Safe's boxes
+/// have f64 ends (the certificate's invariant is then Safe exactly), in a short slice of the
+/// budget; a refutation or an unknown only means the search goes on.
+fn safe_is_inductive(
+    sys: &System,
+    cfg: &SynthConfig,
+    regions: &Regions<'_>,
+    side: &mut Checker<'_>,
+    report: &mut SynthReport,
+    budget: &Budget,
+    progress: &(dyn Fn(SynthProgress) + Sync),
+) -> Result<bool, SynthError> {
+    let boxes: Vec<FBox> = regions.outer.iter().map(|b| b.clone().into_fbox()).collect();
+    let same = |q: &Option<trestle_ir::Rational>, x: f64| q.as_ref() == Some(&trestle_ir::num::rational_from_f64(x));
+    let exact = regions
+        .exact
+        .iter()
+        .zip(&boxes)
+        .all(|(e, f)| (0..f.dims()).all(|i| same(&e.lo[i], f.lo[i]) && same(&e.hi[i], f.hi[i])));
+    if !exact {
+        return Ok(false);
+    }
+    let t = Instant::now();
+    let mut bridge = cfg.bridge.clone();
+    bridge.threads = cfg.threads;
+    let slice = budget.sub(Some(budget.remaining_capped(SAFE_FIRST).min(SAFE_FIRST)));
+    let run =
+        check_inductive(sys, &boxes_pred(&boxes), &boxes, &bridge, &slice, &|p| progress(SynthProgress::Proof(p)))?;
+    if !matches!(run.outcome, Inductiveness::Proven) {
+        return Ok(false);
+    }
+    record_proof(sys, side, report, boxes.clone(), boxes, run, t)?;
+    report.stats.invariant_boxes = report.invariant.len();
+    if report.verdict.is_proven() {
+        report.reason = format!("Safe itself is inductive ({} boxes): {}", report.invariant.len(), report.reason);
+    }
+    Ok(report.verdict.is_proven())
 }
 
 /// No invariant: looks for a run from Init that leaves Safe (verdict Unsafe when one replays).

@@ -89,3 +89,20 @@ fn a_creep_below_the_tolerance_is_not_proven() {
     assert_eq!(r.word(), "unknown", "{}", r.reason);
     assert!(r.certificate().is_none());
 }
+
+/// x' = x + c (1/2 - x), y likewise, c in [0, 1] chosen by the environment, Safe = [0, 1]^2: Safe
+/// is inductive with no margin (c = 0 keeps a corner where it is). Safe is tried as the candidate
+/// before any gridding (issue 38, item 5): one box, proven at once, where the grid search alone
+/// settled for a smaller union inside the inward-rounded cells (without Safe's corners).
+#[test]
+fn a_non_deterministic_safe_box_inductive_with_zero_margin_is_proven_at_once() {
+    let text = "init = \"0.4 <= x <= 0.6 and 0.4 <= y <= 0.6\"\nsafe = \"0 <= x <= 1 and 0 <= y <= 1\"\n\
+         [system]\nname = \"pull\"\n[state]\nx = { type = \"real\" }\ny = { type = \"real\" }\n\
+         [nondet]\nc = { interval = [0, 1] }\n\
+         [networks.pull]\nlayers = [{ weights = [[-1.0, 0.0], [0.0, -1.0]], bias = [0.5, 0.5], activation = \"identity\" }]\n\
+         [controller]\nnetwork = \"pull\"\nactions = [\"a0\", \"a1\"]\n[step]\nx = \"x + c*a0\"\ny = \"y + c*a1\"\n";
+    let (_dir, sys) = system("pull", text);
+    let r = assert_synthesised(&sys, &[1.0, 1.0]);
+    assert_eq!(r.invariant.len(), 1, "Safe itself: {:?}", r.invariant);
+    assert!(r.reason.starts_with("Safe itself is inductive"), "{}", r.reason);
+}

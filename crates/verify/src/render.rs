@@ -24,7 +24,9 @@ pub fn text(r: &RunResult) -> String {
         Status::Refuted => {}
         Status::Unknown => line(&mut out, r.reason.as_deref().map(|w| format!("unknown: {w}")).as_deref()),
     }
-    if let Some(Value::String(s)) = r.details.get("summary") {
+    if let Some(Value::String(s)) = r.details.get("summary")
+        && !r.evidence.as_deref().is_some_and(|e| e.starts_with(s.as_str()))
+    {
         let _ = writeln!(out, "  {s}");
     }
     if let Some(c) = r.details.get("conditions") {

@@ -15,7 +15,7 @@ use crate::error::DriverError;
 use trestle_bridge::StopCheck;
 use trestle_core::{Budget, RunResult, Unknown};
 use trestle_ir::System;
-use trestle_ltl::sweep::{Sweep, sweep};
+use trestle_ir::explore::{Sweep, sweep};
 
 /// Most boxes of Init the sweep starts from.
 const MAX_INIT_BOXES: usize = 1024;
@@ -51,7 +51,7 @@ pub(crate) fn search_from_init(
         return Ok(None);
     }
     let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).unwrap_or_default();
-    Ok(Some(match sweep(sys, &inits, None, MAX_SWEEP_STATES, budget) {
+    Ok(Some(match sweep(sys, &inits, None, MAX_SWEEP_STATES, || budget.check()) {
         Sweep::Stop(e) => return Err(DriverError::input(format!("a run from Init stops: {e}"))),
         Sweep::NoStop => {
             "the states reachable from Init, expanded exactly, have no stop: a smaller invariant may prove safety"
@@ -75,7 +75,7 @@ pub(crate) fn stop_at_init(sys: &System, budget: &Budget) -> Result<(), DriverEr
         return Ok(());
     }
     let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).unwrap_or_default();
-    match sweep(sys, &inits, Some(1), MAX_INIT_STATES, budget) {
+    match sweep(sys, &inits, Some(1), MAX_INIT_STATES, || budget.check()) {
         Sweep::Stop(e) => Err(DriverError::input(format!("a run from Init stops: {e}"))),
         _ => Ok(()),
     }

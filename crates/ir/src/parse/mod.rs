@@ -18,7 +18,7 @@
 //! does not chain (`x^2^3` is an error: write `(x^2)^3`); `x**n` is refused with a hint. `log` is
 //! the natural logarithm; `log`, `sqrt` and `tan` are partial (see [`crate::expr::Function`]).
 //!
-//! Limits (see [`shape`]): nesting deeper than [`MAX_NESTING`] levels, trees deeper than
+//! Limits (checked in `shape`): nesting deeper than [`MAX_NESTING`] levels, trees deeper than
 //! [`MAX_TREE_DEPTH`] or larger than [`MAX_TREE_NODES`] after `let` definitions are inlined, and
 //! temporal bounds above [`MAX_TEMPORAL_BOUND`] are parse errors; long flat chains are fine (they
 //! are built balanced). Parsing time is polynomial in the text's length: the one place the grammar
@@ -44,26 +44,38 @@ pub const MAX_TEMPORAL_BOUND: u32 = 1_000_000;
 /// What a name means where the text is parsed.
 #[derive(Clone, Debug)]
 pub enum Symbol {
+    /// A variable, usable in expressions.
     Var(VarRef),
     /// A boolean variable: usable as a predicate (`b` means `b == 1`).
     BoolVar(VarRef),
+    /// A named exact constant, inlined as its value.
     Const(Rational),
     /// A named expression, inlined where it is used.
     Macro(Expr),
 }
 
+/// The names a text may use and what each means (state variables, inputs, actions, constants, `let`
+/// definitions): the parser knows no system, the caller says what is in scope.
 pub trait Scope {
+    /// What `name` means here, or `None` when it is unknown (a parse error naming
+    /// [`Scope::known_names`]).
     fn lookup(&self, name: &str) -> Option<Symbol>;
     /// Names to suggest in "unknown name" messages.
     fn known_names(&self) -> Vec<String>;
 }
 
+/// A syntax or name error in a text, with the text and a caret under the place at fault (its
+/// `Display` prints all three lines).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}\n  {text}\n  {caret}")]
 pub struct ParseError {
+    /// What is wrong, one sentence.
     pub message: String,
+    /// The whole text parsed.
     pub text: String,
+    /// Spaces and a `^` under the offending character (counted in characters, not bytes).
     pub caret: String,
+    /// Byte offset of the fault in `text` (at most its length).
     pub offset: usize,
 }
 
@@ -779,18 +791,22 @@ fn parse_all<T>(
     Ok(t)
 }
 
+/// Parses an expression (the `expr` rule of the module docs); the whole text must be one.
 pub fn parse_expr(text: &str, scope: &dyn Scope) -> Result<Expr, ParseError> {
     parse_all(text, scope, Mode::Pred, |p| p.expr(), shape::expr_size)
 }
 
+/// Parses a predicate (the `pred` rule); the whole text must be one.
 pub fn parse_pred(text: &str, scope: &dyn Scope) -> Result<Pred, ParseError> {
     parse_all(text, scope, Mode::Pred, |p| p.pred_or(), shape::pred_size)
 }
 
+/// Parses a CTL formula (the `ctl` rule); the whole text must be one.
 pub fn parse_ctl(text: &str, scope: &dyn Scope) -> Result<Ctl, ParseError> {
     parse_all(text, scope, Mode::Ctl, |p| p.ctl_or(), shape::ctl_size)
 }
 
+/// Parses an LTL formula (the `ltl` rule); the whole text must be one.
 pub fn parse_ltl(text: &str, scope: &dyn Scope) -> Result<Ltl, ParseError> {
     parse_all(text, scope, Mode::Ltl, |p| p.ltl_or(), shape::ltl_size)
 }
@@ -798,16 +814,20 @@ pub fn parse_ltl(text: &str, scope: &dyn Scope) -> Result<Ltl, ParseError> {
 /// A scope from plain lists, handy in tests and small tools.
 #[derive(Default, Clone)]
 pub struct SimpleScope {
+    /// The names in scope, in the order added; a later entry shadows an earlier one of the same
+    /// name.
     pub symbols: Vec<(String, Symbol)>,
 }
 
 impl SimpleScope {
+    /// A scope of state variables only: `names[i]` is `State(i)`.
     pub fn with_state(names: &[&str]) -> SimpleScope {
         SimpleScope {
             symbols: names.iter().enumerate().map(|(i, n)| (n.to_string(), Symbol::Var(VarRef::State(i)))).collect(),
         }
     }
 
+    /// Adds a name (shadowing any earlier one of the same name).
     pub fn add(&mut self, name: &str, sym: Symbol) -> &mut Self {
         self.symbols.push((name.to_string(), sym));
         self
