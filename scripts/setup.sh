@@ -3,12 +3,14 @@
 # against Debian's libz3 4.8.12), libclang (bindgen for the Z3 bindings), cmake and a C++ compiler
 # (HiGHS is built from source by the highs-sys crate), GMP and MPFR (trestle-real's high-precision
 # intervals: rug over gmp-mpfr-sys with use-system-libs links Debian's libgmp 6.2.1 and libmpfr
-# 4.2.0 instead of building them), and mpmath for Debian's python3 (trestle-real's independent
-# check of its high-precision functions). Idempotent; uses sudo when not root.
+# 4.2.0 instead of building them), mpmath for Debian's python3 (trestle-real's independent
+# check of its high-precision functions), and python3-venv (the Python package's virtual
+# environments: `pip install ./crates/python`, scripts/python-tests.sh). Idempotent; uses sudo
+# when not root.
 set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake g++ libclang-dev libz3-dev pkg-config libgmp-dev libmpfr-dev python3-mpmath; do
+for pkg in cmake g++ libclang-dev libz3-dev pkg-config libgmp-dev libmpfr-dev python3-mpmath python3-venv; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -590,7 +590,7 @@ fn int_bug_no_command_accepts_a_non_integer_state() {
     assert!(r.code == 0 || r.code == 3, "exit {}: {}", r.code, r.stdout);
     let r = trestle(&["synth", p]);
     assert!(r.code == 0 || r.code == 3, "exit {}: {}", r.code, r.stdout);
-    expect_input_error(&trestle(&["simulate", p, "--from", "x=0.5"]), &["--from", "x = 0.5", "int"]);
+    expect_input_error(&trestle(&["simulate", p, "--from", "x=0.5"]), &["start state", "x = 0.5", "int"]);
     let r = trestle(&["simulate", p, "--from", "x=1", "--steps", "3", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.json()["runs"][0]["final_exact"][0], "1");

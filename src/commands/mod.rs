@@ -21,10 +21,10 @@ pub mod verify;
 use crate::args::{Command, SystemArgs};
 use crate::{CliError, CliResult};
 use trestle_config::Overrides;
-use trestle_ir::num::rational_from_i64;
-use trestle_ir::parse::{Scope, SimpleScope, Symbol};
-use trestle_ir::system::{Property, PropertyFormula, VarKind};
-use trestle_ir::{System, VarRef};
+use trestle_ir::System;
+use trestle_ir::parse::SimpleScope;
+use trestle_ir::plant::SampledPlant;
+use trestle_ir::system::{Property, PropertyFormula};
 
 pub fn run(command: Command) -> CliResult {
     match command {
@@ -80,36 +80,11 @@ fn workers(t: usize, flag: &str) -> Result<usize, CliError> {
     }
 }
 
-/// A bridge-engine error as the CLI reports it: the engine's own bugs (`Internal`) exit 4;
-/// everything else is about the input and exits 2: its shape, an unsupported feature, a path,
-/// and bounds that overflow f64 (weights or boxes too large, which validation cannot rule out).
-pub fn bridge_error(e: trestle_bridge::BridgeError) -> CliError {
-    use trestle_bridge::BridgeError;
-    match e {
-        BridgeError::Internal(m) => CliError::Internal(anyhow::anyhow!(m)),
-        other => CliError::Input(other.into()),
-    }
-}
-
 /// The names a `--formula` may use: the system's constants and state variables, and `k` when
 /// `--k` gives it.
 pub fn formula_scope(sys: &System, k: Option<u32>) -> Result<SimpleScope, CliError> {
-    let mut scope = SimpleScope::default();
-    for (n, q) in &sys.constants {
-        scope.add(n, Symbol::Const(q.clone()));
-    }
-    for (i, v) in sys.state.iter().enumerate() {
-        let sym =
-            if v.kind == VarKind::Bool { Symbol::BoolVar(VarRef::State(i)) } else { Symbol::Var(VarRef::State(i)) };
-        scope.add(&v.name, sym);
-    }
-    if let Some(k) = k {
-        if scope.lookup("k").is_some() {
-            return Err(CliError::input("--k: the system already has a constant or variable named k"));
-        }
-        scope.add("k", Symbol::Const(rational_from_i64(k.into())));
-    }
-    Ok(scope)
+    // Its one error is about `k`, which the command line gives as `--k`.
+    trestle_verify::temporal::formula_scope(sys, k).map_err(|e| CliError::input(format!("--{e}")))
 }
 
 /// The system with its property `name` (re-read with `property.N.k=K` when `k` is given) and
@@ -172,11 +147,33 @@ pub fn property_text(p: &Property) -> String {
 }
 
 /// Loads the system file with its `--set` overrides; its warnings (`ir::lint`) go to stderr, or
-/// end the command with `--deny-warnings`.
+/// end the command with `--deny-warnings`. A continuous-time system (`[flow]`) is refused (exit
+/// 2): only `simulate` reads those so far ([`load_sampled`]).
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
     let sys = trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
-    let warnings = trestle_ir::lint::warnings(&sys);
+    report_warnings(args, &trestle_ir::lint::warnings(&sys))?;
+    Ok(sys)
+}
+
+/// Like [`load`], and a continuous-time system is read too: the system (whose step is then the
+/// identity) and its plant. Its warnings are those of the system with the rates in place of
+/// the step.
+pub fn load_sampled(args: &SystemArgs) -> Result<(System, Option<SampledPlant>), CliError> {
+    let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
+    let (sys, plant) =
+        trestle_config::load_sampled_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
+    let mut linted = sys.clone();
+    if let Some(p) = &plant {
+        for b in &mut linted.step.branches {
+            b.updates = p.rates.clone();
+        }
+    }
+    report_warnings(args, &trestle_ir::lint::warnings(&linted))?;
+    Ok((sys, plant))
+}
+
+fn report_warnings(args: &SystemArgs, warnings: &[String]) -> Result<(), CliError> {
     if args.deny_warnings && !warnings.is_empty() {
         return Err(CliError::input(format!(
             "{} has warnings and --deny-warnings is given: {}",
@@ -185,38 +182,9 @@ pub fn load(args: &SystemArgs) -> Result<System, CliError> {
         )));
     }
     if !args.quiet {
-        for w in &warnings {
+        for w in warnings {
             eprintln!("warning: {w}");
         }
     }
-    Ok(sys)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use trestle_bridge::BridgeError;
-
-    fn is_internal(e: CliError) -> bool {
-        matches!(e, CliError::Internal(_))
-    }
-
-    /// Exit 4 is for our bugs only; everything the user can fix is exit 2. (The blanket `From`
-    /// this replaces turned every error, the engines' internal ones included, into exit 2.)
-    #[test]
-    fn engine_errors_map_to_exit_codes_by_kind() {
-        assert!(is_internal(bridge_error(BridgeError::Internal("x".into()))));
-        for input in [
-            BridgeError::Bounds("bounds overflowed at stage 1: the weights are too large for f64".into()),
-            BridgeError::NoInvariant,
-            BridgeError::NoSafe,
-            BridgeError::InvariantShape("strict".into()),
-            BridgeError::Unsupported("MILP baseline: not piecewise linear".into()),
-            BridgeError::Certificate("unknown field".into()),
-            BridgeError::Check(trestle_smt::CheckError::NoSafe),
-        ] {
-            let text = input.to_string();
-            assert!(!is_internal(bridge_error(input)), "{text}");
-        }
-    }
+    Ok(())
 }

@@ -1,59 +1,36 @@
-//! `trestle simulate`: concrete runs of the closed loop, in exact arithmetic by default.
+//! `trestle simulate`: concrete runs of the closed loop, in exact arithmetic by default
+//! (`trestle_verify::simulate`); this module reads the flags' text and prints the runs.
 
 use crate::args::SimulateArgs;
-use crate::output::{print_json, table};
+use crate::output::{driver_error, print_json, table};
 use crate::{CliError, CliResult, Outcome};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use serde_json::{Value, json};
-use trestle_ir::num::{Rational, display_rational, parse_rational, to_f64_nearest};
-use trestle_ir::sim::{self, Scalar, SimError, Transition};
-use trestle_ir::system::{NondetDomain, System, VarKind};
-use trestle_ir::{Env, RBox, space};
+use trestle_ir::num::{Rational, parse_rational, to_f64_nearest};
+use trestle_ir::sim;
+use trestle_ir::system::System;
 use trestle_verify::render::decimal as fmt_f64;
+use trestle_verify::simulate::{Run, SimulateOptions, simulate};
 
 pub fn run(a: &SimulateArgs) -> CliResult {
-    let sys = super::load(&a.system)?;
-    let plan = Plan::new(&sys, a)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
-    let mut runs = Vec::new();
-    for _ in 0..a.runs {
-        let start = plan.start_state(&sys, &mut rng)?;
-        runs.push(if a.float {
-            simulate::<f64>(&sys, &plan, &start, a.steps, &mut rng)
-        } else {
-            simulate::<Rational>(&sys, &plan, &start, a.steps, &mut rng)
-        });
+    let (sys, plant) = super::load_sampled(&a.system)?;
+    let opts = SimulateOptions { plant, ..options(a)? };
+    let runs = simulate(&sys, &opts).map_err(driver_error)?;
+    if trestle_verify::simulate::is_enclosed(&sys, &opts) && !a.system.json {
+        println!("{}", trestle_verify::simulate::ENCLOSED_NOTE);
     }
     if a.system.json {
-        print_json(&json!({
-            "system": sys.name,
-            "arithmetic": if a.float { "f64" } else { "exact" },
-            "seed": a.seed,
-            "runs": runs.iter().map(|r| r.to_json(&sys)).collect::<Vec<_>>(),
-        }));
+        print_json(&trestle_verify::simulate::to_json(&sys, &opts, &runs));
     } else {
         for (i, r) in runs.iter().enumerate() {
             if a.runs > 1 {
                 println!("run {i}:");
             }
-            print!("{}", r.to_table(&sys));
+            print!("{}", to_table(r, &sys));
             if let Some(reason) = &r.stopped {
                 println!("stopped after {} steps: {reason}", r.steps.len());
             }
         }
     }
     Ok(Outcome::Done)
-}
-
-/// The user's choices, resolved against the system.
-struct Plan {
-    from: Vec<Option<Rational>>,
-    /// Per non-deterministic input: fixed values per step (the last one repeats), or random.
-    nondet: Vec<Option<Vec<Rational>>>,
-    /// Branch per step (the last one repeats), or random.
-    branches: Option<Vec<usize>>,
-    init_boxes: Option<Vec<RBox>>,
 }
 
 fn assignments(text: &str, what: &str) -> Result<Vec<(String, String)>, CliError> {
@@ -71,239 +48,52 @@ fn exact(text: &str, what: &str) -> Result<Rational, CliError> {
     parse_rational(text).ok_or_else(|| CliError::input(format!("{what}: '{text}' is not a number")))
 }
 
-impl Plan {
-    fn new(sys: &System, a: &SimulateArgs) -> Result<Plan, CliError> {
-        let mut from = vec![None; sys.state.len()];
-        if let Some(text) = &a.from {
-            for (k, v) in assignments(text, "--from")? {
-                let i = sys.state_index(&k).ok_or_else(|| {
-                    CliError::input(format!(
-                        "--from: unknown state variable '{k}' (state: {})",
-                        sys.state_names().join(", ")
-                    ))
-                })?;
-                from[i] = Some(exact(&v, "--from")?);
-            }
-        }
-        let mut nondet = vec![None; sys.nondet.len()];
-        if let Some(text) = &a.nondet {
-            for (k, v) in assignments(text, "--nondet")? {
-                let i = sys
-                    .nondet
-                    .iter()
-                    .position(|n| n.name == k)
-                    .ok_or_else(|| CliError::input(format!("--nondet: unknown input '{k}'")))?;
-                nondet[i] = Some(v.split(';').map(|x| exact(x.trim(), "--nondet")).collect::<Result<Vec<_>, _>>()?);
-            }
-        }
-        let branches = match &a.branch {
-            None => None,
-            Some(text) => Some(
-                text.split(',')
-                    .map(|b| {
-                        let b = b.trim();
-                        sys.step
-                            .branches
-                            .iter()
-                            .position(|x| x.name == b)
-                            .or_else(|| b.parse::<usize>().ok().filter(|&i| i < sys.step.branches.len()))
-                            .ok_or_else(|| {
-                                let names: Vec<_> = sys.step.branches.iter().map(|x| x.name.as_str()).collect();
-                                CliError::input(format!(
-                                    "--branch: unknown branch '{b}' (branches: {})",
-                                    names.join(", ")
-                                ))
-                            })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-        };
-        let init_boxes = sys.init.to_box_union(sys.state.len(), 4096);
-        Ok(Plan { from, nondet, branches, init_boxes })
-    }
-
-    /// The start state: `--from` values, the rest drawn from Init's boxes.
-    /// Every start is a state of the system (kinds and domains): a `--from` value that is not is
-    /// an input error, and drawn values are taken inside the domains.
-    fn start_state(&self, sys: &System, rng: &mut ChaCha8Rng) -> Result<Vec<Rational>, CliError> {
-        let state = self.draw_start(sys, rng)?;
-        sim::check_state(sys, &state).map_err(|e| CliError::input(format!("--from: {e}")))?;
-        Ok(state)
-    }
-
-    fn draw_start(&self, sys: &System, rng: &mut ChaCha8Rng) -> Result<Vec<Rational>, CliError> {
-        if self.from.iter().all(Option::is_some) {
-            return Ok(self.from.iter().map(|v| v.clone().unwrap()).collect());
-        }
-        let boxes = self.init_boxes.as_ref().filter(|b| !b.is_empty()).ok_or_else(|| {
-            CliError::input("Init is not a union of boxes, so a start state cannot be drawn from it: give every variable with --from")
-        })?;
-        let b = &boxes[rng.random_range(0..boxes.len())];
-        let mut state = Vec::new();
-        for (i, v) in sys.state.iter().enumerate() {
-            if let Some(x) = &self.from[i] {
-                state.push(x.clone());
-                continue;
-            }
-            let (Some(lo), Some(hi)) = (&b.lo[i], &b.hi[i]) else {
-                return Err(CliError::input(format!("Init does not bound '{}': give it with --from", v.name)));
-            };
-            let no_value =
-                || CliError::input(format!("Init has no {} value for '{}' in its domain", v.kind.name(), v.name));
-            let (lo, hi) = space::legal_range(sys, i, lo, hi).ok_or_else(no_value)?;
-            state.push(space::draw(v.kind, &lo, &hi, rng).ok_or_else(no_value)?);
-        }
-        Ok(state)
-    }
-
-    fn nondet_at(&self, sys: &System, t: usize, rng: &mut ChaCha8Rng) -> Vec<Rational> {
-        sys.nondet
-            .iter()
-            .enumerate()
-            .map(|(i, n)| match &self.nondet[i] {
-                Some(vals) => vals[t.min(vals.len() - 1)].clone(),
-                None => match &n.domain {
-                    NondetDomain::Interval(lo, hi) => {
-                        space::draw(VarKind::Real, lo, hi, rng).expect("non-empty interval")
-                    }
-                    NondetDomain::Set(s) => s[rng.random_range(0..s.len())].clone(),
-                },
-            })
-            .collect()
-    }
-}
-
-struct Run {
-    steps: Vec<Transition<Rational>>,
-    last: Vec<Rational>,
-    stopped: Option<String>,
-    start_in_init: bool,
-}
-
-/// Runs `steps` steps in arithmetic `T`; the record is kept as exact values of what `T` computed.
-fn simulate<T: Scalar>(sys: &System, plan: &Plan, start: &[Rational], steps: usize, rng: &mut ChaCha8Rng) -> Run {
-    let start_in_init = sys.init.eval_exact(&Env::new(start, &[], &[])).unwrap_or(false);
-    let mut state: Vec<T> = start.iter().map(T::from_rational).collect();
-    let mut memory = sim::initial_memory::<T>(sys);
-    let mut out = Vec::new();
-    let mut stopped = None;
-    for t in 0..steps {
-        let nondet: Vec<T> = plan.nondet_at(sys, t, rng).iter().map(T::from_rational).collect();
-        let pick = |enabled: &[usize]| -> Result<usize, SimError> {
-            match &plan.branches {
-                Some(bs) => {
-                    let b = bs[t.min(bs.len() - 1)];
-                    if enabled.contains(&b) {
-                        Ok(b)
-                    } else {
-                        Err(SimError::BranchDisabled { name: sys.step.branches[b].name.clone() })
-                    }
-                }
-                None => Ok(enabled[rng.random_range(0..enabled.len())]),
-            }
-        };
-        match sim::step_choosing(sys, &state, &mut memory, &nondet, pick) {
-            Ok(tr) => {
-                state = tr.next.clone();
-                out.push(Transition {
-                    state: exact_of(&tr.state),
-                    nondet: exact_of(&tr.nondet),
-                    actions: exact_of(&tr.actions),
-                    branch: tr.branch,
-                    next: exact_of(&tr.next),
-                });
-            }
-            Err(e) => {
-                stopped = Some(e.to_string());
-                break;
-            }
+/// The flags' text as the driver's options.
+fn options(a: &SimulateArgs) -> Result<SimulateOptions, CliError> {
+    let mut opts = SimulateOptions { steps: a.steps, runs: a.runs, seed: a.seed, float: a.float, ..Default::default() };
+    if let Some(text) = &a.from {
+        for (k, v) in assignments(text, "--from")? {
+            opts.from.push((k, exact(&v, "--from")?));
         }
     }
-    Run { steps: out, last: exact_of(&state), stopped, start_in_init }
-}
-
-fn exact_of<T: Scalar>(xs: &[T]) -> Vec<Rational> {
-    xs.iter().map(Scalar::to_rational).collect()
-}
-
-fn value_json(x: &Rational) -> Value {
-    json!(to_f64_nearest(x))
-}
-
-impl Run {
-    fn to_json(&self, sys: &System) -> Value {
-        let named = |names: Vec<String>, vals: &[Rational]| -> Value {
-            Value::Object(names.into_iter().zip(vals).map(|(n, v)| (n, value_json(v))).collect())
-        };
-        let exact = |vals: &[Rational]| -> Value {
-            Value::Array(vals.iter().map(|v| json!(display_rational(&v.to_rational()))).collect())
-        };
-        let actions = |tr: &Transition<Rational>| -> Value {
-            Value::Object(
-                sys.actions
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| {
-                        let q = tr.actions[i].to_rational();
-                        let v = match sim::action_label(sys, i, &q) {
-                            Some(label) => json!({ "index": to_f64_nearest(&q), "label": label }),
-                            None => value_json(&tr.actions[i]),
-                        };
-                        (a.name.clone(), v)
-                    })
-                    .collect(),
-            )
-        };
-        json!({
-            "start_in_init": self.start_in_init,
-            "steps": self.steps.iter().enumerate().map(|(t, tr)| json!({
-                "t": t,
-                "state": named(sys.state_names(), &tr.state),
-                "state_exact": exact(&tr.state),
-                "nondet": named(sys.nondet_names(), &tr.nondet),
-                "actions": actions(tr),
-                "branch": sys.step.branches[tr.branch].name,
-            })).collect::<Vec<_>>(),
-            "final": named(sys.state_names(), &self.last),
-            "final_exact": exact(&self.last),
-            "stopped": self.stopped,
-        })
+    if let Some(text) = &a.nondet {
+        for (k, v) in assignments(text, "--nondet")? {
+            let vals = v.split(';').map(|x| exact(x.trim(), "--nondet")).collect::<Result<Vec<_>, _>>()?;
+            opts.nondet.push((k, vals));
+        }
     }
+    opts.branches = a.branch.as_ref().map(|text| text.split(',').map(|b| b.trim().to_string()).collect());
+    Ok(opts)
+}
 
-    fn to_table(&self, sys: &System) -> String {
-        let mut header = vec!["t".to_string()];
-        header.extend(sys.state_names());
-        header.extend(sys.nondet_names());
-        header.extend(sys.action_names());
+fn to_table(run: &Run, sys: &System) -> String {
+    let mut header = vec!["t".to_string()];
+    header.extend(sys.state_names());
+    header.extend(sys.nondet_names());
+    header.extend(sys.action_names());
+    if sys.step.branches.len() > 1 {
+        header.push("branch".into());
+    }
+    let show = |x: &Rational| fmt_f64(to_f64_nearest(x));
+    let mut rows = Vec::new();
+    for (t, tr) in run.steps.iter().enumerate() {
+        let mut r = vec![t.to_string()];
+        r.extend(tr.state.iter().map(show));
+        r.extend(tr.nondet.iter().map(show));
+        r.extend(tr.actions.iter().enumerate().map(|(i, v)| sim::action_label(sys, i, v).unwrap_or_else(|| show(v))));
         if sys.step.branches.len() > 1 {
-            header.push("branch".into());
+            r.push(sys.step.branches[tr.branch].name.clone());
         }
-        let show = |x: &Rational| fmt_f64(to_f64_nearest(&x.to_rational()));
-        let mut rows = Vec::new();
-        for (t, tr) in self.steps.iter().enumerate() {
-            let mut r = vec![t.to_string()];
-            r.extend(tr.state.iter().map(show));
-            r.extend(tr.nondet.iter().map(show));
-            r.extend(
-                tr.actions
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| sim::action_label(sys, i, &v.to_rational()).unwrap_or_else(|| show(v))),
-            );
-            if sys.step.branches.len() > 1 {
-                r.push(sys.step.branches[tr.branch].name.clone());
-            }
-            rows.push(r);
-        }
-        let mut last = vec![self.steps.len().to_string()];
-        last.extend(self.last.iter().map(show));
-        last.resize(header.len(), String::new());
-        rows.push(last);
-        let mut out = String::new();
-        if !self.start_in_init {
-            out.push_str("note: the start state is outside Init\n");
-        }
-        out.push_str(&table(&header, &rows));
-        out
+        rows.push(r);
     }
+    let mut last = vec![run.steps.len().to_string()];
+    last.extend(run.last.iter().map(show));
+    last.resize(header.len(), String::new());
+    rows.push(last);
+    let mut out = String::new();
+    if !run.start_in_init {
+        out.push_str("note: the start state is outside Init\n");
+    }
+    out.push_str(&table(&header, &rows));
+    out
 }

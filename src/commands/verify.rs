@@ -9,7 +9,7 @@ use crate::args::SystemArgs;
 use crate::output::{driver_error, print_json};
 use crate::{CliResult, Outcome};
 use serde_json::json;
-use trestle_core::{Budget, RunResult, Status};
+use trestle_core::{Budget, Status};
 use trestle_verify::properties::{VerifyOptions, verify};
 
 #[derive(clap::Args, Debug)]
@@ -48,7 +48,7 @@ pub fn run(a: &VerifyArgs) -> CliResult {
     if a.system.json {
         print_json(&json!({ "system": v.system, "results": v.results }));
     } else {
-        print_table(&v.system, &v.results);
+        print!("{}", trestle_verify::render::verification(&v.system, &v.results));
     }
     if !v.internal_errors.is_empty() {
         for e in &v.internal_errors {
@@ -64,26 +64,4 @@ pub fn run(a: &VerifyArgs) -> CliResult {
     } else {
         Outcome::Done
     })
-}
-
-fn print_table(system: &str, results: &[RunResult]) {
-    println!("system: {system}");
-    println!("{:<16} {:<8} {:<9} {:<13} {:>9}", "property", "verdict", "status", "method", "seconds");
-    for r in results {
-        let seconds = r.stats.get("seconds").and_then(|v| v.as_f64()).unwrap_or(0.0);
-        let status =
-            r.reason_kind.as_deref().filter(|k| matches!(*k, "unsupported" | "error")).unwrap_or(r.status.as_str());
-        println!(
-            "{:<16} {:<8} {:<9} {:<13} {:>9.3}",
-            r.property.as_deref().unwrap_or(""),
-            r.verdict,
-            status,
-            r.method,
-            seconds
-        );
-    }
-    for r in results.iter().filter(|r| r.status != Status::Proven) {
-        println!();
-        print!("{}", trestle_verify::render::text(r));
-    }
 }

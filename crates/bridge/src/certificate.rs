@@ -7,7 +7,8 @@
 //! and `certify` reads both). Numbers are JSON numbers holding exact f64 values
 //! (shortest round-trip decimals). A witness's state is an f64 point; its actions and successor
 //! are exact rationals, given as the nearest floats in `witness` and exactly (as decimal or
-//! fraction strings) in `witness_exact`.
+//! fraction strings) in `witness_exact`. A refutation through irrational values (tanh, sin, ...)
+//! has no exact successor: see [`validated`].
 //!
 //! A file that is not a well-formed certificate of the system (bad JSON, unknown fields, numbers
 //! that are not finite, another system's name, other variables or another order of them, matrices
@@ -26,6 +27,7 @@ use trestle_ir::{FBox, Matrix, Pred, Rational, System};
 use trestle_smt::Postcondition;
 
 pub(crate) mod exact;
+pub mod validated;
 
 pub use exact::ExactClauseJson;
 
@@ -117,6 +119,9 @@ pub struct OutcomeJson {
     pub region: Option<BoxJson>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
+    /// A refutation through irrational values: the enclosures its run found (see [`validated`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub validated: Option<validated::ValidatedJson>,
 }
 
 /// Either kind of certificate file.
@@ -195,6 +200,7 @@ pub fn from_report(sys: &System, report: &Report) -> CertificateJson {
         witness_exact: None,
         region: None,
         reason: None,
+        validated: None,
     };
     let set_witness = |out: &mut OutcomeJson, w: &trestle_smt::Witness| {
         let (a, b) = witness_jsons(sys, w);
@@ -213,6 +219,10 @@ pub fn from_report(sys: &System, report: &Report) -> CertificateJson {
         (_, _, Inductiveness::Refuted(r)) => {
             set_witness(&mut out, &r.witness);
             out.region = r.region.as_ref().map(box_json);
+        }
+        (_, _, Inductiveness::RefutedValidated(t)) => {
+            let (a, b, v) = validated::witness_jsons(sys, t);
+            (out.witness, out.witness_exact, out.validated) = (Some(a), Some(b), Some(v));
         }
         (_, _, Inductiveness::Unknown(reason)) => out.reason = Some(reason.to_string()),
         (_, _, Inductiveness::Proven) if report.verdict.holds() == Some(true) => {
@@ -379,6 +389,13 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
     trestle_ir::sim::check_state(sys, &state).map_err(|e| not_a_run("state", e))?;
     trestle_ir::sim::check_nondet(sys, &nondet).map_err(|e| not_a_run("inputs", e))?;
     let (inv, _) = crate::check::invariant_cover(sys)?;
+    if !trestle_core::validate::is_rational_valued(sys) {
+        // No exact successor: re-validated from the exact state, inputs and branch.
+        let branch = o.witness_exact.as_ref().map_or("", |e| e.branch.as_str());
+        let (ok, detail) = validated::recheck(sys, &inv, &state, &nondet, branch);
+        let check = "witness validated: state in Inv, the successor's enclosure strictly outside".to_string();
+        return Ok(Certification { valid: ok, kind: "refutation", checks: vec![(check, ok, detail)] });
+    }
     let replay = crate::witness::replay_exact(sys, &inv, &state, &[nondet]);
     let checks = vec![(
         "witness replays exactly: state in Inv, successor outside".to_string(),

@@ -58,7 +58,7 @@ impl Report {
             Verdict::Proven { .. } => "safe",
             Verdict::Evidence { .. } => "safe-by-milp-evidence",
             Verdict::Refuted { .. } if self.failed_condition().is_some() => "unsafe-candidate",
-            Verdict::Refuted { .. } => "not-inductive",
+            Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => "not-inductive",
             Verdict::Unknown(_) => "unknown",
         }
     }
@@ -73,7 +73,7 @@ impl Report {
     }
 
     /// The refuting witness: a failing side condition's state, or the step that leaves the
-    /// invariant.
+    /// invariant (`None` for a validated refutation, which has no exact successor).
     pub fn witness(&self) -> Option<&Witness> {
         self.failed_condition().map(|(_, w)| w).or(match &self.inductive.outcome {
             Inductiveness::Refuted(r) => Some(&r.witness),
@@ -217,6 +217,7 @@ fn verdict(sys: &System, side: &SideConditions, run: &InductiveRun) -> Verdict {
     match (&side.init, &side.safe, &run.outcome) {
         (Condition::Fails(w), _, _) | (_, Condition::Fails(w), _) => Verdict::refuted(w.to_trace(sys)),
         (_, _, Inductiveness::Refuted(r)) => Verdict::refuted(r.witness.to_trace(sys)),
+        (_, _, Inductiveness::RefutedValidated(t)) => Verdict::RefutedValidated { trace: t.clone() },
         (Condition::Proven, Condition::Proven, Inductiveness::Proven) => {
             if run.clauses.is_empty() && run.exact_clauses.is_empty() {
                 Verdict::proven()

@@ -16,12 +16,12 @@ use crate::error::BridgeError;
 use crate::exact::{self, ExactDecision};
 use crate::post::PostEngine;
 use crate::stops::{StopCheck, check_stop_free};
-use crate::witness;
+use crate::witness::{self, Counterexample};
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use trestle_core::{Budget, Unknown};
+use trestle_core::{Budget, Unknown, ValidatedTrace};
 use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
 use trestle_ir::{Env, FBox, Pred, System};
@@ -58,6 +58,9 @@ pub struct Refutation {
 pub enum Inductiveness {
     Proven,
     Refuted(Refutation),
+    /// A state in Inv whose successor's high-precision enclosure lies strictly outside Inv (the
+    /// system has values with no rational form: tanh, sin, ...).
+    RefutedValidated(ValidatedTrace),
     /// A limit was reached or boxes stayed undecided: why.
     Unknown(Unknown),
 }
@@ -114,7 +117,7 @@ enum BoxResult {
     Proven(Postcondition),
     ProvenExactly,
     Falsified(Refutation),
-    Counterexample(Witness),
+    Counterexample(Counterexample),
     Split(Vec<FBox>, f64),
     Undecided,
 }
@@ -332,9 +335,16 @@ impl<'s> Ctx<'s> {
         if let Answer::Valid = self.decide(ch, &leave, &mut w)? {
             // Every state of p /\ Inv leaves: any such state with an enabled successor refutes
             // (found and replayed at a legal state of p, never assumed).
-            if let Some(wit) = self.search.at_some_state(p) {
-                w.result = BoxResult::Falsified(Refutation { witness: wit, region: Some(p.clone()) });
-                return Ok(w);
+            match self.search.at_some_state(p) {
+                Some(Counterexample::Exact(wit)) => {
+                    w.result = BoxResult::Falsified(Refutation { witness: wit, region: Some(p.clone()) });
+                    return Ok(w);
+                }
+                Some(validated) => {
+                    w.result = BoxResult::Counterexample(validated);
+                    return Ok(w);
+                }
+                None => {}
             }
         }
         if self.cfg.search && self.deadline.is_none_or(|d| Instant::now() < d) {
@@ -385,7 +395,7 @@ impl<'s> Ctx<'s> {
         w.exact_time = t.elapsed();
         match decision {
             ExactDecision::Proven => w.result = BoxResult::ProvenExactly,
-            ExactDecision::Refuted(wit) => w.result = BoxResult::Counterexample(wit),
+            ExactDecision::Refuted(wit) => w.result = BoxResult::Counterexample(Counterexample::Exact(wit)),
             ExactDecision::Undecided(_) => w.exact_undecided = true,
         }
         Ok(())
@@ -605,8 +615,12 @@ pub fn check_inductive(
                     run.outcome = Inductiveness::Refuted(r);
                     stop = true;
                 }
-                BoxResult::Counterexample(wit) => {
+                BoxResult::Counterexample(Counterexample::Exact(wit)) => {
                     run.outcome = Inductiveness::Refuted(Refutation { witness: wit, region: None });
+                    stop = true;
+                }
+                BoxResult::Counterexample(Counterexample::Validated(trace)) => {
+                    run.outcome = Inductiveness::RefutedValidated(trace);
                     stop = true;
                 }
                 BoxResult::Split(children, priority) if !children.is_empty() && s.splits < cfg.max_splits => {

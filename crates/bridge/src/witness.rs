@@ -13,12 +13,20 @@
 //! interval arithmetic proves that every successor stays ([`Searcher::surely_stays`]), and every
 //! other candidate is replayed exactly, with the vertices of the inputs and, where the step is
 //! not multilinear in an input, its interior critical points.
+//!
+//! A system with values that have no rational form (a tanh or sigmoid controller, a `sin` in the
+//! step) cannot be replayed exactly. There a candidate's floating-point successors pick the
+//! (inputs, branch) pairs that leave or nearly leave, and each is validated
+//! ([`trestle_core::ValidatedTrace::establish`]: the exact state, the step enclosed at 256 bits,
+//! then 1024 and 4096, the successor's enclosure strictly outside the invariant); an enclosure
+//! that straddles the boundary at every precision is no counterexample.
 
 use crate::error::BridgeError;
 use crate::post::PostEngine;
 use std::collections::HashSet;
 use std::sync::Arc;
 use trestle_bounds::Method;
+use trestle_core::ValidatedTrace;
 use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
 use trestle_ir::nondet::{self, Choices};
@@ -30,6 +38,28 @@ use trestle_smt::Witness;
 
 /// Most fixed environment choices a search tries per state.
 const MAX_CHOICES: usize = 256;
+
+/// Most (inputs, branch) pairs validated per candidate state of a non-rational system, the
+/// farthest out first: each validation runs the step in 256-bit (or wider) interval arithmetic.
+const MAX_VALIDATIONS: usize = 4;
+
+/// A counterexample to inductiveness: one transition replayed exactly, or (through values with
+/// no rational form) a one-step run from an exact state whose successor's enclosure lies
+/// strictly outside the invariant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Counterexample {
+    Exact(Witness),
+    Validated(ValidatedTrace),
+}
+
+impl std::fmt::Display for Counterexample {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Counterexample::Exact(w) => w.fmt(f),
+            Counterexample::Validated(t) => t.fmt(f),
+        }
+    }
+}
 
 /// A candidate whose floating-point successors all stay inside the invariant by more than this
 /// (relative to the box's scale) is not replayed: floating-point error of that size is out of
@@ -108,6 +138,8 @@ pub struct Searcher<'s> {
     /// Interval bounds of the controllers at a point, for [`Searcher::surely_stays`].
     ibp: PostEngine<'s>,
     nondet_hull: Vec<Interval>,
+    /// Whether every value of a step is rational (exact replay), else validated replay.
+    rational: bool,
 }
 
 impl<'s> Searcher<'s> {
@@ -124,22 +156,53 @@ impl<'s> Searcher<'s> {
             switches: space::state_switches(sys),
             ibp: PostEngine::new(sys, Method::Ibp, false)?,
             nondet_hull,
+            rational: trestle_core::validate::is_rational_valued(sys),
         })
     }
 
     /// Replays a legal state exactly under the fixed choices, `extra` ones (a solver's), and the
     /// critical points of the inputs at this state.
-    pub fn replay(&self, state: &[Rational], extra: &[Vec<Rational>]) -> Option<Witness> {
+    pub fn replay(&self, state: &[Rational], extra: &[Vec<Rational>]) -> Option<Counterexample> {
         if sim::check_state(self.sys, state).is_err()
             || !self.inv.eval_exact(&Env::new(state, &[], &[])).unwrap_or(false)
         {
             return None;
         }
+        if !self.rational {
+            return self.validate(state, extra).map(Counterexample::Validated);
+        }
         let (actions, found) = first_leaving(self.sys, self.inv, state, extra.iter().chain(self.choices.fixed()));
         if found.is_some() || !self.choices.has_curved() {
-            return found;
+            return found.map(Counterexample::Exact);
         }
-        first_leaving(self.sys, self.inv, state, &self.choices.critical(self.sys, state, &actions?)).1
+        first_leaving(self.sys, self.inv, state, &self.choices.critical(self.sys, state, &actions?))
+            .1
+            .map(Counterexample::Exact)
+    }
+
+    /// A validated counterexample at `state` (exact, a state in the invariant): the (inputs,
+    /// branch) pairs whose floating-point successor leaves or nearly leaves, farthest first,
+    /// validated one by one (see the module documentation).
+    fn validate(&self, state: &[Rational], extra: &[Vec<Rational>]) -> Option<ValidatedTrace> {
+        let point = approx(state);
+        let memory = sim::initial_memory::<f64>(self.sys);
+        let mut steps = sim::StepsFrom::new(self.sys, &point, &memory).ok()?;
+        let scale = point.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let mut leaving: Vec<(f64, &Vec<Rational>, usize)> = Vec::new();
+        for nondet in extra.iter().chain(self.choices.fixed()) {
+            let Ok((s, _)) = steps.under(&approx(nondet)) else { continue };
+            let nexts = s.next.iter().map(|(b, n)| (*b, n)).chain(s.exits.iter().map(|(b, n, _)| (*b, n)));
+            for (branch, next) in nexts {
+                let d = self.cover.distance_outside(next);
+                if d >= -REPLAY_MARGIN * scale {
+                    leaving.push((d, nondet, branch));
+                }
+            }
+        }
+        leaving.sort_by(|a, b| b.0.total_cmp(&a.0));
+        leaving.into_iter().take(MAX_VALIDATIONS).find_map(|(_, nondet, branch)| {
+            ValidatedTrace::establish(self.sys, state, &[(nondet.clone(), branch)], self.inv).ok()
+        })
     }
 
     /// Largest distance outside the invariant over the fixed choices at `state` (f64, for ranking
@@ -212,7 +275,7 @@ impl<'s> Searcher<'s> {
 
     /// Searches `p` for a concrete counterexample (see the module documentation). `hint` is a
     /// solver's abstract witness: its state is a candidate and its inputs an extra choice.
-    pub fn search(&self, p: &FBox, hint: Option<&Witness>) -> Option<Witness> {
+    pub fn search(&self, p: &FBox, hint: Option<&Witness>) -> Option<Counterexample> {
         let ranges = space::legal_box(self.sys, p)?;
         let extra: Vec<Vec<Rational>> =
             hint.map(|h| h.nondet.clone()).filter(|n| sim::check_nondet(self.sys, n).is_ok()).into_iter().collect();
@@ -220,7 +283,7 @@ impl<'s> Searcher<'s> {
         let mut tried: HashSet<Vec<Rational>> = HashSet::new();
         let scale = p.lo.iter().chain(&p.hi).fold(1.0f64, |m, v| m.max(v.abs()));
         let inside_by_far = -REPLAY_MARGIN * scale;
-        let mut decide = |x: &[Rational], v: f64| -> Option<Witness> {
+        let mut decide = |x: &[Rational], v: f64| -> Option<Counterexample> {
             if v < inside_by_far || !tried.insert(x.to_vec()) || (v <= 0.0 && self.surely_stays(x)) {
                 return None;
             }
@@ -281,7 +344,7 @@ impl<'s> Searcher<'s> {
 
     /// A counterexample at some legal state of `p` (centre, then corners), for a box every state
     /// of which leaves: `None` when `p` holds no legal state in the invariant.
-    pub fn at_some_state(&self, p: &FBox) -> Option<Witness> {
+    pub fn at_some_state(&self, p: &FBox) -> Option<Counterexample> {
         let ranges = space::legal_box(self.sys, p)?;
         self.centre_and_corners(&ranges).iter().find_map(|s| self.replay(s, &[]))
     }

@@ -7,6 +7,9 @@ pub enum CegarError {
     /// The system is not a discrete system these engines take (see [`crate::model`]).
     #[error("not a discrete system: {0}")]
     Unsupported(String),
+    /// A tanh or sigmoid network, or an elementary function: the message names what can.
+    #[error("{0}")]
+    NotPiecewiseLinear(String),
     #[error("the system has no `safe` condition (unsafety is `not safe`)")]
     NoSafe,
     #[error(transparent)]

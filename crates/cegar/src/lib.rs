@@ -36,7 +36,7 @@ use trestle_ir::system::System;
 pub fn word(v: &Verdict) -> &'static str {
     match v {
         Verdict::Proven { .. } | Verdict::Evidence { .. } => "safe",
-        Verdict::Refuted { .. } => "unsafe",
+        Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => "unsafe",
         Verdict::Unknown(_) => "unknown",
     }
 }

@@ -91,12 +91,8 @@ impl<'s> Discrete<'s> {
             ));
         }
         // The policy is encoded in Z3 and runs are evaluated exactly: piecewise-linear activations.
-        sys.check_activations(
-            "the discrete-policy engines (CEGAR, BMC, explicit)",
-            "identity, ReLU, leaky ReLU and clip layers: tanh and sigmoid have no exact value",
-            trestle_ir::Activation::is_piecewise_linear,
-        )
-        .map_err(|m| CegarError::Smt(trestle_smt::CheckError::Unsupported(m)))?;
+        sys.check_piecewise_linear("the discrete-policy engines (CEGAR, BMC, explicit)")
+            .map_err(CegarError::NotPiecewiseLinear)?;
         let ActionKind::Index { labels } = &sys.actions[*action].kind else {
             return bad("the policy's action is not an argmax label".into());
         };

@@ -64,21 +64,26 @@ fn system(seed: u64, halving: bool) -> String {
     text
 }
 
+fn load(seed: u64, text: &str) -> trestle_ir::System {
+    load_system_from_str(text, std::path::Path::new("random.toml"), &Default::default())
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"))
+}
+
+/// The truth, by the explicit search (the oracle).
+fn explicitly_safe(d: &Discrete<'_>) -> bool {
+    let truth = check_explicit(d, &ExplicitOptions::default(), &Budget::unlimited()).unwrap().verdict;
+    matches!(truth, Verdict::Proven { .. })
+}
+
 #[test]
 fn cegar_bmc_and_explicit_agree_on_random_systems() {
     let (mut safe, mut unsafe_) = (0, 0);
     for seed in 0..40 {
         let text = system(seed, false);
-        let sys = load_system_from_str(&text, std::path::Path::new("random.toml"), &Default::default())
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        let sys = load(seed, &text);
         let d = Discrete::new(&sys).unwrap();
-        let truth = check_explicit(&d, &ExplicitOptions::default(), &Budget::unlimited()).unwrap().verdict;
-        let is_safe = matches!(truth, Verdict::Proven { .. });
-        if is_safe {
-            safe += 1
-        } else {
-            unsafe_ += 1
-        }
+        let is_safe = explicitly_safe(&d);
+        *if is_safe { &mut safe } else { &mut unsafe_ } += 1;
         let z3 = BmcOptions { encoding: PolicyEncoding::Z3, ..BmcOptions::default() };
         let mut runs = vec![
             ("bmc", check_bmc(&d, &BmcOptions::default(), &Budget::unlimited()).unwrap().verdict),
@@ -111,6 +116,7 @@ fn cegar_bmc_and_explicit_agree_on_random_systems() {
                 }
                 Verdict::Unknown(u) => panic!("seed {seed}: {name} unknown: {u}"),
                 Verdict::Evidence { .. } => panic!("seed {seed}: {name} answered on floating-point evidence"),
+                Verdict::RefutedValidated { .. } => panic!("seed {seed}: {name}: a validated run on a rational system"),
             }
         }
     }
@@ -126,16 +132,10 @@ fn non_integral_updates_are_refused_by_cegar_and_decided_by_bmc() {
     let (mut refused, mut safe, mut unsafe_) = (0, 0, 0);
     for seed in 100..130 {
         let text = system(seed, true);
-        let sys = load_system_from_str(&text, std::path::Path::new("random.toml"), &Default::default())
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        let sys = load(seed, &text);
         let d = Discrete::new(&sys).unwrap();
-        let truth = check_explicit(&d, &ExplicitOptions::default(), &Budget::unlimited()).unwrap().verdict;
-        let is_safe = matches!(truth, Verdict::Proven { .. });
-        if is_safe {
-            safe += 1
-        } else {
-            unsafe_ += 1
-        }
+        let is_safe = explicitly_safe(&d);
+        *if is_safe { &mut safe } else { &mut unsafe_ } += 1;
         match check_cegar(&d, &CegarOptions::default(), &Budget::unlimited()) {
             Err(e) if d.non_integral_update().is_some() => {
                 let message = e.to_string();

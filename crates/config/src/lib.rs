@@ -26,19 +26,46 @@ pub use error::ConfigError;
 pub use overrides::{Overrides, canonical_key};
 
 use std::path::Path;
+use trestle_ir::plant::SampledPlant;
 use trestle_ir::system::{DomainExit, System};
 
 /// Reads, overrides, checks and resolves a system file.
 /// Only a regular file of at most [`atomic_output::input::SYSTEM_FILE`]'s size is read: a FIFO or
 /// `/dev/zero` given as the system file is refused at once.
+///
+/// A continuous-time system (`[flow]`) is refused here: its step is not the environment step the
+/// engines read. [`load_sampled_system`] reads it.
 pub fn load_system(path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
-    let text = atomic_output::input::read_text(path, atomic_output::input::SYSTEM_FILE)
-        .map_err(|e| ConfigError::new(path, None, format!("cannot read the system file: {e}")))?;
+    let text = read(path)?;
     load_system_from_str(&text, path, overrides)
 }
 
 /// Like [`load_system`] with the file's text given (`path` locates relative model paths).
 pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
+    match load_parts(text, path, overrides)? {
+        (sys, None) => Ok(sys),
+        (_, Some(_)) => Err(ConfigError::new(
+            path,
+            Some("flow".into()),
+            "a continuous-time system ([flow]): only `trestle simulate` reads these so far",
+        )),
+    }
+}
+
+/// Reads a system that may be continuous-time: the system and, with `[flow]`, its plant (see
+/// [`trestle_ir::plant`]). The system's step is then the identity (the plant's flow replaces
+/// it), so it must not be handed to an engine as it is.
+pub fn load_sampled_system(path: &Path, overrides: &Overrides) -> Result<(System, Option<SampledPlant>), ConfigError> {
+    let text = read(path)?;
+    load_parts(&text, path, overrides)
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    atomic_output::input::read_text(path, atomic_output::input::SYSTEM_FILE)
+        .map_err(|e| ConfigError::new(path, None, format!("cannot read the system file: {e}")))
+}
+
+fn load_parts(text: &str, path: &Path, overrides: &Overrides) -> Result<(System, Option<SampledPlant>), ConfigError> {
     let mut doc = document::parse_table(text, path).map_err(|e| ConfigError::new(path, None, e))?;
     overrides.apply(&mut doc).map_err(|e| ConfigError::new(path, None, e))?;
     let raw: raw::RawFile = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
@@ -54,7 +81,10 @@ pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> R
     r.networks(&raw.networks)?;
     let controllers = r.controllers(raw.controller.as_ref(), &raw.controllers)?;
     r.lets(&raw.lets, "let")?;
-    let step = r.step(&raw)?;
+    let (plant, step) = match r.plant(&raw)? {
+        Some((plant, step)) => (Some(plant), step),
+        None => (None, r.step(&raw)?),
+    };
     let init = match &raw.init {
         Some(i) => r.region("init", i)?,
         None => return Err(ConfigError::new(path, Some("init".into()), "the system needs an initial region `init`")),
@@ -80,5 +110,5 @@ pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> R
     let meta = (name, raw.system.description.clone(), domain_exit);
     let sys = r.finish(meta, controllers, step, (init, safe, invariant), properties);
     sys.validate().map_err(|e| ConfigError::new(path, Some(e.location), e.message))?;
-    Ok(sys)
+    Ok((sys, plant))
 }

@@ -17,6 +17,18 @@ pub enum RawNum {
     Text(String),
 }
 
+/// An entry of `[flow]`: the period (a number) or a state variable's rate (an expression, or a
+/// plain integer).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "expected the period (a number) or a state variable's rate (an expression in quotes, like \"-x + u\")"
+)]
+pub enum RawFlowEntry {
+    Int(i64),
+    Text(String),
+}
+
 /// A weight or bias of an inline network: an f64 by definition (networks are f64 networks, as
 /// in ONNX and NNet files). A literal is read as the nearest f64 (Rust's correctly rounded
 /// parser), so `0.1` is the double nearest 1/10, as in every machine-learning framework.
@@ -69,6 +81,8 @@ pub struct RawFile {
     #[serde(default, rename = "let")]
     pub lets: IndexMap<String, String>,
     pub step: Option<IndexMap<String, String>>,
+    /// A continuous-time plant: `period = T` and one rate `x = "expr"` per state variable.
+    pub flow: Option<IndexMap<String, RawFlowEntry>>,
     #[serde(default)]
     pub branch: Vec<RawBranch>,
     #[serde(default)]

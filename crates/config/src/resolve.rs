@@ -11,6 +11,7 @@ use trestle_ir::num::{
     MAX_DECIMAL_EXPONENT, Rational, display_rational, exponent_out_of_range, parse_rational, rational_from_i64,
 };
 use trestle_ir::parse::{ParseError, Scope, SimpleScope, Symbol, parse_ctl, parse_expr, parse_ltl, parse_pred};
+use trestle_ir::plant::SampledPlant;
 use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::system::*;
 use trestle_nn::{LoadOptions, NnetNormalization};
@@ -540,6 +541,76 @@ impl<'a> Resolver<'a> {
             return self.err("step", "the system has no environment step: add [step], [[branch]] or [[command]]");
         }
         Ok(Step { branches })
+    }
+
+    /// The `[flow]` section: the period and every state variable's rate (see
+    /// [`trestle_ir::plant`] for the semantics). The step of such a system is the identity (the
+    /// flow replaces it); discrete steps alongside are refused.
+    pub fn plant(&self, raw: &RawFile) -> R<Option<(SampledPlant, Step)>> {
+        let Some(entries) = &raw.flow else { return Ok(None) };
+        if raw.step.is_some() || !raw.branch.is_empty() || !raw.command.is_empty() {
+            return self.err(
+                "flow",
+                "[flow] together with [step], [[branch]] or [[command]] is not supported yet (discrete updates around the flow)",
+            );
+        }
+        let scope = self.full_scope();
+        let mut period = None;
+        let mut rates: Vec<Option<Expr>> = vec![None; self.state.len()];
+        for (name, entry) in entries {
+            let key = format!("flow.{name}");
+            if name == "period" {
+                let n = match entry {
+                    RawFlowEntry::Int(i) => RawNum::Int(*i),
+                    RawFlowEntry::Text(t) => RawNum::Text(t.clone()),
+                };
+                let q = self.num(&key, &n)?;
+                if q <= Rational::from_integer(0.into()) {
+                    return self.err(key, format!("the period must be positive, not {}", display_rational(&q)));
+                }
+                period = Some(q);
+                continue;
+            }
+            let Some(i) = self.state.iter().position(|v| &v.name == name) else {
+                let known: Vec<_> = self.state.iter().map(|v| v.name.as_str()).collect();
+                return self
+                    .err(key, format!("unknown state variable '{name}' (state: {}; and `period`)", known.join(", ")));
+            };
+            if self.state[i].kind != VarKind::Real {
+                return self
+                    .err(key, format!("'{name}' is {}: only real variables follow a flow", self.state[i].kind.name()));
+            }
+            let text = match entry {
+                RawFlowEntry::Int(v) => v.to_string(),
+                RawFlowEntry::Text(t) => t.clone(),
+            };
+            rates[i] = Some(parse_expr(&text, &scope).or_else(|e| self.parse_err(&key, e))?);
+        }
+        let Some(period) = period else {
+            return self.err("flow.period", "[flow] needs the control period, like `period = 0.05`");
+        };
+        let mut exprs = Vec::with_capacity(rates.len());
+        for (v, rate) in self.state.iter().zip(rates) {
+            match rate {
+                Some(e) => exprs.push(e),
+                None => {
+                    return self.err(
+                        format!("flow.{}", v.name),
+                        format!(
+                            "every state variable needs its rate in [flow]: '{}' has none (write 0 for a constant)",
+                            v.name
+                        ),
+                    );
+                }
+            }
+        }
+        let identity = Branch {
+            name: "flow".into(),
+            guard: None,
+            label: None,
+            updates: (0..self.state.len()).map(|i| Expr::Var(VarRef::State(i))).collect(),
+        };
+        Ok(Some((SampledPlant { period, rates: exprs }, Step { branches: vec![identity] })))
     }
 
     /// A label of an argmax action: (action index, value index).

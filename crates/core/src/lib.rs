@@ -17,6 +17,7 @@ mod budget;
 mod result;
 mod trace;
 pub mod validate;
+mod validated;
 mod verdict;
 mod witness;
 
@@ -24,6 +25,7 @@ pub use answer::{Answer, AnswerKind, Unknown};
 pub use budget::{Budget, Cancel, Stop};
 pub use result::{RESULT_FORMAT, RunResult, Stats, Status};
 pub use trace::{Named, ReplayError, StepJson, Trace, TraceJson, TraceStep};
+pub use validated::{ValidatedTrace, refutation};
 pub use verdict::{Certificate, Verdict};
 pub use witness::{
     Witness, WitnessError, check_action_kinds, check_state, check_transition, holds, replay_implication,

@@ -5,7 +5,7 @@
 //! every verdict has one of four [`Status`]es, and the status alone decides the exit code and what a
 //! reader may rely on: `proven` rests on an exact argument that can be re-checked, `evidence` on a
 //! floating-point solver's answer (a MILP found infeasible, with its margin), `refuted` on a trace
-//! replayed exactly, `unknown` on nothing.
+//! replayed exactly (or validated by enclosures where values are irrational), `unknown` on nothing.
 
 use crate::trace::{Named, TraceJson};
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,8 @@ pub enum Status {
     /// Holds according to floating-point evidence (a MILP infeasible within its tolerances); the
     /// result carries the margin. Not an exact proof.
     Evidence,
-    /// Fails: the result carries a trace replayed in exact rational arithmetic.
+    /// Fails: the result carries a trace replayed in exact rational arithmetic, or validated by
+    /// high-precision enclosures strictly on the wrong side (its `precision_bits` set).
     Refuted,
     /// Nothing is claimed: a limit was reached or a question stayed undecided.
     Unknown,
@@ -77,7 +78,7 @@ pub struct RunResult {
     /// For `evidence`: how far below the violation threshold the solver's bound stayed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
-    /// For `refuted`: the exactly replayed counterexample.
+    /// For `refuted`: the counterexample, replayed exactly or validated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceJson>,
     /// The configuration that produced it (engine options, limits, seed).
@@ -136,6 +137,7 @@ impl RunResult {
                     r.details.insert("other_traces".into(), serde_json::to_value(others).expect("JSON"));
                 }
             }
+            crate::Verdict::RefutedValidated { trace } => r.trace = Some(trace.to_json(sys)),
             crate::Verdict::Unknown(u) => r.set_unknown(u),
         }
         r

@@ -184,6 +184,7 @@ impl Trace {
             .map(|s| StepJson {
                 actions: named(sys.action_names(), &s.actions),
                 actions_exact: exact(&s.actions),
+                actions_enclosures: Vec::new(),
                 labels: labels(sys, &s.actions),
                 nondet: named(sys.nondet_names(), &s.nondet),
                 nondet_exact: exact(&s.nondet),
@@ -200,6 +201,9 @@ impl Trace {
             }),
             loop_back: self.loop_back,
             replayed: "exact rational arithmetic".into(),
+            enclosures: None,
+            precision_bits: None,
+            violates: None,
         }
     }
 }
@@ -236,7 +240,12 @@ fn labels(sys: &System, actions: &[Rational]) -> Named {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepJson {
     pub actions: Named,
+    /// Exact actions (empty in a validated trace, whose actions are enclosures).
+    #[serde(default)]
     pub actions_exact: Vec<String>,
+    /// A validated trace's actions: `[lo, hi]` with exact rational ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions_enclosures: Vec<[String; 2]>,
     /// The label of each argmax action's value.
     #[serde(default, skip_serializing_if = "Named::is_empty")]
     pub labels: Named,
@@ -249,7 +258,10 @@ pub struct StepJson {
 
 /// A trace as every command prints it with `--json` and the results store keeps it: named values
 /// in decimals (the nearest f64, for reading) and the exact rationals (`"3/10"`), which are what
-/// was replayed.
+/// was replayed. A validated trace (through irrational values, [`crate::ValidatedTrace`]) has the
+/// start alone in `states_exact`, every state's enclosure in `enclosures`, the precision in
+/// `precision_bits` and the predicate its last state violates in `violates`; its decimal `states`
+/// are the enclosures' midpoints.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceJson {
     pub states: Vec<Named>,
@@ -261,4 +273,13 @@ pub struct TraceJson {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_back: Option<usize>,
     pub replayed: String,
+    /// `[state][variable] = [lo, hi]`, exact rational ends: a validated trace's enclosures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enclosures: Option<Vec<Vec<[String; 2]>>>,
+    /// The precision (bits) that decided a validated trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_bits: Option<u32>,
+    /// The predicate a validated trace's last state violates (its whole enclosure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violates: Option<String>,
 }

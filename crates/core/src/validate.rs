@@ -178,6 +178,28 @@ pub fn validate_by_enclosures(
     choices: &[(Vec<Rational>, usize)],
     violated: &Pred,
 ) -> Result<Validation, NotValidated> {
+    enclose(sys, start, choices, violated).map(|(precision_bits, run)| Validation::Validated { precision_bits, run })
+}
+
+/// The enclosures of the run from `start` under `choices` (every decision on the way decided by
+/// them, at the lowest of [`PRECISIONS`] that decides it all): a validated run with no claim about
+/// its last state, for simulating a system whose values are irrational. The precision and run.
+pub fn enclose_run(
+    sys: &System,
+    start: &[Rational],
+    choices: &[(Vec<Rational>, usize)],
+) -> Result<(u32, EnclosedRun), NotValidated> {
+    // `false` is violated by every state: the claim adds no decision to the run's own.
+    enclose(sys, start, choices, &Pred::False)
+}
+
+/// [`validate_by_enclosures`]'s precision and run.
+pub(crate) fn enclose(
+    sys: &System,
+    start: &[Rational],
+    choices: &[(Vec<Rational>, usize)],
+    violated: &Pred,
+) -> Result<(u32, EnclosedRun), NotValidated> {
     check_claim(sys, start, choices, violated)?;
     type AttemptAt = fn(&System, &[Rational], &[(Vec<Rational>, usize)], &Pred) -> Attempt;
     let attempts: [(u32, AttemptAt); PRECISIONS.len()] = [
@@ -188,7 +210,7 @@ pub fn validate_by_enclosures(
     let mut undecided = NotValidated::Undecided { precision_bits: 0, step: None, what: "not tried".into() };
     for (bits, attempt_at) in attempts {
         match attempt_at(sys, start, choices, violated) {
-            Attempt::Established(run) => return Ok(Validation::Validated { precision_bits: bits, run }),
+            Attempt::Established(run) => return Ok((bits, run)),
             Attempt::Refuted(e) => return Err(e),
             Attempt::Undecided { step, what } => {
                 undecided = NotValidated::Undecided { precision_bits: bits, step, what }

@@ -9,12 +9,15 @@
 //!   exact enumeration), with a certificate `trestle certify` re-checks when the method writes one;
 //! - [`Verdict::Evidence`]: a floating-point solver's answer (a MILP found infeasible) with its
 //!   margin: never called proven;
-//! - [`Verdict::Refuted`]: a trace replayed exactly;
+//! - [`Verdict::Refuted`]: a trace replayed exactly, or [`Verdict::RefutedValidated`]: a run
+//!   through irrational values (tanh, sin, ...) from an exact start whose last state's
+//!   high-precision enclosure lies strictly on the wrong side;
 //! - [`Verdict::Unknown`]: nothing, with a typed reason.
 
 use crate::answer::Unknown;
 use crate::result::Status;
 use crate::trace::Trace;
+use crate::validated::ValidatedTrace;
 use serde_json::Value;
 
 /// A proof that `trestle certify` re-checks from the system alone: the JSON document the method
@@ -45,6 +48,9 @@ pub enum Verdict {
     /// Fails: `trace` was replayed exactly. Branching-time refutations may need more than one run
     /// from the refuting state (every successor of `EX p`'s state violates `p`): `others`.
     Refuted { trace: Trace, others: Vec<Trace> },
+    /// Fails: a run from an exact start through values with no rational form, its violation
+    /// established by enclosures ([`crate::validate`]); `certify` re-validates it.
+    RefutedValidated { trace: ValidatedTrace },
     /// Nothing is claimed.
     Unknown(Unknown),
 }
@@ -69,7 +75,7 @@ impl Verdict {
         match self {
             Verdict::Proven { .. } => Status::Proven,
             Verdict::Evidence { .. } => Status::Evidence,
-            Verdict::Refuted { .. } => Status::Refuted,
+            Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => Status::Refuted,
             Verdict::Unknown(_) => Status::Unknown,
         }
     }
@@ -78,7 +84,7 @@ impl Verdict {
     pub fn holds(&self) -> Option<bool> {
         match self {
             Verdict::Proven { .. } | Verdict::Evidence { .. } => Some(true),
-            Verdict::Refuted { .. } => Some(false),
+            Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => Some(false),
             Verdict::Unknown(_) => None,
         }
     }
@@ -92,6 +98,18 @@ impl Verdict {
             Verdict::Refuted { trace, .. } => Some(trace),
             _ => None,
         }
+    }
+
+    /// The validated run of a refutation through irrational values.
+    pub fn validated(&self) -> Option<&ValidatedTrace> {
+        match self {
+            Verdict::RefutedValidated { trace } => Some(trace),
+            _ => None,
+        }
+    }
+
+    pub fn is_refuted(&self) -> bool {
+        self.holds() == Some(false)
     }
 
     pub fn certificate(&self) -> Option<&Certificate> {

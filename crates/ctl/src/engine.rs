@@ -155,12 +155,7 @@ pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions, budget: &Budget) ->
     sys.validate().map_err(|e| CtlError::Unsupported(e.to_string()))?;
     // Exact evaluation (the explicit engine, every candidate's gate) and the MILP encodings need
     // exact values: piecewise-linear activations only.
-    sys.check_activations(
-        "bounded CTL",
-        "identity, ReLU, leaky ReLU and clip layers: tanh and sigmoid have no exact value to check a run with",
-        trestle_ir::Activation::is_piecewise_linear,
-    )
-    .map_err(CtlError::Unsupported)?;
+    sys.check_piecewise_linear("bounded CTL").map_err(CtlError::Unsupported)?;
     if !phi.is_bounded() {
         return Err(CtlError::Unsupported(
             "every temporal operator of bounded CTL needs a bound (EF^k, AG^k, ...)".into(),

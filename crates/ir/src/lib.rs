@@ -28,6 +28,7 @@ pub mod network;
 pub mod nondet;
 pub mod num;
 pub mod parse;
+pub mod plant;
 pub mod pred;
 pub mod print;
 pub mod round;

@@ -321,26 +321,44 @@ impl System {
         }
     }
 
-    /// An engine's refusal of the activations it cannot handle, before it starts: `Err` names the
-    /// first network and layer whose activation `ok` refuses, the engine, and what it handles
-    /// (`handles`, in words). Every engine checks once, at its entry, so no unsupported
-    /// activation reaches an encoding or an exact evaluation that would fail half-way.
-    pub fn check_activations(
-        &self,
-        engine: &str,
-        handles: &str,
-        ok: impl Fn(&crate::network::Activation) -> bool,
-    ) -> Result<(), String> {
-        for n in &self.networks {
-            if let Some((layer, act)) = n.network.first_activation_not(&ok) {
-                return Err(format!(
-                    "network '{}' (layer {layer}) has the activation {act}, which {engine} does not handle yet \
-                     (it handles {handles})",
-                    n.name
-                ));
-            }
-        }
-        Ok(())
+    /// The refusal of an engine that encodes the system piecewise-linearly and evaluates runs
+    /// exactly (the MILP engines, CEGAR, bounded CTL, the LTL engine), before it starts: `Err`
+    /// names the engine, the first non-linear part (a tanh or sigmoid layer, an elementary
+    /// function of the step or of an observation) and the engines that take it, in one message
+    /// shared by every such engine. Checked once at the entry, so nothing non-linear reaches an
+    /// encoding or an exact evaluation that would fail half-way.
+    pub fn check_piecewise_linear(&self, engine: &str) -> Result<(), String> {
+        refuse_nonlinear(engine, self.nonlinear_network().or_else(|| self.nonlinear_step()))
+    }
+
+    /// [`System::check_piecewise_linear`] for the networks alone, for an engine that bounds
+    /// elementary functions of the step rigorously but evaluates the networks exactly.
+    pub fn check_piecewise_linear_networks(&self, engine: &str) -> Result<(), String> {
+        refuse_nonlinear(engine, self.nonlinear_network())
+    }
+
+    /// The first tanh or sigmoid layer, in words.
+    pub fn nonlinear_network(&self) -> Option<String> {
+        self.networks.iter().find_map(|n| {
+            n.network
+                .first_activation_not(crate::network::Activation::is_piecewise_linear)
+                .map(|(layer, act)| format!("network '{}' (layer {layer}) has the activation {act}", n.name))
+        })
+    }
+
+    /// The first elementary function of the step or of an observation, in words.
+    pub fn nonlinear_step(&self) -> Option<String> {
+        let in_step = self.step.branches.iter().find_map(|b| {
+            let f = b.updates.iter().find_map(|u| u.first_function());
+            let f = f.or_else(|| b.guard.as_ref().and_then(|g| g.first_function()))?;
+            Some(format!("the step's branch '{}' applies {f}", b.name))
+        });
+        in_step.or_else(|| {
+            self.controllers.iter().find_map(|c| {
+                let f = c.inputs.iter().find_map(|e| e.first_function())?;
+                Some(format!("controller '{}' observes through {f}", c.name))
+            })
+        })
     }
 
     /// Whether no network is recurrent, so the controllers carry no hidden state between steps
@@ -516,5 +534,17 @@ impl System {
             }
         }
         Ok(())
+    }
+}
+
+/// The one message of an engine refusing a non-linear part of a system (`found`, in words).
+fn refuse_nonlinear(engine: &str, found: Option<String>) -> Result<(), String> {
+    match found {
+        None => Ok(()),
+        Some(what) => Err(format!(
+            "{engine} encodes the system piecewise-linearly and replays runs in exact rationals, and {what}, \
+             which has neither; use the engines that bound it rigorously and validate counterexamples by \
+             high-precision enclosures: `check` (the bridge engine), `synth`, `verify` and `certify`"
+        )),
     }
 }

@@ -126,13 +126,12 @@ const MAX_INIT_BOXES: usize = 1024;
 /// lasso (or, for `U`, a finite path reaching `not p and not q` first); `G` proven by an
 /// invariant and refuted by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
-    // Runs are rebuilt and replayed exactly, RMILP and lassos encode the networks exactly:
-    // piecewise-linear activations only.
-    sys.check_activations(
-        "the LTL engine",
-        "identity, ReLU, leaky ReLU and clip layers: tanh and sigmoid have no exact value to replay a run with",
-        trestle_ir::Activation::is_piecewise_linear,
-    )
+    // Runs are rebuilt and replayed exactly, RMILP and lassos encode the system exactly:
+    // piecewise-linear networks only, and for those two methods a piecewise-linear step.
+    match opts.method {
+        Method::Rmilp | Method::Lasso => sys.check_piecewise_linear(&format!("ltl --method {}", opts.method.name())),
+        _ => sys.check_piecewise_linear_networks("the LTL engine"),
+    }
     .map_err(LtlError::Unsupported)?;
     let start = Instant::now();
     let depth = phi.depth().map_or(opts.depth, |d| d as usize);
@@ -311,7 +310,14 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         }
         open = still_open;
     }
-    // 3. RMILP on what is left.
+    // 3. RMILP on what is left: not for a step with elementary functions, which it cannot
+    // encode (`--method rmilp` is refused at the entry).
+    if let Some(what) = sys.nonlinear_step() {
+        let reason = format!(
+            "bound propagation and simulated runs left the formula open, and RMILP cannot take the system: {what}"
+        );
+        return finish(Verdict::Unknown(Unknown::Unsupported(reason)), first_name, stats);
+    }
     let mut margin = f64::INFINITY;
     let mut unknown = None;
     for b in &open {
@@ -444,7 +450,10 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
     })?;
     let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
     let use_bounded = matches!(opts.method, Method::Auto | Method::Bpt | Method::Rmilp);
-    let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso);
+    // The lasso search encodes the step as a MILP: not for a step with elementary functions
+    // (`--method lasso` is refused at the entry; `auto` leaves that half open, saying why).
+    let nonlinear = sys.nonlinear_step().filter(|_| matches!(opts.method, Method::Auto | Method::Lasso));
+    let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso) && nonlinear.is_none();
     let use_invariant = matches!(opts.method, Method::Auto | Method::Invariant);
     // The lasso half: a run on which `q` never holds refutes `F q` and `p U q`.
     let lasso = |q: &trestle_ir::Pred, stats: &mut LtlStats, open: &mut Open| -> Result<Option<Trace>, LtlError> {
@@ -466,12 +475,15 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
         Verdict::Unknown(u) => {
             open.unknown(&format!("{what} by {}", r.method), u);
         }
-        Verdict::Refuted { .. } => {
+        Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => {
             open.note(format!("{what} fails on some path ({}), which refutes nothing", r.method))
         }
         Verdict::Proven { .. } | Verdict::Evidence { .. } => open.note(format!("{what} holds ({})", r.method)),
     };
     let mut open = Open::default();
+    if let Some(what) = &nonlinear {
+        open.note(format!("no lasso search: it encodes the step as a MILP, and {what}"));
+    }
     match phi {
         Ltl::F(None, q) => {
             let q = &state_pred(q).ok_or_else(unsupported)?;
@@ -641,7 +653,7 @@ fn always_by_invariant(
             };
             result(verdict, "invariant", k, stats)
         }
-        Verdict::Refuted { .. } => Ok(Some(before)),
+        Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => Ok(Some(before)),
         Verdict::Unknown(u) => {
             open.unknown(&format!("the maximal invariant holds from step {k}; G<={} from Init", k - 1), &u);
             Ok(None)

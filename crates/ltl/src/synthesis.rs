@@ -118,9 +118,11 @@ pub fn always(
             }
             Ok(SynthesisOutcome::Violated(trace))
         }
-        trestle_core::Verdict::Evidence { .. } | trestle_core::Verdict::Unknown(_) => {
-            unknown(format!("synthesis: {}", report.reason))
-        }
+        // A validated run (through irrational values) is re-established on the original system
+        // by the sampler, not carried over from the lifted one.
+        trestle_core::Verdict::RefutedValidated { .. }
+        | trestle_core::Verdict::Evidence { .. }
+        | trestle_core::Verdict::Unknown(_) => unknown(format!("synthesis: {}", report.reason)),
     }
 }
 

@@ -50,7 +50,7 @@ fn check_with(sys: &System, text: &str, opts: LtlOptions) -> Verdict {
 fn truth(v: &Verdict) -> Option<bool> {
     match v {
         Verdict::Proven { .. } | Verdict::Evidence { .. } => Some(true),
-        Verdict::Refuted { .. } => Some(false),
+        Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => Some(false),
         Verdict::Unknown(_) => None,
     }
 }

@@ -16,12 +16,15 @@
 //! rounding error still leaves. A run that leaves Safe in f64 (or ends within rounding noise of
 //! it) is replayed through `sim::step::<Rational>` from the exact value of its start state with
 //! the exact recorded choices; only if that replay starts in Init and reaches a state outside Safe
-//! is it reported as a refutation.
+//! is it reported as a refutation. A system with values of no rational form (tanh, sin, ...) has
+//! no exact replay: there the run is validated instead (`trestle_core::ValidatedTrace`: the exact
+//! start, the run enclosed at 256 bits and more, the last state's enclosure strictly outside Safe).
 
 use crate::dual::Dual;
 use crate::report::{ExactRun, Trajectory};
 use rayon::prelude::*;
 use std::time::Instant;
+use trestle_core::ValidatedTrace;
 use trestle_ir::nondet::Choices;
 use trestle_ir::num::{down, rational_from_f64, to_f64_nearest, up};
 use trestle_ir::sim::{self, Scalar};
@@ -92,6 +95,8 @@ pub(crate) struct Attack<'a> {
     steps: usize,
     deadline: Option<Instant>,
     pub simulations: std::sync::atomic::AtomicUsize,
+    /// Whether every value of a run is rational (exact replay), else validated replay.
+    rational: bool,
 }
 
 /// The distance outside the union and, per coordinate, the signed gap to the nearer face of the
@@ -168,6 +173,7 @@ impl<'a> Attack<'a> {
             steps,
             deadline,
             simulations: Default::default(),
+            rational: trestle_core::validate::is_rational_valued(sys),
         }
     }
 
@@ -397,7 +403,7 @@ impl<'a> Attack<'a> {
             None => run.states[..=run.best_at].to_vec(),
         };
         let distance = states.last().map_or(run.best, |s: &Vec<f64>| self.distance(s));
-        Trajectory { states, distance, exact }
+        Trajectory { states, distance, exact, validated: None }
     }
 
     /// Searches; returns the best run found (a refutation when its `exact` is set).
@@ -496,8 +502,33 @@ impl<'a> Attack<'a> {
         if run.best <= -noise {
             return None;
         }
+        if !self.rational {
+            let validated = self.validate(run)?;
+            let mut t = self.trajectory(run, None);
+            t.validated = Some(validated);
+            return Some(t);
+        }
         let exact = self.replay(run)?;
         Some(self.trajectory(run, Some(exact)))
+    }
+
+    /// For a system with values of no rational form: the run from the exact start (in Init)
+    /// under the recorded choices, validated to end outside Safe (the enclosure of its last
+    /// state strictly outside) at the first step from the farthest-out one on that establishes it.
+    fn validate(&self, run: &Sim) -> Option<ValidatedTrace> {
+        let start: Vec<Rational> = run.states[0].iter().map(|&x| rational_from_f64(x)).collect();
+        if !self.init.eval_exact(&Env::new(&start, &[], &[])).unwrap_or(false) {
+            return None;
+        }
+        let choices: Vec<(Vec<Rational>, usize)> =
+            run.nondet.iter().cloned().zip(run.branches.iter().copied()).collect();
+        let first = run.best_at.max(1).min(choices.len());
+        (first..=(first + PAST_LEAVING).min(choices.len())).find_map(|k| {
+            if self.late() {
+                return None;
+            }
+            ValidatedTrace::establish(self.sys, &start, &choices[..k], self.safe).ok()
+        })
     }
 }
 

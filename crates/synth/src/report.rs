@@ -66,6 +66,9 @@ pub struct Trajectory {
     pub distance: f64,
     /// Present when the run leaves Safe and the exact replay confirms it: a refutation.
     pub exact: Option<ExactRun>,
+    /// Present when the run (through values of no rational form) leaves Safe by its validated
+    /// enclosures: a refutation.
+    pub validated: Option<trestle_core::ValidatedTrace>,
 }
 
 /// Costs of a run. All but the times are deterministic (independent of the thread count).
@@ -139,7 +142,7 @@ impl SynthReport {
     pub fn word(&self) -> &'static str {
         match self.verdict {
             Verdict::Proven { .. } | Verdict::Evidence { .. } => "safe",
-            Verdict::Refuted { .. } => "unsafe",
+            Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => "unsafe",
             Verdict::Unknown(_) => "unknown",
         }
     }

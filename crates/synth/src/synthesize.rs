@@ -183,7 +183,7 @@ fn unsafe_at_init(sys: &System, report: &mut SynthReport, w: Witness, regions: &
     let distance = distance_outside(&regions.outer, &states[0]);
     let exact = ExactRun { states: vec![w.state], actions: vec![], nondet: vec![], branches: vec![] };
     report.verdict = refutation(sys, &exact)?;
-    report.trajectory = Some(Trajectory { states, distance, exact: Some(exact) });
+    report.trajectory = Some(Trajectory { states, distance, exact: Some(exact), validated: None });
     Ok(())
 }
 
@@ -411,6 +411,13 @@ fn attack(
     if let Some(run) = report.trajectory.as_ref().and_then(|t| t.exact.as_ref()) {
         report.verdict = refutation(sys, run)?;
         report.reason = format!("a run from Init leaves Safe after {} step(s) (replayed exactly)", run.actions.len());
+    } else if let Some(run) = report.trajectory.as_ref().and_then(|t| t.validated.as_ref()) {
+        report.verdict = Verdict::RefutedValidated { trace: run.clone() };
+        report.reason = format!(
+            "a run from Init leaves Safe after {} step(s) (validated at {} bits)",
+            run.len(),
+            run.precision_bits
+        );
     }
     Ok(())
 }

@@ -339,3 +339,46 @@ pub fn ragged_union(m: &Millionths, n: usize, seed: u64) -> String {
 /// The peer maze's candidate `0.25 <= x <= 0.95 and 0.55 <= y <= 0.95`.
 pub const PEER_MAZE_INVARIANT: Millionths =
     Millionths { vars: ("x", "y"), x: (250_000, 950_000), y: (550_000, 950_000) };
+
+/// The non-linear parts of [`planted_nonlinear`]: a tanh controller (`u = tanh(x)`, `x' = u + c`)
+/// or a `sin` in the step (`x' = sin(x) + u + c`, `u = 0` by a ReLU network).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nonlinear {
+    TanhController,
+    SinStep,
+}
+
+impl Nonlinear {
+    /// `1 - f(1)` to 100 decimals, truncated (`f` = tanh or sin; checked against mpmath where
+    /// present by the tests): with `c` this minus `delta`, the largest successor of the candidate
+    /// `0 <= x <= 1` (at `x = 1`, `f` increasing on it) is `1 - delta` up to 1e-100.
+    pub fn gap(self) -> &'static str {
+        match self {
+            Nonlinear::TanhController => {
+                "0.2384058440442351118805417173952064095872314027420634484031894998780467554233615165410524783263232855"
+            }
+            Nonlinear::SinStep => {
+                "0.1585290151921034933474976783697010003774369392016289343272482900080895956087603310513602564569473041"
+            }
+        }
+    }
+}
+
+/// A planted-truth system over one real `x` with candidate `0 <= x <= 1`, Init `0 <= x <= 1/2`,
+/// Safe `x <= 1`, whose step adds the exact decimal `c` (see [`Nonlinear`]): inductive iff
+/// `f(1) + c <= 1`.
+pub fn planted_nonlinear(kind: Nonlinear, name: &str, c: &str) -> String {
+    let head = format!(
+        "init = \"0 <= x <= 0.5\"\nsafe = \"x <= 1\"\ninvariant = \"0 <= x <= 1\"\n[system]\nname = \"{name}\"\n[state]\nx = {{ type = \"real\" }}\n"
+    );
+    match kind {
+        Nonlinear::TanhController => format!(
+            "{head}[networks.squash]\nlayers = [{{ type = \"dense\", weights = [[1.0]], bias = [0.0], activation = \"tanh\" }}]\n\
+             [controller]\nnetwork = \"squash\"\ninputs = [\"x\"]\nactions = [\"u\"]\n[step]\nx = \"u + {c}\"\n"
+        ),
+        Nonlinear::SinStep => format!(
+            "{head}[networks.zero]\nlayers = [{{ type = \"dense\", weights = [[0.0]], bias = [0.0], activation = \"relu\" }}]\n\
+             [controller]\nnetwork = \"zero\"\ninputs = [\"x\"]\nactions = [\"u\"]\n[step]\nx = \"sin(x) + u + {c}\"\n"
+        ),
+    }
+}

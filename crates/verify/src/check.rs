@@ -150,6 +150,7 @@ fn report_result(sys: &System, r: &Report, opts: &CheckOptions) -> RunResult {
     let inductive = match &r.inductive.outcome {
         Inductiveness::Proven => json!({ "result": "proven" }),
         Inductiveness::Refuted(_) => json!({ "result": "refuted" }),
+        Inductiveness::RefutedValidated(t) => json!({ "result": "refuted", "validated_bits": t.precision_bits }),
         Inductiveness::Unknown(reason) => json!({ "result": "unknown", "reason": reason.to_string() }),
     };
     out.details.insert(

@@ -53,9 +53,10 @@ impl From<trestle_cegar::CegarError> for DriverError {
     fn from(e: trestle_cegar::CegarError) -> DriverError {
         use trestle_cegar::CegarError;
         match e {
-            CegarError::Unsupported(_) | CegarError::NoSafe | CegarError::TooLarge(_) => {
-                DriverError::Input(e.to_string())
-            }
+            CegarError::Unsupported(_)
+            | CegarError::NotPiecewiseLinear(_)
+            | CegarError::NoSafe
+            | CegarError::TooLarge(_) => DriverError::Input(e.to_string()),
             CegarError::Smt(_) | CegarError::Internal(_) => DriverError::Internal(e.to_string()),
         }
     }

@@ -15,18 +15,22 @@
 //!   trait the front ends implement;
 //! - one result per question, `trestle_core::RunResult` (`trestle-result/1`), and its text
 //!   ([`render`]), the same for the CLI, the campaign store and the Python package;
-//! - certificate files ([`write_file`]), written atomically.
+//! - certificate files ([`write_file`]), written atomically, and their re-check ([`certify`]);
+//! - concrete runs of the closed loop ([`simulate`]).
 //!
 //! Front ends parse their input into the options here, call one function and print its result.
 
 pub mod cegar;
+pub mod certify;
 pub mod check;
+pub mod describe;
 mod error;
 pub mod json;
 pub mod milp;
 mod progress;
 pub mod properties;
 pub mod render;
+pub mod simulate;
 mod stops;
 pub mod synth;
 pub mod temporal;

@@ -62,6 +62,7 @@ impl MilpSummary {
 /// unlimited).
 pub fn check_milp(sys: &System, cfg: &Config, budget: &Budget) -> Result<(Report, MilpSummary), DriverError> {
     let start = Instant::now();
+    sys.check_piecewise_linear("the MILP baseline (check --method milp)").map_err(DriverError::Input)?;
     let budget = budget.sub(Some(Duration::from_secs(3600)));
     let side = side_conditions(sys, cfg, &budget)?;
     let mut opts = MilpOptions::default().with_time_limit(cfg.smt_timeout);
@@ -117,7 +118,7 @@ fn confirm(
             summary.confirmation = Some(("proven", None));
             format!("{what}, confirmed exactly by the bridge engine ({} clauses)", run.clauses.len())
         }
-        Inductiveness::Refuted(_) => {
+        Inductiveness::Refuted(_) | Inductiveness::RefutedValidated(_) => {
             summary.confirmation = Some(("refuted", None));
             format!("{what} was wrong: the bridge engine found an exact counterexample")
         }

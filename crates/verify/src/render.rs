@@ -61,6 +61,33 @@ pub fn text(r: &RunResult) -> String {
     out
 }
 
+/// The results of `verify` as text: a table of every property, then each result not proven in
+/// full (the CLI's `verify`, the Python package's `str()` of a verification).
+pub fn verification(system: &str, results: &[RunResult]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "system: {system}");
+    let _ = writeln!(out, "{:<16} {:<8} {:<9} {:<13} {:>9}", "property", "verdict", "status", "method", "seconds");
+    for r in results {
+        let seconds = r.stats.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+        let status =
+            r.reason_kind.as_deref().filter(|k| matches!(*k, "unsupported" | "error")).unwrap_or(r.status.as_str());
+        let _ = writeln!(
+            out,
+            "{:<16} {:<8} {:<9} {:<13} {:>9.3}",
+            r.property.as_deref().unwrap_or(""),
+            r.verdict,
+            status,
+            r.method,
+            seconds
+        );
+    }
+    for r in results.iter().filter(|r| r.status != Status::Proven) {
+        out.push('\n');
+        out.push_str(&text(r));
+    }
+    out
+}
+
 fn line(out: &mut String, text: Option<&str>) {
     if let Some(t) = text.filter(|t| !t.is_empty()) {
         let _ = writeln!(out, "  {t}");

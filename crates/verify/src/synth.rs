@@ -34,6 +34,7 @@ impl SynthRun {
             witness_exact: None,
             region: None,
             reason: Some(r.reason.clone()),
+            validated: None,
         };
         if let Some(step) = r.trajectory.as_ref().and_then(|t| t.exact.as_ref()).and_then(|e| e.last_step()) {
             let (approx, exact) = witness_jsons(sys, &step);
@@ -117,6 +118,7 @@ fn result(sys: &System, r: &SynthReport, cfg: &SynthConfig) -> RunResult {
             json!({ "result": "proven", "clauses": r.proof.as_ref().map_or(0, |p| p.clauses.len()) })
         }
         Some(Inductiveness::Refuted(_)) => json!({ "result": "refuted" }),
+        Some(Inductiveness::RefutedValidated(t)) => json!({ "result": "refuted", "validated_bits": t.precision_bits }),
         Some(Inductiveness::Unknown(reason)) => json!({ "result": "unknown", "reason": reason.to_string() }),
     };
     let details = [

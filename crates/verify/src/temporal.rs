@@ -221,3 +221,25 @@ fn ltl_invariant_certificate(mut proof: serde_json::Value, formula: &str) -> ser
     }
     proof
 }
+
+/// The names a formula given with the run (not in the file) may use: the system's constants and
+/// state variables, and `k` when a horizon is given.
+pub fn formula_scope(sys: &System, k: Option<u32>) -> Result<trestle_ir::parse::SimpleScope, DriverError> {
+    use trestle_ir::parse::{Scope, SimpleScope, Symbol};
+    use trestle_ir::system::VarKind;
+    let mut scope = SimpleScope::default();
+    for (n, q) in &sys.constants {
+        scope.add(n, Symbol::Const(q.clone()));
+    }
+    for (i, v) in sys.state.iter().enumerate() {
+        let var = trestle_ir::VarRef::State(i);
+        scope.add(&v.name, if v.kind == VarKind::Bool { Symbol::BoolVar(var) } else { Symbol::Var(var) });
+    }
+    if let Some(k) = k {
+        if scope.lookup("k").is_some() {
+            return Err(DriverError::input("k: the system already has a constant or variable named k"));
+        }
+        scope.add("k", Symbol::Const(trestle_ir::num::rational_from_i64(k.into())));
+    }
+    Ok(scope)
+}

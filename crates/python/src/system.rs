@@ -1,0 +1,543 @@
+//! `trestle._native.NativeSystem`: a loaded system and the questions asked of it. Each question
+//! builds the driver's options from its keyword arguments ([`crate::options`]), runs the driver
+//! on a thread of its own ([`crate::run`]) and answers with the result's `trestle-result/1` JSON,
+//! its text (`trestle_verify::render`) and, where the run has one, its certificate file's JSON.
+//! The Python layer (`python/trestle`) turns these into objects.
+
+use crate::errors::input;
+use crate::options::{bound_method, limit, pick, queue, seconds, split, threads, width};
+use crate::run::interruptible;
+use pyo3::prelude::*;
+use serde_json::json;
+use std::path::PathBuf;
+use trestle_config::Overrides;
+use trestle_core::{Budget, RunResult};
+use trestle_ir::System;
+use trestle_ir::parse::{parse_ctl, parse_ltl};
+use trestle_ir::system::PropertyFormula;
+use trestle_verify::temporal::{Named, formula_scope};
+use trestle_verify::{CheckMethod, CheckOptions, Silent};
+
+/// Where a system was read from, to read it again with other overrides (a property's horizon).
+#[derive(Clone, Debug)]
+enum Source {
+    File(PathBuf),
+    /// The text, and the path model files are found relative to (and errors name).
+    Text(String, PathBuf),
+}
+
+/// A result: its JSON, its text, its certificate file's JSON.
+type Answer = (String, String, Option<String>);
+
+fn answer(r: &RunResult, certificate: Option<serde_json::Value>) -> Answer {
+    (
+        serde_json::to_string(r).expect("results serialise"),
+        trestle_verify::render::text(r),
+        certificate.map(|c| c.to_string()),
+    )
+}
+
+/// A system read from a file (or a text) with `set` overrides.
+#[pyclass(frozen, module = "trestle._native")]
+pub struct NativeSystem {
+    sys: System,
+    source: Source,
+    set: Vec<String>,
+}
+
+fn read(source: &Source, set: &[String]) -> PyResult<System> {
+    let overrides = Overrides::parse(set).map_err(input)?;
+    match source {
+        Source::File(path) => trestle_config::load_system(path, &overrides),
+        Source::Text(text, path) => trestle_config::load_system_from_str(text, path, &overrides),
+    }
+    .map_err(input)
+}
+
+impl NativeSystem {
+    fn open(py: Python<'_>, source: Source, set: Vec<String>) -> PyResult<NativeSystem> {
+        let sys = py.detach(|| read(&source, &set))?;
+        Ok(NativeSystem { sys, source, set })
+    }
+
+    /// The file's name in messages, as the CLI names it.
+    fn file(&self) -> String {
+        match &self.source {
+            Source::File(p) | Source::Text(_, p) => p.display().to_string(),
+        }
+    }
+
+    /// The temporal formula asked: `formula` read in the system's scope, or the property `name`
+    /// (read again with horizon `k` when given), as `trestle ctl|ltl --formula|--property`.
+    #[allow(clippy::too_many_arguments)]
+    fn temporal<F: Clone>(
+        &self,
+        py: Python<'_>,
+        formula: Option<&str>,
+        property: Option<&str>,
+        k: Option<u32>,
+        parse: impl Fn(&str, &trestle_ir::parse::SimpleScope) -> Result<F, trestle_ir::parse::ParseError>,
+        pick_formula: impl Fn(&PropertyFormula) -> Option<&F>,
+        what: &str,
+    ) -> PyResult<(System, F, Named)> {
+        match (formula, property) {
+            (Some(text), None) => {
+                let scope = formula_scope(&self.sys, k).map_err(crate::errors::driver_error)?;
+                let phi = parse(text, &scope).map_err(|e| input(format!("formula: {e}")))?;
+                Ok((self.sys.clone(), phi, Named { name: "formula".into(), text: text.into() }))
+            }
+            (None, Some(name)) => {
+                let Some(index) = self.sys.properties.iter().position(|p| p.name == name) else {
+                    let known: Vec<&str> = self.sys.properties.iter().map(|p| p.name.as_str()).collect();
+                    return Err(input(format!(
+                        "no property '{name}' in {} (properties: {})",
+                        self.file(),
+                        if known.is_empty() { "none".into() } else { known.join(", ") }
+                    )));
+                };
+                let sys = match k {
+                    None => self.sys.clone(),
+                    Some(_) if self.sys.properties[index].horizon.is_none() => {
+                        return Err(input(format!(
+                            "k: property '{name}' has no horizon parameter (give it `k = ..` in the file and use k in its formula)"
+                        )));
+                    }
+                    Some(k) => {
+                        let mut set = self.set.clone();
+                        set.push(format!("property.{index}.k={k}"));
+                        py.detach(|| read(&self.source, &set))?
+                    }
+                };
+                let p = &sys.properties[index];
+                let phi =
+                    pick_formula(&p.formula).ok_or_else(|| input(format!("property '{name}' is not {what}")))?.clone();
+                let text = match p.horizon {
+                    Some(k) => format!("{} (k = {k})", p.text),
+                    None => p.text.clone(),
+                };
+                Ok((sys.clone(), phi, Named { name: name.into(), text }))
+            }
+            _ => Err(input("give a formula or property=NAME (one of them)")),
+        }
+    }
+}
+
+#[pymethods]
+impl NativeSystem {
+    /// Reads a system file (paths in it relative to it) with `KEY=VALUE` overrides.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf, set: Vec<String>) -> PyResult<NativeSystem> {
+        NativeSystem::open(py, Source::File(path), set)
+    }
+
+    /// Reads a system from its TOML text; model paths are relative to `base_dir`.
+    #[staticmethod]
+    fn from_toml(py: Python<'_>, text: String, base_dir: PathBuf, set: Vec<String>) -> PyResult<NativeSystem> {
+        NativeSystem::open(py, Source::Text(text, base_dir.join("<from_toml>")), set)
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.sys.name.clone()
+    }
+
+    /// The lint warnings of the system (the CLI prints them on stderr).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        trestle_ir::lint::warnings(&self.sys)
+    }
+
+    /// What the file was read as (`trestle info --json`).
+    fn info(&self) -> String {
+        trestle_verify::describe::describe(&self.sys).to_string()
+    }
+
+    #[pyo3(signature = (*, method="bridge", paper=false, post=None, linear_bridge=false, no_linear_bridge=false,
+        split=None, queue=None, threads=None, max_splits=None, timeout=None, smt_timeout=None, min_width=None,
+        no_fast_path=false, no_search=false, exact_after=None, no_exact_leaf=false, dump_smt=None,
+        synthesize_on_failure=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        paper: bool,
+        post: Option<&str>,
+        linear_bridge: bool,
+        no_linear_bridge: bool,
+        split: Option<&str>,
+        queue: Option<&str>,
+        threads: Option<usize>,
+        max_splits: Option<usize>,
+        timeout: Option<f64>,
+        smt_timeout: Option<f64>,
+        min_width: Option<f64>,
+        no_fast_path: bool,
+        no_search: bool,
+        exact_after: Option<usize>,
+        no_exact_leaf: bool,
+        dump_smt: Option<PathBuf>,
+        synthesize_on_failure: bool,
+    ) -> PyResult<Answer> {
+        let budget = Budget::new(limit(timeout, "timeout")?);
+        let mut c = if paper { trestle_bridge::Config::paper() } else { trestle_bridge::Config::default() };
+        if let Some(p) = post {
+            c.post = bound_method(p)?;
+        }
+        if no_linear_bridge {
+            c.linear_bridge = false;
+        } else if linear_bridge {
+            c.linear_bridge = true;
+        }
+        if let Some(s) = split {
+            c.split = self::split(s)?;
+        }
+        if let Some(q) = queue {
+            c.queue = self::queue(q)?;
+        }
+        if threads.is_some() {
+            c.threads = self::threads(threads, "threads")?;
+        }
+        if let Some(m) = max_splits {
+            c.max_splits = m;
+        }
+        if let Some(t) = smt_timeout {
+            c.smt_timeout = seconds(t, "smt_timeout")?;
+        }
+        if let Some(w) = min_width {
+            c.min_width = width(w, "min_width")?;
+        }
+        c.fast_path &= !no_fast_path;
+        c.search &= !no_search;
+        if exact_after.is_some() && no_exact_leaf {
+            return Err(input("exact_after and no_exact_leaf exclude each other"));
+        }
+        if exact_after.is_some() {
+            c.exact_after = exact_after;
+        }
+        if no_exact_leaf {
+            c.exact_after = None;
+        }
+        c.dump_smt = dump_smt;
+        let method = pick(
+            "method",
+            method,
+            &[("bridge", CheckMethod::Bridge), ("monolithic", CheckMethod::Monolithic), ("milp", CheckMethod::Milp)],
+        )?;
+        let opts = CheckOptions { method, bridge: c, synthesize_on_failure };
+        let sys = &self.sys;
+        interruptible(py, &budget, || {
+            let run = trestle_verify::check(sys, &opts, &budget, &Silent)?;
+            Ok(answer(&run.result, Some(run.certificate_file(sys))))
+        })
+    }
+
+    #[pyo3(signature = (*, resolution=None, max_boxes=None, min_width=None, timeout=None, forward=false,
+        full=false, threads=None, attack_steps=None, smt_timeout=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn synth(
+        &self,
+        py: Python<'_>,
+        resolution: Option<usize>,
+        max_boxes: Option<usize>,
+        min_width: Option<f64>,
+        timeout: Option<f64>,
+        forward: bool,
+        full: bool,
+        threads: Option<usize>,
+        attack_steps: Option<usize>,
+        smt_timeout: Option<f64>,
+    ) -> PyResult<Answer> {
+        let budget = Budget::new(limit(timeout, "timeout")?);
+        let mut c = trestle_synth::SynthConfig::default();
+        if let Some(r) = resolution {
+            if r == 0 {
+                return Err(input("resolution must be at least 1"));
+            }
+            c.resolution = Some(r);
+        }
+        if let Some(m) = max_boxes {
+            if m == 0 {
+                return Err(input("max_boxes must be at least 1"));
+            }
+            c.max_boxes = m;
+        }
+        if let Some(w) = min_width {
+            c.min_width = width(w, "min_width")?;
+        }
+        if let Some(t) = smt_timeout {
+            c.bridge.smt_timeout = seconds(t, "smt_timeout")?;
+        }
+        if threads.is_some() {
+            let t = self::threads(threads, "threads")?;
+            c.threads = t;
+            c.bridge.threads = t;
+        }
+        if let Some(s) = attack_steps {
+            c.attack_steps = s;
+        }
+        if forward && full {
+            return Err(input("forward and full exclude each other"));
+        }
+        c.forward = forward;
+        c.full = full;
+        let sys = &self.sys;
+        interruptible(py, &budget, || {
+            let run = trestle_verify::synthesize(sys, &c, &budget, &Silent)?;
+            Ok(answer(&run.result, Some(run.certificate_file(sys))))
+        })
+    }
+
+    /// Every property (or the named ones): the system's name and one result per property (JSON,
+    /// text), the table of them all, and the internal errors met.
+    #[pyo3(signature = (*, properties=Vec::new(), timeout=None, property_timeout=None, threads=None))]
+    fn verify(
+        &self,
+        py: Python<'_>,
+        properties: Vec<String>,
+        timeout: Option<f64>,
+        property_timeout: Option<f64>,
+        threads: Option<usize>,
+    ) -> PyResult<(Vec<Answer>, String, Vec<String>)> {
+        let budget = Budget::new(limit(timeout, "timeout")?);
+        let opts = trestle_verify::properties::VerifyOptions {
+            properties,
+            threads: self::threads(threads, "threads")?,
+            per_property: limit(property_timeout, "property_timeout")?,
+        };
+        let sys = &self.sys;
+        interruptible(py, &budget, || {
+            let v = trestle_verify::properties::verify(sys, &opts, &budget, &Silent)?;
+            let table = trestle_verify::render::verification(&v.system, &v.results);
+            Ok((v.results.iter().map(|r| answer(r, None)).collect(), table, v.internal_errors))
+        })
+    }
+
+    #[pyo3(signature = (formula=None, *, property=None, k=None, method="auto", jobs=None, timeout=None, pieces=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn ctl(
+        &self,
+        py: Python<'_>,
+        formula: Option<&str>,
+        property: Option<&str>,
+        k: Option<u32>,
+        method: &str,
+        jobs: Option<usize>,
+        timeout: Option<f64>,
+        pieces: Option<usize>,
+    ) -> PyResult<Answer> {
+        use trestle_ctl::Method;
+        let budget = Budget::new(limit(timeout, "timeout")?);
+        let (sys, phi, named) = self.temporal(
+            py,
+            formula,
+            property,
+            k,
+            |text, scope| parse_ctl(text, scope),
+            ctl_of,
+            "a CTL formula (`ctl = ..`)",
+        )?;
+        let mut opts = trestle_ctl::CtlOptions {
+            method: pick(
+                "method",
+                method,
+                &[
+                    ("auto", Method::Auto),
+                    ("compositional", Method::Compositional),
+                    ("monolithic", Method::Monolithic),
+                    ("explicit", Method::Explicit),
+                ],
+            )?,
+            ..trestle_ctl::CtlOptions::default()
+        };
+        if let Some(p) = pieces {
+            if p == 0 {
+                return Err(input("pieces must be at least 1"));
+            }
+            opts.pieces = Some(p);
+        }
+        if jobs.is_some() {
+            opts.threads = threads(jobs, "jobs")?;
+        }
+        interruptible(py, &budget, || {
+            let run = trestle_verify::temporal::ctl(&sys, &phi, &named, &opts, &budget, &Silent)?;
+            Ok(answer(&run.result, None))
+        })
+    }
+
+    #[pyo3(signature = (formula=None, *, property=None, k=None, method="auto", bpt="interval", depth=10,
+        timeout=None, no_adaptive=false, tighten="race"))]
+    #[allow(clippy::too_many_arguments)]
+    fn ltl(
+        &self,
+        py: Python<'_>,
+        formula: Option<&str>,
+        property: Option<&str>,
+        k: Option<u32>,
+        method: &str,
+        bpt: &str,
+        depth: usize,
+        timeout: Option<f64>,
+        no_adaptive: bool,
+        tighten: &str,
+    ) -> PyResult<Answer> {
+        use trestle_ltl::{Method, Tightening, bpt::Domain};
+        if depth == 0 || depth > 10_000 {
+            return Err(input("depth must be between 1 and 10000"));
+        }
+        let budget = Budget::new(limit(timeout, "timeout")?);
+        let (sys, phi, named) = self.temporal(
+            py,
+            formula,
+            property,
+            k,
+            |text, scope| parse_ltl(text, scope),
+            ltl_of,
+            "an LTL formula (`ltl = ..`)",
+        )?;
+        let mut opts = trestle_ltl::LtlOptions {
+            method: pick(
+                "method",
+                method,
+                &[
+                    ("auto", Method::Auto),
+                    ("bpt", Method::Bpt),
+                    ("rmilp", Method::Rmilp),
+                    ("lasso", Method::Lasso),
+                    ("invariant", Method::Invariant),
+                ],
+            )?,
+            depth,
+            bpt: pick("bpt", bpt, &[("interval", Domain::Interval), ("crown", Domain::Crown)])?,
+            ..trestle_ltl::LtlOptions::default()
+        };
+        opts.rmilp.adaptive = !no_adaptive;
+        opts.rmilp.tightening =
+            pick("tighten", tighten, &[("race", Tightening::Race), ("on", Tightening::On), ("off", Tightening::Off)])?;
+        let threads = threads(None, "threads")?;
+        interruptible(py, &budget, || {
+            let run = trestle_verify::temporal::ltl(&sys, &phi, &named, &opts, threads, &budget, &Silent)?;
+            Ok(answer(&run.result, run.certificate))
+        })
+    }
+
+    #[pyo3(signature = (*, method="cegar", refine="ws", no_heuristic=false, no_incremental=false,
+        encoding="lazy", depth=100, timeout=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn cegar(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        refine: &str,
+        no_heuristic: bool,
+        no_incremental: bool,
+        encoding: &str,
+        depth: usize,
+        timeout: Option<f64>,
+    ) -> PyResult<Answer> {
+        use trestle_cegar::{CegarOptions, PolicyEncoding, Refine};
+        use trestle_verify::cegar::CegarMethod;
+        let budget = Budget::new(limit(timeout, "timeout")?);
+        if depth == 0 || depth > 100_000 {
+            return Err(input("depth must be between 1 and 100000"));
+        }
+        let encoding = pick("encoding", encoding, &[("lazy", PolicyEncoding::Lazy), ("z3", PolicyEncoding::Z3)])?;
+        let method = match pick("method", method, &[("cegar", 0), ("bmc", 1), ("explicit", 2)])? {
+            0 => CegarMethod::Cegar(CegarOptions {
+                refine: pick(
+                    "refine",
+                    refine,
+                    &[("ws", Refine::WitnessSplit), ("ce", Refine::ConcretisationExclusion)],
+                )?,
+                heuristic: !no_heuristic,
+                incremental: !no_incremental,
+                encoding,
+            }),
+            1 => CegarMethod::Bmc(trestle_cegar::bmc::BmcOptions { max_depth: depth, encoding }),
+            _ => CegarMethod::Explicit(trestle_cegar::explicit::ExplicitOptions::default()),
+        };
+        let sys = &self.sys;
+        interruptible(py, &budget, || {
+            let run = trestle_verify::cegar::cegar(sys, &method, &budget)?;
+            Ok(answer(&run.result, None))
+        })
+    }
+
+    /// Concrete runs (`trestle simulate --json`). Values are exact decimals or `p/q`.
+    #[pyo3(signature = (*, steps=20, runs=1, seed=0, start=Vec::new(), nondet=Vec::new(), branch=None, float=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate(
+        &self,
+        py: Python<'_>,
+        steps: usize,
+        runs: usize,
+        seed: u64,
+        start: Vec<(String, String)>,
+        nondet: Vec<(String, Vec<String>)>,
+        branch: Option<Vec<String>>,
+        float: bool,
+    ) -> PyResult<String> {
+        let exact = |text: &str, what: &str| {
+            trestle_ir::num::parse_rational(text).ok_or_else(|| input(format!("{what}: '{text}' is not a number")))
+        };
+        let opts = trestle_verify::simulate::SimulateOptions {
+            steps,
+            runs,
+            seed,
+            from: start.iter().map(|(k, v)| Ok((k.clone(), exact(v, "start")?))).collect::<PyResult<_>>()?,
+            nondet: nondet
+                .iter()
+                .map(|(k, vs)| Ok((k.clone(), vs.iter().map(|v| exact(v, "nondet")).collect::<PyResult<_>>()?)))
+                .collect::<PyResult<_>>()?,
+            branches: branch,
+            float,
+        };
+        let sys = &self.sys;
+        interruptible(py, &Budget::unlimited(), || {
+            let runs = trestle_verify::simulate::simulate(sys, &opts)?;
+            Ok(trestle_verify::simulate::to_json(sys, &opts, &runs).to_string())
+        })
+    }
+
+    /// Re-checks a certificate (its JSON text; `label` names it in messages, as the CLI names the
+    /// file): the re-check's JSON.
+    #[pyo3(signature = (certificate, label=None))]
+    fn certify(&self, py: Python<'_>, certificate: String, label: Option<String>) -> PyResult<String> {
+        let sys = &self.sys;
+        let label = label.map(|l| format!("{l}: ")).unwrap_or_default();
+        interruptible(py, &Budget::unlimited(), || {
+            let certified = trestle_verify::certify::certify_text(&certificate, sys).map_err(|e| match e {
+                trestle_verify::DriverError::Input(m) => trestle_verify::DriverError::Input(format!("{label}{m}")),
+                internal => internal,
+            })?;
+            Ok(certified.to_json().to_string())
+        })
+    }
+}
+
+fn ctl_of(f: &PropertyFormula) -> Option<&trestle_ir::formula::Ctl> {
+    match f {
+        PropertyFormula::Ctl(phi) => Some(phi),
+        _ => None,
+    }
+}
+
+fn ltl_of(f: &PropertyFormula) -> Option<&trestle_ir::formula::Ltl> {
+    match f {
+        PropertyFormula::Ltl(phi) => Some(phi),
+        _ => None,
+    }
+}
+
+/// Writes a JSON document atomically (a certificate's `.save(path)`), as the CLI writes it.
+#[pyfunction]
+pub fn write_json(path: PathBuf, text: &str) -> PyResult<()> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| input(format!("not JSON: {e}")))?;
+    trestle_verify::write_json(&path, &doc).map_err(crate::errors::driver_error)
+}
+
+/// The package's version and the result format it writes.
+#[pyfunction]
+pub fn versions() -> String {
+    json!({ "version": env!("CARGO_PKG_VERSION"), "result_format": trestle_core::RESULT_FORMAT }).to_string()
+}

@@ -1,0 +1,147 @@
+//! Planted truths through a tanh controller and a `sin` in the step, through the binary: inductive
+//! with a margin of 1e-9 is proven (and `certify` accepts the proof), not inductive by 1e-9 is
+//! refuted by a validated counterexample (exact start, successor enclosed at 256 bits strictly
+//! outside; `certify` re-validates it), a violation of 1e-100 is decided only at 1024 bits, and a
+//! margin below 1e-100 is never refuted. The engines that encode systems piecewise-linearly
+//! refuse both with exit 2 and one message naming the engines that take them.
+
+mod common;
+
+use common::cli::{Run, s, trestle};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use trestle_testkit::{Nonlinear, planted_nonlinear};
+
+const KINDS: [Nonlinear; 2] = [Nonlinear::TanhController, Nonlinear::SinStep];
+
+/// The planted system with the constant `c` (an expression over exact decimals), in `dir`.
+fn write(dir: &Path, kind: Nonlinear, name: &str, c: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, planted_nonlinear(kind, name, c)).unwrap();
+    path
+}
+
+fn check(sys: &Path, cert: &Path) -> Run {
+    trestle(&["check", s(sys), "--json", "--certificate", s(cert)])
+}
+
+#[test]
+fn a_margin_of_1e_9_is_proven_and_certified() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        let sys = write(dir.path(), kind, "margin", &format!("{} - 0.000000001", kind.gap()));
+        let cert = dir.path().join("margin.cert.json");
+        let r = check(&sys, &cert);
+        assert_eq!(r.code, 0, "{kind:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.json()["status"], "proven");
+        let v = trestle(&["certify", s(&cert), s(&sys)]);
+        assert_eq!(v.code, 0, "{kind:?}: {}{}", v.stdout, v.stderr);
+        if kind == Nonlinear::SinStep {
+            assert!(v.stdout.contains("rigorous enclosures; the step applies sin"), "{}", v.stdout);
+        }
+    }
+}
+
+/// The validated trace of a refutation: start exact, the successor's enclosure above 1.
+fn validated_trace(r: &Run, bits: u64) -> Value {
+    let j = r.json();
+    assert_eq!(j["status"], "refuted", "{j}");
+    let t = j["trace"].clone();
+    assert_eq!(t["precision_bits"], bits, "{t}");
+    assert_eq!(t["states_exact"], serde_json::json!([["1"]]), "{t}");
+    let next = &t["enclosures"][1][0];
+    let lo = trestle_ir::num::parse_rational(next[0].as_str().unwrap()).unwrap();
+    assert!(lo > trestle_ir::num::rational_from_i64(1), "{t}");
+    assert_eq!(t["violates"], "0 <= x and x <= 1", "{t}");
+    t
+}
+
+#[test]
+fn a_violation_of_1e_9_is_refuted_by_a_validated_run_that_certify_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        let sys = write(dir.path(), kind, "over", &format!("{} + 0.000000001", kind.gap()));
+        let cert = dir.path().join("over.cert.json");
+        let r = check(&sys, &cert);
+        assert_eq!(r.code, 1, "{kind:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.json()["verdict"], "not-inductive");
+        validated_trace(&r, 256);
+        let v = trestle(&["certify", s(&cert), s(&sys)]);
+        assert_eq!(v.code, 0, "{kind:?}: {}{}", v.stdout, v.stderr);
+        assert!(v.stdout.contains("validated at 256 bits"), "{}", v.stdout);
+        // The same refutation against the system with the margin: re-validation fails.
+        let safe = write(dir.path(), kind, "over", &format!("{} - 0.000000001", kind.gap()));
+        let v = trestle(&["certify", s(&cert), s(&safe)]);
+        assert_eq!(v.code, 1, "{kind:?}: {}{}", v.stdout, v.stderr);
+        assert!(v.stdout.contains("REJECTED"), "{}", v.stdout);
+    }
+}
+
+#[test]
+fn a_violation_of_1e_100_is_decided_only_at_1024_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = format!("0.{}1", "0".repeat(99));
+    for kind in KINDS {
+        // f(1) + gap lies in (1 - 1e-100, 1]: with 1e-100 more it is above 1 by less than 1e-100.
+        let sys = write(dir.path(), kind, "boundary", &format!("{} + {tiny}", kind.gap()));
+        let cert = dir.path().join("boundary.cert.json");
+        let r = check(&sys, &cert);
+        assert_eq!(r.code, 1, "{kind:?}: {}{}", r.stdout, r.stderr);
+        validated_trace(&r, 1024);
+        let v = trestle(&["certify", s(&cert), s(&sys)]);
+        assert_eq!(v.code, 0, "{kind:?}: {}{}", v.stdout, v.stderr);
+        // Without it the candidate is inductive by less than 1e-100: never refuted.
+        let sys = write(dir.path(), kind, "boundary", kind.gap());
+        let r = check(&sys, &cert);
+        assert!(r.code == 0 || r.code == 3, "{kind:?}: {}{}", r.stdout, r.stderr);
+    }
+}
+
+#[test]
+fn the_piecewise_linear_engines_refuse_with_one_message_naming_the_engines_that_can() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        let sys = write(dir.path(), kind, "refused", &format!("{} - 0.000000001", kind.gap()));
+        let what = match kind {
+            Nonlinear::TanhController => "network 'squash' (layer 0) has the activation tanh",
+            Nonlinear::SinStep => "applies sin",
+        };
+        let can = "`check` (the bridge engine), `synth`, `verify` and `certify`";
+        trestle(&["check", s(&sys), "--method", "milp"]).expect_input_error(&["check --method milp", what, can]);
+        trestle(&["ctl", s(&sys), "--formula", "AG^2 (x <= 1)"]).expect_input_error(&["bounded CTL", what, can]);
+        trestle(&["ltl", s(&sys), "--formula", "G<=2 (x <= 1)", "--method", "rmilp"]).expect_input_error(&[
+            "ltl --method rmilp",
+            what,
+            can,
+        ]);
+        trestle(&["ltl", s(&sys), "--formula", "F (x <= 0)", "--method", "lasso"]).expect_input_error(&[
+            "ltl --method lasso",
+            what,
+            can,
+        ]);
+    }
+}
+
+#[test]
+fn synth_refutes_by_a_validated_run_and_simulate_runs_in_enclosures() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        // With c = 1/2 every run from Init leaves Safe within three steps (f(1) + 1/2 > 1).
+        let text = planted_nonlinear(kind, "unsafe", "0.5").replace("safe = \"x <= 1\"", "safe = \"-1 <= x <= 1\"");
+        let sys = dir.path().join("unsafe.toml");
+        std::fs::write(&sys, text).unwrap();
+        let r = trestle(&["synth", s(&sys), "--json"]);
+        assert_eq!(r.code, 1, "{kind:?}: {}{}", r.stdout, r.stderr);
+        let t = &r.json()["trace"];
+        assert!(t["precision_bits"].as_u64().is_some(), "{t}");
+        let last = t["enclosures"].as_array().unwrap().last().unwrap()[0][0].as_str().unwrap();
+        assert!(trestle_ir::num::parse_rational(last).unwrap() > trestle_ir::num::rational_from_i64(1), "{t}");
+        let r = trestle(&["simulate", s(&sys), "--steps", "3", "--json"]);
+        assert_eq!(r.code, 0, "{kind:?}: {}", r.stderr);
+        let j = r.json();
+        assert_eq!(j["arithmetic"], "enclosed", "{j}");
+        let run = &j["runs"][0];
+        assert_eq!((run["steps"].as_array().unwrap().len(), &run["stopped"]), (3, &Value::Null), "{j}");
+        assert_eq!(run["precision_bits"], 256, "{j}");
+    }
+}
