@@ -31,6 +31,8 @@ use trestle_ir::{FBox, Pred, Rational, System};
 use z3::Solver;
 use z3::ast::{Bool, Int, Real};
 
+mod integral;
+
 /// The actions a stop query allows at a state.
 #[derive(Clone, Copy, Debug)]
 pub enum StopActions<'a> {
@@ -213,10 +215,11 @@ fn pred_lookups_undefined(scope: &Scope<'_>, p: &Pred, out: &mut Vec<Bool>) -> R
 /// kind. Non-integrality is stated with a fresh integer `k < n < k + 1` rather than `is_int`
 /// (which Z3 decides by `to_int` and floor axioms, and gave up on for values near 2^53): the
 /// term only ever occurs positively in the asserted stop condition, so the fresh constant is
-/// existential, as wanted.
-fn illegal(sys: &System, next: &[Real]) -> Bool {
+/// existential, as wanted. It is left out where the update is an integer by its form
+/// (`integral[i]`, [`integral`]): Z3 can spend its whole time limit on such terms too.
+fn illegal(sys: &System, next: &[Real], integral: &[bool]) -> Bool {
     let mut c = Vec::new();
-    for (v, n) in sys.state.iter().zip(next) {
+    for ((v, n), &integral) in sys.state.iter().zip(next).zip(integral) {
         if sys.domain_exit != DomainExit::Ignore {
             if let Some(l) = &v.domain.lo {
                 c.push(n.lt(num(l)));
@@ -225,7 +228,7 @@ fn illegal(sys: &System, next: &[Real]) -> Bool {
                 c.push(n.gt(num(h)));
             }
         }
-        if v.kind != VarKind::Real {
+        if v.kind != VarKind::Real && !integral {
             let k = Real::from_int(&Int::fresh_const("stop.floor"));
             c.push(and(vec![n.gt(&k), n.lt(&k + num(&Rational::from_integer(1.into())))]));
         }
@@ -238,7 +241,8 @@ fn illegal(sys: &System, next: &[Real]) -> Bool {
 }
 
 /// The Bool term "the step from (state, action, nondet) may stop" (see the module doc).
-fn stop_term(sys: &System, vars: &Vars) -> Result<Bool, CheckError> {
+fn stop_term(sys: &System, vars: &Vars, actions: &StopActions<'_>) -> Result<Bool, CheckError> {
+    let integral = integral::integral_updates(sys, actions);
     let (state, action, nondet) = (Vars::reals(&vars.state), Vars::reals(&vars.action), Vars::reals(&vars.nondet));
     let scope = Scope { state: &state, action: &action, nondet: &nondet };
     let observed = Scope { state: &state, action: &[], nondet: &nondet };
@@ -256,7 +260,7 @@ fn stop_term(sys: &System, vars: &Vars) -> Result<Bool, CheckError> {
     stops.push(or(undefined));
     // Per branch: it gives no successor (the run stops when every branch does).
     let mut dead = Vec::new();
-    for br in &sys.step.branches {
+    for (br, integral) in sys.step.branches.iter().zip(&integral) {
         let label = match br.label {
             Some((a, value)) => action[a].eq(num(&Rational::from_integer(value.into()))),
             None => Bool::from_bool(true),
@@ -278,7 +282,7 @@ fn stop_term(sys: &System, vars: &Vars) -> Result<Bool, CheckError> {
             next.push(scope.expr(u)?);
         }
         stops.push(and(vec![enabled.clone(), or(update_undefined)]));
-        let bad = illegal(sys, &next);
+        let bad = illegal(sys, &next, integral);
         if sys.domain_exit == DomainExit::Drop {
             // No successor from this branch: disabled, or its successor dropped.
             dead.push(or(vec![enabled.not(), bad]));
@@ -317,7 +321,7 @@ pub(crate) fn check_stops(
             crate::monolithic::assert_controllers(sys, &vars, &phases_of, &solver)?
         }
     }
-    solver.assert(stop_term(sys, &vars)?);
+    solver.assert(stop_term(sys, &vars, &q.actions)?);
     let comment = format!(
         "trestle-smt stop query on system '{}': no run stops in p /\\ Inv\np = {:?} x {:?}\nunsat = valid",
         sys.name, q.region.lo, q.region.hi
