@@ -1134,6 +1134,63 @@ fn complementary_guards_are_proven_stop_free() {
     }
 }
 
+/// Issue 34.5: guards that cover the states runs reach only through the network (`a <= 0.5` /
+/// `x >= 0.25`: on x < 1/4 the identity network gives a = x <= 1/2) defeat the syntactic stop
+/// test, and the states from an interval Init cannot be swept, so `ctl` answered "runs may stop"
+/// on a true `AG`. The exact stop check on the file's invariant (as `check` proves it) shows that
+/// no run from Init stops: `ctl` and `verify`'s ctl property are true, `ltl` too, and a system
+/// whose invariant holds a stop stays unknown.
+#[test]
+fn ctl_and_ltl_prove_complementary_guards_stop_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = |guard: &str| {
+        let branches = format!(
+            "guard = \"a <= 0.5\"\nupdate = {{ x = \"a/2\" }}\n[[branch]]\nname = \"defy\"\nguard = \"{guard}\"\nupdate = {{ x = \"a/4\" }}"
+        );
+        let text = stopping_system("0 <= x and x <= 1", "0 <= x and x <= 1", "\"real\"", &branches);
+        format!("{text}[[property]]\nname = \"bounded\"\nctl = \"AG^5 x <= 1\"\n")
+    };
+    let file = dir.path().join("comply.toml");
+    std::fs::write(&file, system("x >= 0.25")).unwrap();
+    let f = file.to_str().unwrap();
+    let r = trestle(&["ctl", f, "--formula", "AG^5 (x <= 1)", "--json"]);
+    let j = r.json();
+    assert_eq!((r.code, j["verdict"].as_str()), (0, Some("true")), "{j}");
+    assert!(j["evidence"].as_str().unwrap().contains("no run from Init stops"), "{j}");
+    let l = trestle(&["ltl", f, "--formula", "G (x <= 1)", "--json"]);
+    assert_eq!((l.code, l.json()["verdict"].as_str()), (0, Some("true")), "{}", l.stdout);
+    let v = trestle(&["verify", f, "--property", "bounded", "--json"]);
+    let row = &v.json()["results"][0];
+    assert_eq!((v.code, row["verdict"].as_str()), (0, Some("true")), "{}", v.stdout);
+    // The second guard moved to x >= 0.75: at x in (1/2, 3/4), states of Init, no branch is
+    // enabled, so runs stop: the exact check finds the stop and the answer is never "true".
+    std::fs::write(&file, system("x >= 0.75")).unwrap();
+    let r = trestle(&["ctl", f, "--formula", "AG^5 (x <= 1)", "--json", "--timeout", "60"]);
+    assert_ne!(r.json()["verdict"], "true", "{}", r.stdout);
+}
+
+/// Issue 34.5: certificates gained no field for stop-freedom: `certify` re-derives the stop
+/// check from the clauses of any certificate, old or new (the check's line is in its report),
+/// so a certificate written before the check existed is judged by the same rule.
+#[test]
+fn certify_re_derives_the_stop_check_from_a_certificates_clauses() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fine.toml");
+    std::fs::write(&file, stopping_system("x == 0", "0 <= x and x <= 1", "\"real\"", "update = { x = \"a/2\" }"))
+        .unwrap();
+    let cert = dir.path().join("fine.json");
+    let r = trestle(&["check", file.to_str().unwrap(), "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let text = std::fs::read_to_string(&cert).unwrap();
+    assert!(!text.to_lowercase().contains("stop"), "no certificate field speaks of stops: {text}");
+    let v = trestle(&["certify", cert.to_str().unwrap(), file.to_str().unwrap(), "--json"]);
+    let j = v.json();
+    assert_eq!((v.code, &j["valid"]), (0, &Value::Bool(true)), "{j}");
+    let stop_line =
+        j["checks"].as_array().unwrap().iter().find(|c| c["check"].as_str().unwrap().contains("no run stops"));
+    assert_eq!(stop_line.map(|c| &c["ok"]), Some(&Value::Bool(true)), "{j}");
+}
+
 /// A discrete system for `cegar`: int `x` in `domain`, one label `go` (the argmax of a one-output
 /// network), one command.
 fn discrete_system(init: &str, domain: &str, command: &str) -> String {

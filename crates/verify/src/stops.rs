@@ -10,6 +10,10 @@
 //! - a stop in the invariant that no run from Init was shown to reach leaves the answer unknown
 //!   (reason kind `runs-may-stop`, the stop in the reason): the candidate is closed under every
 //!   step, so it is not "not inductive", but it is no proof either (a smaller invariant may be).
+//!
+//! [`proven_stop_free`] lends the same exact check to the temporal engines: where `ctl` cannot
+//! rule stops out by the system's text or a sweep, the file's invariant proven to hold at Init,
+//! closed and stop-free shows that no run from Init stops.
 
 use crate::error::DriverError;
 use trestle_bridge::StopCheck;
@@ -79,4 +83,31 @@ pub(crate) fn stop_at_init(sys: &System, budget: &Budget) -> Result<(), DriverEr
         Sweep::Stop(e) => Err(DriverError::input(format!("a run from Init stops: {e}"))),
         _ => Ok(()),
     }
+}
+
+/// Whether no run from Init stops, proven exactly: the file's invariant holds at Init, is closed
+/// under every step, and no run stops in it (the bridge engine's proof with its stop check, as
+/// `check` runs it; a missing `safe` is taken as `true`, which the question does not need).
+/// `Some(how)` when proven; `None` when the system has no invariant or the proof did not succeed
+/// within `budget` (the caller then judges stops its own way).
+pub(crate) fn proven_stop_free(sys: &System, budget: &Budget) -> Option<String> {
+    if sys.invariant.is_none() {
+        return None;
+    }
+    let mut sys = sys.clone();
+    sys.safe.get_or_insert(trestle_ir::Pred::True);
+    let report = match trestle_bridge::check(&sys, &trestle_bridge::Config::default(), budget, &|_| {}) {
+        Ok(r) => r,
+        // An invariant the engine cannot read or decide proves nothing here; the error is the
+        // question's, not the formula's.
+        Err(_) => return None,
+    };
+    let proven = report.init == trestle_bridge::Condition::Proven
+        && matches!(report.inductive.outcome, trestle_bridge::Inductiveness::Proven)
+        && report.inductive.stops == Some(StopCheck::Free);
+    proven.then(|| {
+        "the file's invariant holds at Init, is closed under every step and has a legal step at each of its \
+         states (the bridge engine, exact)"
+            .to_string()
+    })
 }

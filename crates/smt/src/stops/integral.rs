@@ -137,11 +137,7 @@ mod tests {
     use trestle_ir::network::{DenseLayer, Matrix};
 
     fn dense(rows: usize, cols: usize, w: &[f64], b: &[f64], activation: Activation) -> Layer {
-        Layer::Dense(DenseLayer {
-            weights: Matrix::new(rows, cols, w.to_vec()),
-            bias: b.to_vec(),
-            activation,
-        })
+        Layer::Dense(DenseLayer { weights: Matrix::new(rows, cols, w.to_vec()), bias: b.to_vec(), activation })
     }
 
     fn network(layers: Vec<Layer>) -> Network {
