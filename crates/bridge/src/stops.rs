@@ -64,8 +64,10 @@ pub fn check_stop_free(
     let mut pinned = FastPath::new(sys, CheckerConfig::default())?;
     pinned.pin(inv)?;
     let mut z3 = Z3Backend::new(sys, checker)?.narrowed_by(&pinned);
-    // Bounds for the networks' phases on a box (ReLUs of fixed sign encoded linearly).
-    let engine = crate::post::PostEngine::new(sys, cfg.post, cfg.linear_bridge)?;
+    // Bounds for the networks' phases on a box (ReLUs of fixed sign encoded linearly). Where the
+    // bridge's postcondition engine does not take the system (an observation reading an input,
+    // under the monolithic method), every neuron is encoded with its `ite`: exact, only slower.
+    let engine = crate::post::PostEngine::new(sys, cfg.post, cfg.linear_bridge).ok();
     let mut undecided: Option<Unknown> = None;
     for (region, post) in pieces {
         if let Err(stop) = budget.check() {
@@ -81,7 +83,10 @@ pub fn check_stop_free(
                 continue;
             }
         }
-        let phases = crate::exact::phases(sys, &engine, region);
+        let phases = match &engine {
+            Some(engine) => crate::exact::phases(sys, engine, region),
+            None => vec![Vec::new(); sys.controllers.len()],
+        };
         match decide(&mut z3, &StopQuery { region, inv, actions: StopActions::Networks(&phases) })? {
             StopAnswer::Free => {}
             StopAnswer::Stops(stop) => return Ok(StopCheck::Stops(stop)),
