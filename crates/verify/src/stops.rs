@@ -91,9 +91,7 @@ pub(crate) fn stop_at_init(sys: &System, budget: &Budget) -> Result<(), DriverEr
 /// `Some(how)` when proven; `None` when the system has no invariant or the proof did not succeed
 /// within `budget` (the caller then judges stops its own way).
 pub(crate) fn proven_stop_free(sys: &System, budget: &Budget) -> Option<String> {
-    if sys.invariant.is_none() {
-        return None;
-    }
+    sys.invariant.as_ref()?;
     let mut sys = sys.clone();
     sys.safe.get_or_insert(trestle_ir::Pred::True);
     let report = match trestle_bridge::check(&sys, &trestle_bridge::Config::default(), budget, &|_| {}) {
