@@ -32,6 +32,7 @@ mod progress;
 pub mod properties;
 pub mod render;
 pub mod simulate;
+mod stops;
 pub mod synth;
 pub mod temporal;
 

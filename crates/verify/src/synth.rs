@@ -61,6 +61,7 @@ pub fn synthesize(
     budget: &Budget,
     progress: &dyn Progress,
 ) -> Result<SynthRun, DriverError> {
+    crate::stops::stop_at_init(sys, budget)?;
     progress.stage("synthesis");
     let report = trestle_synth::synthesize(sys, cfg, budget, &|p| match p {
         SynthProgress::Search { round, cells, kept, images } => {
@@ -69,7 +70,8 @@ pub fn synthesize(
         SynthProgress::Proof(p) => progress.update(Some(p.proven), &format!("proof: {} queued", p.queued)),
         SynthProgress::Attack { .. } => progress.update(None, "looking for a run from Init that leaves Safe"),
     })?;
-    let result = result(sys, &report, cfg);
+    let mut result = result(sys, &report, cfg);
+    crate::stops::judge(sys, report.proof.as_ref().and_then(|p| p.stops.as_ref()), budget, &mut result)?;
     Ok(SynthRun { report, result })
 }
 
