@@ -51,7 +51,8 @@ fn sqrt_leaving_its_domain_is_the_systems_error_or_unknown_never_internal_nor_a_
     let (_dir, sys) = scratch("sqrt-minus-one.toml", text);
     for init in ["x == 0", "x == 4", "x == 2", "0 <= x <= 4"] {
         let init = format!("init={init}");
-        for formula in ["G (x >= -1)", "F (x <= -1)", "G<=5 (x >= -1)", "F<=5 (x <= -1)", "G F (x <= 0)", "X^2 (x <= 5)"]
+        for formula in
+            ["G (x >= -1)", "F (x <= -1)", "G<=5 (x >= -1)", "F<=5 (x <= -1)", "G F (x <= 0)", "X^2 (x <= 5)"]
         {
             for method in ["auto", "bpt", "invariant"] {
                 let r = trestle(&["ltl", s(&sys), "--set", &init, "--formula", formula, "--method", method, "--json"]);

@@ -147,7 +147,10 @@ impl SimError {
     /// of the step, a tanh or sigmoid layer): not a stop of the run, only a limit of exact
     /// arithmetic (the run goes on in a validated enclosure, [`crate::sim`]'s callers decide).
     pub fn is_irrational(&self) -> bool {
-        matches!(self, SimError::Eval(EvalError::Irrational { .. }) | SimError::Network(NetworkError::NoExactValue { .. }))
+        matches!(
+            self,
+            SimError::Eval(EvalError::Irrational { .. }) | SimError::Network(NetworkError::NoExactValue { .. })
+        )
     }
 }
 

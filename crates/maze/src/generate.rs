@@ -135,8 +135,12 @@ fn system_text(spec: &Spec, p: &Plan, truth: Option<&str>) -> String {
         HiddenActivation::Relu => String::new(),
         other => format!(" {}", other.as_str()),
     };
-    writeln!(t, "# Controller {}x{}{act} trained to imitate a saturated feedback law toward the goal;", p.depth, p.width)
-        .unwrap();
+    writeln!(
+        t,
+        "# Controller {}x{}{act} trained to imitate a saturated feedback law toward the goal;",
+        p.depth, p.width
+    )
+    .unwrap();
     writeln!(t, "# defect: {}. Expected verdict of `check`: {}.", p.defect.as_str(), truth.unwrap_or("not judged"))
         .unwrap();
     writeln!(t).unwrap();
@@ -212,8 +216,7 @@ fn train_controller(spec: &Spec, p: &Plan) -> Result<(trestle_ir::Network, f64),
         ..TrainConfig::default()
     };
     let arch = Architecture::mlp_with(2, &vec![p.width; p.depth], p.activation.activation(), 2);
-    let trained = train(&arch, &data, None, &config)
-        .map_err(|e| internal(&p.name)(e.to_string()))?;
+    let trained = train(&arch, &data, None, &config).map_err(|e| internal(&p.name)(e.to_string()))?;
     Ok((trained.model.to_network(&format!("inline:{}", p.name)), trained.report.train.loss))
 }
 

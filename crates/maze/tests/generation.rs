@@ -107,8 +107,8 @@ fn tanh_and_sigmoid_controllers_are_trained_and_judged_by_validated_replay() {
     assert!(drift.unsafe_run.is_some(), "{drift:?}");
     let Truth::NotInductiveValidated { state, next, precision_bits } = &drift.truth else { panic!("{drift:?}") };
     assert_eq!(*precision_bits, 256);
-    let sys = trestle_config::load_system(&dir.path().join("systems/det-tanh-2x16-drift.toml"), &Default::default())
-        .unwrap();
+    let sys =
+        trestle_config::load_system(&dir.path().join("systems/det-tanh-2x16-drift.toml"), &Default::default()).unwrap();
     let inv = sys.invariant.as_ref().unwrap();
     assert!(inv.eval_exact(&Env::new(state, &[], &[])).unwrap());
     // The successor's enclosure lies outside the candidate box on some axis, strictly.

@@ -78,11 +78,10 @@ impl Architecture {
             return Err(TrainError::Architecture(format!("a layer of width 0 in {:?}", self.sizes())));
         }
         // The passes (`pass.rs`) compute ReLU, tanh, sigmoid and identity layers only.
-        if let Some(a) = self
-            .layers
-            .iter()
-            .map(LayerSpec::activation)
-            .find(|a| !matches!(a, Activation::Relu | Activation::Tanh | Activation::Sigmoid | Activation::Identity))
+        if let Some(a) =
+            self.layers.iter().map(LayerSpec::activation).find(|a| {
+                !matches!(a, Activation::Relu | Activation::Tanh | Activation::Sigmoid | Activation::Identity)
+            })
         {
             return Err(TrainError::Architecture(format!(
                 "the trainer has no {a} layers (ReLU, tanh, sigmoid and identity only)"
