@@ -95,8 +95,9 @@ fn cartpole_candidate_is_refuted_by_a_validated_step_that_certify_accepts() {
 #[test]
 fn arch_single_pendulum_is_refuted_by_a_validated_run_from_init() {
     let Some(set) = arch_model("Single_Pendulum/controller_single_pendulum.onnx") else { return };
-    let sys = system("arch-single-pendulum.toml");
-    let r = run(&["synth", s(&sys), "--json"], Some(&set));
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, cert) = (system("arch-single-pendulum.toml"), dir.path().join("pendulum.json"));
+    let r = run(&["synth", s(&sys), "--json", "--certificate", s(&cert)], Some(&set));
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let j = r.json();
     assert_eq!((&j["status"], &j["verdict"]), (&Value::from("refuted"), &Value::from("unsafe")), "{j}");
@@ -113,6 +114,9 @@ fn arch_single_pendulum_is_refuted_by_a_validated_run_from_init() {
     assert_eq!(enclosures.len(), 11, "{t}");
     assert!(q(&enclosures[10][0][0]) > r("1"), "{t}");
     assert_eq!(enclosures[10][2], serde_json::json!(["10", "10"]), "{t}");
+    // The certificate records the run; `certify` re-validates it from its exact start.
+    let v = run(&["certify", s(&cert), s(&sys)], Some(&set));
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
 }
 
 #[test]
