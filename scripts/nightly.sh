@@ -12,7 +12,7 @@ store=${1:-target/nightly-results}
 spec=${NIGHTLY_SPEC:-configs/maze/nightly.toml}   # another spec for a trial run
 gen=target/maze-$(basename "$spec" .toml)
 # The nightly spec's suite file is shipped (configs/suites/maze-nightly.toml, regenerated to the
-# same bytes); its 147 controllers are generated here on first use, not committed.
+# same bytes); its 176 controllers are generated here on first use, not committed.
 suite="$gen/suite.toml"
 [ -z "${NIGHTLY_SPEC:-}" ] && suite=configs/suites/maze-nightly.toml
 

@@ -142,13 +142,13 @@ pub fn sweep<S>(
             }
             let mut steps = match StepsFrom::new(sys, state, memory) {
                 Ok(s) => s,
-                Err(e) => return Sweep::Stop(format!("at {}: {e}", show(state))),
+                Err(e) => return stop_or_unswept(&e, &show(state)),
             };
             let mut any = false;
             for input in &inputs {
                 let (succ, after) = match steps.under(input) {
                     Ok(s) => s,
-                    Err(e) => return Sweep::Stop(format!("at {}: {e}", show(state))),
+                    Err(e) => return stop_or_unswept(&e, &show(state)),
                 };
                 if let Some((b, n, e)) = succ.exits.first() {
                     return Sweep::Stop(format!(
@@ -178,4 +178,15 @@ pub fn sweep<S>(
         step += 1;
     }
     Sweep::NoStop
+}
+
+/// A step that fails at `state`: a stop of the run, except a value with no rational form
+/// (`sqrt(2)`, a tanh layer), which exact arithmetic cannot follow: the sweep ends unswept there
+/// rather than calling a run that goes on a stop.
+fn stop_or_unswept<S>(e: &crate::sim::SimError, state: &str) -> Sweep<S> {
+    if e.is_irrational() {
+        Sweep::Unswept(format!("at {state}: {e}; the exact sweep follows rational values only"))
+    } else {
+        Sweep::Stop(format!("at {state}: {e}"))
+    }
 }

@@ -142,6 +142,18 @@ pub enum SimError {
     },
 }
 
+impl SimError {
+    /// The exact (rational) evaluation met a value with no rational form (an elementary function
+    /// of the step, a tanh or sigmoid layer): not a stop of the run, only a limit of exact
+    /// arithmetic (the run goes on in a validated enclosure, [`crate::sim`]'s callers decide).
+    pub fn is_irrational(&self) -> bool {
+        matches!(
+            self,
+            SimError::Eval(EvalError::Irrational { .. }) | SimError::Network(NetworkError::NoExactValue { .. })
+        )
+    }
+}
+
 /// Hidden states of the recurrent controllers: `[controller][recurrent layer][neuron]`.
 pub type Memory<T> = Vec<Vec<Vec<T>>>;
 

@@ -275,6 +275,7 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         match decided {
             Ok(BptOutcome::Holds(chain)) => chains.push(chain),
             Ok(BptOutcome::Violated(trace)) => return finish(Verdict::refuted(trace), domain.method_name(), stats),
+            Ok(BptOutcome::ViolatedIrrational) => return finish(violated_irrational(), domain.method_name(), stats),
             Ok(BptOutcome::Open) => open.push(b.clone()),
             Err(e) => return stopped(e, first_name, stats),
         }
@@ -301,6 +302,7 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
             match bpt_decides(sys, &b, depth, &holds, &negated, bpt::Domain::Crown, None, budget) {
                 Ok(BptOutcome::Holds(chain)) => chains.push(chain),
                 Ok(BptOutcome::Violated(trace)) => return finish(Verdict::refuted(trace), "bpt-crown", stats),
+                Ok(BptOutcome::ViolatedIrrational) => return finish(violated_irrational(), "bpt-crown", stats),
                 Ok(BptOutcome::Open) => still_open.push(b),
                 Err(e) => return stopped(e, "bpt-crown", stats),
             }
@@ -343,7 +345,20 @@ enum BptOutcome {
     /// With the enclosures of steps `0..=depth`.
     Holds(Vec<bpt::FullBox>),
     Violated(Trace),
+    /// Every run from the box violates the formula on the enclosures, but those runs pass through
+    /// values with no rational form: no run can be replayed exactly, so nothing is refuted.
+    ViolatedIrrational,
     Open,
+}
+
+/// What [`BptOutcome::ViolatedIrrational`] answers.
+fn violated_irrational() -> Verdict {
+    Verdict::Unknown(Unknown::IrrationalModel(
+        "bound propagation shows every run from a box of Init violating the formula, but the runs pass \
+         through values with no rational form and the LTL engine replays its counterexamples in exact \
+         rationals only"
+            .into(),
+    ))
 }
 
 /// Bound propagation from the states of `b` (its enclosures recorded in `stats` when given).
@@ -374,6 +389,7 @@ fn bpt_decides(
     Ok(match holds.holds_on_boxes(&boxes) {
         Some(true) => BptOutcome::Holds(full),
         // Every path from this box violates the formula: any one of them is a refutation.
+        Some(false) if !trestle_core::validate::is_rational_valued(sys) => BptOutcome::ViolatedIrrational,
         Some(false) => {
             let trace = any_run(sys, b, depth)?;
             if !negated.holds_exact(&trace.states)? {

@@ -18,6 +18,7 @@
 //! shapes = ["2x16", "4x32"]         # hidden layers x width
 //! defects = ["none", "bumpy"]       # none | overshoot | bumpy | undertrained | drift
 //! disturbance = [-0.005, 0.005]     # optional: x' = ... + dx, y' = ... + dy
+//! activation = "tanh"               # hidden layers: relu (default), tanh or sigmoid
 //! ```
 //!
 //! Numbers are written back into the system files by their shortest round-trip decimal, which is
@@ -107,6 +108,36 @@ impl Defect {
     }
 }
 
+/// The activation of a family's hidden layers (the output layer is linear).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HiddenActivation {
+    #[default]
+    Relu,
+    Tanh,
+    Sigmoid,
+}
+
+impl HiddenActivation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HiddenActivation::Relu => "relu",
+            HiddenActivation::Tanh => "tanh",
+            HiddenActivation::Sigmoid => "sigmoid",
+        }
+    }
+
+    /// The IR's activation of the hidden layers.
+    pub fn activation(self) -> trestle_ir::network::Activation {
+        use trestle_ir::network::Activation;
+        match self {
+            HiddenActivation::Relu => Activation::Relu,
+            HiddenActivation::Tanh => Activation::Tanh,
+            HiddenActivation::Sigmoid => Activation::Sigmoid,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Family {
@@ -119,6 +150,9 @@ pub struct Family {
     pub disturbance: Option<[f64; 2]>,
     pub shapes: Vec<String>,
     pub defects: Vec<Defect>,
+    /// The hidden layers' activation (ReLU by default).
+    #[serde(default)]
+    pub activation: HiddenActivation,
 }
 
 /// `"4x32"`: 4 hidden layers of 32.
@@ -193,7 +227,8 @@ impl Spec {
             for shape in &f.shapes {
                 for d in &f.defects {
                     let bits = |v: Option<[f64; 2]>| v.map(|n| n.map(f64::to_bits));
-                    if !seen.insert((f.dynamics, bits(f.noise), bits(f.disturbance), shape.clone(), *d)) {
+                    let key = (f.dynamics, bits(f.noise), bits(f.disturbance), f.activation, shape.clone(), *d);
+                    if !seen.insert(key) {
                         return Err(format!("instance {shape}/{} is listed twice", d.as_str()));
                     }
                 }

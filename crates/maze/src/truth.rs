@@ -8,6 +8,9 @@
 //! - `unsafe` (a property of the controller, reported beside the verdict): runs from a grid over
 //!   Init, each vertex of the noise interval held constant, are simulated in f64 and, when one
 //!   leaves Safe, replayed exactly step by step.
+//! - Controllers with tanh or sigmoid layers have no exact rational values: there the replay is
+//!   validated instead (`trestle_core::validate`: the exact state, the successor enclosed in MPFR
+//!   interval arithmetic, strictly outside the candidate or Safe).
 //! - `safe`: the bridge engine's proof is turned into a certificate and re-checked by `certify`
 //!   (coverage by exact box subtraction, every postcondition re-bounded, every environment
 //!   condition in Z3): the certificate, not the run that produced it, establishes the verdict.
@@ -16,6 +19,7 @@ use num_traits::ToPrimitive;
 use std::time::Duration;
 use trestle_bridge::{Config, certificate};
 use trestle_core::Budget;
+use trestle_core::validate::{self, Bounds, Validation};
 use trestle_ir::expr::Env;
 use trestle_ir::nondet;
 use trestle_ir::num::rational_from_f64;
@@ -34,6 +38,9 @@ const RUN_STEPS: usize = 60;
 pub enum Truth {
     /// A state of the candidate with an exact successor outside it.
     NotInductive { state: Vec<Rational>, next: Vec<Rational> },
+    /// A state of the candidate whose successor's enclosure (a controller through irrational
+    /// values) lies strictly outside it.
+    NotInductiveValidated { state: Vec<Rational>, next: Vec<Bounds>, precision_bits: u32 },
     /// A certificate that `certify` accepted.
     Safe { clauses: usize },
     /// Neither: kept out of the pass/fail set.
@@ -44,7 +51,7 @@ impl Truth {
     /// The `check` verdict this truth implies, when established.
     pub fn expect(&self) -> Option<&'static str> {
         match self {
-            Truth::NotInductive { .. } => Some("not-inductive"),
+            Truth::NotInductive { .. } | Truth::NotInductiveValidated { .. } => Some("not-inductive"),
             Truth::Safe { .. } => Some("safe"),
             Truth::NotJudged(_) => None,
         }
@@ -55,6 +62,9 @@ impl Truth {
         match self {
             Truth::Safe { clauses } => format!("safe (certified proof, {clauses} clauses)"),
             Truth::NotInductive { .. } => "not-inductive (grid counterexample, replayed exactly)".into(),
+            Truth::NotInductiveValidated { precision_bits, .. } => {
+                format!("not-inductive (grid counterexample, validated at {precision_bits} bits)")
+            }
             Truth::NotJudged(why) => format!("not judged: {why}"),
         }
     }
@@ -98,6 +108,12 @@ pub fn rank_and_replay(
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
     for (_, s) in ranked.into_iter().take(REPLAYS) {
         let state: Vec<Rational> = s.iter().map(|&x| rational_from_f64(x)).collect();
+        if !validate::is_rational_valued(sys) {
+            if let Some((next, precision_bits)) = validated_violation(sys, cand, &state) {
+                return Some(Truth::NotInductiveValidated { state, next, precision_bits });
+            }
+            continue;
+        }
         if let Some(next) = exact_violation(sys, cand, &state) {
             return Some(Truth::NotInductive { state, next });
         }
@@ -164,6 +180,25 @@ pub fn exact_violation(sys: &System, cand: &Pred, state: &[Rational]) -> Option<
     None
 }
 
+/// A successor of `state` (in `cand`) whose enclosure lies strictly outside `cand`, under some
+/// vertex of the inputs and some branch, with the precision that decided it.
+pub fn validated_violation(sys: &System, cand: &Pred, state: &[Rational]) -> Option<(Vec<Bounds>, u32)> {
+    if !inside(cand, state) {
+        return None;
+    }
+    for v in vertices(sys) {
+        for branch in 0..sys.step.branches.len() {
+            let choices = [(v.clone(), branch)];
+            if let Ok(Validation::Validated { precision_bits, run }) =
+                validate::validate_violation(sys, state, &choices, cand)
+            {
+                return Some((run.states.last()?.clone(), precision_bits));
+            }
+        }
+    }
+    None
+}
+
 /// The grid search for a one-step counterexample (see the module documentation).
 pub fn find_counterexample(sys: &System, cand: &Pred, boxes: &[[[f64; 2]; 2]]) -> Option<Truth> {
     let points = boxes.iter().flat_map(|b| {
@@ -218,11 +253,20 @@ fn leaves_in_f64(sys: &System, start: &[f64], v: &[f64], safe: &Pred) -> Option<
     None
 }
 
-/// Replays the run exactly for up to `around + 2` steps; the step count at which it leaves Safe.
+/// Replays the run exactly (validated, for a controller through irrational values) for up to
+/// `around + 2` steps; the step count at which it leaves Safe.
 fn leaves_exactly(sys: &System, start: &[f64], v: &[Rational], safe: &Pred, around: usize) -> Option<usize> {
     let mut s: Vec<Rational> = start.iter().map(|&x| rational_from_f64(x)).collect();
     if !inside(&sys.init, &s) {
         return None; // a run from Init only
+    }
+    if !validate::is_rational_valued(sys) {
+        // The generated mazes have one branch; the run leaves Safe at the first step whose
+        // enclosure lies strictly outside it.
+        return (1..=around + 2).find(|&k| {
+            let choices = vec![(v.to_vec(), 0); k];
+            matches!(validate::validate_violation(sys, &s, &choices, safe), Ok(Validation::Validated { .. }))
+        });
     }
     for k in 1..=around + 2 {
         let mut memory = sim::initial_memory::<Rational>(sys);

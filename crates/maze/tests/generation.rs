@@ -82,6 +82,45 @@ fn generation_is_byte_identical_and_verdicts_are_established() {
     assert!(suite.contains("system = \"systems/det-2x16-none.toml\""), "{suite}");
 }
 
+/// tanh and sigmoid families: the same verdicts, established through validated enclosures (the
+/// controllers have no rational values), and ReLU instances keep their names.
+#[test]
+fn tanh_and_sigmoid_controllers_are_trained_and_judged_by_validated_replay() {
+    let text = SPEC.replace(
+        "[[family]]\ndynamics = \"nondet\"",
+        "[[family]]\ndynamics = \"det\"\nactivation = \"tanh\"\nshapes = [\"2x16\"]\ndefects = [\"none\", \"drift\"]\n\n\
+         [[family]]\ndynamics = \"det\"\nactivation = \"sigmoid\"\nshapes = [\"2x16\"]\ndefects = [\"none\"]\n\n\
+         [[family]]\ndynamics = \"nondet\"",
+    );
+    let spec = Spec::parse(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let generated = generate(&spec, dir.path(), None, &|_| {}).unwrap();
+    let by_name = |n: &str| generated.instances.iter().find(|i| i.name == n).unwrap_or_else(|| panic!("{n}"));
+    assert!(matches!(by_name("det-2x16-none").truth, Truth::Safe { .. }));
+    for name in ["det-tanh-2x16-none", "det-sigmoid-2x16-none"] {
+        assert!(matches!(by_name(name).truth, Truth::Safe { .. }), "{:?}", by_name(name));
+        let net = trestle_nn::load_onnx(&dir.path().join(format!("models/{name}.onnx"))).unwrap();
+        let act = if name.contains("tanh") { "tanh" } else { "sigmoid" };
+        assert_eq!(net.layers[0].activation().name(), act, "{name}");
+    }
+    let drift = by_name("det-tanh-2x16-drift");
+    assert!(drift.unsafe_run.is_some(), "{drift:?}");
+    let Truth::NotInductiveValidated { state, next, precision_bits } = &drift.truth else { panic!("{drift:?}") };
+    assert_eq!(*precision_bits, 256);
+    let sys =
+        trestle_config::load_system(&dir.path().join("systems/det-tanh-2x16-drift.toml"), &Default::default()).unwrap();
+    let inv = sys.invariant.as_ref().unwrap();
+    assert!(inv.eval_exact(&Env::new(state, &[], &[])).unwrap());
+    // The successor's enclosure lies outside the candidate box on some axis, strictly.
+    let outside = |i: usize, lo: &str, hi: &str| {
+        let q = |t: &str| trestle_ir::num::parse_rational(t).unwrap();
+        next[i].hi < q(lo) || next[i].lo > q(hi)
+    };
+    assert!(outside(0, "0.25", "0.95") || outside(1, "0.55", "0.95"), "{next:?}");
+    let suite = std::fs::read_to_string(dir.path().join("suite.toml")).unwrap();
+    assert!(suite.contains("leaves Safe after") && suite.contains("(validated)"), "{suite}");
+}
+
 #[test]
 fn bad_specs_are_input_errors() {
     let cases = [
@@ -93,6 +132,7 @@ fn bad_specs_are_input_errors() {
         (&SPEC.replace("init = [[0.3, 0.4]", "init = [[0.4, 0.3]"), "maze.init"),
         (&SPEC.replace("seed = 7", "seed = 7\nextra = 1"), "unknown field"),
         (&SPEC.replace("\"drift\"", "\"wobbly\""), "unknown variant"),
+        (&SPEC.replace("shapes = [\"2x16\"]", "activation = \"softplus\"\nshapes = [\"2x16\"]"), "unknown variant"),
         (&SPEC.replace("defects = [\"none\", \"drift\"]", "defects = [\"none\", \"none\"]"), "listed twice"),
     ];
     for (text, needle) in cases {

@@ -1,5 +1,5 @@
-//! A small, deterministic trainer for the ReLU networks Trestle builds its own benchmarks from:
-//! maze controllers (dense ReLU MLPs, regression), recurrent policies (Elman ReLU layers trained
+//! A small, deterministic trainer for the networks Trestle builds its own benchmarks from:
+//! maze controllers (dense ReLU, tanh or sigmoid MLPs, regression), recurrent policies (Elman ReLU layers trained
 //! by backpropagation through time) and argmax policies over discrete labels (classification).
 //! The result is a [`trestle_ir::network::Network`]; `trestle-nn` writes it as ONNX.
 //!
@@ -31,7 +31,8 @@
 //!
 //! # What it trains
 //!
-//! An [`Architecture`] is a stack of dense layers (ReLU or identity) and Elman layers
+//! An [`Architecture`] is a stack of dense layers (ReLU, tanh, sigmoid or identity; tanh and
+//! sigmoid computed through [`detmath`]'s `exp`, not libm) and Elman layers
 //! (`h_t = relu(W x_t + R h_{t-1} + b)`, `h_{-1} = 0`). A [`Dataset`] holds sequences of `steps`
 //! inputs with a target at every step (`steps = 1` for feed-forward data): vectors (mean squared
 //! error) or class labels (softmax cross-entropy on the outputs, which stay the logits: the

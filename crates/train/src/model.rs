@@ -46,6 +46,15 @@ impl Architecture {
         Architecture { input, layers }
     }
 
+    /// Hidden layers of the given widths with the activation `hidden_activation` (ReLU, tanh or
+    /// sigmoid), then a linear output layer.
+    pub fn mlp_with(input: usize, hidden: &[usize], hidden_activation: Activation, output: usize) -> Architecture {
+        let mut layers: Vec<LayerSpec> =
+            hidden.iter().map(|&width| LayerSpec::Dense { width, activation: hidden_activation }).collect();
+        layers.push(LayerSpec::Dense { width: output, activation: Activation::Identity });
+        Architecture { input, layers }
+    }
+
     /// Recurrent ReLU layers of the given widths, then a linear output layer.
     pub fn rnn(input: usize, recurrent: &[usize], output: usize) -> Architecture {
         let mut layers: Vec<LayerSpec> = recurrent.iter().map(|&width| LayerSpec::Recurrent { width }).collect();
@@ -68,14 +77,15 @@ impl Architecture {
         if self.input == 0 || self.layers.iter().any(|l| l.width() == 0) {
             return Err(TrainError::Architecture(format!("a layer of width 0 in {:?}", self.sizes())));
         }
-        // The passes (`pass.rs`) compute ReLU and identity layers only.
-        if let Some(a) = self
-            .layers
-            .iter()
-            .map(LayerSpec::activation)
-            .find(|a| !matches!(a, Activation::Relu | Activation::Identity))
+        // The passes (`pass.rs`) compute ReLU, tanh, sigmoid and identity layers only.
+        if let Some(a) =
+            self.layers.iter().map(LayerSpec::activation).find(|a| {
+                !matches!(a, Activation::Relu | Activation::Tanh | Activation::Sigmoid | Activation::Identity)
+            })
         {
-            return Err(TrainError::Architecture(format!("the trainer has no {a} layers (ReLU and identity only)")));
+            return Err(TrainError::Architecture(format!(
+                "the trainer has no {a} layers (ReLU, tanh, sigmoid and identity only)"
+            )));
         }
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! Every reduction goes through [`gemm_acc`] or a loop in a fixed order: the gradients are the
 //! same bits on every machine.
 
+use crate::detmath;
 use crate::gemm::{MatRef, gemm_acc};
 use crate::model::{LayerShape, Model};
 use trestle_ir::network::Activation;
@@ -35,6 +36,21 @@ fn broadcast_bias(b: &[f32], rows: usize) -> Vec<f32> {
 fn relu_in_place(v: &mut [f32]) {
     for x in v {
         *x = x.max(0.0);
+    }
+}
+
+/// `tanh(z) = 1 - 2 / (e^(2z) + 1)` through [`detmath::exp`] (not the platform's libm, whose
+/// last bits differ between machines), rounded once to f32.
+fn tanh_in_place(v: &mut [f32]) {
+    for x in v {
+        *x = (1.0 - 2.0 / (detmath::exp(2.0 * f64::from(*x)) + 1.0)) as f32;
+    }
+}
+
+/// `sigmoid(z) = 1 / (1 + e^-z)` through [`detmath::exp`], rounded once to f32.
+fn sigmoid_in_place(v: &mut [f32]) {
+    for x in v {
+        *x = (1.0 / (1.0 + detmath::exp(-f64::from(*x)))) as f32;
     }
 }
 
@@ -68,8 +84,14 @@ fn layer_forward(model: &Model, s: &LayerShape, x: &[f32], shape: BatchShape) ->
             }
             relu_in_place(&mut rest[..block]);
         }
-    } else if s.activation() == Activation::Relu {
-        relu_in_place(&mut out);
+    } else {
+        match s.activation() {
+            Activation::Relu => relu_in_place(&mut out),
+            Activation::Tanh => tanh_in_place(&mut out),
+            Activation::Sigmoid => sigmoid_in_place(&mut out),
+            // `Architecture::check` admits no other activation.
+            _ => {}
+        }
     }
     out
 }
@@ -82,8 +104,14 @@ pub(crate) fn backward(model: &Model, acts: &[Vec<f32>], d_out: Vec<f32>, shape:
         let (x, a) = (&acts[l], &acts[l + 1]);
         if s.is_recurrent() {
             recurrent_deltas(model, s, a, &mut d, shape);
-        } else if s.activation() == Activation::Relu {
-            mask_by_activity(&mut d, a);
+        } else {
+            match s.activation() {
+                Activation::Relu => mask_by_activity(&mut d, a),
+                // The derivatives from the outputs: tanh' = 1 - a^2, sigmoid' = a (1 - a).
+                Activation::Tanh => d.iter_mut().zip(a).for_each(|(g, &v)| *g *= 1.0 - v * v),
+                Activation::Sigmoid => d.iter_mut().zip(a).for_each(|(g, &v)| *g *= v * (1.0 - v)),
+                _ => {}
+            }
         }
         // d now holds dL/dz for every row.
         let rows = shape.rows();
@@ -150,6 +178,54 @@ mod tests {
         let acts = forward(model, input.to_vec(), shape);
         let width = model.arch.output();
         loss::mse(acts.last().unwrap(), target, width).loss_sum / shape.rows() as f64
+    }
+
+    #[test]
+    fn gradients_match_finite_differences_through_tanh_and_sigmoid() {
+        let arch = Architecture {
+            input: 2,
+            layers: vec![
+                LayerSpec::Dense { width: 4, activation: Activation::Tanh },
+                LayerSpec::Dense { width: 3, activation: Activation::Sigmoid },
+                LayerSpec::Dense { width: 2, activation: Activation::Identity },
+            ],
+        };
+        let mut rng = TrainRng::new(5);
+        let model = Model::init(&arch, Init::Xavier, &mut rng).unwrap();
+        let shape = BatchShape { batch: 5, steps: 1 };
+        let input: Vec<f32> = (0..shape.rows() * 2).map(|_| rng.symmetric(1.5) as f32).collect();
+        let target: Vec<f32> = (0..shape.rows() * 2).map(|_| rng.symmetric(1.0) as f32).collect();
+        let acts = forward(&model, input.clone(), shape);
+        // The activations are the functions named: tanh and sigmoid of the pre-activations.
+        assert!(acts[1].iter().all(|&v| v > -1.0 && v < 1.0) && acts[2].iter().all(|&v| v > 0.0 && v < 1.0));
+        let l = loss::mse(acts.last().unwrap(), &target, 2);
+        let mut grads = vec![0.0f32; model.params.len()];
+        backward(&model, &acts, l.grad, shape, &mut grads);
+        let h = 1e-3f32;
+        for (k, &gradient) in grads.iter().enumerate() {
+            let (mut plus, mut minus) = (model.clone(), model.clone());
+            plus.params[k] += h;
+            minus.params[k] -= h;
+            let numeric =
+                (loss_of(&plus, &input, &target, shape) - loss_of(&minus, &input, &target, shape)) / f64::from(2.0 * h);
+            let analytic = f64::from(gradient);
+            assert!(
+                (numeric - analytic).abs() <= 2e-3 + 2e-2 * analytic.abs(),
+                "parameter {k}: backprop {analytic}, finite difference {numeric}"
+            );
+        }
+    }
+
+    #[test]
+    fn tanh_and_sigmoid_agree_with_the_standard_library_within_f32_rounding() {
+        let zs: Vec<f32> = (-400..=400).map(|i| i as f32 * 0.05).collect();
+        let (mut t, mut g) = (zs.clone(), zs.clone());
+        tanh_in_place(&mut t);
+        sigmoid_in_place(&mut g);
+        for ((&z, &tv), &gv) in zs.iter().zip(&t).zip(&g) {
+            assert!((f64::from(tv) - f64::from(z).tanh()).abs() <= 1e-7, "tanh({z}) = {tv}");
+            assert!((f64::from(gv) - 1.0 / (1.0 + (-f64::from(z)).exp())).abs() <= 1e-7, "sigmoid({z}) = {gv}");
+        }
     }
 
     #[test]

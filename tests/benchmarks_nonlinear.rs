@@ -1,0 +1,142 @@
+//! The shipped non-linear benchmarks give their known verdicts through the binary (the verdicts
+//! each file's header states): never the opposite of the known answer, every proof certified by
+//! `certify`, every refutation a validated run (exact start, MPFR enclosures strictly on the wrong
+//! side) that `certify` accepts where it is a certificate. Our own plants need nothing else; the
+//! ARCH-COMP controllers are read from `../shared/models` (skipped when absent, failing under
+//! `CI=true`). The slow questions (synthesis on the 4-D and 6-D systems) are in the campaign
+//! `configs/campaigns/nonlinear.toml`, not here.
+
+mod common;
+
+use common::cli::{Run, s, trestle};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use trestle_testkit::{repo, shared_models};
+
+fn system(name: &str) -> PathBuf {
+    repo().join("configs/systems").join(name)
+}
+
+/// `--set controller.model=..` for an ARCH-COMP model of `../shared/models/archcomp`, or `None`
+/// when the folder is absent (outside CI).
+fn arch_model(rel: &str) -> Option<String> {
+    let path = shared_models()?.join("archcomp").join(rel);
+    assert!(path.is_file(), "{} is missing", path.display());
+    Some(format!("controller.model={}", path.display()))
+}
+
+fn run(args: &[&str], set: Option<&str>) -> Run {
+    let mut all: Vec<&str> = args.to_vec();
+    if let Some(set) = set {
+        all.extend(["--set", set]);
+    }
+    trestle(&all)
+}
+
+/// `certify CERT SYSTEM` accepts (exit 0), with `what` in its report.
+fn certified(cert: &Path, sys: &Path, set: Option<&str>, what: &str) {
+    let v = run(&["certify", s(cert), s(sys)], set);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(v.stdout.contains(what), "expected '{what}' in {}", v.stdout);
+}
+
+/// A refutation of a candidate through irrational values: not-inductive, the witness validated
+/// (exact start, successor enclosed at 256 bits strictly outside the candidate).
+fn validated_not_inductive(r: &Run) -> Value {
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!((&j["status"], &j["verdict"]), (&Value::from("refuted"), &Value::from("not-inductive")), "{j}");
+    let t = j["trace"].clone();
+    assert_eq!(t["precision_bits"], 256, "{t}");
+    assert_eq!(t["enclosures"].as_array().map(Vec::len), Some(2), "{t}");
+    t
+}
+
+#[test]
+fn cubic_is_proven_by_z3_on_the_polynomial_step_and_certified() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, cert) = (system("cubic.toml"), dir.path().join("cubic.json"));
+    let r = trestle(&["check", s(&sys), "--json", "--certificate", s(&cert)]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!((&r.json()["status"], &r.json()["verdict"]), (&Value::from("proven"), &Value::from("safe")));
+    certified(&cert, &sys, None, "certificate VALID");
+    // With an outward push of 0.4 x in place of the controller the candidate's end 1.5 steps to
+    // 1.5 - 0.3375 + 0.6 = 1.7625: not inductive, by an exact successor.
+    let pushed = trestle(&["check", s(&sys), "--json", "--set", "step.x=x - 0.1*x^3 + 0.4*relu(x) - 0.4*relu(-x)"]);
+    assert_eq!(pushed.code, 1, "{}{}", pushed.stdout, pushed.stderr);
+    assert_eq!(pushed.json()["verdict"], "not-inductive");
+    // A polynomial refutation is exact: the successor is rational.
+    assert!(pushed.json()["trace"]["precision_bits"].is_null(), "{}", pushed.stdout);
+}
+
+#[test]
+fn unicycle_is_proven_safe_forever_by_synthesis_and_certified() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, cert) = (system("unicycle.toml"), dir.path().join("unicycle.json"));
+    let r = trestle(&["synth", s(&sys), "--json", "--certificate", s(&cert)]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!((&r.json()["status"], &r.json()["verdict"]), (&Value::from("proven"), &Value::from("safe")));
+    certified(&cert, &sys, None, "certificate VALID");
+}
+
+#[test]
+fn cartpole_candidate_is_refuted_by_a_validated_step_that_certify_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, cert) = (system("cartpole-relu.toml"), dir.path().join("cartpole.json"));
+    let r = trestle(&["check", s(&sys), "--json", "--certificate", s(&cert)]);
+    validated_not_inductive(&r);
+    certified(&cert, &sys, None, "refutation VALID");
+    // Its runs from Init stay upright: simulated in validated enclosures, never a stop.
+    let sim = trestle(&["simulate", s(&sys), "--steps", "40", "--json"]);
+    assert_eq!(sim.code, 0, "{}", sim.stderr);
+    assert_eq!(sim.json()["arithmetic"], "enclosed");
+}
+
+#[test]
+fn arch_single_pendulum_is_refuted_by_a_validated_run_from_init() {
+    let Some(set) = arch_model("Single_Pendulum/controller_single_pendulum.onnx") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, cert) = (system("arch-single-pendulum.toml"), dir.path().join("pendulum.json"));
+    let r = run(&["synth", s(&sys), "--json", "--certificate", s(&cert)], Some(&set));
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!((&j["status"], &j["verdict"]), (&Value::from("refuted"), &Value::from("unsafe")), "{j}");
+    let t = &j["trace"];
+    assert_eq!(t["precision_bits"], 256, "{t}");
+    // Ten steps from an exact state of Init (near its corner th = 1.175, w = 0.2); at step 10
+    // the angle's whole enclosure is above 1.
+    let q = |v: &Value| trestle_ir::num::parse_rational(v.as_str().unwrap()).unwrap();
+    let r = |text: &str| trestle_ir::num::parse_rational(text).unwrap();
+    let start = &t["states_exact"][0];
+    assert!(r("1") <= q(&start[0]) && q(&start[0]) <= r("1.175"), "{t}");
+    assert!(r("0") <= q(&start[1]) && q(&start[1]) <= r("0.2") && start[2] == "0", "{t}");
+    let enclosures = t["enclosures"].as_array().unwrap();
+    assert_eq!(enclosures.len(), 11, "{t}");
+    assert!(q(&enclosures[10][0][0]) > r("1"), "{t}");
+    assert_eq!(enclosures[10][2], serde_json::json!(["10", "10"]), "{t}");
+    // The certificate records the run; `certify` re-validates it from its exact start.
+    let v = run(&["certify", s(&cert), s(&sys)], Some(&set));
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+}
+
+#[test]
+fn arch_docking_tanh_candidate_is_refuted_by_a_validated_step_that_certify_accepts() {
+    let Some(set) = arch_model("Docking/model.onnx") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, cert) = (system("arch-docking-tanh.toml"), dir.path().join("docking.json"));
+    let r = run(&["check", s(&sys), "--json", "--certificate", s(&cert)], Some(&set));
+    let t = validated_not_inductive(&r);
+    assert_eq!(t["states_exact"], serde_json::json!([["70", "70", "-7/25", "-7/25"]]), "{t}");
+    certified(&cert, &sys, Some(&set), "refutation VALID");
+}
+
+#[test]
+fn arch_attitude_sigmoid_candidate_is_refuted_by_a_validated_step_that_certify_accepts() {
+    let Some(set) = arch_model("Attitude-Control/attitude_control_3_64_torch.onnx") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, cert) = (system("arch-attitude-sigmoid.toml"), dir.path().join("attitude.json"));
+    // Z3's non-linear arithmetic on the degree-3 step gets two seconds per query.
+    let r = run(&["check", s(&sys), "--json", "--smt-timeout", "2", "--certificate", s(&cert)], Some(&set));
+    validated_not_inductive(&r);
+    certified(&cert, &sys, Some(&set), "refutation VALID");
+}
