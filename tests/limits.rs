@@ -40,3 +40,38 @@ fn synthesis_on_a_fine_grid_stops_at_its_time_limit() {
     assert_eq!(j["status"], "unknown", "{j}");
     assert_eq!(j["reason_kind"], "time-limit", "{j}");
 }
+
+/// Issue 34.9: the same `--quiet`, `--json`, `--timeout` and `--threads` (or `--jobs`) on every
+/// command that decides a question; `ltl` and `cegar` refused `--threads`, `check`, `synth` and
+/// `verify` refused `--jobs`, `ctl` refused `--threads`. A zero count names the flag written.
+#[test]
+fn every_deciding_command_takes_the_same_limits() {
+    let maze = "examples/maze-det.toml";
+    let commands: [&[&str]; 6] = [
+        &["check", maze],
+        &["synth", maze],
+        &["verify", maze],
+        &["ctl", maze, "--formula", "AX (x >= 0)"],
+        &["ltl", maze, "--formula", "X (x >= 0)"],
+        &["cegar", "configs/systems/blocks4-h16.toml"],
+    ];
+    for command in commands {
+        for threads in ["--threads", "--jobs"] {
+            let mut args: Vec<&str> = command.to_vec();
+            args.extend(["--quiet", "--json", "--timeout", "30", threads, "1"]);
+            let r = run(&args);
+            let j: Value = r.json().unwrap_or_else(|e| panic!("{args:?}: {e}\n{}", r.stderr));
+            assert!(matches!(r.code, Some(0 | 1 | 3)), "{args:?}: exit {:?}: {}", r.code, r.stderr);
+            assert!(j.get("error").is_none(), "{args:?}: {j}");
+            assert!(r.stderr.is_empty(), "{args:?}: --quiet with --json leaves stderr empty: {}", r.stderr);
+            let mut zero: Vec<&str> = command.to_vec();
+            zero.extend([threads, "0"]);
+            let r = run(&zero);
+            assert_eq!(r.code, Some(2), "{zero:?}: {}", r.stderr);
+            assert!(r.stderr.contains(&format!("{threads} must be at least 1")), "{zero:?}: {}", r.stderr);
+        }
+        let mut both: Vec<&str> = command.to_vec();
+        both.extend(["--threads", "1", "--jobs", "1"]);
+        assert_eq!(run(&both).code, Some(2), "{both:?}: one count, given once");
+    }
+}
