@@ -127,6 +127,33 @@ impl SystemArgs {
     }
 }
 
+/// The limits every command that decides a question takes, the same everywhere (README,
+/// "Commands").
+#[derive(Args, Debug, Clone, Copy)]
+pub struct LimitArgs {
+    /// Wall-clock limit of the whole run, in seconds: a question still open then is answered
+    /// unknown ("time limit reached", exit 3).
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Most worker threads (results do not depend on it; an engine that runs on one thread uses
+    /// one). Default: all cores.
+    #[arg(long, conflicts_with = "jobs")]
+    pub threads: Option<usize>,
+    /// The same as --threads.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+impl LimitArgs {
+    pub fn limits(&self) -> trestle_verify::options::Limits {
+        trestle_verify::options::Limits {
+            timeout: self.timeout,
+            threads: self.threads.or(self.jobs),
+            threads_flag: if self.jobs.is_some() { "jobs" } else { "threads" },
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct InfoArgs {
     #[command(flatten)]
@@ -204,15 +231,11 @@ pub struct CheckArgs {
     /// Queue order (default fifo).
     #[arg(long, value_enum)]
     pub queue: Option<QueueArg>,
-    /// Worker threads (results do not depend on it). Default: all cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Stop with verdict unknown after this many splits.
     #[arg(long)]
     pub max_splits: Option<usize>,
-    /// Wall-clock limit of the inductiveness check, in seconds.
-    #[arg(long)]
-    pub timeout: Option<f64>,
     /// Per-query Z3 time limit, in seconds.
     #[arg(long)]
     pub smt_timeout: Option<f64>,

@@ -2,14 +2,10 @@
 //! an argmax network over the labels) by policy predicate abstraction with CEGAR, or by the
 //! bounded-model-checking and explicit-state baselines over the same IR.
 
-use crate::args::SystemArgs;
+use crate::CliResult;
+use crate::args::{LimitArgs, SystemArgs, value_name};
 use crate::output::{driver_error, finish};
-use crate::{CliError, CliResult};
-use trestle_cegar::bmc::BmcOptions;
-use trestle_cegar::explicit::ExplicitOptions;
-use trestle_cegar::{CegarOptions, PolicyEncoding, Refine};
-use trestle_core::Budget;
-use trestle_verify::cegar::CegarMethod;
+use trestle_verify::options::{CegarRequest, Spelling};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -60,33 +56,25 @@ pub struct CegarArgs {
     /// The deepest unrolling of --method bmc.
     #[arg(long, default_value_t = 100)]
     pub depth: usize,
-    /// Wall-clock limit, in seconds (verdict unknown when reached).
-    #[arg(long)]
-    pub timeout: Option<f64>,
+    /// CEGAR, BMC and the explicit search each run on one thread (`--threads` is accepted as
+    /// everywhere and cannot add any).
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 pub fn run(a: &CegarArgs) -> CliResult {
-    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
-    if a.depth == 0 || a.depth > 100_000 {
-        return Err(CliError::input("--depth must be between 1 and 100000"));
-    }
-    let encoding = match a.encoding {
-        EncodingArg::Lazy => PolicyEncoding::Lazy,
-        EncodingArg::Z3 => PolicyEncoding::Z3,
+    let limits = a.limits.limits();
+    let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
+    limits.threads(Spelling::Cli).map_err(driver_error)?;
+    let request = CegarRequest {
+        method: value_name(&a.method),
+        refine: value_name(&a.refine),
+        heuristic: !a.no_heuristic,
+        incremental: !a.no_incremental,
+        encoding: value_name(&a.encoding),
+        depth: a.depth,
     };
-    let method = match a.method {
-        MethodArg::Cegar => CegarMethod::Cegar(CegarOptions {
-            refine: match a.refine {
-                RefineArg::Ws => Refine::WitnessSplit,
-                RefineArg::Ce => Refine::ConcretisationExclusion,
-            },
-            heuristic: !a.no_heuristic,
-            incremental: !a.no_incremental,
-            encoding,
-        }),
-        MethodArg::Bmc => CegarMethod::Bmc(BmcOptions { max_depth: a.depth, encoding }),
-        MethodArg::Explicit => CegarMethod::Explicit(ExplicitOptions::default()),
-    };
+    let method = request.method(Spelling::Cli).map_err(driver_error)?;
     let sys = super::load(&a.system)?;
     let run = trestle_verify::cegar::cegar(&sys, &method, &budget).map_err(driver_error)?;
     finish(a.system.json, &run.result)

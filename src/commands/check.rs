@@ -3,7 +3,7 @@
 use crate::args::{CheckArgs, CheckMethodArg};
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
-use trestle_core::Budget;
+use trestle_verify::options::{self, Spelling};
 use trestle_verify::{CheckMethod, CheckOptions};
 
 /// The engine configuration from the flags (defaults: the best measured configuration).
@@ -23,20 +23,17 @@ pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
     if let Some(q) = a.queue {
         c.queue = q.into();
     }
-    if let Some(t) = a.threads {
-        c.threads = super::threads(t)?;
+    if let Some(t) = a.limits.limits().threads(Spelling::Cli).map_err(driver_error)? {
+        c.threads = t;
     }
     if let Some(m) = a.max_splits {
         c.max_splits = m;
     }
     if let Some(t) = a.smt_timeout {
-        c.smt_timeout = super::seconds(t, "--smt-timeout")?;
+        c.smt_timeout = options::seconds(t, "--smt-timeout").map_err(driver_error)?;
     }
     if let Some(w) = a.min_width {
-        if !(w > 0.0 && w < 1.0) {
-            return Err(CliError::input("--min-width must be in (0, 1)"));
-        }
-        c.min_width = w;
+        c.min_width = options::width(w, "--min-width").map_err(driver_error)?;
     }
     c.fast_path &= !a.no_fast_path;
     c.search &= !a.no_search;
@@ -58,7 +55,7 @@ pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
 /// `--timeout` bounds the whole run: loading, the check, and the synthesis after a failure get
 /// what the earlier stages left.
 pub fn run(a: &CheckArgs) -> CliResult {
-    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
+    let budget = a.limits.limits().budget(Spelling::Cli).map_err(driver_error)?;
     let opts = options(a)?;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;

@@ -1,18 +1,17 @@
 //! `trestle ctl`: bounded CTL (a property of the file or a formula) with the compositional or
 //! monolithic MILP engine or the explicit exact engine.
 
-use crate::args::SystemArgs;
+use crate::args::{LimitArgs, SystemArgs, value_name};
 use crate::output::{driver_error, finish};
 use crate::progress::Bar;
 use crate::{CliError, CliResult};
 use std::sync::Arc;
-use trestle_core::Budget;
-use trestle_ctl::{CtlOptions, Method};
 use trestle_ir::System;
 use trestle_ir::formula::Ctl;
 use trestle_ir::parse::parse_ctl;
 use trestle_ir::system::PropertyFormula;
 use trestle_verify::Progress;
+use trestle_verify::options::{CtlRequest, Spelling};
 use trestle_verify::temporal::Named;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,12 +43,9 @@ pub struct CtlArgs {
     /// auto (default), compositional, monolithic or explicit.
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
-    /// Worker threads solving MILPs (compositional). Default: all cores.
-    #[arg(long)]
-    pub jobs: Option<usize>,
-    /// Wall-clock limit, in seconds (verdict unknown when reached).
-    #[arg(long)]
-    pub timeout: Option<f64>,
+    /// `--threads` (or `--jobs`) solve the compositional method's MILPs.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Sub-boxes per network input box for the big-M bounds (tighter with more, each bounded
     /// with CROWN; default 16 monolithic, 1 compositional).
     #[arg(long)]
@@ -78,25 +74,10 @@ fn formula(a: &CtlArgs) -> Result<(System, Ctl, Named), CliError> {
 
 pub fn run(a: &CtlArgs) -> CliResult {
     let (sys, phi, property) = formula(a)?;
-    let mut opts = CtlOptions {
-        method: match a.method {
-            MethodArg::Auto => Method::Auto,
-            MethodArg::Compositional => Method::Compositional,
-            MethodArg::Monolithic => Method::Monolithic,
-            MethodArg::Explicit => Method::Explicit,
-        },
-        ..CtlOptions::default()
-    };
-    if let Some(p) = a.pieces {
-        if p == 0 {
-            return Err(CliError::input("--pieces must be at least 1"));
-        }
-        opts.pieces = Some(p);
-    }
-    if let Some(j) = a.jobs {
-        opts.threads = super::jobs(j)?;
-    }
-    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
+    let limits = a.limits.limits();
+    let request = CtlRequest { method: value_name(&a.method), pieces: a.pieces };
+    let mut opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
+    let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
     let bar = Arc::new(Bar::new(a.system.silent()));
     let engine_bar = bar.clone();
     opts.progress = Some(Arc::new(move |s: &trestle_ctl::CtlStats| {

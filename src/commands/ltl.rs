@@ -2,16 +2,19 @@
 //! bound propagation through time (exact when it decides) and the recursive MILP (floating-point
 //! evidence when no path violates it, a replayed path when one does).
 
-use crate::args::SystemArgs;
+use crate::args::{LimitArgs, SystemArgs, value_name};
 use crate::output::{driver_error, finish};
 use crate::progress::Bar;
 use crate::{CliError, CliResult};
-use trestle_core::{Budget, Verdict};
+use std::sync::Arc;
+use trestle_core::Verdict;
 use trestle_ir::System;
 use trestle_ir::formula::Ltl;
 use trestle_ir::parse::parse_ltl;
 use trestle_ir::system::PropertyFormula;
-use trestle_ltl::{LtlOptions, Method, Tightening};
+use trestle_ltl::StageReport;
+use trestle_verify::Progress;
+use trestle_verify::options::{LtlRequest, Spelling};
 use trestle_verify::temporal::{LtlRun, Named};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,9 +71,10 @@ pub struct LtlArgs {
     /// invariant search iterates up to 16 times this).
     #[arg(long, default_value_t = 10)]
     pub depth: usize,
-    /// Wall-clock limit, in seconds (verdict unknown when reached).
-    #[arg(long)]
-    pub timeout: Option<f64>,
+    /// `--threads` (or `--jobs`): HiGHS's threads per MILP (the tightening race gives each of
+    /// its two searches half), and those of the invariant chain's bridge engine and synthesis.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// The MILPs without adaptive splitting: interval bounds as big-M constants and a binary for
     /// every ReLU (the paper's RMILP-only baseline, for measuring what the splitting buys).
     #[arg(long)]
@@ -110,39 +114,27 @@ fn formula(a: &LtlArgs) -> Result<(System, Ltl, Named), CliError> {
 }
 
 pub fn run(a: &LtlArgs) -> CliResult {
-    if a.depth == 0 || a.depth > 10_000 {
-        return Err(CliError::input("--depth must be between 1 and 10000"));
-    }
-    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
+    let limits = a.limits.limits();
+    let request = LtlRequest {
+        method: value_name(&a.method),
+        bpt: value_name(&a.bpt),
+        depth: a.depth,
+        adaptive: !a.no_adaptive,
+        tighten: value_name(&a.tighten),
+    };
+    let mut opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
+    let threads = limits.threads_or_cores(Spelling::Cli).map_err(driver_error)?;
+    let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let (sys, phi, property) = formula(a)?;
     let picture = a.plot.target(&sys, true).map_err(driver_error)?;
-    let mut opts = LtlOptions {
-        method: match a.method {
-            MethodArg::Auto => Method::Auto,
-            MethodArg::Bpt => Method::Bpt,
-            MethodArg::Rmilp => Method::Rmilp,
-            MethodArg::Lasso => Method::Lasso,
-            MethodArg::Invariant => Method::Invariant,
-        },
-        depth: a.depth,
-        bpt: match a.bpt {
-            BptArg::Interval => trestle_ltl::bpt::Domain::Interval,
-            BptArg::Crown => trestle_ltl::bpt::Domain::Crown,
-        },
-        ..LtlOptions::default()
-    };
-    opts.rmilp.adaptive = !a.no_adaptive;
-    opts.rmilp.tightening = match a.tighten {
-        TightenArg::Race => Tightening::Race,
-        TightenArg::On => Tightening::On,
-        TightenArg::Off => Tightening::Off,
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let bar = Bar::new(a.system.silent());
+    let bar = Arc::new(Bar::new(a.system.silent()));
+    let engine_bar = bar.clone();
+    opts.progress = Some(StageReport(Arc::new(move |stage: &str| engine_bar.update(None, stage))));
     let run =
-        trestle_verify::temporal::ltl(&sys, &phi, &property, &opts, threads, &budget, &bar).map_err(driver_error)?;
+        trestle_verify::temporal::ltl(&sys, &phi, &property, &opts, threads, &budget, &*bar).map_err(driver_error)?;
+    drop(opts);
     drop(bar);
     if let Some(path) = &a.certificate {
         match &run.certificate {

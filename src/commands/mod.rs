@@ -48,38 +48,6 @@ pub fn run(command: Command) -> CliResult {
     }
 }
 
-/// A `--flag` value in seconds as a duration.
-pub fn seconds(v: f64, flag: &str) -> Result<std::time::Duration, CliError> {
-    std::time::Duration::try_from_secs_f64(v)
-        .map_err(|_| CliError::input(format!("{flag} must be a non-negative number of seconds")))
-}
-
-/// Most worker threads a run may ask for. Results never depend on the thread count and threads
-/// beyond the cores only contend; the cap turns a typo (`--threads 20000`, which spent minutes
-/// starting threads whatever the time limit) into an error.
-pub const MAX_THREADS: usize = 1024;
-
-/// A `--threads` value: 1 to [`MAX_THREADS`].
-pub fn threads(t: usize) -> Result<usize, CliError> {
-    workers(t, "--threads")
-}
-
-/// A `--jobs` value (worker threads by another name): 1 to [`MAX_THREADS`].
-pub fn jobs(t: usize) -> Result<usize, CliError> {
-    workers(t, "--jobs")
-}
-
-fn workers(t: usize, flag: &str) -> Result<usize, CliError> {
-    match t {
-        0 => Err(CliError::input(format!("{flag} must be at least 1"))),
-        t if t > MAX_THREADS => Err(CliError::input(format!(
-            "{flag} {t} is too many: at most {MAX_THREADS} (this machine has {} cores)",
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        ))),
-        t => Ok(t),
-    }
-}
-
 /// The names a `--formula` may use: the system's constants and state variables, and `k` when
 /// `--k` gives it.
 pub fn formula_scope(sys: &System, k: Option<u32>) -> Result<SimpleScope, CliError> {

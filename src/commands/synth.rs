@@ -1,17 +1,19 @@
 //! `trestle synth`: find an inductive invariant (a union of boxes inside Safe containing Init)
 //! and prove it with the bridge engine, or a run from Init that leaves Safe.
 
-use crate::args::SystemArgs;
+use crate::args::{LimitArgs, SystemArgs};
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
 use std::path::PathBuf;
-use trestle_core::Budget;
 use trestle_synth::SynthConfig;
+use trestle_verify::options::{Spelling, SynthRequest};
 
 #[derive(clap::Args, Debug)]
 pub struct SynthArgs {
     #[command(flatten)]
     pub system: SystemArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Cells per dimension of the initial grid over Safe (default 8, fewer in high dimension;
     /// cells are refined where needed).
     #[arg(long)]
@@ -22,9 +24,6 @@ pub struct SynthArgs {
     /// Smallest cell width, as a fraction of Safe's extent, that is still split (default 1/4096).
     #[arg(long)]
     pub min_width: Option<f64>,
-    /// Wall-clock limit of the whole run, in seconds.
-    #[arg(long)]
-    pub timeout: Option<f64>,
     /// Search forward from Init (reachable boxes until closure) instead of the greatest fixed
     /// point inside Safe.
     #[arg(long, conflicts_with = "full")]
@@ -33,9 +32,6 @@ pub struct SynthArgs {
     /// only over what Init reaches.
     #[arg(long)]
     pub full: bool,
-    /// Worker threads (results do not depend on it). Default: all cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
     /// Steps simulated from Init when searching for a run that leaves Safe (default 200).
     #[arg(long)]
     pub attack_steps: Option<usize>,
@@ -51,43 +47,20 @@ pub struct SynthArgs {
 
 /// The synthesis configuration from the flags.
 pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
-    let mut c = SynthConfig::default();
-    if let Some(r) = a.resolution {
-        if r == 0 {
-            return Err(CliError::input("--resolution must be at least 1"));
-        }
-        c.resolution = Some(r);
-    }
-    if let Some(m) = a.max_boxes {
-        if m == 0 {
-            return Err(CliError::input("--max-boxes must be at least 1"));
-        }
-        c.max_boxes = m;
-    }
-    if let Some(w) = a.min_width {
-        if !(w > 0.0 && w < 1.0) {
-            return Err(CliError::input("--min-width must be in (0, 1)"));
-        }
-        c.min_width = w;
-    }
-    if let Some(t) = a.smt_timeout {
-        c.bridge.smt_timeout = super::seconds(t, "--smt-timeout")?;
-    }
-    if let Some(t) = a.threads {
-        let t = super::threads(t)?;
-        c.threads = t;
-        c.bridge.threads = t;
-    }
-    if let Some(s) = a.attack_steps {
-        c.attack_steps = s;
-    }
-    c.forward = a.forward;
-    c.full = a.full;
-    Ok(c)
+    let request = SynthRequest {
+        resolution: a.resolution,
+        max_boxes: a.max_boxes,
+        min_width: a.min_width,
+        forward: a.forward,
+        full: a.full,
+        attack_steps: a.attack_steps,
+        smt_timeout: a.smt_timeout,
+    };
+    request.config(&a.limits.limits(), Spelling::Cli).map_err(driver_error)
 }
 
 pub fn run(a: &SynthArgs) -> CliResult {
-    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
+    let budget = a.limits.limits().budget(Spelling::Cli).map_err(driver_error)?;
     let cfg = config(a)?;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;

@@ -5,11 +5,12 @@
 //! when any property is refuted, 3 when any other is not proven (evidence, unknown, unsupported),
 //! 0 when all are proven.
 
-use crate::args::SystemArgs;
+use crate::args::{LimitArgs, SystemArgs};
 use crate::output::{driver_error, print_json};
 use crate::{CliResult, Outcome};
 use serde_json::json;
-use trestle_core::{Budget, Status};
+use trestle_core::Status;
+use trestle_verify::options::{self, Spelling};
 use trestle_verify::properties::{VerifyOptions, verify};
 
 #[derive(clap::Args, Debug)]
@@ -19,27 +20,26 @@ pub struct VerifyArgs {
     /// Verify only this property (repeatable). Default: every `[[property]]` of the file.
     #[arg(long = "property", value_name = "NAME")]
     pub properties: Vec<String>,
-    /// Wall-clock limit of the whole run, in seconds (properties not decided by then are
-    /// unknown).
-    #[arg(long)]
-    pub timeout: Option<f64>,
+    /// `--timeout` bounds the whole run (properties not decided by then are unknown);
+    /// `--threads` are each engine's.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Wall-clock limit per property, in seconds.
     #[arg(long)]
     pub property_timeout: Option<f64>,
-    /// Worker threads of each engine (results do not depend on it). Default: all cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
 }
 
 pub fn run(a: &VerifyArgs) -> CliResult {
-    let budget = Budget::new(a.timeout.map(|t| super::seconds(t, "--timeout")).transpose()?);
+    let limits = a.limits.limits();
+    let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
     let opts = VerifyOptions {
         properties: a.properties.clone(),
-        threads: match a.threads {
-            Some(t) => super::threads(t)?,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        },
-        per_property: a.property_timeout.map(|t| super::seconds(t, "--property-timeout")).transpose()?,
+        threads: limits.threads_or_cores(Spelling::Cli).map_err(driver_error)?,
+        per_property: a
+            .property_timeout
+            .map(|t| options::seconds(t, "--property-timeout"))
+            .transpose()
+            .map_err(driver_error)?,
     };
     let sys = super::load(&a.system)?;
     let progress = crate::progress::Bar::new(a.system.silent());

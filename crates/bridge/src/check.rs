@@ -135,7 +135,7 @@ pub fn side_conditions(sys: &System, cfg: &Config, budget: &Budget) -> Result<Si
     if sys.safe.is_none() {
         return Err(BridgeError::NoSafe);
     }
-    let mut checker = Checker::new(sys, side_config(cfg).with_deadline(budget.deadline()))?;
+    let mut checker = Checker::new(sys, side_config(cfg).with_budget(budget))?;
     let init = Condition::from_answer(checker.check_init(&inv)?);
     let safe = Condition::from_answer(checker.check_safe(&inv)?);
     Ok(SideConditions { inv, cover, init, safe })
@@ -176,7 +176,7 @@ pub fn check_monolithic(sys: &System, cfg: &Config, budget: &Budget) -> Result<R
     use trestle_smt::InductivenessChecker;
     let start = std::time::Instant::now();
     let side = side_conditions(sys, cfg, budget)?;
-    let mut whole = side_config(cfg).with_deadline(budget.deadline());
+    let mut whole = side_config(cfg).with_budget(budget);
     whole.timeout = Some(budget.remaining_capped(std::time::Duration::from_secs(3600)));
     let mut z3 = trestle_smt::Z3Backend::new(sys, whole)?;
     let outcome = match z3.check_inductive(&side.inv)? {

@@ -242,8 +242,9 @@ struct Ctx<'s> {
     cfg: &'s Config,
     search: witness::Searcher<'s>,
     checkers_made: std::sync::atomic::AtomicUsize,
-    /// End of the run's time budget: caps every Z3 query, skips searches after it.
-    deadline: Option<Instant>,
+    /// The run's budget: its deadline caps every Z3 query and skips searches after it; its
+    /// cancellation interrupts the queries running.
+    budget: Budget,
     /// The successor boxes of a box under psi (for near misses).
     images: SuccessorBounds<'s>,
     /// The run's fast path with the invariant pinned (its forms and the invariant's indexed boxes
@@ -277,9 +278,9 @@ impl<'s> Ctx<'s> {
     fn checkers(&self, worker: usize) -> Result<Checkers<'s>, BridgeError> {
         // Each checker numbers its dumps from 1: the prefix keeps every checker's files apart.
         let id = self.checkers_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let cc = checker_config(self.cfg, format!("w{worker}-c{id}-")).with_deadline(self.deadline);
+        let cc = checker_config(self.cfg, format!("w{worker}-c{id}-")).with_budget(&self.budget);
         let fast = self.fast_path.then(|| self.pinned.fork(cc.clone()));
-        let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-")).with_deadline(self.deadline);
+        let mut exact = checker_config(self.cfg, format!("w{worker}-c{id}-exact-")).with_budget(&self.budget);
         exact.rlimit = self.cfg.exact_rlimit;
         Ok(Checkers { env: Checker::from_parts(fast, self.z3.fork(cc)), exact: self.z3.fork(exact) })
     }
@@ -347,7 +348,7 @@ impl<'s> Ctx<'s> {
                 None => {}
             }
         }
-        if self.cfg.search && self.deadline.is_none_or(|d| Instant::now() < d) {
+        if self.cfg.search && !self.budget.is_over() {
             let t = Instant::now();
             w.searched = true;
             let found = self.search.search(p, hint.as_ref());
@@ -534,7 +535,7 @@ pub fn check_inductive(
         search: witness::Searcher::new(sys, inv, cover_index.clone())?,
         images: SuccessorBounds::new(sys)?,
         checkers_made: Default::default(),
-        deadline: budget.deadline(),
+        budget: budget.clone(),
         z3: Z3Backend::new(sys, CheckerConfig::default())?.narrowed_by(&pinned),
         pinned,
         fast_path: cfg.fast_path,

@@ -91,8 +91,7 @@ impl Lazy<'_> {
 
 pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions, budget: &Budget) -> Result<Outcome, CegarError> {
     let start = Instant::now();
-    let deadline = budget.deadline();
-    let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline);
+    let cfg = CheckerConfig::new().without_timeout().with_budget(budget);
     let mut stats = Stats::default();
     let mut q = PathQuery::new(d.sys, cfg);
     let s0 = q.add_state();
@@ -169,7 +168,7 @@ pub fn check_bmc(d: &Discrete<'_>, opts: &BmcOptions, budget: &Budget) -> Result
         stats.bound_calls = l.stats.bound_calls;
     }
     let verdict = match verdict {
-        Verdict::Unknown(_) if deadline.is_some_and(|t| Instant::now() >= t) => Verdict::Unknown(Unknown::Timeout),
+        Verdict::Unknown(_) if let Err(stop) = budget.check() => Verdict::Unknown(stop.into()),
         v => v,
     };
     stats.seconds = start.elapsed().as_secs_f64();

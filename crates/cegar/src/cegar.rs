@@ -116,7 +116,7 @@ struct Run<'d, 's> {
     d: &'d Discrete<'s>,
     opts: CegarOptions,
     cfg: CheckerConfig,
-    deadline: Option<Instant>,
+    budget: Budget,
     atoms: Vec<Atom>,
     preds: Vec<Pred>,
     known: HashSet<Atom>,
@@ -141,12 +141,11 @@ pub fn check_cegar(d: &Discrete<'_>, opts: &CegarOptions, budget: &Budget) -> Re
         )));
     }
     let start = Instant::now();
-    let deadline = budget.deadline();
     let mut run = Run {
         d,
         opts: opts.clone(),
-        cfg: CheckerConfig::new().without_timeout().with_deadline(deadline),
-        deadline,
+        cfg: CheckerConfig::new().without_timeout().with_budget(budget),
+        budget: budget.clone(),
         atoms: Vec::new(),
         preds: Vec::new(),
         known: HashSet::new(),
@@ -211,7 +210,7 @@ impl AbstractInvariant {
 /// excluded by sound bounds: [`crate::policy`]) has a successor outside the invariant. `Ok(Err(why))` when a check fails or
 /// Z3 cannot decide it.
 pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, budget: &Budget) -> Result<Result<(), String>, CegarError> {
-    let cfg = CheckerConfig::new().without_timeout().with_deadline(budget.deadline());
+    let cfg = CheckerConfig::new().without_timeout().with_budget(budget);
     let set = inv.to_pred();
     let unsat = |q: &mut PathQuery<'_>, what: &str| match q.check() {
         PathAnswer::Unsat => Ok(()),
@@ -269,8 +268,8 @@ pub fn recheck(d: &Discrete<'_>, inv: &AbstractInvariant, budget: &Budget) -> Re
 impl<'s> Run<'_, 's> {
     fn main(&mut self) -> Result<Verdict, CegarError> {
         loop {
-            if self.timed_out() {
-                return Ok(Verdict::Unknown(Unknown::Timeout));
+            if let Some(why) = self.stopped() {
+                return Ok(Verdict::Unknown(why));
             }
             self.stats.iterations += 1;
             let mut current = Generation { m: self.atoms.len(), succ: HashMap::new() };
@@ -314,8 +313,9 @@ impl<'s> Run<'_, 's> {
         }
     }
 
-    fn timed_out(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+    /// Why the run must stop now (its time limit, or it was called off), if it must.
+    fn stopped(&self) -> Option<Unknown> {
+        self.budget.check().err().map(Unknown::from)
     }
 
     fn query(&self) -> PathQuery<'s> {
@@ -454,8 +454,8 @@ impl<'s> Run<'_, 's> {
             seq += 1;
         }
         while let Some(s) = frontier.pop() {
-            if self.timed_out() {
-                return Ok(Search::Unknown(Unknown::Timeout));
+            if let Some(why) = self.stopped() {
+                return Ok(Search::Unknown(why));
             }
             let edges = match self.successors(&s)? {
                 Ok(e) => e,

@@ -62,9 +62,8 @@ type Node = (Vec<Rational>, Option<(usize, usize)>);
 /// Breadth-first search of the states reachable under the policy.
 pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget) -> Result<Outcome, CegarError> {
     let start = Instant::now();
-    let deadline = budget.deadline();
     let sys = d.sys;
-    let cfg = CheckerConfig::new().without_timeout().with_deadline(deadline);
+    let cfg = CheckerConfig::new().without_timeout().with_budget(budget);
     let starts = start_states(d, opts.max_states, cfg)?;
     // Visited states: (parent index, branch taken) for the path back.
     let mut index: HashMap<Vec<Rational>, usize> = HashMap::new();
@@ -81,10 +80,10 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
     }
     let mut memory = sim::initial_memory::<Rational>(sys);
     while let Some(i) = queue.pop_front() {
-        if deadline.is_some_and(|t| Instant::now() >= t) {
+        if let Err(stop) = budget.check() {
             let stats = Stats { states: nodes.len(), seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
             return Ok(Outcome {
-                verdict: Verdict::Unknown(Unknown::Timeout),
+                verdict: Verdict::Unknown(stop.into()),
                 predicates: Vec::new(),
                 invariant: None,
                 stats,

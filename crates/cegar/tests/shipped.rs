@@ -80,3 +80,29 @@ fn cegar_agrees_with_explicit_search_on_the_shipped_instances() {
         }
     }
 }
+
+/// Whoever started a run can call it off (Ctrl-C in Python, a race's winner): CEGAR, BMC and the
+/// explicit search poll the budget's token, not only its deadline, and the Z3 query running is
+/// interrupted. The 8-puzzle runs far longer than the 120 s limit, so a run that ignored the
+/// token would end with the time limit instead.
+#[test]
+fn a_cancelled_run_stops_as_interrupted() {
+    let (sys, _) = instance("puzzle8-h64");
+    let d = Discrete::new(&sys).unwrap();
+    let methods: [(&str, &dyn Fn(&Budget) -> Verdict); 2] = [
+        ("cegar", &|b| check_cegar(&d, &CegarOptions::default(), b).unwrap().verdict),
+        ("bmc", &|b| check_bmc(&d, &BmcOptions::default(), b).unwrap().verdict),
+    ];
+    for (name, run) in methods {
+        let budget = Budget::new(Some(Duration::from_secs(120)));
+        let verdict = std::thread::scope(|s| {
+            let canceller = budget.clone();
+            s.spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                canceller.cancel();
+            });
+            run(&budget)
+        });
+        assert_eq!(verdict, Verdict::Unknown(trestle_core::Unknown::Interrupted), "{name}");
+    }
+}

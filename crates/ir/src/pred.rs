@@ -433,7 +433,7 @@ impl RBox {
     /// The parts of `self` outside the union of `covers` (exact); empty exactly when covered (see
     /// [`FBox::uncovered`]).
     pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a RBox>) -> Vec<RBox> {
-        subtract_all(self, covers, RBox::subtract)
+        subtract_all(self, covers, RBox::subtract, || false).expect("never stopped")
     }
 
     /// Whether the union of `covers` contains `self` (exact).
@@ -641,12 +641,23 @@ impl FBox {
     /// over has an interior disjoint from every cover, and finitely many closed boxes cannot cover
     /// an open set they only touch on their boundaries.
     pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a FBox>) -> Vec<FBox> {
-        subtract_all(self, covers, FBox::subtract)
+        subtract_all(self, covers, FBox::subtract, || false).expect("never stopped")
     }
 
     /// Whether the union of `covers` contains `self` (exact).
     pub fn is_covered_by<'a>(&self, covers: impl IntoIterator<Item = &'a FBox>) -> bool {
         self.uncovered(covers).is_empty()
+    }
+
+    /// [`FBox::is_covered_by`] that asks `stop` before each cover and gives up (`None`) when it
+    /// says so: a box against thousands of grid cells splits into pieces that multiply, which
+    /// can take minutes, so a run with a time limit polls it here.
+    pub fn is_covered_by_unless<'a>(
+        &self,
+        covers: impl IntoIterator<Item = &'a FBox>,
+        stop: impl FnMut() -> bool,
+    ) -> Option<bool> {
+        subtract_all(self, covers, FBox::subtract, stop).map(|rest| rest.is_empty())
     }
 
     /// The box as an exact rational box.
@@ -658,20 +669,25 @@ impl FBox {
     }
 }
 
-/// `b` minus the union of `covers`, one cover at a time (the pieces of `subtract` stay disjoint).
+/// `b` minus the union of `covers`, one cover at a time (the pieces of `subtract` stay disjoint);
+/// `None` when `stop` says so before a cover.
 fn subtract_all<'a, B: Clone + 'a>(
     b: &B,
     covers: impl IntoIterator<Item = &'a B>,
     subtract: impl Fn(&B, &B) -> Vec<B>,
-) -> Vec<B> {
+    mut stop: impl FnMut() -> bool,
+) -> Option<Vec<B>> {
     let mut rest = vec![b.clone()];
     for c in covers {
         if rest.is_empty() {
             break;
         }
+        if stop() {
+            return None;
+        }
         rest = rest.iter().flat_map(|r| subtract(r, c)).collect();
     }
-    rest
+    Some(rest)
 }
 
 #[cfg(test)]

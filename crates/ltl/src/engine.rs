@@ -50,6 +50,23 @@ impl Method {
     }
 }
 
+/// Where the engine says which stage it is in ("bound propagation (intervals), Init box 2 of
+/// 5"), for a front end's progress display. Equal to every other (it changes no answer).
+#[derive(Clone)]
+pub struct StageReport(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for StageReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StageReport")
+    }
+}
+
+impl PartialEq for StageReport {
+    fn eq(&self, _: &StageReport) -> bool {
+        true
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct LtlOptions {
     pub method: Method,
@@ -59,11 +76,27 @@ pub struct LtlOptions {
     pub rmilp: RmilpOptions,
     /// The domain of `Method::Bpt` (`Method::Auto` tries intervals, then CROWN).
     pub bpt: bpt::Domain,
+    /// Told each stage as it starts (`None`: nobody listens).
+    pub progress: Option<StageReport>,
+}
+
+impl LtlOptions {
+    fn stage(&self, what: &str) {
+        if let Some(StageReport(f)) = &self.progress {
+            f(what);
+        }
+    }
 }
 
 impl Default for LtlOptions {
     fn default() -> LtlOptions {
-        LtlOptions { method: Method::Auto, depth: 10, rmilp: RmilpOptions::default(), bpt: bpt::Domain::Interval }
+        LtlOptions {
+            method: Method::Auto,
+            depth: 10,
+            rmilp: RmilpOptions::default(),
+            bpt: bpt::Domain::Interval,
+            progress: None,
+        }
     }
 }
 
@@ -271,6 +304,8 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
             open.push(b.clone());
             continue;
         };
+        let domain_name = if domain == bpt::Domain::Crown { "CROWN" } else { "intervals" };
+        opts.stage(&format!("bound propagation ({domain_name}), Init box {} of {}", i + 1, inits.len()));
         let decided = bpt_decides(sys, b, depth, &holds, &negated, domain, (i == 0).then_some(&mut stats), budget);
         match decided {
             Ok(BptOutcome::Holds(chain)) => chains.push(chain),
@@ -289,6 +324,7 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
     }
     if opts.method == Method::Auto {
         // 2. Random runs, replayed exactly.
+        opts.stage("random runs from the open Init boxes");
         for (i, b) in open.iter().enumerate() {
             match sample::search(sys, b, &negated, depth, sample::RUNS, i as u64, budget) {
                 Ok(Some(trace)) => return finish(Verdict::refuted(trace), "simulation", stats),
@@ -298,7 +334,9 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         }
         // 2'. CROWN's enclosures on what intervals left open.
         let mut still_open = Vec::new();
-        for b in open {
+        let n = open.len();
+        for (i, b) in open.into_iter().enumerate() {
+            opts.stage(&format!("bound propagation (CROWN), open Init box {} of {n}", i + 1));
             match bpt_decides(sys, &b, depth, &holds, &negated, bpt::Domain::Crown, None, budget) {
                 Ok(BptOutcome::Holds(chain)) => chains.push(chain),
                 Ok(BptOutcome::Violated(trace)) => return finish(Verdict::refuted(trace), "bpt-crown", stats),
@@ -322,7 +360,8 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
     }
     let mut margin = f64::INFINITY;
     let mut unknown = None;
-    for b in &open {
+    for (i, b) in open.iter().enumerate() {
+        opts.stage(&format!("recursive MILP, open Init box {} of {}", i + 1, open.len()));
         match rmilp::check(sys, b, &negated, &opts.rmilp, budget, &mut stats.rmilp)? {
             RmilpOutcome::Holds { margin: m } => margin = margin.min(m),
             RmilpOutcome::Violated(trace) => return finish(Verdict::refuted(trace), "rmilp", stats),
@@ -473,6 +512,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
     let use_invariant = matches!(opts.method, Method::Auto | Method::Invariant);
     // The lasso half: a run on which `q` never holds refutes `F q` and `p U q`.
     let lasso = |q: &trestle_ir::Pred, stats: &mut LtlStats, open: &mut Open| -> Result<Option<Trace>, LtlError> {
+        opts.stage(&format!("lasso search up to length {}", opts.depth.max(1)));
         for b in &inits {
             match lasso::search(sys, b, q, opts.depth.max(1), &opts.rmilp, budget, &mut stats.rmilp)? {
                 LassoOutcome::Found(t) => return Ok(Some(t)),
@@ -559,6 +599,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
         Ltl::G(None, p) => {
             let p = &state_pred(p).ok_or_else(unsupported)?;
             if use_invariant {
+                opts.stage("inductive box search");
                 if let Some(r) = always_by_invariant(sys, phi, p, &inits, opts, budget, &mut stats, &mut open)? {
                     return Ok(r);
                 }
@@ -568,6 +609,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
                 // the bridge engine about the file's candidate first, then synthesise).
                 if !sys.is_memoryless() && open.limit.is_none() {
                     let share = budget.share(0.5);
+                    opts.stage("invariant synthesis over the lifted state");
                     match synthesis::always(sys, p, &inits, 16 * opts.depth.max(1), &share)? {
                         SynthesisOutcome::Holds(proof) => {
                             stats.invariant_boxes = proof.report.invariant.len();

@@ -35,7 +35,7 @@ pub mod rmilp;
 pub mod sample;
 pub mod synthesis;
 
-pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, Method, check_ltl, state_pred};
+pub use engine::{LtlCertificate, LtlOptions, LtlResult, LtlStats, Method, StageReport, check_ltl, state_pred};
 pub use error::LtlError;
 pub use path::PathFormula;
 pub use rmilp::Tightening;

@@ -62,6 +62,9 @@ pub struct RmilpOptions {
     /// the formula with the atoms relaxed by less than this; the margin reported is then at
     /// least this. `None`: the exact minimum of the slack (slower).
     pub margin_cutoff: Option<f64>,
+    /// HiGHS threads per MILP (`None`: HiGHS's default); a [`Tightening::Race`] gives each of
+    /// its two searches half of them (at least one).
+    pub threads: Option<usize>,
 }
 
 /// Whether adaptive splitting bounds the values each step reads (the successor state and every
@@ -94,6 +97,7 @@ impl Default for RmilpOptions {
             adaptive: true,
             tightening: Tightening::Race,
             margin_cutoff: Some(MARGIN_CUTOFF),
+            threads: None,
         }
     }
 }
@@ -175,7 +179,7 @@ pub(crate) fn race<T: Send>(
     let (tx, rx) = std::sync::mpsc::channel();
     let mut results = std::thread::scope(|scope| {
         for tightening in [Tightening::On, Tightening::Off] {
-            let o = RmilpOptions { tightening, ..opts.clone() };
+            let o = RmilpOptions { tightening, threads: opts.threads.map(|t| (t / 2).max(1)), ..opts.clone() };
             let (tx, search, race) = (tx.clone(), &search, race.clone());
             let run = move || {
                 let mut s = RmilpStats::default();
@@ -325,8 +329,13 @@ pub(crate) fn initial_runs(
 pub(crate) fn solve_options(opts: &RmilpOptions, budget: &Budget, cutoff: Option<f64>) -> SolveOptions {
     let mut highs_options = vec![("presolve".to_string(), HighsValue::Text("off".into()))];
     highs_options.extend(cutoff.map(|c| ("objective_bound".to_string(), HighsValue::Float(c))));
-    SolveOptions { feasibility_tolerance: opts.feasibility_tolerance, highs_options, ..SolveOptions::default() }
-        .within(budget)
+    SolveOptions {
+        feasibility_tolerance: opts.feasibility_tolerance,
+        highs_options,
+        threads: opts.threads.map(|t| i32::try_from(t).unwrap_or(i32::MAX)),
+        ..SolveOptions::default()
+    }
+    .within(budget)
 }
 
 /// How an unrolling is encoded (see [`RmilpOptions::adaptive`] and [`RmilpOptions::tightening`];

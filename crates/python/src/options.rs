@@ -1,27 +1,23 @@
-//! Keyword arguments into the driver's and the engines' own option types, with the values and
-//! the checks of the CLI's flags (`src/commands/*.rs`): a keyword is a flag's name with `_` for
-//! `-` (`no_fast_path=True` is `--no-fast-path`), a string value is the flag's value name.
+//! Keyword arguments into the driver's and the engines' own option types: `ctl`, `ltl`, `cegar`
+//! and `synth` fill the driver's requests (`trestle_verify::options`, which the CLI fills from its
+//! flags); `check`'s bridge tuning is read here with the driver's checks. A keyword is a flag's
+//! name with `_` for `-` (`no_fast_path=True` is `--no-fast-path`), a string value is the flag's
+//! value name.
 
-use crate::errors::input;
+use crate::errors::driver_error;
 use pyo3::PyResult;
 use std::time::Duration;
 use trestle_bridge::config::{Queue, Split};
+use trestle_verify::options as driver;
 
-/// Most worker threads a run may ask for (the CLI's `MAX_THREADS`: a typo is an error, not
-/// minutes spent starting threads).
-const MAX_THREADS: usize = 1024;
-
-/// A string value among `names`, as `which`.
+/// A string value among `names`, as `flag`.
 pub fn pick<T: Copy>(flag: &str, value: &str, names: &[(&str, T)]) -> PyResult<T> {
-    names.iter().find(|(n, _)| *n == value).map(|(_, v)| *v).ok_or_else(|| {
-        let all: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
-        input(format!("{flag}='{value}': expected one of {}", all.join(", ")))
-    })
+    driver::pick(flag, value, names).map_err(driver_error)
 }
 
 /// Seconds as a duration (non-negative and finite).
 pub fn seconds(v: f64, flag: &str) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(v).map_err(|_| input(format!("{flag} must be a non-negative number of seconds")))
+    driver::seconds(v, flag).map_err(driver_error)
 }
 
 /// An optional limit in seconds.
@@ -29,19 +25,14 @@ pub fn limit(v: Option<f64>, flag: &str) -> PyResult<Option<Duration>> {
     v.map(|t| seconds(t, flag)).transpose()
 }
 
-/// A worker count: 1 to [`MAX_THREADS`]; all cores when not given.
+/// A worker count: 1 to the driver's `MAX_THREADS`; all cores when not given.
 pub fn threads(t: Option<usize>, flag: &str) -> PyResult<usize> {
-    match t {
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
-        Some(0) => Err(input(format!("{flag} must be at least 1"))),
-        Some(t) if t > MAX_THREADS => Err(input(format!("{flag}={t} is too many: at most {MAX_THREADS}"))),
-        Some(t) => Ok(t),
-    }
+    t.map_or_else(|| Ok(driver::cores()), |t| driver::threads(t, flag).map_err(driver_error))
 }
 
 /// A fraction of an extent in (0, 1).
 pub fn width(w: f64, flag: &str) -> PyResult<f64> {
-    if w > 0.0 && w < 1.0 { Ok(w) } else { Err(input(format!("{flag} must be in (0, 1)"))) }
+    driver::width(w, flag).map_err(driver_error)
 }
 
 pub fn bound_method(name: &str) -> PyResult<trestle_bounds::Method> {

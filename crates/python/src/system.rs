@@ -4,7 +4,7 @@
 //! its text (`trestle_verify::render`) and, where the run has one, its certificate file's JSON.
 //! The Python layer (`python/trestle`) turns these into objects.
 
-use crate::errors::input;
+use crate::errors::{driver_error, input};
 use crate::options::{bound_method, limit, pick, queue, seconds, split, threads, width};
 use crate::run::interruptible;
 use pyo3::prelude::*;
@@ -15,6 +15,7 @@ use trestle_core::{Budget, RunResult};
 use trestle_ir::System;
 use trestle_ir::parse::{parse_ctl, parse_ltl};
 use trestle_ir::system::PropertyFormula;
+use trestle_verify::options::{CegarRequest, CtlRequest, Limits, LtlRequest, Spelling, SynthRequest};
 use trestle_verify::temporal::{Named, formula_scope};
 use trestle_verify::{CheckMethod, CheckOptions, Silent};
 
@@ -248,39 +249,10 @@ impl NativeSystem {
         attack_steps: Option<usize>,
         smt_timeout: Option<f64>,
     ) -> PyResult<Answer> {
-        let budget = Budget::new(limit(timeout, "timeout")?);
-        let mut c = trestle_synth::SynthConfig::default();
-        if let Some(r) = resolution {
-            if r == 0 {
-                return Err(input("resolution must be at least 1"));
-            }
-            c.resolution = Some(r);
-        }
-        if let Some(m) = max_boxes {
-            if m == 0 {
-                return Err(input("max_boxes must be at least 1"));
-            }
-            c.max_boxes = m;
-        }
-        if let Some(w) = min_width {
-            c.min_width = width(w, "min_width")?;
-        }
-        if let Some(t) = smt_timeout {
-            c.bridge.smt_timeout = seconds(t, "smt_timeout")?;
-        }
-        if threads.is_some() {
-            let t = self::threads(threads, "threads")?;
-            c.threads = t;
-            c.bridge.threads = t;
-        }
-        if let Some(s) = attack_steps {
-            c.attack_steps = s;
-        }
-        if forward && full {
-            return Err(input("forward and full exclude each other"));
-        }
-        c.forward = forward;
-        c.full = full;
+        let limits = Limits { timeout, threads, threads_flag: "threads" };
+        let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
+        let request = SynthRequest { resolution, max_boxes, min_width, forward, full, attack_steps, smt_timeout };
+        let c = request.config(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = &self.sys;
         interruptible(py, &budget, || {
             let run = trestle_verify::synthesize(sys, &c, &budget, &Silent)?;
@@ -326,8 +298,8 @@ impl NativeSystem {
         timeout: Option<f64>,
         pieces: Option<usize>,
     ) -> PyResult<Answer> {
-        use trestle_ctl::Method;
-        let budget = Budget::new(limit(timeout, "timeout")?);
+        let limits = Limits { timeout, threads: jobs, threads_flag: "jobs" };
+        let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
         let (sys, phi, named) = self.temporal(
             py,
             formula,
@@ -337,28 +309,8 @@ impl NativeSystem {
             ctl_of,
             "a CTL formula (`ctl = ..`)",
         )?;
-        let mut opts = trestle_ctl::CtlOptions {
-            method: pick(
-                "method",
-                method,
-                &[
-                    ("auto", Method::Auto),
-                    ("compositional", Method::Compositional),
-                    ("monolithic", Method::Monolithic),
-                    ("explicit", Method::Explicit),
-                ],
-            )?,
-            ..trestle_ctl::CtlOptions::default()
-        };
-        if let Some(p) = pieces {
-            if p == 0 {
-                return Err(input("pieces must be at least 1"));
-            }
-            opts.pieces = Some(p);
-        }
-        if jobs.is_some() {
-            opts.threads = threads(jobs, "jobs")?;
-        }
+        let request = CtlRequest { method: method.into(), pieces };
+        let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
         interruptible(py, &budget, || {
             let run = trestle_verify::temporal::ctl(&sys, &phi, &named, &opts, &budget, &Silent)?;
             Ok(answer(&run.result, None))
@@ -366,7 +318,7 @@ impl NativeSystem {
     }
 
     #[pyo3(signature = (formula=None, *, property=None, k=None, method="auto", bpt="interval", depth=10,
-        timeout=None, no_adaptive=false, tighten="race"))]
+        timeout=None, no_adaptive=false, tighten="race", threads=None))]
     #[allow(clippy::too_many_arguments)]
     fn ltl(
         &self,
@@ -380,12 +332,18 @@ impl NativeSystem {
         timeout: Option<f64>,
         no_adaptive: bool,
         tighten: &str,
+        threads: Option<usize>,
     ) -> PyResult<Answer> {
-        use trestle_ltl::{Method, Tightening, bpt::Domain};
-        if depth == 0 || depth > 10_000 {
-            return Err(input("depth must be between 1 and 10000"));
-        }
-        let budget = Budget::new(limit(timeout, "timeout")?);
+        let limits = Limits { timeout, threads, threads_flag: "threads" };
+        let request = LtlRequest {
+            method: method.into(),
+            bpt: bpt.into(),
+            depth,
+            adaptive: !no_adaptive,
+            tighten: tighten.into(),
+        };
+        let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
+        let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
         let (sys, phi, named) = self.temporal(
             py,
             formula,
@@ -395,26 +353,7 @@ impl NativeSystem {
             ltl_of,
             "an LTL formula (`ltl = ..`)",
         )?;
-        let mut opts = trestle_ltl::LtlOptions {
-            method: pick(
-                "method",
-                method,
-                &[
-                    ("auto", Method::Auto),
-                    ("bpt", Method::Bpt),
-                    ("rmilp", Method::Rmilp),
-                    ("lasso", Method::Lasso),
-                    ("invariant", Method::Invariant),
-                ],
-            )?,
-            depth,
-            bpt: pick("bpt", bpt, &[("interval", Domain::Interval), ("crown", Domain::Crown)])?,
-            ..trestle_ltl::LtlOptions::default()
-        };
-        opts.rmilp.adaptive = !no_adaptive;
-        opts.rmilp.tightening =
-            pick("tighten", tighten, &[("race", Tightening::Race), ("on", Tightening::On), ("off", Tightening::Off)])?;
-        let threads = threads(None, "threads")?;
+        let threads = limits.threads_or_cores(Spelling::Python).map_err(driver_error)?;
         interruptible(py, &budget, || {
             let run = trestle_verify::temporal::ltl(&sys, &phi, &named, &opts, threads, &budget, &Silent)?;
             Ok(answer(&run.result, run.certificate))
@@ -435,27 +374,16 @@ impl NativeSystem {
         depth: usize,
         timeout: Option<f64>,
     ) -> PyResult<Answer> {
-        use trestle_cegar::{CegarOptions, PolicyEncoding, Refine};
-        use trestle_verify::cegar::CegarMethod;
-        let budget = Budget::new(limit(timeout, "timeout")?);
-        if depth == 0 || depth > 100_000 {
-            return Err(input("depth must be between 1 and 100000"));
-        }
-        let encoding = pick("encoding", encoding, &[("lazy", PolicyEncoding::Lazy), ("z3", PolicyEncoding::Z3)])?;
-        let method = match pick("method", method, &[("cegar", 0), ("bmc", 1), ("explicit", 2)])? {
-            0 => CegarMethod::Cegar(CegarOptions {
-                refine: pick(
-                    "refine",
-                    refine,
-                    &[("ws", Refine::WitnessSplit), ("ce", Refine::ConcretisationExclusion)],
-                )?,
-                heuristic: !no_heuristic,
-                incremental: !no_incremental,
-                encoding,
-            }),
-            1 => CegarMethod::Bmc(trestle_cegar::bmc::BmcOptions { max_depth: depth, encoding }),
-            _ => CegarMethod::Explicit(trestle_cegar::explicit::ExplicitOptions::default()),
+        let budget = Limits { timeout, ..Limits::default() }.budget(Spelling::Python).map_err(driver_error)?;
+        let request = CegarRequest {
+            method: method.into(),
+            refine: refine.into(),
+            heuristic: !no_heuristic,
+            incremental: !no_incremental,
+            encoding: encoding.into(),
+            depth,
         };
+        let method = request.method(Spelling::Python).map_err(driver_error)?;
         let sys = &self.sys;
         interruptible(py, &budget, || {
             let run = trestle_verify::cegar::cegar(sys, &method, &budget)?;

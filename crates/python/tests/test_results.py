@@ -136,7 +136,6 @@ def test_timeout_ends_in_unknown(root):
 
 def test_ctrl_c_cancels_a_run(root):
     # Bound propagation through 3000 steps with CROWN takes minutes; it polls the run's token.
-    # (CEGAR and synthesis's first grid look at the deadline only: Ctrl-C waits for it there.)
     system = trestle.load(root / "configs/systems/pi-tuned.toml")
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
@@ -147,3 +146,19 @@ def test_ctrl_c_cancels_a_run(root):
         timer.cancel()
     # The interpreter and the package still work after the cancelled run.
     assert system.ltl(property="stays").proven
+
+
+def test_ctrl_c_cancels_cegar(root):
+    # CEGAR on the 8-puzzle runs far longer than its limit; it used to look at the deadline only,
+    # so Ctrl-C waited for the 600 s. The run's token now stops its loops and its Z3 query.
+    system = trestle.load(root / "configs/systems/puzzle8-h64.toml")
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            system.cegar(timeout=600)
+    finally:
+        timer.cancel()
+    # The package still works after the cancelled run.
+    blocks = trestle.load(root / "configs/systems/blocks4-h16.toml")
+    assert blocks.cegar(timeout=60).status in ("proven", "refuted")

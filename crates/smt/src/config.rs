@@ -3,6 +3,7 @@
 use crate::stats::Stats;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use trestle_core::{Budget, Cancel};
 
 /// How a checker runs its queries.
 #[derive(Clone, Debug)]
@@ -12,6 +13,9 @@ pub struct CheckerConfig {
     /// The end of the whole run's time budget: each query's limit is capped by the time left, and
     /// a query after it answers `Unknown(Timeout)` without running.
     pub deadline: Option<Instant>,
+    /// The run's cancellation token: a query running when it is raised is interrupted (within
+    /// [`CANCEL_POLL`]), and a query after it answers `Unknown(Interrupted)` without running.
+    pub cancel: Option<Cancel>,
     /// Per-query Z3 resource limit (`rlimit`), a deterministic alternative to the timeout.
     pub rlimit: Option<u32>,
     /// Write every Z3 query as an SMT-LIB 2 file into this directory.
@@ -31,11 +35,15 @@ pub struct CheckerConfig {
     pub stats: Stats,
 }
 
+/// How often a running query looks at its cancellation token.
+pub const CANCEL_POLL: Duration = Duration::from_millis(50);
+
 impl Default for CheckerConfig {
     fn default() -> Self {
         CheckerConfig {
             timeout: Some(Duration::from_secs(60)),
             deadline: None,
+            cancel: None,
             rlimit: None,
             dump_dir: None,
             dump_prefix: None,
@@ -65,6 +73,18 @@ impl CheckerConfig {
     pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
         self.deadline = deadline;
         self
+    }
+
+    /// The run's deadline and cancellation token: queries stop when either ends the run.
+    pub fn with_budget(mut self, budget: &Budget) -> Self {
+        self.deadline = budget.deadline();
+        self.cancel = Some(budget.cancel_token().clone());
+        self
+    }
+
+    /// Whether the run was called off.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
     }
 
     /// The limit of a query starting now: the per-query timeout capped by the time left before

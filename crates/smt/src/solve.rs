@@ -1,10 +1,12 @@
 //! Running one Z3 query: solver parameters (timeout, rlimit), the SMT-LIB dump, timing, the
 //! mapping of `unknown` to a reason, and reading model values back as exact rationals.
 
-use crate::config::CheckerConfig;
+use crate::config::{CANCEL_POLL, CheckerConfig};
 use crate::dump::Dumper;
 use crate::encode::VarTerm;
 use crate::error::CheckError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Instant;
 use trestle_core::Unknown;
 use trestle_ir::Rational;
@@ -54,34 +56,53 @@ pub(crate) fn check(
     Ok(check_again(solver, cfg))
 }
 
-/// `check-sat` without a dump (re-solves after extra assertions).
+/// `check-sat` without a dump (re-solves after extra assertions). A watchdog interrupts the query
+/// at its time limit or when the run's cancellation token is raised (polled every
+/// [`CANCEL_POLL`]).
 pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
     let start = Instant::now();
-    let fired = std::sync::atomic::AtomicBool::new(false);
-    let result = match cfg.query_limit() {
-        Some(limit) if limit.is_zero() => {
-            // The run's deadline has passed: no query is started.
-            fired.store(true, std::sync::atomic::Ordering::SeqCst);
-            SatResult::Unknown
-        }
-        None => solver.check(),
-        Some(limit) => {
-            let ctx = z3::Context::thread_local();
-            let handle = ctx.handle();
-            let fired = &fired;
-            std::thread::scope(|scope| {
-                let (done, finished) = std::sync::mpsc::channel::<()>();
-                scope.spawn(move || {
-                    if finished.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-                        fired.store(true, std::sync::atomic::Ordering::SeqCst);
-                        handle.interrupt();
+    let fired = AtomicBool::new(false);
+    let cancelled = AtomicBool::new(cfg.is_cancelled());
+    let limit = cfg.query_limit();
+    let result = if limit.is_some_and(|l| l.is_zero()) || cancelled.load(Ordering::SeqCst) {
+        // The run's deadline has passed or it was called off: no query is started.
+        fired.store(true, Ordering::SeqCst);
+        SatResult::Unknown
+    } else if limit.is_none() && cfg.cancel.is_none() {
+        solver.check()
+    } else {
+        let ctx = z3::Context::thread_local();
+        let handle = ctx.handle();
+        let (fired, cancelled) = (&fired, &cancelled);
+        let end = limit.map(|l| start + l);
+        std::thread::scope(|scope| {
+            let (done, finished) = std::sync::mpsc::channel::<()>();
+            scope.spawn(move || {
+                loop {
+                    let now = Instant::now();
+                    let wait = match (end, &cfg.cancel) {
+                        (Some(e), None) => e.saturating_duration_since(now),
+                        (Some(e), Some(_)) => e.saturating_duration_since(now).min(CANCEL_POLL),
+                        (None, _) => CANCEL_POLL,
+                    };
+                    match finished.recv_timeout(wait) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        _ => return,
                     }
-                });
-                let r = solver.check();
-                drop(done);
-                r
-            })
-        }
+                    if cfg.is_cancelled() {
+                        cancelled.store(true, Ordering::SeqCst);
+                    } else if !end.is_some_and(|e| Instant::now() >= e) {
+                        continue;
+                    }
+                    fired.store(true, Ordering::SeqCst);
+                    handle.interrupt();
+                    return;
+                }
+            });
+            let r = solver.check();
+            drop(done);
+            r
+        })
     };
     cfg.stats.record_z3(start.elapsed());
     match result {
@@ -90,7 +111,8 @@ pub(crate) fn check_again(solver: &Solver, cfg: &CheckerConfig) -> Outcome {
             Some(m) => Outcome::Sat(m),
             None => Outcome::Unknown(Unknown::Solver("sat without a model".into())),
         },
-        SatResult::Unknown if fired.load(std::sync::atomic::Ordering::SeqCst) => Outcome::Unknown(Unknown::Timeout),
+        SatResult::Unknown if cancelled.load(Ordering::SeqCst) => Outcome::Unknown(Unknown::Interrupted),
+        SatResult::Unknown if fired.load(Ordering::SeqCst) => Outcome::Unknown(Unknown::Timeout),
         SatResult::Unknown => Outcome::Unknown(classify_unknown(solver.get_reason_unknown())),
     }
 }

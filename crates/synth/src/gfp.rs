@@ -51,11 +51,13 @@ fn apply(
     drops
 }
 
-fn lost_init(s: &Search<'_, '_>, drops: &[usize]) -> bool {
+/// Whether dropping `drops` lost part of Init; `Err(reason)` when the time limit is reached on
+/// the way.
+fn lost_init(s: &Search<'_, '_>, drops: &[usize]) -> Result<bool, String> {
     let hit = drops
         .iter()
         .any(|&id| s.init.as_ref().is_some_and(|init| init.iter().any(|b| b.touches(&s.part.cells[id].bx))));
-    hit && !s.covers_init(kept)
+    Ok(hit && !s.covers_init(kept)?)
 }
 
 fn lazy(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
@@ -88,8 +90,10 @@ fn lazy(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         }
         let drops = apply(s, partial, drops, |_, _, _| {});
         s.report();
-        if lost_init(s, &drops) {
-            return Ok(End::InitLost);
+        match lost_init(s, &drops) {
+            Ok(true) => return Ok(End::InitLost),
+            Ok(false) => {}
+            Err(reason) => return Ok(End::Limit(reason)),
         }
     }
 }
@@ -135,8 +139,10 @@ fn eager(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         }
         s.report();
         // The kept set only shrinks: once it misses part of Init, no invariant inside it exists.
-        if lost_init(s, &drops) {
-            return Ok(End::InitLost);
+        match lost_init(s, &drops) {
+            Ok(true) => return Ok(End::InitLost),
+            Ok(false) => {}
+            Err(reason) => return Ok(End::Limit(reason)),
         }
         dirty = next.into_iter().collect();
     }

@@ -216,17 +216,28 @@ fn run_search(search: &mut Search<'_, '_>) -> Result<End, SynthError> {
             search.part.with_status(Status::Kept)
         };
     }
-    Ok(if covers_init(search, &search.invariant) { End::Closed } else { End::InitLost })
+    Ok(match covers_init(search, &search.invariant) {
+        Ok(true) => End::Closed,
+        Ok(false) => End::InitLost,
+        Err(reason) => End::Limit(reason),
+    })
 }
 
-/// Whether the cells `ids` (ascending) are non-empty and cover Init (when Init is boxes).
-fn covers_init(search: &Search<'_, '_>, ids: &[usize]) -> bool {
+/// Whether the cells `ids` (ascending) are non-empty and cover Init (when Init is boxes);
+/// `Err(reason)` when the time limit is reached on the way.
+fn covers_init(search: &Search<'_, '_>, ids: &[usize]) -> Result<bool, String> {
     let part = &search.part;
-    let covered = |b: &FBox| {
+    if ids.is_empty() {
+        return Ok(false);
+    }
+    for b in search.init.iter().flatten() {
         let near = part.touching(b, |_| true);
-        b.is_covered_by(near.iter().filter(|id| ids.binary_search(id).is_ok()).map(|&t| &part.cells[t].bx))
-    };
-    !ids.is_empty() && search.init.as_ref().is_none_or(|init| init.iter().all(covered))
+        let cells = near.iter().filter(|id| ids.binary_search(id).is_ok()).map(|&t| &part.cells[t].bx);
+        if !search.covered(b, cells)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 fn record_search(report: &mut SynthReport, search: &Search<'_, '_>, regions: &Regions<'_>) {

@@ -90,8 +90,13 @@ pub fn check(
             })?;
             (report, None)
         }
-        CheckMethod::Monolithic => (trestle_bridge::check_monolithic(sys, cfg, budget)?, None),
+        CheckMethod::Monolithic => {
+            // One Z3 query per condition, each with the whole network: no fraction to show.
+            progress.update(None, "the whole network in Z3, one query per condition");
+            (trestle_bridge::check_monolithic(sys, cfg, budget)?, None)
+        }
         CheckMethod::Milp => {
+            progress.update(None, "the whole network as one MILP in HiGHS");
             let (report, summary) = check_milp(sys, cfg, budget)?;
             (report, Some(summary))
         }

@@ -11,6 +11,8 @@
 //!   synthesis when the temporal engines leave it open;
 //! - the baselines that need a solver the engines should not link (the MILP baseline of `check`,
 //!   [`milp`]), so `trestle-bridge`, `trestle-synth` and `trestle-cegar` link no HiGHS;
+//! - the options of every question built once from what a front end read ([`options`]: the
+//!   CLI's flags and the Python package's keyword arguments fill the same requests);
 //! - one [`Budget`](trestle_core::Budget) per run, shared by every stage, and one [`Progress`]
 //!   trait the front ends implement;
 //! - one result per question, `trestle_core::RunResult` (`trestle-result/1`), and its text
@@ -27,6 +29,7 @@ pub mod describe;
 mod error;
 pub mod json;
 pub mod milp;
+pub mod options;
 pub mod picture;
 mod progress;
 pub mod properties;

@@ -1,0 +1,342 @@
+//! The options of every question, built in one place from what a front end read: the CLI's flags
+//! (`src/args.rs`) and the Python package's keyword arguments (`crates/python`) fill the same
+//! request structs and call the same builders, so a value is checked, named in its error and
+//! turned into the engines' options once. Choices are given by the names users write
+//! (`"compositional"`, `"race"`); a front end spells a flag its own way ([`Spelling`]) in the
+//! errors.
+
+use crate::cegar::CegarMethod;
+use crate::error::DriverError;
+use std::time::Duration;
+use trestle_cegar::bmc::BmcOptions;
+use trestle_cegar::explicit::ExplicitOptions;
+use trestle_cegar::{CegarOptions, PolicyEncoding, Refine};
+use trestle_core::Budget;
+use trestle_ctl::CtlOptions;
+use trestle_ltl::{LtlOptions, Tightening};
+
+/// Most worker threads a run may ask for. Results never depend on the thread count and threads
+/// beyond the cores only contend; the cap turns a typo (`--threads 20000`, which spent minutes
+/// starting threads whatever the time limit) into an error.
+pub const MAX_THREADS: usize = 1024;
+
+/// How a front end writes an option's name in its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// `--no-adaptive`.
+    Cli,
+    /// `no_adaptive`.
+    Python,
+}
+
+impl Spelling {
+    /// The option `name` (written with `-`) as this front end spells it.
+    pub fn flag(self, name: &str) -> String {
+        match self {
+            Spelling::Cli => format!("--{name}"),
+            Spelling::Python => name.replace('-', "_"),
+        }
+    }
+}
+
+/// The options every long-running question takes: a wall-clock limit and worker threads.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Seconds of the whole run (`None`: no limit).
+    pub timeout: Option<f64>,
+    /// Worker threads (`None`: all cores).
+    pub threads: Option<usize>,
+    /// The name the threads were given by (`threads`, or `jobs` where a command knows that one),
+    /// for its errors.
+    pub threads_flag: &'static str,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { timeout: None, threads: None, threads_flag: "threads" }
+    }
+}
+
+impl Limits {
+    /// The run's budget, its deadline counted from now.
+    pub fn budget(&self, s: Spelling) -> Result<Budget, DriverError> {
+        Ok(Budget::new(self.timeout.map(|t| seconds(t, &s.flag("timeout"))).transpose()?))
+    }
+
+    /// The worker threads asked for, checked (`None` when not given).
+    pub fn threads(&self, s: Spelling) -> Result<Option<usize>, DriverError> {
+        self.threads.map(|t| threads(t, &s.flag(self.threads_flag))).transpose()
+    }
+
+    /// The worker threads asked for, or all cores.
+    pub fn threads_or_cores(&self, s: Spelling) -> Result<usize, DriverError> {
+        Ok(self.threads(s)?.unwrap_or_else(cores))
+    }
+}
+
+/// The cores of this machine (1 when unknown).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A value in seconds as a duration (non-negative and finite); `flag` names it in the error.
+pub fn seconds(v: f64, flag: &str) -> Result<Duration, DriverError> {
+    Duration::try_from_secs_f64(v)
+        .map_err(|_| DriverError::input(format!("{flag} must be a non-negative number of seconds")))
+}
+
+/// A worker count: 1 to [`MAX_THREADS`].
+pub fn threads(t: usize, flag: &str) -> Result<usize, DriverError> {
+    match t {
+        0 => Err(DriverError::input(format!("{flag} must be at least 1"))),
+        t if t > MAX_THREADS => Err(DriverError::input(format!(
+            "{flag} {t} is too many: at most {MAX_THREADS} (this machine has {} cores)",
+            cores()
+        ))),
+        t => Ok(t),
+    }
+}
+
+/// A fraction of an extent in (0, 1).
+pub fn width(w: f64, flag: &str) -> Result<f64, DriverError> {
+    if w > 0.0 && w < 1.0 { Ok(w) } else { Err(DriverError::input(format!("{flag} must be in (0, 1)"))) }
+}
+
+/// The value among `names` that `value` names; `flag` names the option in the error.
+pub fn pick<T: Copy>(flag: &str, value: &str, names: &[(&str, T)]) -> Result<T, DriverError> {
+    names.iter().find(|(n, _)| *n == value).map(|(_, v)| *v).ok_or_else(|| {
+        let all: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
+        DriverError::input(format!("{flag}='{value}': expected one of {}", all.join(", ")))
+    })
+}
+
+/// `ctl`: the method and its tuning.
+#[derive(Clone, Debug)]
+pub struct CtlRequest {
+    /// `auto`, `compositional`, `monolithic` or `explicit`.
+    pub method: String,
+    /// Sub-boxes per network input box for the big-M bounds (the engine's default when `None`).
+    pub pieces: Option<usize>,
+}
+
+impl CtlRequest {
+    pub fn options(&self, limits: &Limits, s: Spelling) -> Result<CtlOptions, DriverError> {
+        use trestle_ctl::Method;
+        let mut opts = CtlOptions {
+            method: pick(
+                &s.flag("method"),
+                &self.method,
+                &[
+                    ("auto", Method::Auto),
+                    ("compositional", Method::Compositional),
+                    ("monolithic", Method::Monolithic),
+                    ("explicit", Method::Explicit),
+                ],
+            )?,
+            ..CtlOptions::default()
+        };
+        if let Some(p) = self.pieces {
+            if p == 0 {
+                return Err(DriverError::input(format!("{} must be at least 1", s.flag("pieces"))));
+            }
+            opts.pieces = Some(p);
+        }
+        if let Some(t) = limits.threads(s)? {
+            opts.threads = t;
+        }
+        Ok(opts)
+    }
+}
+
+/// `ltl`: the method and its tuning.
+#[derive(Clone, Debug)]
+pub struct LtlRequest {
+    /// `auto`, `bpt`, `rmilp`, `lasso` or `invariant`.
+    pub method: String,
+    /// The domain of bound propagation: `interval` or `crown`.
+    pub bpt: String,
+    /// The horizon of unbounded formulas' bounded checks and the longest lasso.
+    pub depth: usize,
+    /// Adaptive splitting of the MILPs (off: the paper's RMILP-only baseline).
+    pub adaptive: bool,
+    /// `race`, `on` or `off`.
+    pub tighten: String,
+}
+
+impl LtlRequest {
+    /// The engine's options; the threads are HiGHS's per MILP (the driver's invariant chain takes
+    /// [`Limits::threads_or_cores`] for its engines).
+    pub fn options(&self, limits: &Limits, s: Spelling) -> Result<LtlOptions, DriverError> {
+        use trestle_ltl::Method;
+        use trestle_ltl::bpt::Domain;
+        if self.depth == 0 || self.depth > 10_000 {
+            return Err(DriverError::input(format!("{} must be between 1 and 10000", s.flag("depth"))));
+        }
+        let mut opts = LtlOptions {
+            method: pick(
+                &s.flag("method"),
+                &self.method,
+                &[
+                    ("auto", Method::Auto),
+                    ("bpt", Method::Bpt),
+                    ("rmilp", Method::Rmilp),
+                    ("lasso", Method::Lasso),
+                    ("invariant", Method::Invariant),
+                ],
+            )?,
+            depth: self.depth,
+            bpt: pick(&s.flag("bpt"), &self.bpt, &[("interval", Domain::Interval), ("crown", Domain::Crown)])?,
+            ..LtlOptions::default()
+        };
+        opts.rmilp.adaptive = self.adaptive;
+        opts.rmilp.tightening = pick(
+            &s.flag("tighten"),
+            &self.tighten,
+            &[("race", Tightening::Race), ("on", Tightening::On), ("off", Tightening::Off)],
+        )?;
+        opts.rmilp.threads = limits.threads(s)?;
+        Ok(opts)
+    }
+}
+
+/// `cegar`: the method and its tuning.
+#[derive(Clone, Debug)]
+pub struct CegarRequest {
+    /// `cegar`, `bmc` or `explicit`.
+    pub method: String,
+    /// How policy spuriousness is refined: `ws` or `ce`.
+    pub refine: String,
+    pub heuristic: bool,
+    pub incremental: bool,
+    /// `lazy` or `z3`.
+    pub encoding: String,
+    /// The deepest unrolling of BMC.
+    pub depth: usize,
+}
+
+impl CegarRequest {
+    pub fn method(&self, s: Spelling) -> Result<CegarMethod, DriverError> {
+        if self.depth == 0 || self.depth > 100_000 {
+            return Err(DriverError::input(format!("{} must be between 1 and 100000", s.flag("depth"))));
+        }
+        let encoding =
+            pick(&s.flag("encoding"), &self.encoding, &[("lazy", PolicyEncoding::Lazy), ("z3", PolicyEncoding::Z3)])?;
+        Ok(match pick(&s.flag("method"), &self.method, &[("cegar", 0), ("bmc", 1), ("explicit", 2)])? {
+            0 => CegarMethod::Cegar(CegarOptions {
+                refine: pick(
+                    &s.flag("refine"),
+                    &self.refine,
+                    &[("ws", Refine::WitnessSplit), ("ce", Refine::ConcretisationExclusion)],
+                )?,
+                heuristic: self.heuristic,
+                incremental: self.incremental,
+                encoding,
+            }),
+            1 => CegarMethod::Bmc(BmcOptions { max_depth: self.depth, encoding }),
+            _ => CegarMethod::Explicit(ExplicitOptions::default()),
+        })
+    }
+}
+
+/// `synth`: the search's tuning.
+#[derive(Clone, Debug, Default)]
+pub struct SynthRequest {
+    pub resolution: Option<usize>,
+    pub max_boxes: Option<usize>,
+    pub min_width: Option<f64>,
+    pub forward: bool,
+    pub full: bool,
+    pub attack_steps: Option<usize>,
+    pub smt_timeout: Option<f64>,
+}
+
+impl SynthRequest {
+    pub fn config(&self, limits: &Limits, s: Spelling) -> Result<trestle_synth::SynthConfig, DriverError> {
+        let mut c = trestle_synth::SynthConfig::default();
+        if let Some(r) = self.resolution {
+            if r == 0 {
+                return Err(DriverError::input(format!("{} must be at least 1", s.flag("resolution"))));
+            }
+            c.resolution = Some(r);
+        }
+        if let Some(m) = self.max_boxes {
+            if m == 0 {
+                return Err(DriverError::input(format!("{} must be at least 1", s.flag("max-boxes"))));
+            }
+            c.max_boxes = m;
+        }
+        if let Some(w) = self.min_width {
+            c.min_width = width(w, &s.flag("min-width"))?;
+        }
+        if let Some(t) = self.smt_timeout {
+            c.bridge.smt_timeout = seconds(t, &s.flag("smt-timeout"))?;
+        }
+        if let Some(t) = limits.threads(s)? {
+            c.threads = t;
+            c.bridge.threads = t;
+        }
+        if let Some(a) = self.attack_steps {
+            c.attack_steps = a;
+        }
+        if self.forward && self.full {
+            return Err(DriverError::input(format!("{} and {} exclude each other", s.flag("forward"), s.flag("full"))));
+        }
+        c.forward = self.forward;
+        c.full = self.full;
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_front_end_names_the_option_its_way() {
+        let r = LtlRequest {
+            method: "auto".into(),
+            bpt: "interval".into(),
+            depth: 0,
+            adaptive: true,
+            tighten: "race".into(),
+        };
+        let none = Limits::default();
+        assert_eq!(r.options(&none, Spelling::Cli).unwrap_err().to_string(), "--depth must be between 1 and 10000");
+        assert_eq!(r.options(&none, Spelling::Python).unwrap_err().to_string(), "depth must be between 1 and 10000");
+        let r = LtlRequest { depth: 10, tighten: "sometimes".into(), ..r };
+        assert_eq!(
+            r.options(&none, Spelling::Python).unwrap_err().to_string(),
+            "tighten='sometimes': expected one of race, on, off"
+        );
+        let limits = Limits { timeout: Some(-1.0), threads: Some(0), ..Limits::default() };
+        assert_eq!(
+            limits.budget(Spelling::Cli).unwrap_err().to_string(),
+            "--timeout must be a non-negative number of seconds"
+        );
+        assert_eq!(limits.threads(Spelling::Python).unwrap_err().to_string(), "threads must be at least 1");
+        let synth = SynthRequest { max_boxes: Some(0), ..SynthRequest::default() };
+        assert_eq!(
+            synth.config(&Limits::default(), Spelling::Python).unwrap_err().to_string(),
+            "max_boxes must be at least 1"
+        );
+    }
+
+    #[test]
+    fn the_names_users_write_choose_the_engines_options() {
+        let ctl = CtlRequest { method: "explicit".into(), pieces: Some(4) };
+        let o = ctl.options(&Limits { threads: Some(3), ..Limits::default() }, Spelling::Cli).unwrap();
+        assert_eq!((o.method, o.pieces, o.threads), (trestle_ctl::Method::Explicit, Some(4), 3));
+        let cegar = CegarRequest {
+            method: "bmc".into(),
+            refine: "ws".into(),
+            heuristic: true,
+            incremental: true,
+            encoding: "z3".into(),
+            depth: 7,
+        };
+        match cegar.method(Spelling::Cli).unwrap() {
+            CegarMethod::Bmc(b) => assert_eq!((b.max_depth, b.encoding), (7, PolicyEncoding::Z3)),
+            other => panic!("{other:?}"),
+        }
+    }
+}
