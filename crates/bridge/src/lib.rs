@@ -23,6 +23,8 @@ pub mod config;
 pub mod engine;
 mod error;
 pub mod exact;
+pub mod flow;
+pub mod flow_refute;
 pub mod post;
 mod post_check;
 mod proof_check;

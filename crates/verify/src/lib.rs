@@ -34,7 +34,7 @@ pub mod simulate;
 pub mod synth;
 pub mod temporal;
 
-pub use check::{CheckMethod, CheckOptions, CheckRun, check};
+pub use check::{CheckMethod, CheckOptions, CheckRun, check, check_sampled};
 pub use error::DriverError;
 pub use progress::{Progress, Silent};
 pub use synth::{SynthRun, synthesize};

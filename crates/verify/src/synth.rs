@@ -35,6 +35,7 @@ impl SynthRun {
             region: None,
             reason: Some(r.reason.clone()),
             validated: None,
+            flow: None,
         };
         if let Some(step) = r.trajectory.as_ref().and_then(|t| t.exact.as_ref()).and_then(|e| e.last_step()) {
             let (approx, exact) = witness_jsons(sys, &step);
