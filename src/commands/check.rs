@@ -54,7 +54,7 @@ pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
         CheckMethodArg::Monolithic => CheckMethod::Monolithic,
         CheckMethodArg::Milp => CheckMethod::Milp,
     };
-    let mut flow = trestle_flow::FlowSettings::default();
+    let mut flow = trestle_verify::FlowSettings::default();
     if let Some(o) = a.flow_order {
         if !(1..=30).contains(&o) {
             return Err(CliError::input("--flow-order must be in 1..=30"));

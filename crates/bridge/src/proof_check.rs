@@ -25,6 +25,11 @@
 //!    [`crate::certificate::exact`]);
 //! 6. `Init => Inv` and `Inv => Safe`, by Z3.
 //!
+//! For a sampled-data system (format `/3`, the certificate's `flow` settings and the system's own
+//! period and rates) check 4 encloses the flow again over each clause's box, psi's action box and
+//! the inputs' hull, and decides the leaf system's condition by Z3 ([`crate::flow`]: the linear
+//! enclosure, else the box enclosure); such a proof has no exact clauses.
+//!
 //! The invariant is the system file's candidate when the certificate's boxes are exactly its
 //! outward f64 enclosure (the candidate's exact rational bounds are then used), otherwise the
 //! certificate's own boxes (e.g. a synthesised invariant).
