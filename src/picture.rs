@@ -3,14 +3,12 @@
 //! simulated runs from Init, projected on two chosen state variables.
 
 use anyhow::{Result, anyhow};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
-use trestle_ir::num::{down, to_f64_nearest, up};
-use trestle_ir::sim;
-use trestle_ir::system::{NondetDomain, System};
+use trestle_ir::num::{Rational, down, to_f64_nearest, up};
+use trestle_ir::system::System;
 use trestle_ir::{FBox, Pred, RBox};
 use trestle_plot::{Arrow, Marker, Region, RegionStyle, StatePlot};
+use trestle_verify::simulate::{SimulateOptions, simulate};
 
 /// What to draw besides the system's own regions.
 #[derive(Default)]
@@ -118,45 +116,20 @@ fn project(b: &FBox, vars: &[usize]) -> FBox {
     FBox::new(vec![b.lo[vars[0]], b.lo[vars[1]]], vec![b.hi[vars[0]], b.hi[vars[1]]])
 }
 
-/// Simulated runs from Init (f64, random choices from a fixed seed), state by state.
-fn runs(sys: &System, init: &[RBox], count: usize, steps: usize) -> Vec<Vec<Vec<f64>>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let mut out = Vec::new();
-    for k in 0..count {
-        let Some(b) = init.get(k % init.len().max(1)) else { break };
-        let Some(mut state) = (0..sys.state.len())
-            .map(|i| {
-                let (lo, hi) = (to_f64_nearest(b.lo[i].as_ref()?), to_f64_nearest(b.hi[i].as_ref()?));
-                Some(lo + (hi - lo) * rng.random::<f64>())
-            })
-            .collect::<Option<Vec<f64>>>()
-        else {
-            break;
-        };
-        let mut memory = sim::initial_memory::<f64>(sys);
-        let mut path = vec![state.clone()];
-        for _ in 0..steps {
-            let nondet: Vec<f64> = sys
-                .nondet
-                .iter()
-                .map(|v| match &v.domain {
-                    NondetDomain::Interval(l, h) => {
-                        let (l, h) = (to_f64_nearest(l), to_f64_nearest(h));
-                        (l + (h - l) * rng.random::<f64>()).clamp(l, h)
-                    }
-                    NondetDomain::Set(s) => to_f64_nearest(&s[rng.random_range(0..s.len())]),
-                })
-                .collect();
-            let pick = |enabled: &[usize]| Ok(enabled[rng.random_range(0..enabled.len())]);
-            match sim::step_choosing(sys, &state, &mut memory, &nondet, pick) {
-                Ok(t) => state = t.next,
-                Err(_) => break,
-            }
-            path.push(state.clone());
-        }
-        out.push(path);
-    }
-    out
+/// A few runs from Init (the driver's simulator in f64, a fixed seed), state by state; a run that
+/// stops early ends there, and none are drawn when Init gives no start state.
+fn runs(sys: &System, count: usize, steps: usize) -> Vec<Vec<Vec<f64>>> {
+    let opts = SimulateOptions { steps, runs: count, seed: 7, float: true, ..SimulateOptions::default() };
+    let f64s = |v: &[Rational]| v.iter().map(to_f64_nearest).collect::<Vec<f64>>();
+    simulate(sys, &opts)
+        .unwrap_or_default()
+        .iter()
+        .map(|run| {
+            let mut states: Vec<Vec<f64>> = run.steps.iter().map(|t| f64s(&t.state)).collect();
+            states.push(f64s(&run.last));
+            states
+        })
+        .collect()
 }
 
 pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, view_of: &View, path: &Path) -> Result<()> {
@@ -213,8 +186,7 @@ pub fn draw(sys: &System, title: &str, layers: &Layers<'_>, view_of: &View, path
     for b in &init {
         plot.regions.push(region(&flat(b, vars, &view), RegionStyle::Init));
     }
-    plot.trajectories =
-        runs(sys, &init, 5, 40).iter().map(|r| r.iter().map(|s| (s[vars[0]], s[vars[1]])).collect()).collect();
+    plot.trajectories = runs(sys, 5, 40).iter().map(|r| r.iter().map(|s| (s[vars[0]], s[vars[1]])).collect()).collect();
     for pair in run.windows(2) {
         plot.arrows.push(Arrow::new(pair[0], pair[1]));
     }
@@ -236,10 +208,8 @@ pub fn draw_reach(
     path: &Path,
 ) -> Result<()> {
     let vars = view_of.vars.as_slice();
-    let d = sys.state.len();
-    let init = boxes(&sys.init, d);
     let steps = enclosures.len().saturating_sub(1).max(1);
-    let sampled = runs(sys, &init, 8, steps);
+    let sampled = runs(sys, 8, steps);
     let reach = RegionStyle::Custom { fill: (31, 119, 180), alpha: 0.18, outline: true };
     let (regions, trajectories): (Vec<Region>, Vec<Vec<(f64, f64)>>) = match vars {
         [v] => (
