@@ -162,3 +162,25 @@ fn flow_settings_are_checked_and_the_baselines_refuse_flows() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.json()["details"]["flow"]["substeps"], 4);
 }
+
+/// ARCH-COMP TORA (remain): the competition's box [-2, 2]^4 as the candidate is refuted by a
+/// validated run from its corner (the (x1, x2) oscillator turns the corner outside any box), and
+/// `certify` accepts the refutation. (Run on the shared models; skipped without them.)
+#[test]
+fn archcomp_tora_box_is_refuted_by_a_validated_run() {
+    let Some(models) = trestle_testkit::shared_models() else { return };
+    let model = models.join("archcomp/Benchmark9-Tora/controllerTora.onnx");
+    let set = format!("controller.model={}", s(&model));
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.json");
+    let tora = "configs/systems/archcomp/tora.toml";
+    let run = trestle(&["check", tora, "--set", &set, "--certificate", s(&cert), "--json", "--timeout", "600"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["verdict"], "not-inductive");
+    let c = read_json(&cert);
+    let next: Vec<(f64, f64)> =
+        c["validated"]["next"].as_array().unwrap().iter().map(|b| (exact(&b[0]), exact(&b[1]))).collect();
+    assert!(next.iter().any(|(lo, hi)| *lo > 2.0 || *hi < -2.0), "{next:?}");
+    let ok = trestle(&["certify", s(&cert), tora, "--set", &set]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+}

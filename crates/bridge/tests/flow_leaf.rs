@@ -52,11 +52,11 @@ fn leaf_enclosures_hold_the_closed_form_flow() {
             let d = rng.random_range(-0.02..=0.02);
             let u = net.eval(&[x, y]).unwrap()[0];
             let succ = closed_form(x, y, u, d);
-            for i in 0..2 {
-                assert!(e.state[i].lo - slack <= succ[i] && succ[i] <= e.state[i].hi + slack, "box {i}: {e:?}");
+            for (i, &next) in succ.iter().enumerate() {
+                assert!(e.state[i].lo - slack <= next && next <= e.state[i].hi + slack, "box {i}: {e:?}");
                 let affine =
                     l.state[i][0] * x + l.state[i][1] * y + l.action[i][0] * u + l.nondet[i][0] * d + l.offset[i];
-                let r = succ[i] - affine;
+                let r = next - affine;
                 assert!(
                     l.remainder[i].lo - slack <= r && r <= l.remainder[i].hi + slack,
                     "linear {i}: {r} outside {:?} on {p:?}",
