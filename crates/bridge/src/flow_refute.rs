@@ -17,6 +17,7 @@ use trestle_core::ValidatedTrace;
 use trestle_core::validate::{Bounds, EnclosedRun};
 use trestle_ir::interval::Interval;
 use trestle_ir::num::rational_from_f64;
+use trestle_ir::system::DomainExit;
 use trestle_ir::{Env, FBox, Pred, Rational, System};
 use trestle_smt::Witness;
 
@@ -26,6 +27,14 @@ pub const FLOW_REFUTATION_BITS: u32 = 53;
 /// Whether the box `image` meets none of the boxes of `cover`.
 fn outside(image: &[Interval], cover: &[FBox]) -> bool {
     cover.iter().all(|b| image.iter().enumerate().any(|(i, v)| v.hi < b.lo[i] || v.lo > b.hi[i]))
+}
+
+/// Whether every point of `image` lies in every state variable's domain.
+fn inside_domains(sys: &System, image: &[Interval]) -> bool {
+    sys.state.iter().zip(image).all(|(v, b)| {
+        v.domain.lo.as_ref().is_none_or(|l| &rational_from_f64(b.lo) >= l)
+            && v.domain.hi.as_ref().is_none_or(|h| &rational_from_f64(b.hi) <= h)
+    })
 }
 
 /// The successor's enclosure from an exact state and inputs, with the actions evaluated exactly,
@@ -64,6 +73,11 @@ pub fn validate(
     let (actions, image) = successor(sys, step, inv, state, nondet)?;
     if !outside(&image, cover) {
         return Err(format!("the successor's enclosure {image:?} meets the invariant's cover"));
+    }
+    if sys.domain_exit == DomainExit::Drop && !inside_domains(sys, &image) {
+        // A successor outside a domain does not exist under `drop`: only one surely inside
+        // every domain is a step leaving the invariant.
+        return Err("the successor's enclosure is not inside every domain (on_domain_exit = drop)".into());
     }
     let exact = |xs: &[Rational]| xs.iter().map(|x| Bounds { lo: x.clone(), hi: x.clone() }).collect::<Vec<_>>();
     let ends = image.iter().map(|v| Bounds { lo: rational_from_f64(v.lo), hi: rational_from_f64(v.hi) }).collect();
