@@ -1004,7 +1004,7 @@ fn pictures_of_check_synth_and_ltl() {
     for (args, fragment) in [
         (vec!["check", example, "--plot", "/tmp/x.svg", "--plot-vars", "x,q"], "'q' is not a state variable"),
         (vec!["check", example, "--plot", "/tmp/x.svg", "--plot-vars", "x"], "two different state variables"),
-        (vec!["synth", example, "--plot", "/tmp/x.png", "--plot-size", "20x20"], "--plot-size"),
+        (vec!["synth", example, "--plot", "/tmp/x.png", "--plot-size", "20x20"], "plot size: WIDTHxHEIGHT"),
         (vec!["check", example, "--plot", "/tmp/x.txt"], "extension"),
     ] {
         expect_input_error(&trestle(&args), &[fragment]);

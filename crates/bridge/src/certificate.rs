@@ -28,6 +28,7 @@ use trestle_ir::{FBox, Matrix, Pred, Rational, System};
 use trestle_smt::Postcondition;
 
 pub(crate) mod exact;
+pub mod run;
 pub mod validated;
 
 pub use exact::ExactClauseJson;
@@ -193,6 +194,9 @@ pub struct OutcomeJson {
     /// A refutation through irrational values: the enclosures its run found (see [`validated`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub validated: Option<validated::ValidatedJson>,
+    /// An unsafe outcome's run from Init out of Safe (see [`run`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run: Option<run::RunJson>,
     /// Only in format `/3`: the run was of a sampled-data system, with these flow settings.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub flow: Option<FlowJson>,
@@ -278,6 +282,7 @@ pub fn from_report(sys: &System, report: &Report) -> CertificateJson {
         region: None,
         reason: None,
         validated: None,
+        run: None,
         flow: report.flow.clone(),
     };
     let set_witness = |out: &mut OutcomeJson, w: &trestle_smt::Witness| {
@@ -476,6 +481,14 @@ fn certify_outcome(
     sys: &System,
     step: Option<&crate::flow::FlowStep>,
 ) -> Result<Certification, BridgeError> {
+    if let (Some(r), "unsafe") = (&o.run, o.verdict.as_str()) {
+        if step.is_some() {
+            return Err(BridgeError::Certificate(
+                "a sampled-data system's certificate records no run from Init".into(),
+            ));
+        }
+        return Ok(run::certify_run(r, sys));
+    }
     if o.verdict != "not-inductive" {
         return Ok(Certification {
             valid: false,
