@@ -209,6 +209,8 @@ pub struct OutcomeJson {
     expecting = "expected a proof (format, system, state_vars, action_vars, nondet_vars, invariant, clauses) \
                  or a refutation (format, system, verdict, witness, ..) as written by `trestle check --certificate`"
 )]
+// One value per certificate file read or written: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum CertificateJson {
     Proof(ProofJson),
     Outcome(OutcomeJson),
