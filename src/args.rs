@@ -268,6 +268,17 @@ pub struct CheckArgs {
     /// reporting; the verdict and exit code are then the synthesis's.
     #[arg(long)]
     pub synthesize_on_failure: bool,
+    /// Continuous-time systems ([flow]): the Taylor order of the flow's validated enclosure
+    /// (default: from --flow-tolerance).
+    #[arg(long, value_name = "N")]
+    pub flow_order: Option<usize>,
+    /// Continuous-time systems: this many equal sub-steps per period (default: adaptive).
+    #[arg(long, value_name = "N")]
+    pub flow_substeps: Option<usize>,
+    /// Continuous-time systems: the largest truncation remainder of an adaptive sub-step,
+    /// relative to max(1, |x|) (default 1e-12).
+    #[arg(long, value_name = "TOL")]
+    pub flow_tolerance: Option<f64>,
 }
 
 #[derive(Args, Debug)]

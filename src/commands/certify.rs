@@ -15,13 +15,13 @@ use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
 use trestle_verify::DriverError;
-use trestle_verify::certify::certify_text;
+use trestle_verify::certify::certify_text_sampled;
 
 pub fn run(a: &CertifyArgs) -> CliResult {
     let text = atomic_output::input::read_text(&a.certificate, atomic_output::input::CERTIFICATE)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", a.certificate.display())))?;
-    let sys = super::load(&a.system)?;
-    let certified = certify_text(&text, &sys).map_err(|e| match e {
+    let (sys, plant) = super::load_sampled(&a.system)?;
+    let certified = certify_text_sampled(&text, &sys, plant.as_ref()).map_err(|e| match e {
         DriverError::Input(e) => CliError::Input(anyhow!("{}: {e}", a.certificate.display())),
         internal => crate::output::driver_error(internal),
     })?;

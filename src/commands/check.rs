@@ -49,7 +49,26 @@ pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
         CheckMethodArg::Monolithic => CheckMethod::Monolithic,
         CheckMethodArg::Milp => CheckMethod::Milp,
     };
-    Ok(CheckOptions { method, bridge: c, synthesize_on_failure: a.synthesize_on_failure })
+    let mut flow = trestle_verify::FlowSettings::default();
+    if let Some(o) = a.flow_order {
+        if !(1..=30).contains(&o) {
+            return Err(CliError::input("--flow-order must be in 1..=30"));
+        }
+        flow.order = Some(o);
+    }
+    if let Some(n) = a.flow_substeps {
+        if n == 0 || n > flow.max_substeps {
+            return Err(CliError::input(format!("--flow-substeps must be in 1..={}", flow.max_substeps)));
+        }
+        flow.substeps = Some(n);
+    }
+    if let Some(t) = a.flow_tolerance {
+        if !(t > 0.0 && t < 1.0) {
+            return Err(CliError::input("--flow-tolerance must be in (0, 1)"));
+        }
+        flow.tolerance = t;
+    }
+    Ok(CheckOptions { method, bridge: c, synthesize_on_failure: a.synthesize_on_failure, flow })
 }
 
 /// `--timeout` bounds the whole run: loading, the check, and the synthesis after a failure get
@@ -59,10 +78,10 @@ pub fn run(a: &CheckArgs) -> CliResult {
     let opts = options(a)?;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
-    let sys = super::load(&a.system)?;
+    let (sys, plant) = super::load_sampled(&a.system)?;
     let picture = a.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
-    let run = trestle_verify::check(&sys, &opts, &budget, &progress).map_err(driver_error)?;
+    let run = trestle_verify::check_sampled(&sys, plant.as_ref(), &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);
     let mut result = run.result.clone();
     if let Some(path) = &a.certificate {

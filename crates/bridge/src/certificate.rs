@@ -22,6 +22,7 @@ use crate::error::BridgeError;
 use serde::{Deserialize, Serialize};
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::num::{display_rational, parse_rational, rational_from_f64};
+use trestle_ir::plant::SampledPlant;
 use trestle_ir::pred::CmpOp;
 use trestle_ir::{FBox, Matrix, Pred, Rational, System};
 use trestle_smt::Postcondition;
@@ -35,6 +36,73 @@ pub use exact::ExactClauseJson;
 pub const FORMAT: &str = "trestle-bridge-certificate/1";
 /// The format of a proof with exact clauses.
 pub const FORMAT_EXACT: &str = "trestle-bridge-certificate/2";
+/// The format of a proof or refutation of a sampled-data system (`[flow]`): `/1` plus `flow`.
+pub const FORMAT_FLOW: &str = "trestle-bridge-certificate/3";
+
+/// The flow settings a sampled-data system's certificate was made with: `certify` re-derives
+/// every enclosure with them (and refuses a period other than the system's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowJson {
+    /// The control period, exactly (a decimal or fraction string).
+    pub period: String,
+    /// The Taylor order, when fixed (otherwise from the tolerance).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub order: Option<usize>,
+    /// The number of equal sub-steps, when fixed (otherwise adaptive).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub substeps: Option<usize>,
+    pub tolerance: f64,
+    pub max_substeps: usize,
+    pub refinements: usize,
+}
+
+impl FlowJson {
+    pub fn of(step: &crate::flow::FlowStep) -> FlowJson {
+        let s = &step.settings;
+        FlowJson {
+            period: display_rational(&step.period),
+            order: s.order,
+            substeps: s.substeps,
+            tolerance: s.tolerance,
+            max_substeps: s.max_substeps,
+            refinements: s.refinements,
+        }
+    }
+
+    /// The flow step of `plant` with these settings; an error when the period is not the
+    /// plant's or a setting is out of range.
+    pub fn step(&self, sys: &System, plant: &SampledPlant) -> Result<crate::flow::FlowStep, BridgeError> {
+        let period = parse_rational(&self.period)
+            .ok_or_else(|| BridgeError::Certificate(format!("flow.period: '{}' is not a number", self.period)))?;
+        if period != plant.period {
+            return Err(BridgeError::Certificate(format!(
+                "flow.period is {}, the system's control period is {}: the certificate is for another system",
+                self.period,
+                display_rational(&plant.period)
+            )));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance > 0.0) || self.substeps == Some(0) || self.order == Some(0) {
+            return Err(BridgeError::Certificate("flow: tolerance, order and sub-steps must be positive".into()));
+        }
+        let settings = trestle_flow::FlowSettings {
+            order: self.order,
+            substeps: self.substeps,
+            tolerance: self.tolerance,
+            max_substeps: self.max_substeps,
+            refinements: self.refinements,
+        };
+        crate::flow::FlowStep::new(sys, plant, settings)
+    }
+}
+
+/// Records a sampled-data system's flow settings in a proof (format `/3`).
+pub fn set_flow(proof: &mut ProofJson, flow: Option<&FlowJson>) {
+    if let Some(f) = flow {
+        proof.format = FORMAT_FLOW.into();
+        proof.flow = Some(f.clone());
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +172,9 @@ pub struct ProofJson {
     /// into the state (`trestle_ir::lift`), `p` standing for Safe: see [`certify_always`].
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub ltl: Option<String>,
+    /// Only in format `/3`: the proof is of a sampled-data system, made with these settings.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flow: Option<FlowJson>,
 }
 
 /// A refutation, or the record of a run that proved nothing.
@@ -126,6 +197,9 @@ pub struct OutcomeJson {
     /// An unsafe outcome's run from Init out of Safe (see [`run`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub run: Option<run::RunJson>,
+    /// Only in format `/3`: the run was of a sampled-data system, with these flow settings.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flow: Option<FlowJson>,
 }
 
 /// Either kind of certificate file.
@@ -135,6 +209,8 @@ pub struct OutcomeJson {
     expecting = "expected a proof (format, system, state_vars, action_vars, nondet_vars, invariant, clauses) \
                  or a refutation (format, system, verdict, witness, ..) as written by `trestle check --certificate`"
 )]
+// One value per certificate file read or written: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum CertificateJson {
     Proof(ProofJson),
     Outcome(OutcomeJson),
@@ -171,6 +247,7 @@ pub fn proof(sys: &System, invariant: &[FBox], clauses: &[Clause], exact_clauses
         clauses: clauses.iter().map(clause_json).collect(),
         exact_clauses: exact::clause_jsons(exact_clauses),
         ltl: None,
+        flow: None,
     }
 }
 
@@ -194,10 +271,12 @@ pub fn witness_jsons(sys: &System, w: &trestle_smt::Witness) -> (WitnessJson, Wi
 pub fn from_report(sys: &System, report: &Report) -> CertificateJson {
     let run = &report.inductive;
     if report.verdict.is_proven() && !(run.clauses.is_empty() && run.exact_clauses.is_empty()) {
-        return CertificateJson::Proof(proof(sys, &report.cover, &run.clauses, &run.exact_clauses));
+        let mut p = proof(sys, &report.cover, &run.clauses, &run.exact_clauses);
+        set_flow(&mut p, report.flow.as_ref());
+        return CertificateJson::Proof(p);
     }
     let mut out = OutcomeJson {
-        format: FORMAT.into(),
+        format: if report.flow.is_some() { FORMAT_FLOW } else { FORMAT }.into(),
         system: sys.name.clone(),
         verdict: report.word().into(),
         witness: None,
@@ -206,6 +285,7 @@ pub fn from_report(sys: &System, report: &Report) -> CertificateJson {
         reason: None,
         validated: None,
         run: None,
+        flow: report.flow.clone(),
     };
     let set_witness = |out: &mut OutcomeJson, w: &trestle_smt::Witness| {
         let (a, b) = witness_jsons(sys, w);
@@ -300,12 +380,23 @@ pub fn boxes_pred(boxes: &[FBox]) -> Pred {
 /// Re-checks a certificate against the system. `Err` when the certificate is not a well-formed
 /// certificate of this system; otherwise what the checks found.
 pub fn certify(cert: &CertificateJson, sys: &System) -> Result<Certification, BridgeError> {
+    certify_sampled(cert, sys, None)
+}
+
+/// [`certify`] for a system that may be sampled-data: with its plant (`[flow]`), the certificate
+/// must be of format `/3` with the plant's period, and every enclosure is re-derived from the
+/// settings it records ([`crate::proof_check`], [`crate::flow_refute::recheck`]).
+pub fn certify_sampled(
+    cert: &CertificateJson,
+    sys: &System,
+    plant: Option<&SampledPlant>,
+) -> Result<Certification, BridgeError> {
     if let CertificateJson::Proof(ProofJson { ltl: Some(f), .. }) = cert {
         return Err(BridgeError::Certificate(format!(
             "the certificate proves the LTL formula '{f}', not the system's Safe (re-check it with `certify_always`)"
         )));
     }
-    certify_parts(cert, sys)
+    certify_parts(cert, sys, plant)
 }
 
 /// Re-checks a proof certificate of `G p` (one with `ltl`, whose formula the caller parsed into
@@ -317,19 +408,30 @@ pub fn certify_always(cert: &ProofJson, sys: &System, p: &Pred) -> Result<Certif
         .map_err(|e| BridgeError::Certificate(format!("lifting the hidden state: {e}")))?
         .system;
     lifted.safe = Some(p.clone());
-    certify_parts(&CertificateJson::Proof(cert.clone()), &lifted)
+    certify_parts(&CertificateJson::Proof(cert.clone()), &lifted, None)
 }
 
-fn certify_parts(cert: &CertificateJson, sys: &System) -> Result<Certification, BridgeError> {
-    let (format, system) = match cert {
-        CertificateJson::Proof(p) => (&p.format, &p.system),
-        CertificateJson::Outcome(o) => (&o.format, &o.system),
+fn certify_parts(
+    cert: &CertificateJson,
+    sys: &System,
+    plant: Option<&SampledPlant>,
+) -> Result<Certification, BridgeError> {
+    let (format, system, flow) = match cert {
+        CertificateJson::Proof(p) => (&p.format, &p.system, &p.flow),
+        CertificateJson::Outcome(o) => (&o.format, &o.system, &o.flow),
     };
-    // A refutation or run record is always `/1`; a proof is `/2` when it has exact clauses.
-    let formats: &[&str] = match cert {
-        CertificateJson::Proof(_) => &[FORMAT, FORMAT_EXACT],
-        CertificateJson::Outcome(_) => &[FORMAT],
+    // A refutation or run record is always `/1`; a proof is `/2` when it has exact clauses; a
+    // sampled-data system's certificate is `/3`, and only such a system's.
+    let formats: &[&str] = match (cert, plant) {
+        (_, Some(_)) => &[FORMAT_FLOW],
+        (CertificateJson::Proof(_), None) => &[FORMAT, FORMAT_EXACT],
+        (CertificateJson::Outcome(_), None) => &[FORMAT],
     };
+    if format == FORMAT_FLOW && plant.is_none() {
+        return Err(BridgeError::Certificate(
+            "the certificate is of a sampled-data system, the system file has no [flow]".into(),
+        ));
+    }
     if !formats.contains(&format.as_str()) {
         return Err(BridgeError::Certificate(format!("unknown format '{format}' (expected {})", formats.join(" or "))));
     }
@@ -339,9 +441,15 @@ fn certify_parts(cert: &CertificateJson, sys: &System) -> Result<Certification, 
             sys.name
         )));
     }
+    let step = match (plant, flow) {
+        (Some(plant), Some(f)) => Some(f.step(sys, plant)?),
+        (Some(_), None) => return Err(BridgeError::Certificate(format!("format {FORMAT_FLOW} needs `flow`"))),
+        (None, Some(_)) => return Err(BridgeError::Certificate(format!("`flow` needs format {FORMAT_FLOW}"))),
+        (None, None) => None,
+    };
     match cert {
-        CertificateJson::Proof(p) => crate::proof_check::certify_proof(p, sys),
-        CertificateJson::Outcome(o) => certify_outcome(o, sys),
+        CertificateJson::Proof(p) => crate::proof_check::certify_proof(p, sys, step.as_ref()),
+        CertificateJson::Outcome(o) => certify_outcome(o, sys, step.as_ref()),
     }
 }
 
@@ -370,8 +478,17 @@ fn exact_values(texts: &[String], what: &str) -> Result<Vec<Rational>, BridgeErr
 }
 
 /// A refutation is re-checked by replaying its witness exactly.
-fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, BridgeError> {
+fn certify_outcome(
+    o: &OutcomeJson,
+    sys: &System,
+    step: Option<&crate::flow::FlowStep>,
+) -> Result<Certification, BridgeError> {
     if let (Some(r), "unsafe") = (&o.run, o.verdict.as_str()) {
+        if step.is_some() {
+            return Err(BridgeError::Certificate(
+                "a sampled-data system's certificate records no run from Init".into(),
+            ));
+        }
         return Ok(run::certify_run(r, sys));
     }
     if o.verdict != "not-inductive" {
@@ -396,7 +513,13 @@ fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, Bridg
     let not_a_run = |what: &str, e: trestle_ir::sim::SimError| BridgeError::Certificate(format!("witness {what}: {e}"));
     trestle_ir::sim::check_state(sys, &state).map_err(|e| not_a_run("state", e))?;
     trestle_ir::sim::check_nondet(sys, &nondet).map_err(|e| not_a_run("inputs", e))?;
-    let (inv, _) = crate::check::invariant_cover(sys)?;
+    let (inv, cover) = crate::check::invariant_cover(sys)?;
+    if let Some(step) = step {
+        // The flow from the exact start, with the actions evaluated exactly, re-enclosed.
+        let (ok, detail) = crate::flow_refute::recheck(sys, step, &inv, &cover, &state, &nondet);
+        let check = "witness validated: state in Inv, the flow's enclosure from it strictly outside".to_string();
+        return Ok(Certification { valid: ok, kind: "refutation", checks: vec![(check, ok, detail)] });
+    }
     if !trestle_core::validate::is_rational_valued(sys) {
         // No exact successor: re-validated from the exact state, inputs and branch.
         let branch = o.witness_exact.as_ref().map_or("", |e| e.branch.as_str());

@@ -48,6 +48,8 @@ pub struct Report {
     pub cover: Vec<FBox>,
     /// What a proof rests on when it is not a re-checkable bridge (the baselines).
     pub evidence: Option<String>,
+    /// A sampled-data system's flow settings, which its certificate records.
+    pub flow: Option<crate::certificate::FlowJson>,
 }
 
 impl Report {
@@ -145,8 +147,23 @@ impl SideConditions {
     /// The report of a run of the engine (or a baseline) over these side conditions; `evidence`
     /// says what a proof without bridge clauses rests on.
     pub fn report(self, sys: &System, inductive: InductiveRun, evidence: Option<String>) -> Report {
-        let verdict = verdict(sys, &self, &inductive);
-        Report { verdict, init: self.init, safe: self.safe, inductive, cover: self.cover, evidence }
+        self.report_with(sys, inductive, evidence, None)
+    }
+
+    /// The report of a run of the engine on a sampled-data system with these flow settings.
+    pub fn report_flow(self, sys: &System, inductive: InductiveRun, step: &crate::flow::FlowStep) -> Report {
+        self.report_with(sys, inductive, None, Some(crate::certificate::FlowJson::of(step)))
+    }
+
+    fn report_with(
+        self,
+        sys: &System,
+        inductive: InductiveRun,
+        evidence: Option<String>,
+        flow: Option<crate::certificate::FlowJson>,
+    ) -> Report {
+        let verdict = verdict(sys, &self, &inductive, flow.as_ref());
+        Report { verdict, init: self.init, safe: self.safe, inductive, cover: self.cover, evidence, flow }
     }
 
     /// The report of a baseline: one answer for the whole step, no clauses.
@@ -213,7 +230,12 @@ pub fn check_monolithic(sys: &System, cfg: &Config, budget: &Budget) -> Result<R
 /// The verdict of the three conditions: refuted by a failing side condition's state (a trace of
 /// no steps) or by a step leaving the invariant; proven with the bridge's clauses as the
 /// certificate (none for a baseline's one query).
-fn verdict(sys: &System, side: &SideConditions, run: &InductiveRun) -> Verdict {
+fn verdict(
+    sys: &System,
+    side: &SideConditions,
+    run: &InductiveRun,
+    flow: Option<&crate::certificate::FlowJson>,
+) -> Verdict {
     match (&side.init, &side.safe, &run.outcome) {
         (Condition::Fails(w), _, _) | (_, Condition::Fails(w), _) => Verdict::refuted(w.to_trace(sys)),
         (_, _, Inductiveness::Refuted(r)) => Verdict::refuted(r.witness.to_trace(sys)),
@@ -222,7 +244,8 @@ fn verdict(sys: &System, side: &SideConditions, run: &InductiveRun) -> Verdict {
             if run.clauses.is_empty() && run.exact_clauses.is_empty() {
                 Verdict::proven()
             } else {
-                let proof = crate::certificate::proof(sys, &side.cover, &run.clauses, &run.exact_clauses);
+                let mut proof = crate::certificate::proof(sys, &side.cover, &run.clauses, &run.exact_clauses);
+                crate::certificate::set_flow(&mut proof, flow);
                 Verdict::certified(serde_json::to_value(proof).expect("certificates serialise"))
             }
         }

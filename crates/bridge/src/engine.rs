@@ -86,6 +86,11 @@ pub struct RunStats {
     pub exact_queries: usize,
     pub exact_proven: usize,
     pub exact_seconds: f64,
+    /// Sampled-data systems only: time in the flow's validated enclosures (part of the boxes'
+    /// time alongside `bounds_seconds` and `smt_seconds`), and the leaves proven by the box
+    /// enclosure where the linear one failed.
+    pub flow_seconds: f64,
+    pub flow_box_leaves: usize,
 }
 
 #[derive(Clone, Debug)]

@@ -15,6 +15,15 @@
 //! never to a proof. A refutation is always a concrete step replayed in exact arithmetic through
 //! the IR's definition of a step. A proof comes with a certificate ([`certificate`]) that
 //! [`certificate::certify`] re-checks without trusting the run.
+//!
+//! A sampled-data system (`[flow]`: the plant's flow over the control period is the step) is
+//! checked by [`flow::check_flow`]: the same covering, each box's environment step being the
+//! flow's validated enclosure written as an exact discrete *leaf system*, refutations validated by
+//! the flow's enclosure from an exact point ([`flow_refute`]), certificates of format `/3`
+//! ([`certificate::certify_sampled`] re-derives every enclosure). The plant is passed beside the
+//! [`trestle_ir::System`] rather than inside it: only `check`, `certify` and `simulate` load it
+//! (`trestle_config::load_sampled_system`), and every other command refuses a `[flow]` file when
+//! loading it, with exit 2 naming those three.
 
 pub mod argmax;
 pub mod certificate;
@@ -23,6 +32,8 @@ pub mod config;
 pub mod engine;
 mod error;
 pub mod exact;
+pub mod flow;
+pub mod flow_refute;
 pub mod post;
 mod post_check;
 mod proof_check;

@@ -29,6 +29,11 @@
 //!    certificates need no field for it and older ones are judged by the same rule;
 //! 7. `Init => Inv` and `Inv => Safe`, by Z3.
 //!
+//! For a sampled-data system (format `/3`, the certificate's `flow` settings and the system's own
+//! period and rates) check 4 encloses the flow again over each clause's box, psi's action box and
+//! the inputs' hull, and decides the leaf system's condition by Z3 ([`crate::flow`]: the linear
+//! enclosure, else the box enclosure); such a proof has no exact clauses.
+//!
 //! The invariant is the system file's candidate when the certificate's boxes are exactly its
 //! outward f64 enclosure (the candidate's exact rational bounds are then used), otherwise the
 //! certificate's own boxes (e.g. a synthesised invariant).
@@ -37,6 +42,7 @@ use crate::certificate::{
     Certification, ClauseJson, FORMAT, FORMAT_EXACT, ProofJson, boxes_pred, exact, fbox, names_match,
 };
 use crate::error::BridgeError;
+use crate::flow::FlowStep;
 use crate::post_check::PostChecker;
 use crate::rows::nonvacuous;
 use trestle_ir::linear::AffineMap;
@@ -67,9 +73,16 @@ struct CertClause {
 /// One line of the report: what was checked, whether it passed, and the detail.
 type CheckLine = (String, bool, String);
 
-pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification, BridgeError> {
+pub(crate) fn certify_proof(
+    p: &ProofJson,
+    sys: &System,
+    step: Option<&FlowStep>,
+) -> Result<Certification, BridgeError> {
     if p.format == FORMAT && !p.exact_clauses.is_empty() {
         return Err(BridgeError::Certificate(format!("exact clauses need format {FORMAT_EXACT}")));
+    }
+    if step.is_some() && !p.exact_clauses.is_empty() {
+        return Err(BridgeError::Certificate("a sampled-data system's proof has no exact clauses".into()));
     }
     names_match(sys, &p.state_vars, &p.action_vars, &p.nondet_vars)?;
     let d = sys.state.len();
@@ -102,16 +115,17 @@ pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification
     let mut pinned = FastPath::new(sys, CheckerConfig::default())?;
     pinned.pin(&inv)?;
     let mut backend = Z3Backend::new(sys, CheckerConfig::default())?.narrowed_by(&pinned);
-    checks.push(match trestle_smt::checker::elementary_function(sys) {
+    checks.push(match (step, trestle_smt::checker::elementary_function(sys)) {
+        (Some(step), _) => flow_environment(sys, step, &inv, &clauses)?,
         // Z3 takes polynomial arithmetic only: the clauses are re-decided by the same rigorous
         // outward-rounded enclosures of the step the engine proved them with.
-        Some(f) => environment(
+        (None, Some(f)) => environment(
             &mut pinned,
             &inv,
             &clauses,
             &format!("rigorous enclosures; the step applies {f}, which Z3 does not take"),
         )?,
-        None => environment(&mut backend, &inv, &clauses, "Z3")?,
+        (None, None) => environment(&mut backend, &inv, &clauses, "Z3")?,
     });
     if !exact_regions.is_empty() {
         checks.push(exact::check(sys, checker.engine(), &inv, &exact_regions)?);
@@ -289,6 +303,61 @@ fn stops(sys: &System, inv: &Pred, clauses: &[CertClause]) -> Result<CheckLine, 
         None => (name.into(), true, format!("{} boxes", pieces.len())),
         Some(why) => (name.into(), false, why.to_string()),
     })
+}
+
+/// Check 4 of a sampled-data system: on each clause box the flow is enclosed again with the
+/// certificate's settings over the box, psi's action box and the inputs' hull, and the leaf
+/// system's condition (linear enclosure, else box enclosure) is decided by Z3 alone
+/// ([`crate::flow`]).
+fn flow_environment(
+    sys: &System,
+    step: &FlowStep,
+    inv: &Pred,
+    clauses: &[CertClause],
+) -> Result<CheckLine, BridgeError> {
+    let mut bad = None;
+    let mut decided = 0;
+    for (i, region, post) in bridge_clauses(clauses) {
+        let e = match step.enclose(region, post.action_box()) {
+            Ok(e) => e,
+            Err(why) => {
+                bad = Some(format!("clause {i}: no enclosure of the flow: {why}"));
+                break;
+            }
+        };
+        let mut last = String::new();
+        for leaf in [step.linear_leaf(sys, &e.linear), step.box_leaf(sys, &e.state)] {
+            let mut z3 = Z3Backend::new(&leaf, CheckerConfig::default())?;
+            let q = BridgeQuery::new(region, post, Target::StaysIn(inv)).with_extra(inv);
+            match z3.check_bridge(&q)? {
+                Answer::Valid => {
+                    last.clear();
+                    decided += 1;
+                    break;
+                }
+                a => last = answer_text(&a),
+            }
+        }
+        if !last.is_empty() {
+            bad = Some(format!("clause {i}: the enclosed successors are not shown inside the invariant ({last})"));
+            break;
+        }
+    }
+    let line = format!(
+        "each environment condition holds (the flow re-enclosed: period {}, {}; Z3)",
+        trestle_ir::num::display_rational(&step.period),
+        describe_settings(&step.settings)
+    );
+    Ok((line, bad.is_none(), bad.unwrap_or_else(|| format!("{decided} clauses"))))
+}
+
+fn describe_settings(s: &trestle_flow::FlowSettings) -> String {
+    let order =
+        s.order.map_or_else(|| format!("order {} (from the tolerance)", s.effective_order()), |o| format!("order {o}"));
+    let steps = s
+        .substeps
+        .map_or_else(|| format!("adaptive sub-steps, tolerance {:e}", s.tolerance), |n| format!("{n} sub-steps"));
+    format!("{order}, {steps}")
 }
 
 fn answer_text(a: &Answer) -> String {

@@ -225,7 +225,7 @@ impl NativeSystem {
             method,
             &[("bridge", CheckMethod::Bridge), ("monolithic", CheckMethod::Monolithic), ("milp", CheckMethod::Milp)],
         )?;
-        let opts = CheckOptions { method, bridge: c, synthesize_on_failure };
+        let opts = CheckOptions { method, bridge: c, synthesize_on_failure, flow: Default::default() };
         let sys = &self.sys;
         interruptible(py, &budget, || {
             let run = trestle_verify::check(sys, &opts, &budget, &Silent)?;

@@ -5,9 +5,12 @@
 
 use crate::error::DriverError;
 use crate::temporal::formula_scope;
-use trestle_bridge::certificate::{CertificateJson, Certification, ProofJson, certify, certify_always, parse};
+use trestle_bridge::certificate::{
+    CertificateJson, Certification, ProofJson, certify, certify_always, certify_sampled, parse,
+};
 use trestle_ir::System;
 use trestle_ir::parse::parse_ltl;
+use trestle_ir::plant::SampledPlant;
 
 /// A certificate's re-check, and the LTL formula it proves, if any (for `F p` proven by
 /// `F<=d p`, the latter).
@@ -20,6 +23,16 @@ pub struct Certified {
 /// Re-checks the certificate `text` (JSON) against `sys`. Input errors are about the file (not
 /// JSON, another system's, wrong shapes); a check that fails is a rejection, not an error.
 pub fn certify_text(text: &str, sys: &System) -> Result<Certified, DriverError> {
+    certify_text_sampled(text, sys, None)
+}
+
+/// [`certify_text`] for a system that may be sampled-data (`[flow]`, its plant given): only the
+/// certificates `check` writes for such a system (format `/3`) are read for it.
+pub fn certify_text_sampled(text: &str, sys: &System, plant: Option<&SampledPlant>) -> Result<Certified, DriverError> {
+    if plant.is_some() {
+        let cert = parse(text).map_err(DriverError::input)?;
+        return Ok(Certified { certification: certify_sampled(&cert, sys, plant)?, ltl: None });
+    }
     let bounded =
         serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| trestle_ltl::certificate::is_bounded(&v));
     if bounded {

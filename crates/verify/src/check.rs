@@ -12,6 +12,7 @@ use trestle_bridge::config::method_name;
 use trestle_bridge::{Config, Inductiveness, Report};
 use trestle_core::{Budget, RunResult, Status};
 use trestle_ir::System;
+use trestle_ir::plant::SampledPlant;
 use trestle_synth::SynthConfig;
 
 /// How the candidate's inductiveness is decided.
@@ -43,6 +44,8 @@ pub struct CheckOptions {
     pub bridge: Config,
     /// When the candidate is not proven, look for an invariant by synthesis (bridge method only).
     pub synthesize_on_failure: bool,
+    /// How a sampled-data system's flow is enclosed (`[flow]` systems only).
+    pub flow: trestle_flow::FlowSettings,
 }
 
 /// A check's outcome: the engine's report, the baseline's summary, the synthesis that followed a
@@ -77,6 +80,40 @@ pub fn check(
     budget: &Budget,
     progress: &dyn Progress,
 ) -> Result<CheckRun, DriverError> {
+    check_sampled(sys, None, opts, budget, progress)
+}
+
+/// [`check`] of a system that may be sampled-data (`[flow]`, its plant given): the bridge engine
+/// with the flow's validated enclosure as the step (`trestle_bridge::flow`); the baselines and
+/// synthesis after a failure refuse such a system (exit 2).
+pub fn check_sampled(
+    sys: &System,
+    plant: Option<&SampledPlant>,
+    opts: &CheckOptions,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<CheckRun, DriverError> {
+    if let Some(plant) = plant {
+        if opts.method != CheckMethod::Bridge || opts.synthesize_on_failure {
+            return Err(DriverError::input(format!(
+                "{}: a continuous-time system ([flow]) is checked by --method bridge alone, without --synthesize-on-failure",
+                sys.name
+            )));
+        }
+        progress.stage("proof");
+        let step = trestle_bridge::flow::FlowStep::new(sys, plant, opts.flow.clone())?;
+        let report = trestle_bridge::flow::check_flow(sys, &step, &opts.bridge, budget, &|p| {
+            progress.update(Some(p.proven), &format!("{} boxes done, {} queued", p.processed, p.queued))
+        })?;
+        let mut result = report_result(sys, &report, opts);
+        result.method = "bridge+flow".into();
+        let s = &report.inductive.stats;
+        result.stat("flow_seconds", s.flow_seconds).stat("flow_box_leaves", s.flow_box_leaves);
+        if let Some(f) = &report.flow {
+            result.details.insert("flow".into(), serde_json::to_value(f).expect("flow settings serialise"));
+        }
+        return Ok(CheckRun { report, milp: None, synthesis: None, result });
+    }
     if opts.synthesize_on_failure && opts.method != CheckMethod::Bridge {
         return Err(DriverError::input("--synthesize-on-failure works with --method bridge only"));
     }

@@ -39,10 +39,12 @@ mod stops;
 pub mod synth;
 pub mod temporal;
 
-pub use check::{CheckMethod, CheckOptions, CheckRun, check};
+pub use check::{CheckMethod, CheckOptions, CheckRun, check, check_sampled};
 pub use error::DriverError;
 pub use progress::{Progress, Silent};
 pub use synth::{SynthRun, synthesize};
+/// How a sampled-data system's flow is enclosed ([`CheckOptions::flow`]).
+pub use trestle_flow::FlowSettings;
 
 use std::path::Path;
 

@@ -37,6 +37,7 @@ impl SynthRun {
             reason: Some(r.reason.clone()),
             validated: None,
             run: None,
+            flow: None,
         };
         // The whole run from Init out of Safe, which `certify` re-runs from its start and choices.
         let trajectory = r.trajectory.as_ref();

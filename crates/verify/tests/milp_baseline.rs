@@ -50,7 +50,8 @@ fn milp_evidence_is_safe_only_when_the_bridge_engine_confirms_it() {
     assert!(reason.to_string().contains("floating-point evidence"), "{reason}");
     assert!(!matches!(from_report(&sys, &r), CertificateJson::Proof(_)));
     // Through the driver: status evidence, never proven, and the summary in the details.
-    let opts = CheckOptions { method: CheckMethod::Milp, bridge: cramped, synthesize_on_failure: false };
+    let opts =
+        CheckOptions { method: CheckMethod::Milp, bridge: cramped, synthesize_on_failure: false, ..Default::default() };
     let run = trestle_verify::check(&sys, &opts, &Budget::unlimited(), &Silent).unwrap();
     assert_eq!(run.result.status, Status::Evidence);
     assert_eq!(run.result.verdict, "safe-by-milp-evidence");
