@@ -38,3 +38,27 @@ fn a_generator_whose_output_directory_is_a_file_is_an_input_error() {
     }
     assert_eq!(std::fs::read(&taken).unwrap(), b"", "the file is left as it was");
 }
+
+/// `--timeout 9223372036854775808` (2^63 s, a valid f64 and Duration) overflowed
+/// `Instant + Duration` and panicked: exit 4, "internal error". A limit past what the clock can
+/// hold is no limit: each run ends as it does without one.
+#[test]
+fn a_timeout_past_the_clock_is_no_limit() {
+    let runs: [(&[&str], i32); 6] = [
+        (&["check", "examples/maze-det.toml"], 0),
+        (&["cegar", "configs/systems/blocks4-h16.toml"], 1),
+        (&["verify", "examples/maze-det.toml"], 0),
+        (&["ctl", "configs/systems/spread-2.toml", "--formula", "AX^2 (x1 <= 100)"], 0),
+        (&["ltl", "configs/systems/pi-tuned.toml", "--property", "stays"], 0),
+        (&["synth", "examples/maze-det.toml"], 0),
+    ];
+    for (args, code) in runs {
+        for t in ["9223372036854775808", "1e19", "1.8e19"] {
+            let mut with = args.to_vec();
+            with.extend(["--timeout", t, "--quiet"]);
+            let r = trestle(&with);
+            assert_eq!(r.code, code, "{with:?}: {}", r.stderr);
+            r.expect_no_internals();
+        }
+    }
+}

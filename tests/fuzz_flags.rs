@@ -14,7 +14,8 @@
 //! `PROPTEST_CASES=N` runs N cases (by default as many of 200 as start within 45 s); long local
 //! runs use thousands
 //! (`FUZZ_FLAGS_LOG=1` prints each command line with its outcome; `FUZZ_FLAGS_LOG=survey` also
-//! prints every failure and goes on, to find several defects in one run). Paths given as values all lie in the case's scratch directory (the tests may run as
+//! prints every failure and goes on, to find several defects in one run; `FUZZ_FLAGS_SKIP=WORD`
+//! leaves out the commands with that word, such as `generate`). Paths given as values all lie in the case's scratch directory (the tests may run as
 //! root: no system path is ever offered as an output).
 
 mod common;
@@ -200,7 +201,7 @@ fn fixture() -> &'static Fixture {
         write(
             "campaign.toml",
             format!(
-                "[campaign]\nname = \"tiny\"\ntimeout = 20\n[[systems]]\nfile = \"{}\"\n\
+                "[campaign]\nname = \"tiny\"\ntimeout = 20\nrepetitions = 4\n[[systems]]\nfile = \"{}\"\n\
                  [[runs]]\nname = \"check\"\ncommand = \"check\"\noptions = {{ threads = 1 }}\n",
                 ex.join("maze-det.toml").display()
             ),
@@ -253,7 +254,11 @@ fn valid_inputs(help: &str) -> Vec<PathBuf> {
         ["maze-det.toml", "maze-nondet.toml", "double-integrator.toml"]
             .iter()
             .map(|n| ex.join(n))
-            .chain(["frozenlake.toml", "vcas.toml", "spread-2.toml", "blocks4-h16.toml", "pi-tuned.toml"].iter().map(|n| sys.join(n)))
+            .chain(
+                ["frozenlake.toml", "vcas.toml", "spread-2.toml", "blocks4-h16.toml", "pi-tuned.toml"]
+                    .iter()
+                    .map(|n| sys.join(n)),
+            )
             .collect()
     } else if h.contains("model") {
         vec![ex.join("networks/maze-2x8.nnet"), ex.join("networks/double-integrator.onnx")]
@@ -331,8 +336,7 @@ fn scratch(seed: u64) -> tempfile::TempDir {
     std::fs::write(d.join("damaged.onnx"), damaged(std::fs::read(ex.join("networks/double-integrator.onnx")).unwrap()))
         .unwrap();
     let text = String::from_utf8(sys).unwrap().replace("networks/", &format!("{}/networks/", ex.display()));
-    let huge: String =
-        text.split(|c: char| c.is_ascii_digit()).collect::<Vec<_>>().join("9").replace("99", "1e308");
+    let huge: String = text.split(|c: char| c.is_ascii_digit()).collect::<Vec<_>>().join("9").replace("99", "1e308");
     std::fs::write(d.join("huge-numbers.toml"), huge).unwrap();
     std::fs::write(d.join("nested.toml"), format!("a = {}1{}\n", "[".repeat(50_000), "]".repeat(50_000))).unwrap();
     copy_dir(&fixture().root.join("results"), &d.join("results"));
@@ -375,7 +379,8 @@ fn command_line(leaf: &Leaf, case: &Case) -> (Vec<String>, f64) {
     }
     // `ctl` and `ltl` need a property or a formula: one of the system's when none is drawn.
     if leaf.flag("property").is_some() && !drawn.contains(&"property") && !drawn.contains(&"formula") {
-        let names = leaf.positionals.first().map(|_| property_names(Path::new(&args[leaf.path.len()]))).unwrap_or_default();
+        let names =
+            leaf.positionals.first().map(|_| property_names(Path::new(&args[leaf.path.len()]))).unwrap_or_default();
         if !names.is_empty() {
             args.push("--property".into());
             args.push(names[(case.damage % names.len() as u64) as usize].clone());
@@ -421,7 +426,10 @@ fn property_names(path: &Path) -> Vec<String> {
 
 /// What a case's run must satisfy.
 fn judge(args: &[String], run: &LimitedRun) -> Result<(), String> {
-    let shown: Vec<String> = args.iter().map(|a| if a.len() > 60 { format!("{}...({} bytes)", &a[..20], a.len()) } else { a.clone() }).collect();
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| if a.len() > 60 { format!("{}...({} bytes)", &a[..20], a.len()) } else { a.clone() })
+        .collect();
     let what = format!(
         "trestle {}\nended {:?} after {:.1} s, peak {} MiB\nstderr: {}",
         shown.join(" "),
@@ -471,9 +479,13 @@ const DEFAULT_SECONDS: Duration = Duration::from_secs(45);
 
 #[test]
 fn no_flag_value_or_small_file_crashes_hangs_or_runs_out_of_memory() {
-    let tree = leaves(Vec::new());
+    let mut tree = leaves(Vec::new());
     assert!(tree.len() >= 20, "the help lists the commands: {tree:?}");
     assert!(tree.iter().any(|l| l.path == ["campaign", "run"] && l.flag("jobs").is_some()), "{tree:?}");
+    // Local runs may leave out the slow generators: FUZZ_FLAGS_SKIP=generate.
+    if let Ok(skip) = std::env::var("FUZZ_FLAGS_SKIP") {
+        tree.retain(|l| !l.path.iter().any(|w| *w == skip));
+    }
     fixture();
     let (wanted, time_budget) = cases_wanted();
     let start = std::time::Instant::now();
