@@ -62,3 +62,18 @@ fn a_timeout_past_the_clock_is_no_limit() {
         }
     }
 }
+
+/// A maze spec's `proof_timeout = 1e308` passed the spec's check (finite, positive), and the judge's
+/// `Duration::from_secs_f64` panicked on it once a controller reached the proof: exit 4. A limit
+/// past what a duration holds is no limit.
+#[test]
+fn a_maze_proof_timeout_past_a_duration_is_no_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = d.path().join("maze.toml");
+    let text = MAZE_SPEC.replace("samples = 8\nepochs = 2\nproof_timeout = 2", "samples = 24\nepochs = 60\nproof_timeout = 1e308");
+    std::fs::write(&spec, text).unwrap();
+    let r = trestle(&["maze", "generate", s(&spec), s(&d.path().join("out")), "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.expect_no_internals();
+    assert!(r.stdout.contains("1 instances (1 safe"), "the proof was reached and judged: {}", r.stdout);
+}

@@ -31,7 +31,7 @@ use std::time::Duration;
 use trestle_testkit::repo;
 
 /// The memory budget (see the module's doc).
-const BUDGET_MIB: u64 = 2048;
+const BUDGET_MIB: u64 = 1024;
 
 /// The `--timeout` given to commands that take one when the case draws none, and the slack after
 /// a run's time limit before the harness calls it a hang (the slack covers loading, the
@@ -189,6 +189,9 @@ fn hostile_value(pool: Index) -> String {
 struct Fixture {
     _dir: tempfile::TempDir,
     root: PathBuf,
+    /// The shipped systems of each engine's kind that load here (those of third-party models
+    /// only where `../shared/models` is present).
+    systems: Vec<PathBuf>,
 }
 
 fn fixture() -> &'static Fixture {
@@ -238,28 +241,31 @@ fn fixture() -> &'static Fixture {
         let det = ex.join("maze-det.toml");
         run(&["check", det.to_str().unwrap(), "--certificate", "cert.json", "--quiet"]);
         run(&["campaign", "run", "campaign.toml", "--out", "results", "--quiet"]);
-        Fixture { _dir: dir, root }
+        let sys = repo().join("configs/systems");
+        let systems = ["maze-det.toml", "maze-nondet.toml", "double-integrator.toml"]
+            .iter()
+            .map(|n| ex.join(n))
+            .chain(
+                ["frozenlake.toml", "vcas.toml", "spread-2.toml", "blocks4-h16.toml", "pi-tuned.toml", "rnn-figure1.toml"]
+                    .iter()
+                    .map(|n| sys.join(n)),
+            )
+            .filter(|p| std::process::Command::new(bin).arg("info").arg(p).output().unwrap().status.success())
+            .collect();
+        Fixture { _dir: dir, root, systems }
     })
 }
 
 /// Valid inputs for a positional argument, by what its help says it is.
 fn valid_inputs(help: &str) -> Vec<PathBuf> {
     let f = &fixture().root;
-    let (ex, sys) = (repo().join("examples"), repo().join("configs/systems"));
+    let ex = repo().join("examples");
     let h = help.to_lowercase();
     // Outputs first: only scratch paths are ever written.
     if h.contains("written") || h.contains("where") || h.contains("merge into") {
         vec![PathBuf::from("outdir")]
     } else if h.contains("system") {
-        ["maze-det.toml", "maze-nondet.toml", "double-integrator.toml"]
-            .iter()
-            .map(|n| ex.join(n))
-            .chain(
-                ["frozenlake.toml", "vcas.toml", "spread-2.toml", "blocks4-h16.toml", "pi-tuned.toml"]
-                    .iter()
-                    .map(|n| sys.join(n)),
-            )
-            .collect()
+        fixture().systems.clone()
     } else if h.contains("model") {
         vec![ex.join("networks/maze-2x8.nnet"), ex.join("networks/double-integrator.onnx")]
     } else if h.contains("certificate") {
@@ -357,58 +363,65 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// The command line of a case, and the wall-clock limit it gets.
 fn command_line(leaf: &Leaf, case: &Case) -> (Vec<String>, f64) {
-    let mut args = leaf.path.clone();
-    for (p, &(hostile, which, pool)) in leaf.positionals.iter().zip(&case.positionals) {
-        let valid = valid_inputs(&p.help);
-        args.push(if hostile { hostile_value(pool) } else { which.get(&valid).display().to_string() });
-    }
-    let mut drawn: Vec<&str> = Vec::new();
+    let positionals: Vec<String> = leaf
+        .positionals
+        .iter()
+        .zip(&case.positionals)
+        .map(|(p, &(hostile, which, pool))| {
+            if hostile { hostile_value(pool) } else { which.get(&valid_inputs(&p.help)).display().to_string() }
+        })
+        .collect();
+    // Flags as `--flag=VALUE` and the positionals after `--`, so that a value such as `-1` is
+    // taken as one.
+    let mut flags: Vec<(String, Option<String>)> = Vec::new();
     if !leaf.flags.is_empty() {
         for &(which, pick, pool) in &case.flags {
             let f = which.get(&leaf.flags);
             // Each flag once (clap refuses most flags given twice).
-            if drawn.contains(&f.long.as_str()) {
+            if flags.iter().any(|(l, _)| *l == f.long) {
                 continue;
             }
-            drawn.push(&f.long);
-            args.push(format!("--{}", f.long));
-            if f.value.is_some() {
-                args.push(value_of(f, pick, pool));
-            }
+            flags.push((f.long.clone(), f.value.as_ref().map(|_| value_of(f, pick, pool))));
         }
     }
+    let drawn = |flags: &[(String, Option<String>)], long: &str| flags.iter().any(|(l, _)| l == long);
     // `ctl` and `ltl` need a property or a formula: one of the system's when none is drawn.
-    if leaf.flag("property").is_some() && !drawn.contains(&"property") && !drawn.contains(&"formula") {
-        let names =
-            leaf.positionals.first().map(|_| property_names(Path::new(&args[leaf.path.len()]))).unwrap_or_default();
+    if leaf.flag("property").is_some() && !drawn(&flags, "property") && !drawn(&flags, "formula") {
+        let names = positionals.first().map(|p| property_names(Path::new(p))).unwrap_or_default();
         if !names.is_empty() {
-            args.push("--property".into());
-            args.push(names[(case.damage % names.len() as u64) as usize].clone());
+            flags.push(("property".into(), Some(names[(case.damage % names.len() as u64) as usize].clone())));
         }
     }
-    for f in leaf.flags.iter().filter(|f| f.required && !drawn.contains(&f.long.as_str())) {
-        args.push(format!("--{}", f.long));
-        args.push(if f.long == "input" || f.long == "lo" || f.long == "hi" { "0.3,0.6".into() } else { "1".into() });
+    for f in leaf.flags.iter().filter(|f| f.required) {
+        if !drawn(&flags, &f.long) {
+            let v = if ["input", "lo", "hi"].contains(&f.long.as_str()) { "0.3,0.6" } else { "1" };
+            flags.push((f.long.clone(), Some(v.into())));
+        }
     }
     let wall = match leaf.flag("timeout") {
         None => NO_LIMIT_WALL,
-        Some(_) => {
-            let given = args.iter().rposition(|a| a == "--timeout").and_then(|i| args.get(i + 1)).cloned();
-            match given {
-                None => {
-                    args.push("--timeout".into());
-                    args.push(DEFAULT_TIMEOUT.into());
-                    DEFAULT_TIMEOUT.parse::<f64>().unwrap() + HANG_SLACK
-                }
-                // A limit the command may take literally: it must hold to it.
-                Some(t) => match t.parse::<f64>() {
-                    Ok(s) if (0.0..=30.0).contains(&s) => s + HANG_SLACK,
-                    // A huge limit is no limit; a refused one ends at once.
-                    _ => NO_LIMIT_WALL,
-                },
+        Some(_) => match flags.iter().find(|(l, _)| l == "timeout").and_then(|(_, v)| v.clone()) {
+            None => {
+                flags.push(("timeout".into(), Some(DEFAULT_TIMEOUT.into())));
+                DEFAULT_TIMEOUT.parse::<f64>().unwrap() + HANG_SLACK
             }
-        }
+            // A limit the command may take literally: it must hold to it.
+            Some(t) => match t.parse::<f64>() {
+                Ok(s) if (0.0..=30.0).contains(&s) => s + HANG_SLACK,
+                // A huge limit is no limit; a refused one ends at once.
+                _ => NO_LIMIT_WALL,
+            },
+        },
     };
+    let mut args = leaf.path.clone();
+    args.extend(flags.into_iter().map(|(l, v)| match v {
+        Some(v) => format!("--{l}={v}"),
+        None => format!("--{l}"),
+    }));
+    if !positionals.is_empty() {
+        args.push("--".into());
+        args.extend(positionals);
+    }
     (args, wall)
 }
 
@@ -509,7 +522,8 @@ fn no_flag_value_or_small_file_crashes_hangs_or_runs_out_of_memory() {
         let verdict = judge(&args, &run);
         if let Some(log) = std::env::var_os("FUZZ_FLAGS_LOG") {
             let shown: Vec<String> = args.iter().map(|a| a.chars().take(60).collect()).collect();
-            eprintln!("{:?} {:.1}s {}MiB: {}", run.ended, run.seconds, run.max_rss_mib, shown.join(" "));
+            let said = run.stderr.lines().next().unwrap_or_default().chars().take(100).collect::<String>();
+            eprintln!("{:?} {:.1}s {}MiB: {} => {said}", run.ended, run.seconds, run.max_rss_mib, shown.join(" "));
             // A survey: every failure printed, none stops the run.
             if log == "survey" {
                 if let Err(e) = verdict {
