@@ -70,10 +70,31 @@ fn a_timeout_past_the_clock_is_no_limit() {
 fn a_maze_proof_timeout_past_a_duration_is_no_limit() {
     let d = tempfile::tempdir().unwrap();
     let spec = d.path().join("maze.toml");
-    let text = MAZE_SPEC.replace("samples = 8\nepochs = 2\nproof_timeout = 2", "samples = 24\nepochs = 60\nproof_timeout = 1e308");
+    let text = MAZE_SPEC
+        .replace("samples = 8\nepochs = 2\nproof_timeout = 2", "samples = 24\nepochs = 60\nproof_timeout = 1e308");
     std::fs::write(&spec, text).unwrap();
     let r = trestle(&["maze", "generate", s(&spec), s(&d.path().join("out")), "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     r.expect_no_internals();
     assert!(r.stdout.contains("1 instances (1 safe"), "the proof was reached and judged: {}", r.stdout);
+}
+
+/// `simulate --runs 9223372036854775807` exited 4 ("capacity overflow"), `--runs 4294967296`
+/// aborted asking for 481 GB, `--steps 2^63` ran without end filling memory: every run is kept
+/// until printed, so steps times runs is bounded, and more is refused before any work.
+#[test]
+fn simulate_refuses_more_states_than_it_can_hold() {
+    for (steps, runs) in
+        [("20", "9223372036854775807"), ("20", "4294967296"), ("18446744073709551615", "1"), ("1000", "1000")]
+    {
+        let r = trestle(&["simulate", "examples/maze-det.toml", "--steps", steps, "--runs", runs, "--json"]);
+        assert_eq!(r.code, 2, "{steps} x {runs}: {}", r.stderr);
+        r.expect_no_internals();
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains("at most 1000000 states"), "{message}");
+    }
+    // Below the bound, runs are simulated as before.
+    let r =
+        trestle(&["simulate", "examples/double-integrator.toml", "--steps", "99", "--runs", "10", "--float", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }

@@ -246,9 +246,16 @@ fn fixture() -> &'static Fixture {
             .iter()
             .map(|n| ex.join(n))
             .chain(
-                ["frozenlake.toml", "vcas.toml", "spread-2.toml", "blocks4-h16.toml", "pi-tuned.toml", "rnn-figure1.toml"]
-                    .iter()
-                    .map(|n| sys.join(n)),
+                [
+                    "frozenlake.toml",
+                    "vcas.toml",
+                    "spread-2.toml",
+                    "blocks4-h16.toml",
+                    "pi-tuned.toml",
+                    "rnn-figure1.toml",
+                ]
+                .iter()
+                .map(|n| sys.join(n)),
             )
             .filter(|p| std::process::Command::new(bin).arg("info").arg(p).output().unwrap().status.success())
             .collect();
@@ -367,9 +374,11 @@ fn command_line(leaf: &Leaf, case: &Case) -> (Vec<String>, f64) {
         .positionals
         .iter()
         .zip(&case.positionals)
-        .map(|(p, &(hostile, which, pool))| {
-            if hostile { hostile_value(pool) } else { which.get(&valid_inputs(&p.help)).display().to_string() }
-        })
+        .map(
+            |(p, &(hostile, which, pool))| {
+                if hostile { hostile_value(pool) } else { which.get(&valid_inputs(&p.help)).display().to_string() }
+            },
+        )
         .collect();
     // Flags as `--flag=VALUE` and the positionals after `--`, so that a value such as `-1` is
     // taken as one.
