@@ -167,6 +167,11 @@ fn value_of(flag: &Flag, pick: Index, pool: Index) -> String {
         choices.extend(flag.default.as_deref());
         return pool.get(&choices).to_string();
     }
+    // A numeric flag mostly gets a number at an edge (size flags are where memory runs out).
+    let numeric = plausible(flag.value.as_deref().unwrap_or_default()) == plausible("");
+    if numeric && pick.index(10) < 2 {
+        return pool.get(NUMBERS).to_string();
+    }
     hostile_value(pool)
 }
 
