@@ -974,6 +974,284 @@ fn arena_generate_writes_a_judged_suite() {
     expect_input_error(&trestle(&["arena", "generate", spec.to_str().unwrap(), out.to_str().unwrap()]), &["goal"]);
 }
 
+/// One system of issue 34.5: `x` of `kind`, Init `init`, the candidate `inv`, one branch, the
+/// identity network (`a = x`), Safe `-1000 <= x <= 1000`.
+fn stopping_system(init: &str, inv: &str, kind: &str, branch: &str) -> String {
+    format!(
+        "init = \"{init}\"\nsafe = \"-1000 <= x and x <= 1000\"\ninvariant = \"{inv}\"\n[system]\nname = \"stops\"\n\
+         [state]\nx = {{ type = {kind} }}\n[networks.id]\n\
+         layers = [{{ weights = [[1.0]], bias = [0.0], activation = \"identity\" }}]\n\
+         [controller]\nnetwork = \"id\"\ninputs = [\"x\"]\nactions = [\"a\"]\n[[branch]]\nname = \"step\"\n{branch}\n"
+    )
+}
+
+/// The four systems of issue 34.5, each with a run from Init that stops at once, and what the
+/// error names: the state, the branch, why.
+const STOPPING: [(&str, &str, &str, &str, &[&str]); 4] = [
+    ("x == 0", "0 <= x and x <= 1", "\"int\"", "update = { x = \"a/2 + 1/4\" }", &["x = 0", "'step'", "x = 0.25"]),
+    (
+        "x == 10",
+        "0 <= x and x <= 100",
+        "\"int\", domain = [0, 10]",
+        "update = { x = \"min(a + 1, 100)\" }",
+        &["x = 10", "'step'", "x = 11"],
+    ),
+    ("x == 0", "0 <= x and x <= 1", "\"real\"", "guard = \"x >= 200\"\nupdate = { x = \"a\" }", &["x = 0", "deadlock"]),
+    (
+        "x == 5",
+        "0 <= x and x <= 10",
+        "\"real\"",
+        "update = { x = \"lookup(x, [0, 1])\" }",
+        &["x = 5", "lookup index 5"],
+    ),
+];
+
+/// Issue 34.5: a run from Init that stops (a non-integral int update under "error", a successor
+/// leaving a domain, a deadlock, a lookup out of range) is the system's error in `check` (every
+/// method), `synth` and `verify`, as `ctl` and `ltl` judge it: exit 2 naming the stop, never
+/// "safe" (each answered safe before). The same systems without the stop are proven.
+#[test]
+fn safety_engines_report_a_reachable_stop_as_the_systems_error() {
+    for (init, inv, kind, branch, names) in STOPPING {
+        let (_d, file) = scratch("stops.toml", &stopping_system(init, inv, kind, branch));
+        let f = file.to_str().unwrap();
+        for args in [
+            vec!["check", f],
+            vec!["check", f, "--method", "monolithic"],
+            vec!["check", f, "--method", "milp"],
+            vec!["synth", f],
+        ] {
+            let r = trestle(&args);
+            expect_input_error(&r, &["a run from Init stops"]);
+            for n in names {
+                assert!(r.stderr.contains(n), "{args:?}: '{n}' in {}", r.stderr);
+            }
+        }
+        let r = trestle(&["verify", f, "--json"]);
+        let j = r.json();
+        assert_eq!(j["results"][0]["status"], "unknown", "{branch}: {j}");
+        let reason = j["results"][0]["reason"].as_str().unwrap();
+        assert!(reason.contains("a run from Init stops"), "{branch}: {reason}");
+        assert_ne!(r.code, 0, "{branch}: {j}");
+    }
+    let fine = stopping_system("x == 0", "0 <= x and x <= 1", "\"real\"", "update = { x = \"a/2\" }");
+    let (_d, file) = scratch("fine.toml", &fine);
+    for cmd in ["check", "synth", "verify"] {
+        assert_eq!(trestle(&[cmd, file.to_str().unwrap()]).code, 0, "{cmd}");
+    }
+}
+
+/// Issue 34.5: a stop inside the candidate that no run from Init reaches leaves the answer
+/// unknown (`runs-may-stop`, naming the stop): the candidate is closed under every step, but no
+/// proof (before, `check` and `verify` answered safe).
+#[test]
+fn an_unreached_stop_in_the_invariant_leaves_the_candidate_unknown() {
+    // x' = a/2 stays in [0, 1/2] from [0, 1/2]; the candidate [0, 300] holds x >= 200, where the
+    // one branch is disabled.
+    let text = stopping_system(
+        "0 <= x and x <= 0.5",
+        "0 <= x and x <= 300",
+        "\"real\"",
+        "guard = \"x <= 200\"\nupdate = { x = \"a/2\" }",
+    );
+    let (_d, file) = scratch("unreached.toml", &text);
+    let r = trestle(&["check", file.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 3, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["reason_kind"], "runs-may-stop", "{j}");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(reason.contains("deadlock") && reason.contains("no run from Init was shown"), "{reason}");
+    // Synthesis keeps the states without a successor (nothing leaves Safe from them), so its
+    // invariant holds the stop too: `verify` stays unknown, never true.
+    let v = trestle(&["verify", file.to_str().unwrap(), "--json"]);
+    let row = &v.json()["results"][0];
+    assert_eq!((v.code, row["verdict"].as_str()), (3, Some("unknown")), "{}", v.stdout);
+    assert!(row["reason"].as_str().unwrap().contains("runs may stop"), "{row}");
+}
+
+/// Issue 34.5: `certify` re-checks stop-freedom from a certificate's own clauses, so the proof of
+/// a stop-free system does not certify a twin whose runs stop (where the environment condition
+/// alone holds: no successor, or one inside the invariant that is no state).
+#[test]
+fn certify_refuses_a_proof_for_a_system_whose_runs_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let twins = [
+        (
+            "x == 0",
+            "0 <= x and x <= 1",
+            "update = { x = \"a/2 + 1/4\" }",
+            "\"real\"",
+            "\"int\"",
+            "update = { x = \"a/2 + 1/4\" }",
+        ),
+        (
+            "x == 0",
+            "0 <= x and x <= 1",
+            "update = { x = \"a/2\" }",
+            "\"real\"",
+            "\"real\"",
+            "guard = \"x >= 200\"\nupdate = { x = \"a/2\" }",
+        ),
+    ];
+    for (k, (init, inv, good, kind, bad_kind, bad)) in twins.into_iter().enumerate() {
+        let good_file = dir.path().join(format!("good{k}.toml"));
+        let bad_file = dir.path().join(format!("bad{k}.toml"));
+        std::fs::write(&good_file, stopping_system(init, inv, kind, good)).unwrap();
+        std::fs::write(&bad_file, stopping_system(init, inv, bad_kind, bad)).unwrap();
+        let cert = dir.path().join(format!("cert{k}.json"));
+        let r = trestle(&["check", good_file.to_str().unwrap(), "--certificate", cert.to_str().unwrap()]);
+        assert_eq!(r.code, 0, "{}", r.stdout);
+        let ok = trestle(&["certify", cert.to_str().unwrap(), good_file.to_str().unwrap(), "--json"]);
+        assert_eq!((ok.code, &ok.json()["valid"]), (0, &Value::Bool(true)), "{}", ok.stdout);
+        let v = trestle(&["certify", cert.to_str().unwrap(), bad_file.to_str().unwrap(), "--json"]);
+        assert_eq!(v.code, 1, "{}", v.stdout);
+        let j = v.json();
+        let checks = j["checks"].as_array().unwrap();
+        let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] == false).collect();
+        assert_eq!(failed.len(), 1, "only the stop check fails: {j}");
+        assert!(failed[0]["check"].as_str().unwrap().contains("no run stops"), "{j}");
+    }
+}
+
+/// Issue 34.5: guards that together cover every state (`comply` / `not comply`, here reading the
+/// network's action) leave no run without a step: `check` proves the system, its certificate
+/// passes the stop check, and so does a pair of guards that covers the invariant only.
+#[test]
+fn complementary_guards_are_proven_stop_free() {
+    let dir = tempfile::tempdir().unwrap();
+    for (comply, defy) in [("x <= 3 and a >= 0", "not (x <= 3 and a >= 0)"), ("a <= 0.5", "x >= 0.25")] {
+        let branches = format!(
+            "guard = \"{comply}\"\nupdate = {{ x = \"a/2\" }}\n[[branch]]\nname = \"defy\"\nguard = \"{defy}\"\nupdate = {{ x = \"a/4\" }}"
+        );
+        let file = dir.path().join("comply.toml");
+        std::fs::write(&file, stopping_system("0 <= x and x <= 1", "0 <= x and x <= 1", "\"real\"", &branches))
+            .unwrap();
+        let cert = dir.path().join("comply.json");
+        let r = trestle(&["check", file.to_str().unwrap(), "--json", "--certificate", cert.to_str().unwrap()]);
+        assert_eq!((r.code, &r.json()["verdict"]), (0, &Value::from("safe")), "{comply}: {}", r.stdout);
+        let v = trestle(&["certify", cert.to_str().unwrap(), file.to_str().unwrap(), "--json"]);
+        assert_eq!((v.code, &v.json()["valid"]), (0, &Value::Bool(true)), "{comply}: {}", v.stdout);
+    }
+}
+
+/// Issue 34.5: guards that cover the states runs reach only through the network (`a <= 0.5` /
+/// `x >= 0.25`: on x < 1/4 the identity network gives a = x <= 1/2) defeat the syntactic stop
+/// test, and the states from an interval Init cannot be swept, so `ctl` answered "runs may stop"
+/// on a true `AG`. The exact stop check on the file's invariant (as `check` proves it) shows that
+/// no run from Init stops: `ctl` and `verify`'s ctl property are true, `ltl` too, and a system
+/// whose invariant holds a stop stays unknown.
+#[test]
+fn ctl_and_ltl_prove_complementary_guards_stop_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = |guard: &str| {
+        let branches = format!(
+            "guard = \"a <= 0.5\"\nupdate = {{ x = \"a/2\" }}\n[[branch]]\nname = \"defy\"\nguard = \"{guard}\"\nupdate = {{ x = \"a/4\" }}"
+        );
+        let text = stopping_system("0 <= x and x <= 1", "0 <= x and x <= 1", "\"real\"", &branches);
+        format!("{text}[[property]]\nname = \"bounded\"\nctl = \"AG^5 x <= 1\"\n")
+    };
+    let file = dir.path().join("comply.toml");
+    std::fs::write(&file, system("x >= 0.25")).unwrap();
+    let f = file.to_str().unwrap();
+    // True, proven or on the MILP's evidence (exit 0 or 3 by the status); before, unknown.
+    let is_true = |code: i32, j: &Value| {
+        let status = j["status"].as_str();
+        j["verdict"] == "true" && matches!((code, status), (0, Some("proven")) | (3, Some("evidence")))
+    };
+    let r = trestle(&["ctl", f, "--formula", "AG^5 (x <= 1)", "--json"]);
+    let j = r.json();
+    assert!(is_true(r.code, &j), "{j}");
+    assert!(j["evidence"].as_str().unwrap().contains("no run from Init stops"), "{j}");
+    let l = trestle(&["ltl", f, "--formula", "G (x <= 1)", "--json"]);
+    assert!(is_true(l.code, &l.json()), "{}", l.stdout);
+    let v = trestle(&["verify", f, "--property", "bounded", "--json"]);
+    assert!(is_true(v.code, &v.json()["results"][0]), "{}", v.stdout);
+    // The second guard moved to x >= 0.75: at x in (1/2, 3/4), states of Init, no branch is
+    // enabled, so runs stop: the exact check finds the stop and the answer is never "true".
+    std::fs::write(&file, system("x >= 0.75")).unwrap();
+    let r = trestle(&["ctl", f, "--formula", "AG^5 (x <= 1)", "--json", "--timeout", "60"]);
+    assert_ne!(r.json()["verdict"], "true", "{}", r.stdout);
+}
+
+/// Issue 34.5: certificates gained no field for stop-freedom: `certify` re-derives the stop
+/// check from the clauses of any certificate, old or new (the check's line is in its report),
+/// so a certificate written before the check existed is judged by the same rule.
+#[test]
+fn certify_re_derives_the_stop_check_from_a_certificates_clauses() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fine.toml");
+    std::fs::write(&file, stopping_system("x == 0", "0 <= x and x <= 1", "\"real\"", "update = { x = \"a/2\" }"))
+        .unwrap();
+    let cert = dir.path().join("fine.json");
+    let r = trestle(&["check", file.to_str().unwrap(), "--certificate", cert.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    fn keys(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, v)| {
+                out.push(k.clone());
+                keys(v, out);
+            }),
+            Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    let mut fields = Vec::new();
+    keys(&written, &mut fields);
+    assert!(!fields.iter().any(|k| k.contains("stop")), "no certificate field speaks of stops: {fields:?}");
+    let v = trestle(&["certify", cert.to_str().unwrap(), file.to_str().unwrap(), "--json"]);
+    let j = v.json();
+    assert_eq!((v.code, &j["valid"]), (0, &Value::Bool(true)), "{j}");
+    let stop_line =
+        j["checks"].as_array().unwrap().iter().find(|c| c["check"].as_str().unwrap().contains("no run stops"));
+    assert_eq!(stop_line.map(|c| &c["ok"]), Some(&Value::Bool(true)), "{j}");
+}
+
+/// A discrete system for `cegar`: int `x` in `domain`, one label `go` (the argmax of a one-output
+/// network), one command.
+fn discrete_system(init: &str, domain: &str, command: &str) -> String {
+    format!(
+        "init = \"{init}\"\nsafe = \"x <= 250\"\n[system]\nname = \"ends\"\non_domain_exit = \"drop\"\n\
+         [state]\nx = {{ type = \"int\", domain = {domain} }}\n[networks.score]\n\
+         layers = [{{ weights = [[1.0]], bias = [0.0], activation = \"identity\" }}]\n\
+         [controller]\nnetwork = \"score\"\ninputs = [\"x\"]\nargmax = \"a\"\nlabels = [\"go\"]\n\
+         [[command]]\nlabel = \"go\"\n{command}\n"
+    )
+}
+
+/// Issue 34.5: CEGAR's planning rule is the documented exception (a run ends where the chosen
+/// label enables no command), and its "safe" says so with one such run; a system without such
+/// runs says nothing of it. BMC and explicit follow the same rule.
+#[test]
+fn cegar_safe_says_when_runs_end() {
+    let ending = [
+        ("x == 0", "[0, 300]", "guard = \"x >= 200\"\nupdate = { x = \"x + 1\" }", 0),
+        ("x == 10", "[0, 10]", "update = { x = \"x + 1\" }", 0),
+        ("x == 0", "[0, 10]", "update = { x = \"x + 1\" }", 10),
+    ];
+    for (init, domain, command, steps) in ending {
+        let (_d, file) = scratch("ends.toml", &discrete_system(init, domain, command));
+        for method in ["cegar", "bmc", "explicit"] {
+            let r = trestle(&["cegar", file.to_str().unwrap(), "--method", method, "--json"]);
+            assert_eq!(r.code, 0, "{command} {method}: {}{}", r.stdout, r.stderr);
+            let j = r.json();
+            assert_eq!(j["verdict"], "safe");
+            let evidence = j["evidence"].as_str().unwrap();
+            assert!(
+                evidence.starts_with("safe; some runs end where the chosen label enables no command"),
+                "{evidence}"
+            );
+            assert_eq!(j["details"]["ended_label"], "go");
+            assert_eq!(j["details"]["ended_run"]["steps"].as_array().unwrap().len(), steps, "{j}");
+        }
+    }
+    let (_d, file) = scratch("loops.toml", &discrete_system("x == 0", "[0, 10]", "update = { x = \"10 - x\" }"));
+    let r = trestle(&["cegar", file.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let j = r.json();
+    assert!(j["details"].get("ended_run").is_none() && !j["evidence"].as_str().unwrap().contains("runs end"), "{j}");
+}
+
 /// `--plot` in each command that draws: check and synth in the state plane (any two variables,
 /// any size), ltl's reach sets over time; bad picture flags are input errors before any work.
 #[test]
@@ -1004,7 +1282,7 @@ fn pictures_of_check_synth_and_ltl() {
     for (args, fragment) in [
         (vec!["check", example, "--plot", "/tmp/x.svg", "--plot-vars", "x,q"], "'q' is not a state variable"),
         (vec!["check", example, "--plot", "/tmp/x.svg", "--plot-vars", "x"], "two different state variables"),
-        (vec!["synth", example, "--plot", "/tmp/x.png", "--plot-size", "20x20"], "--plot-size"),
+        (vec!["synth", example, "--plot", "/tmp/x.png", "--plot-size", "20x20"], "plot size: WIDTHxHEIGHT"),
         (vec!["check", example, "--plot", "/tmp/x.txt"], "extension"),
     ] {
         expect_input_error(&trestle(&args), &[fragment]);

@@ -145,3 +145,40 @@ fn synth_refutes_by_a_validated_run_and_simulate_runs_in_enclosures() {
         assert_eq!(run["precision_bits"], 256, "{j}");
     }
 }
+
+/// Synthesis's unsafe verdict comes with its whole run from Init in the certificate, and
+/// `certify` re-runs it from the exact start and choices alone: validated through tanh and sin,
+/// exactly on a rational twin. A start moved out of Init, or a run cut before it leaves Safe, is
+/// rejected.
+#[test]
+fn synth_unsafe_runs_are_certified_from_their_start_and_choices() {
+    let dir = tempfile::tempdir().unwrap();
+    let rational = planted_nonlinear(Nonlinear::SinStep, "unsafe", "0.5").replace("sin(x)", "x");
+    let systems = KINDS.iter().map(|&k| planted_nonlinear(k, "unsafe", "0.5")).chain([rational]);
+    for (k, text) in systems.enumerate() {
+        let text = text.replace("safe = \"x <= 1\"", "safe = \"-1 <= x <= 1\"");
+        let sys = dir.path().join(format!("unsafe-{k}.toml"));
+        std::fs::write(&sys, text).unwrap();
+        let cert = dir.path().join(format!("unsafe-{k}.json"));
+        let r = trestle(&["synth", s(&sys), "--certificate", s(&cert)]);
+        assert_eq!(r.code, 1, "{k}: {}{}", r.stdout, r.stderr);
+        let r = trestle(&["certify", s(&cert), s(&sys)]);
+        assert_eq!(r.code, 0, "{k}: {}{}", r.stdout, r.stderr);
+        let how = if k == 2 { "(replayed exactly)" } else { "(validated)" };
+        assert!(r.stdout.contains(how) && r.stdout.contains("leaves Safe"), "{k}: {}", r.stdout);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+        let tampered = |edit: &dyn Fn(&mut Value)| {
+            let mut d = doc.clone();
+            edit(&mut d);
+            let path = dir.path().join("tampered.json");
+            std::fs::write(&path, d.to_string()).unwrap();
+            trestle(&["certify", s(&path), s(&sys)])
+        };
+        let outside_init = tampered(&|d| d["run"]["start"][0] = "0.75".into());
+        assert_eq!(outside_init.code, 1, "{k}: {}", outside_init.stdout);
+        assert!(outside_init.stdout.contains("FAIL the run starts in Init"), "{}", outside_init.stdout);
+        // One step from Init (x <= 1/2) stays inside Safe: f(x) + 1/2 < 1.
+        let cut = tampered(&|d| d["run"]["steps"].as_array_mut().unwrap().truncate(1));
+        assert_eq!(cut.code, 1, "{k}: {}", cut.stdout);
+    }
+}

@@ -46,6 +46,9 @@ pub fn run(a: &CertifyArgs) -> CliResult {
                     "refutation VALID: the counterexample is validated (exact start, successor enclosed strictly outside)"
                         .into()
                 }
+                (true, trestle_bridge::certificate::run::UNSAFE_RUN, _) => {
+                    "refutation VALID: the run from Init leaves Safe (re-run from its exact start and choices)".into()
+                }
                 (true, ..) => "refutation VALID: the counterexample replays exactly".into(),
                 (false, ..) => "certificate REJECTED: it proves nothing (the system itself may be safe or not)".into(),
             }

@@ -3,8 +3,6 @@
 use crate::args::{CheckArgs, CheckMethodArg};
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
-use trestle_bridge::Inductiveness;
-use trestle_bridge::witness::approx;
 use trestle_core::Budget;
 use trestle_verify::{CheckMethod, CheckOptions};
 
@@ -65,7 +63,7 @@ pub fn run(a: &CheckArgs) -> CliResult {
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let sys = super::load(&a.system)?;
-    let picture = a.plot.target(&sys, false).map_err(CliError::Input)?;
+    let picture = a.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::check(&sys, &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);
@@ -75,22 +73,7 @@ pub fn run(a: &CheckArgs) -> CliResult {
         result.artifacts.insert("certificate".into(), path.display().to_string().into());
     }
     if let Some((path, view)) = picture {
-        let r = &run.report;
-        let run = match &r.inductive.outcome {
-            Inductiveness::Refuted(x) => vec![approx(&x.witness.state), approx(&x.witness.next)],
-            _ => Vec::new(),
-        };
-        let regions: Vec<_> = r.inductive.clauses.iter().map(|c| c.region.clone()).collect();
-        let layers = crate::picture::Layers {
-            proven: &regions,
-            falsified: &r.inductive.falsified,
-            undecided: &r.inductive.undecided,
-            invariant: &r.cover,
-            dropped: &[],
-            run,
-        };
-        crate::picture::draw(&sys, &format!("{}: {}", sys.name, r.word()), &layers, &view, path)
-            .map_err(CliError::Input)?;
+        trestle_verify::picture::draw_check(&sys, &run, &view, path).map_err(driver_error)?;
         result.artifacts.insert("plot".into(), path.display().to_string().into());
     }
     finish(a.system.json, &result)

@@ -117,7 +117,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let (sys, phi, property) = formula(a)?;
-    let picture = a.plot.target(&sys, true).map_err(CliError::Input)?;
+    let picture = a.plot.target(&sys, true).map_err(driver_error)?;
     let mut opts = LtlOptions {
         method: match a.method {
             MethodArg::Auto => Method::Auto,
@@ -152,13 +152,11 @@ pub fn run(a: &LtlArgs) -> CliResult {
     }
     let mut result = run.result.clone();
     if let Some((path, view)) = picture {
-        let enclosures = &run.ltl.stats.bpt_enclosures;
-        if enclosures.is_empty() {
-            eprintln!("no picture drawn: bound propagation ran no enclosures (method {})", run.ltl.method);
-        } else {
-            let title = format!("{} {}: {}", sys.name, property.name, result.verdict);
-            crate::picture::draw_reach(&sys, &title, enclosures, &view, path).map_err(CliError::Input)?;
+        let title = format!("{} {}: {}", sys.name, property.name, result.verdict);
+        if trestle_verify::picture::draw_ltl(&sys, &run, &title, &view, path).map_err(driver_error)? {
             result.artifacts.insert("plot".into(), path.display().to_string().into());
+        } else {
+            eprintln!("no picture drawn: bound propagation ran no enclosures (method {})", run.ltl.method);
         }
     }
     finish(a.system.json, &result)

@@ -6,7 +6,6 @@ use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
 use std::path::PathBuf;
 use trestle_core::Budget;
-use trestle_ir::FBox;
 use trestle_synth::SynthConfig;
 
 #[derive(clap::Args, Debug)]
@@ -93,7 +92,7 @@ pub fn run(a: &SynthArgs) -> CliResult {
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
     let sys = super::load(&a.system)?;
-    let picture = a.plot.target(&sys, false).map_err(CliError::Input)?;
+    let picture = a.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::synthesize(&sys, &cfg, &budget, &progress).map_err(driver_error)?;
     drop(progress);
@@ -103,20 +102,7 @@ pub fn run(a: &SynthArgs) -> CliResult {
         result.artifacts.insert("certificate".into(), path.display().to_string().into());
     }
     if let Some((path, view)) = picture {
-        let r = &run.report;
-        // The whole unsafe run when one was replayed.
-        let unsafe_run = r.trajectory.as_ref().filter(|t| t.exact.is_some()).map(|t| t.states.clone());
-        let proven = r.verdict.is_proven();
-        let none: &[FBox] = &[];
-        let layers = crate::picture::Layers {
-            proven: if proven { &r.invariant } else { none },
-            undecided: if proven { none } else { &r.invariant },
-            dropped: &r.dropped,
-            run: unsafe_run.unwrap_or_default(),
-            ..Default::default()
-        };
-        crate::picture::draw(&sys, &format!("{}: synthesis {}", sys.name, r.word()), &layers, &view, path)
-            .map_err(CliError::Input)?;
+        trestle_verify::picture::draw_synth(&sys, &run, &view, path).map_err(driver_error)?;
         result.artifacts.insert("plot".into(), path.display().to_string().into());
     }
     finish(a.system.json, &result)

@@ -27,6 +27,7 @@ use trestle_ir::{FBox, Matrix, Pred, Rational, System};
 use trestle_smt::Postcondition;
 
 pub(crate) mod exact;
+pub mod run;
 pub mod validated;
 
 pub use exact::ExactClauseJson;
@@ -122,6 +123,9 @@ pub struct OutcomeJson {
     /// A refutation through irrational values: the enclosures its run found (see [`validated`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub validated: Option<validated::ValidatedJson>,
+    /// An unsafe outcome's run from Init out of Safe (see [`run`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run: Option<run::RunJson>,
 }
 
 /// Either kind of certificate file.
@@ -201,6 +205,7 @@ pub fn from_report(sys: &System, report: &Report) -> CertificateJson {
         region: None,
         reason: None,
         validated: None,
+        run: None,
     };
     let set_witness = |out: &mut OutcomeJson, w: &trestle_smt::Witness| {
         let (a, b) = witness_jsons(sys, w);
@@ -366,6 +371,9 @@ fn exact_values(texts: &[String], what: &str) -> Result<Vec<Rational>, BridgeErr
 
 /// A refutation is re-checked by replaying its witness exactly.
 fn certify_outcome(o: &OutcomeJson, sys: &System) -> Result<Certification, BridgeError> {
+    if let (Some(r), "unsafe") = (&o.run, o.verdict.as_str()) {
+        return Ok(run::certify_run(r, sys));
+    }
     if o.verdict != "not-inductive" {
         return Ok(Certification {
             valid: false,

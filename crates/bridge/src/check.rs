@@ -163,6 +163,7 @@ impl SideConditions {
             exact_clauses: Vec::new(),
             undecided: Vec::new(),
             falsified: Vec::new(),
+            stops: None,
             stats,
         };
         self.report(sys, inductive, evidence)
@@ -183,6 +184,20 @@ pub fn check_monolithic(sys: &System, cfg: &Config, budget: &Budget) -> Result<R
         Answer::Invalid(witness) => Inductiveness::Refuted(engine::Refutation { witness, region: None }),
         Answer::Unknown(r) => Inductiveness::Unknown(r),
     };
+    // No runs that stop either, on the cover's boxes with the networks encoded (the baseline has
+    // no postconditions).
+    let mut run = InductiveRun {
+        outcome,
+        clauses: Vec::new(),
+        exact_clauses: Vec::new(),
+        undecided: Vec::new(),
+        falsified: Vec::new(),
+        stops: None,
+        stats: engine::RunStats::default(),
+    };
+    let pieces: Vec<_> = side.cover.iter().map(|b| (b.clone(), None)).collect();
+    engine::require_stop_free(sys, &side.inv, &pieces, cfg, budget, &mut run)?;
+    let (outcome, stops) = (run.outcome, run.stops);
     let stats = engine::RunStats {
         smt_queries: 1,
         z3_queries: 1,
@@ -190,7 +205,9 @@ pub fn check_monolithic(sys: &System, cfg: &Config, budget: &Budget) -> Result<R
         ..Default::default()
     };
     let evidence = matches!(outcome, Inductiveness::Proven).then(|| "one monolithic Z3 query, exact".to_string());
-    Ok(side.baseline_report(sys, outcome, stats, evidence))
+    let mut report = side.baseline_report(sys, outcome, stats, evidence);
+    report.inductive.stops = stops;
+    Ok(report)
 }
 
 /// The verdict of the three conditions: refuted by a failing side condition's state (a trace of

@@ -15,6 +15,7 @@ use crate::config::{Config, EXACT_RETRY_HALVINGS, Queue, Split, per_two_dims};
 use crate::error::BridgeError;
 use crate::exact::{self, ExactDecision};
 use crate::post::PostEngine;
+use crate::stops::{StopCheck, check_stop_free};
 use crate::witness::{self, Counterexample};
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, VecDeque};
@@ -97,6 +98,9 @@ pub struct InductiveRun {
     pub undecided: Vec<FBox>,
     /// Boxes whose every state leaves the invariant (proven by the line-11 check).
     pub falsified: Vec<FBox>,
+    /// The stop check on the proven invariant ([`crate::stops`]): `None` when it did not run (no
+    /// proof). A proof whose check is not `Free` is `Unknown`.
+    pub stops: Option<StopCheck>,
     pub stats: RunStats,
 }
 
@@ -557,6 +561,7 @@ pub fn check_inductive(
         exact_clauses: Vec::new(),
         undecided: Vec::new(),
         falsified: Vec::new(),
+        stops: None,
         stats: RunStats::default(),
     };
     let mut proven_volume = 0.0;
@@ -660,6 +665,35 @@ pub fn check_inductive(
             Unknown::Incomplete(format!("{n} boxes below the minimum width stayed undecided"))
         });
     }
+    if matches!(run.outcome, Inductiveness::Proven) {
+        let pieces: Vec<(FBox, Option<Postcondition>)> = run
+            .clauses
+            .iter()
+            .map(|c| (c.region.clone(), Some(c.post.clone())))
+            .chain(run.exact_clauses.iter().map(|b| (b.clone(), None)))
+            .collect();
+        require_stop_free(sys, inv, &pieces, cfg, budget, &mut run)?;
+    }
     run.stats.seconds = start.elapsed().as_secs_f64();
     Ok(run)
+}
+
+/// Runs the stop check on a proven invariant's pieces; the proof becomes `Unknown` unless no run stops in the invariant.
+pub fn require_stop_free(
+    sys: &System,
+    inv: &Pred,
+    pieces: &[(FBox, Option<Postcondition>)],
+    cfg: &Config,
+    budget: &Budget,
+    run: &mut InductiveRun,
+) -> Result<(), BridgeError> {
+    if !matches!(run.outcome, Inductiveness::Proven) {
+        return Ok(());
+    }
+    let check = check_stop_free(sys, inv, pieces, cfg, budget)?;
+    if let Some(u) = check.unknown(sys) {
+        run.outcome = Inductiveness::Unknown(u);
+    }
+    run.stops = Some(check);
+    Ok(())
 }

@@ -27,9 +27,11 @@ pub mod post;
 mod post_check;
 mod proof_check;
 mod rows;
+pub mod stops;
 pub mod witness;
 
 pub use check::{Condition, Report, SideConditions, check, check_monolithic, invariant_cover, side_conditions};
 pub use config::{Config, Queue, Split};
 pub use engine::{Clause, InductiveRun, Inductiveness, Progress, Refutation, RunStats};
 pub use error::BridgeError;
+pub use stops::{StopCheck, check_stop_free};

@@ -23,7 +23,11 @@
 //! 5. each exact clause `(box /\ Inv /\ a = f(s) /\ Next) => Inv'` holds, by Z3 with the networks
 //!    encoded on the box (the query rebuilt from the box and the system alone,
 //!    [`crate::certificate::exact`]);
-//! 6. `Init => Inv` and `Inv => Safe`, by Z3.
+//! 6. no run stops at a state of the invariant: on every clause box, under its psi (or, for an
+//!    exact clause or where psi allows a stop, the networks themselves), some branch is enabled
+//!    and every enabled successor is a state ([`crate::stops`]), re-derived from the clauses, so
+//!    certificates need no field for it and older ones are judged by the same rule;
+//! 7. `Init => Inv` and `Inv => Safe`, by Z3.
 //!
 //! The invariant is the system file's candidate when the certificate's boxes are exactly its
 //! outward f64 enclosure (the candidate's exact rational bounds are then used), otherwise the
@@ -112,6 +116,7 @@ pub(crate) fn certify_proof(p: &ProofJson, sys: &System) -> Result<Certification
     if !exact_regions.is_empty() {
         checks.push(exact::check(sys, checker.engine(), &inv, &exact_regions)?);
     }
+    checks.push(stops(sys, &inv, &clauses)?);
     let init = backend.check_init(&inv)?;
     checks.push(("Init => Inv (Z3)".into(), init == Answer::Valid, answer_text(&init)));
     match &sys.safe {
@@ -258,6 +263,32 @@ fn environment(
         ok,
         bad.unwrap_or_else(|| format!("{} queries", bridge_clauses(clauses).count())),
     ))
+}
+
+/// Check 6: no run stops at a state of the invariant, re-derived from the clauses themselves
+/// (each box with its psi, which check 3 confirmed, or with the networks for an exact clause) by
+/// the engine's own procedure ([`crate::stops`]): certificates written before the check existed
+/// are judged by it too.
+fn stops(sys: &System, inv: &Pred, clauses: &[CertClause]) -> Result<CheckLine, BridgeError> {
+    let pieces: Vec<(FBox, Option<Postcondition>)> = clauses
+        .iter()
+        .map(|c| match &c.claim {
+            Claim::Bridge(post) => (c.region.clone(), Some(post.clone())),
+            Claim::Exact => (c.region.clone(), None),
+        })
+        .collect();
+    let check = crate::stops::check_stop_free(
+        sys,
+        inv,
+        &pieces,
+        &crate::Config::default(),
+        &trestle_core::Budget::unlimited(),
+    )?;
+    let name = "no run stops at a state of the invariant: some branch enabled, every successor a state (Z3)";
+    Ok(match check.unknown(sys) {
+        None => (name.into(), true, format!("{} boxes", pieces.len())),
+        Some(why) => (name.into(), false, why.to_string()),
+    })
 }
 
 fn answer_text(a: &Answer) -> String {

@@ -132,3 +132,78 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
     stats.seconds = start.elapsed().as_secs_f64();
     Ok(Outcome { verdict, predicates: Vec::new(), invariant: None, stats })
 }
+
+/// What [`dead_end`] found.
+#[derive(Clone, Debug)]
+pub enum DeadEnd {
+    /// No state reachable under the policy is a dead end (all of them were visited).
+    None,
+    /// A run from a start state to a state where the policy's label enables no command (none
+    /// with a successor inside the domains), replayed exactly, and that label.
+    Found(Trace, String),
+    /// The search stopped before visiting every reachable state: why.
+    Incomplete(String),
+}
+
+/// Looks for a run that ends: a state reachable under the policy from which no command of the
+/// chosen label has a successor. CEGAR's planning rule lets such runs end (their last state is
+/// judged, the run is not), so its "safe" answers name one ([`crate::model`]); breadth-first over
+/// the concrete states, at most `max_states` of them, exactly.
+pub fn dead_end(d: &Discrete<'_>, max_states: usize, budget: &Budget) -> Result<DeadEnd, CegarError> {
+    let sys = d.sys;
+    let cfg = CheckerConfig::new().without_timeout().with_deadline(budget.deadline());
+    let starts = match start_states(d, max_states, cfg) {
+        Ok(s) => s,
+        Err(CegarError::TooLarge(why)) => return Ok(DeadEnd::Incomplete(why)),
+        Err(e) => return Err(e),
+    };
+    let mut index: HashMap<Vec<Rational>, usize> = HashMap::new();
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut queue = VecDeque::new();
+    for s in starts {
+        if !index.contains_key(&s) {
+            index.insert(s.clone(), nodes.len());
+            queue.push_back(nodes.len());
+            nodes.push((s, None));
+        }
+    }
+    let mut memory = sim::initial_memory::<Rational>(sys);
+    while let Some(i) = queue.pop_front() {
+        if let Err(stop) = budget.check() {
+            return Ok(DeadEnd::Incomplete(Unknown::from(stop).to_string()));
+        }
+        let state = nodes[i].0.clone();
+        let succ = sim::successors(sys, &state, &mut memory, &[])
+            .map_err(|e| CegarError::Internal(format!("simulating from {state:?}: {e}")))?;
+        if succ.next.is_empty() {
+            let label = succ
+                .actions
+                .get(d.action)
+                .and_then(|a| a.to_integer().try_into().ok())
+                .and_then(|k: usize| d.labels.get(k));
+            let label = label.cloned().unwrap_or_default();
+            let mut branches = Vec::new();
+            let mut at = i;
+            while let Some((p, b)) = nodes[at].1 {
+                branches.push(b);
+                at = p;
+            }
+            branches.reverse();
+            let trace = Trace::simulate(sys, nodes[at].0.clone(), branches.into_iter().map(|b| (Vec::new(), b)))
+                .map_err(|e| CegarError::Internal(format!("the run to a dead end does not simulate: {e}")))?;
+            return Ok(DeadEnd::Found(trace, label));
+        }
+        for (branch, next) in succ.next {
+            if index.contains_key(&next) {
+                continue;
+            }
+            if nodes.len() >= max_states {
+                return Ok(DeadEnd::Incomplete(format!("more than {max_states} reachable states")));
+            }
+            index.insert(next.clone(), nodes.len());
+            queue.push_back(nodes.len());
+            nodes.push((next, Some((i, branch))));
+        }
+    }
+    Ok(DeadEnd::None)
+}

@@ -82,6 +82,11 @@ pub struct CtlOptions {
     /// Largest number of witness runs reported.
     pub max_traces: usize,
     pub progress: Option<Progress>,
+    /// How the caller proved that no run from Init stops (an invariant holding at Init, closed
+    /// under every step and stop-free, `trestle_bridge::stops`), when it did: a "true" of the
+    /// MILP engines then needs no sweep of the states runs reach (`None`: it does, where the
+    /// system's text lets a run stop).
+    pub stop_free: Option<String>,
 }
 
 impl Default for CtlOptions {
@@ -97,6 +102,7 @@ impl Default for CtlOptions {
             max_states: 1_000_000,
             max_traces: 16,
             progress: None,
+            stop_free: None,
         }
     }
 }
@@ -216,9 +222,10 @@ pub fn check_ctl(sys: &System, phi: &Ctl, opts: &CtlOptions, budget: &Budget) ->
     // Bounded CTL needs a successor at every state (`exact`), but the MILP engines leave out the
     // states without one: where the system's text lets a run stop, their "true" stands only once
     // the states reachable within the formula's depth are swept exactly (a stop is then the
-    // system's error, as the explicit engine reports it).
+    // system's error, as the explicit engine reports it), or once the caller proved that no run
+    // from Init stops (`opts.stop_free`).
     let verdict = match (verdict, trestle_ir::stops::stop_free(sys)) {
-        (v, Err(stop)) if v.holds() == Some(true) && method != Method::Explicit => {
+        (v, Err(stop)) if v.holds() == Some(true) && method != Method::Explicit && opts.stop_free.is_none() => {
             match run.sweep(&boxes, normal.depth(normal.root))? {
                 Swept::Clean => v,
                 Swept::Stopped(stopped) => Verdict::Unknown(stopped.into()),

@@ -30,15 +30,7 @@ pub fn stop_free(sys: &System) -> Result<(), String> {
 /// an enclosure of every state a run reaches, met with the domains): enabledness and domains are
 /// then checked over the region instead of the whole declared space.
 pub fn stop_free_within(sys: &System, region: Option<&[Interval]>) -> Result<(), String> {
-    // The number of indices of each argmax action (`None` for real actions).
-    let indices: Vec<Option<usize>> = sys
-        .actions
-        .iter()
-        .map(|a| match &a.kind {
-            ActionKind::Index { labels } => Some(labels.len()),
-            ActionKind::Real => None,
-        })
-        .collect();
+    let indices = argmax_indices(sys);
     let branches = &sys.step.branches;
     let integral = |e: &Expr| is_integral(sys, &indices, e);
     let state: Vec<Interval> = sys
@@ -351,6 +343,26 @@ fn has_partial(e: &Expr) -> bool {
     let mut found = false;
     e.visit_exprs(&mut |x| found |= matches!(x, Expr::Apply(f, _) if !f.is_total()));
     found
+}
+
+/// Whether `e` is an integer at every state of integral variables, by its form: integers,
+/// `int` and `bool` variables and argmax indices under `+ - * min max abs relu ite lookup` and
+/// powers (so an integer-coefficient affine form of integer variables plus an integer constant,
+/// `min`/`max`/clamps and `abs` of such forms, lookups with integer entries). Real actions,
+/// inputs, divisions and elementary functions are not (their value may be anything).
+pub fn integral_by_form(sys: &System, e: &Expr) -> bool {
+    is_integral(sys, &argmax_indices(sys), e)
+}
+
+/// The number of indices of each argmax action (`None` for real actions).
+fn argmax_indices(sys: &System) -> Vec<Option<usize>> {
+    sys.actions
+        .iter()
+        .map(|a| match &a.kind {
+            ActionKind::Index { labels } => Some(labels.len()),
+            ActionKind::Real => None,
+        })
+        .collect()
 }
 
 /// Whether `e` is an integer whatever the run, by its form.

@@ -491,6 +491,8 @@ impl NativeSystem {
                 .collect::<PyResult<_>>()?,
             branches: branch,
             float,
+            // The package loads discrete-time systems only (`load_system` refuses `[flow]`).
+            plant: None,
         };
         let sys = &self.sys;
         interruptible(py, &Budget::unlimited(), || {

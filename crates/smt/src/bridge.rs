@@ -15,7 +15,7 @@ use z3::ast::Real;
 use z3::{Model, Solver};
 
 /// Asserts `psi`: the action box, and for linear bounds `lower s + c_l <= a <= upper s + c_u`.
-fn assert_post(post: &Postcondition, state: &[Real], action: &[Real], solver: &Solver) {
+pub(crate) fn assert_post(post: &Postcondition, state: &[Real], action: &[Real], solver: &Solver) {
     solver.assert(in_box(action, post.action_box()));
     if let Postcondition::Linear(l) = post {
         for (j, a) in action.iter().enumerate() {

@@ -120,6 +120,13 @@ impl<'s> Z3Backend<'s> {
         &self.cfg.stats
     }
 
+    /// Whether a run may stop at a state of `q.region /\ q.inv` ([`crate::stops`]), by Z3.
+    pub fn check_stops(&mut self, q: &crate::stops::StopQuery<'_>) -> Result<crate::stops::StopAnswer, CheckError> {
+        q.validate(self.sys)?;
+        let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
+        crate::memory::isolated(move || crate::stops::check_stops(sys, q, cfg, dumper))
+    }
+
     fn bridge_unchecked(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
         let (extra, target) = match &self.narrowing {
             Some(n) => n.forms.narrow(self.sys, q, &n.pinned),

@@ -2,7 +2,7 @@
 //!
 //! # Shape
 //!
-//! Three kinds of query, each answered with an [`Answer`] (`Valid`, `Invalid(witness)`,
+//! Four kinds of query, the first three answered with an [`Answer`] (`Valid`, `Invalid(witness)`,
 //! `Unknown(reason)`):
 //!
 //! * the **bridge check** of the compositional method (Algorithm 1 of the paper): is
@@ -15,7 +15,10 @@
 //! * the **monolithic inductiveness check** `Inv /\ Next => Inv'` with the whole ReLU network(s)
 //!   in the query: the paper's baseline, slow by nature, always run with a timeout; restricted to
 //!   a box `p` with the ReLUs of fixed sign encoded linearly ([`InductiveQuery`]), it is the bridge
-//!   engine's exact decision of boxes its postconditions leave open.
+//!   engine's exact decision of boxes its postconditions leave open;
+//! * the **stop query** ([`stops`]): can a run stop at a state of `p /\ Inv` (no branch with a
+//!   legal successor, a successor that is no state, a lookup out of range), under psi or the
+//!   networks themselves? The safety engines' extra environment condition.
 //!
 //! Backends sit behind the small [`EnvChecker`] trait (the monolithic check is the optional
 //! capability [`InductivenessChecker`]): [`Z3Backend`] is the reference; [`FastPath`] decides what
@@ -85,6 +88,7 @@ pub mod replay;
 mod sample;
 mod solve;
 pub mod stats;
+pub mod stops;
 
 pub use checker::{Checker, DecidedBy, EnvChecker, FastPath, InductivenessChecker, Z3Backend};
 pub use config::CheckerConfig;
@@ -96,6 +100,7 @@ pub use paths::{PathAnswer, PathQuery};
 pub use query::{BridgeQuery, LinearPost, Postcondition, Target};
 pub use replay::replay_bridge;
 pub use stats::{Stats, StatsSnapshot};
+pub use stops::{Stop, StopActions, StopAnswer, StopQuery};
 pub use trestle_core::{Answer, AnswerKind, Unknown, Witness, WitnessError, replay_implication, replay_inductive};
 
 #[cfg(doc)]

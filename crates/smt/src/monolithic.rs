@@ -102,6 +102,41 @@ fn outputs_to_actions(output: &ControllerOutput, out: &[Real], action: &[Real]) 
     }
 }
 
+/// Asserts `a = f(s, n)`: every controller's network(s) on its observation, the outputs tied to
+/// the actions (a selector value that picks no network leaves them unconstrained). `phases_of(c, k)`
+/// gives the phases of network `k` of controller `c`, when known on the whole query.
+pub(crate) fn assert_controllers<'p>(
+    sys: &System,
+    vars: &Vars,
+    phases_of: &dyn Fn(usize, usize) -> Option<&'p NetworkPhases>,
+    solver: &Solver,
+) -> Result<(), CheckError> {
+    let (state, action, nondet) = (Vars::reals(&vars.state), Vars::reals(&vars.action), Vars::reals(&vars.nondet));
+    let obs_scope = Scope { state: &state, action: &[], nondet: &nondet };
+    for (ci, c) in sys.controllers.iter().enumerate() {
+        let input: Vec<Real> = c.inputs.iter().map(|e| obs_scope.expr(e)).collect::<Result<_, _>>()?;
+        match &c.policy {
+            Policy::Network(n) => {
+                let phases = phases_of(ci, 0);
+                let out = encode_network(&sys.networks[*n].network, &format!("c{ci}"), input, phases, solver)?;
+                solver.assert(outputs_to_actions(&c.output, &out, &action));
+            }
+            Policy::Select { by, networks } => {
+                let selector = vars.state[*by].int.as_ref().ok_or_else(|| {
+                    CheckError::Unsupported(format!("controller '{}': the selector is not an int variable", c.name))
+                })?;
+                for (k, n) in networks.iter().enumerate() {
+                    let name = format!("c{ci}.n{k}");
+                    let phases = phases_of(ci, k);
+                    let out = encode_network(&sys.networks[*n].network, &name, input.clone(), phases, solver)?;
+                    solver.assert(selector.eq(int_num(k)).implies(outputs_to_actions(&c.output, &out, &action)));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `(premise, conclusion)` are `q.inv` on the state and on the successor as Z3 sees them: `q.inv`
 /// itself, or cut to the same sets on the states the query constrains
 /// ([`crate::Z3Backend::narrowed_by`]), or `q.target` on the successor when given; a model is
@@ -116,35 +151,14 @@ pub(crate) fn check_inductive(
     let inv = q.inv;
     let vars = Vars::declare(sys, true);
     let solver = crate::solve::new_solver(cfg, crate::encode::logic(sys, true, &[premise, conclusion]));
-    let (state, action, nondet) = (Vars::reals(&vars.state), Vars::reals(&vars.action), Vars::reals(&vars.nondet));
+    let state = Vars::reals(&vars.state);
     vars.assert_state_space(sys, &solver);
     solver.assert(Scope { state: &state, action: &[], nondet: &[] }.pred(premise)?);
     if let Some(region) = q.region {
         solver.assert(in_box(&state, region));
     }
     vars.assert_nondet_domains(sys, &solver);
-    let obs_scope = Scope { state: &state, action: &[], nondet: &nondet };
-    for (ci, c) in sys.controllers.iter().enumerate() {
-        let input: Vec<Real> = c.inputs.iter().map(|e| obs_scope.expr(e)).collect::<Result<_, _>>()?;
-        match &c.policy {
-            Policy::Network(n) => {
-                let phases = q.phases_of(ci, 0);
-                let out = encode_network(&sys.networks[*n].network, &format!("c{ci}"), input, phases, &solver)?;
-                solver.assert(outputs_to_actions(&c.output, &out, &action));
-            }
-            Policy::Select { by, networks } => {
-                let selector = vars.state[*by].int.as_ref().ok_or_else(|| {
-                    CheckError::Unsupported(format!("controller '{}': the selector is not an int variable", c.name))
-                })?;
-                for (k, n) in networks.iter().enumerate() {
-                    let name = format!("c{ci}.n{k}");
-                    let phases = q.phases_of(ci, k);
-                    let out = encode_network(&sys.networks[*n].network, &name, input.clone(), phases, &solver)?;
-                    solver.assert(selector.eq(int_num(k)).implies(outputs_to_actions(&c.output, &out, &action)));
-                }
-            }
-        }
-    }
+    assert_controllers(sys, &vars, &|c, k| q.phases_of(c, k), &solver)?;
     let step = assert_step(sys, &vars, &solver)?;
     solver.assert(Scope { state: &step.next, action: &[], nondet: &[] }.pred(conclusion)?.not());
     let sizes: Vec<String> = sys.networks.iter().map(|n| format!("{}: {:?}", n.name, n.network.sizes())).collect();

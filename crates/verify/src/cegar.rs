@@ -84,6 +84,9 @@ pub fn cegar(sys: &System, method: &CegarMethod, budget: &Budget) -> Result<Cega
             out.details.insert("rechecked".into(), json!(true));
         }
     }
+    if out.status == Status::Proven {
+        ended_runs(&d, sys, budget, &mut out)?;
+    }
     let s = &o.stats;
     out.stat("predicates", s.predicates)
         .stat("iterations", s.iterations)
@@ -97,4 +100,36 @@ pub fn cegar(sys: &System, method: &CegarMethod, budget: &Budget) -> Result<Cega
         .stat("seconds", s.seconds)
         .stat("recheck_seconds", s.recheck_seconds);
     Ok(CegarRun { outcome, result: out })
+}
+
+/// Most states searched for a run that ends (see [`ended_runs`]).
+const MAX_DEAD_END_STATES: usize = 100_000;
+
+/// CEGAR's planning rule, the one exception to "a run that stops is the system's error" (README,
+/// "Runs that stop"): under a discrete policy a run ends where the chosen label enables no
+/// command, and "safe" judges the states such runs reach. The answer says so, with one such run
+/// (`details.ended_run`), or says that the search for one was cut short.
+fn ended_runs(d: &Discrete<'_>, sys: &System, budget: &Budget, out: &mut RunResult) -> Result<(), DriverError> {
+    use trestle_cegar::explicit::{DeadEnd, dead_end};
+    let note = match dead_end(d, MAX_DEAD_END_STATES, budget)? {
+        DeadEnd::None => return Ok(()),
+        DeadEnd::Found(trace, label) => {
+            let note = format!(
+                "safe; some runs end where the chosen label enables no command (one reaches a state where label \
+                 '{label}' enables none after {} steps: details.ended_run)",
+                trace.len()
+            );
+            out.details.insert("ended_run".into(), serde_json::to_value(trace.to_json(sys)).expect("traces serialise"));
+            out.details.insert("ended_label".into(), json!(label));
+            note
+        }
+        DeadEnd::Incomplete(why) => {
+            format!("runs may end where the chosen label enables no command (the search for one stopped: {why})")
+        }
+    };
+    out.evidence = Some(match out.evidence.take() {
+        Some(e) => format!("{note}. {e}"),
+        None => note,
+    });
+    Ok(())
 }

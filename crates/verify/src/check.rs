@@ -80,6 +80,7 @@ pub fn check(
     if opts.synthesize_on_failure && opts.method != CheckMethod::Bridge {
         return Err(DriverError::input("--synthesize-on-failure works with --method bridge only"));
     }
+    crate::stops::stop_at_init(sys, budget)?;
     progress.stage("proof");
     let cfg = &opts.bridge;
     let (report, milp) = match opts.method {
@@ -96,6 +97,7 @@ pub fn check(
         }
     };
     let mut result = report_result(sys, &report, opts);
+    crate::stops::judge(sys, report.inductive.stops.as_ref(), budget, &mut result)?;
     if let Some(m) = &milp {
         result.details.insert("milp".into(), m.to_json());
     }

@@ -16,7 +16,7 @@
 //! - one result per question, `trestle_core::RunResult` (`trestle-result/1`), and its text
 //!   ([`render`]), the same for the CLI, the campaign store and the Python package;
 //! - certificate files ([`write_file`]), written atomically, and their re-check ([`certify`]);
-//! - concrete runs of the closed loop ([`simulate`]).
+//! - concrete runs of the closed loop ([`simulate`]) and pictures of a run ([`picture`]).
 //!
 //! Front ends parse their input into the options here, call one function and print its result.
 
@@ -27,10 +27,12 @@ pub mod describe;
 mod error;
 pub mod json;
 pub mod milp;
+pub mod picture;
 mod progress;
 pub mod properties;
 pub mod render;
 pub mod simulate;
+mod stops;
 pub mod synth;
 pub mod temporal;
 

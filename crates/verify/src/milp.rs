@@ -122,6 +122,12 @@ fn confirm(
             summary.confirmation = Some(("refuted", None));
             format!("{what} was wrong: the bridge engine found an exact counterexample")
         }
+        // Closed under every step, but a run may stop in the invariant: no evidence of safety
+        // either (safety speaks of the runs that go on).
+        Inductiveness::Unknown(why) if run.stops.is_some() => {
+            summary.confirmation = Some(("runs-may-stop", Some(why.to_string())));
+            what
+        }
         Inductiveness::Unknown(why) => {
             summary.confirmation = Some(("undecided", Some(why.to_string())));
             run.outcome = Inductiveness::Unknown(Unknown::Incomplete(format!(

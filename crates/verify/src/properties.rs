@@ -210,6 +210,7 @@ pub fn invariant(
     budget: &Budget,
     progress: &dyn Progress,
 ) -> Result<InvariantRun, DriverError> {
+    crate::stops::stop_at_init(sys, budget)?;
     let mut sys = sys.clone();
     sys.safe = Some(p.clone());
     let bridge = trestle_bridge::Config { threads, ..trestle_bridge::Config::default() };
@@ -232,7 +233,13 @@ pub fn invariant(
             (_, Condition::Fails(_)) => " (it is not inside the property)",
             _ => "",
         };
-        tried = Some(format!("the file's invariant is {}{side}", report.word()));
+        let stops = crate::stops::search_from_init(&sys, report.inductive.stops.as_ref(), budget)?;
+        let why = match &report.verdict {
+            trestle_core::Verdict::Unknown(u) => u.to_string(),
+            _ => String::new(),
+        };
+        let stops = stops.map(|found| format!(" ({why}; {found})")).unwrap_or_default();
+        tried = Some(format!("the file's invariant is {}{side}{stops}", report.word()));
     }
     let cfg = SynthConfig { threads, bridge, ..SynthConfig::default() };
     let run = synthesize(&sys, &cfg, budget, progress)?;

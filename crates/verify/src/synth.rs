@@ -5,6 +5,7 @@ use crate::json::{boxes_json, condition_json};
 use crate::progress::Progress;
 use serde_json::{Value, json};
 use trestle_bridge::Inductiveness;
+use trestle_bridge::certificate::run::run_json;
 use trestle_bridge::certificate::{CertificateJson, FORMAT, OutcomeJson, witness_jsons};
 use trestle_core::{Budget, RunResult, Status};
 use trestle_ir::System;
@@ -19,8 +20,8 @@ pub struct SynthRun {
 }
 
 impl SynthRun {
-    /// The certificate file: the proof when safe; otherwise the outcome (with the run's last step
-    /// when unsafe).
+    /// The certificate file: the proof when safe; otherwise the outcome (with the whole run from
+    /// Init out of Safe when unsafe, and its last step).
     pub fn certificate_file(&self, sys: &System) -> Value {
         let r = &self.report;
         if let Some(proof) = r.certificate() {
@@ -35,13 +36,19 @@ impl SynthRun {
             region: None,
             reason: Some(r.reason.clone()),
             validated: None,
+            run: None,
         };
-        if let Some(step) = r.trajectory.as_ref().and_then(|t| t.exact.as_ref()).and_then(|e| e.last_step()) {
-            let (approx, exact) = witness_jsons(sys, &step);
-            out.witness = Some(approx);
-            out.witness_exact = Some(exact);
-            out.reason =
-                Some(format!("{}; this is its last step (the whole run is in `trestle synth --json`)", r.reason));
+        // The whole run from Init out of Safe, which `certify` re-runs from its start and choices.
+        let trajectory = r.trajectory.as_ref();
+        if let Some(e) = trajectory.and_then(|t| t.exact.as_ref()) {
+            let choices: Vec<_> = e.nondet.iter().cloned().zip(e.branches.iter().copied()).collect();
+            out.run = Some(run_json(sys, &e.states[0], &choices));
+            if let Some(step) = e.last_step() {
+                let (approx, exact) = witness_jsons(sys, &step);
+                (out.witness, out.witness_exact) = (Some(approx), Some(exact));
+            }
+        } else if let Some(t) = trajectory.and_then(|t| t.validated.as_ref()) {
+            out.run = Some(run_json(sys, &t.start, &t.choices));
         }
         serde_json::to_value(CertificateJson::Outcome(out)).expect("certificates serialise")
     }
@@ -54,6 +61,7 @@ pub fn synthesize(
     budget: &Budget,
     progress: &dyn Progress,
 ) -> Result<SynthRun, DriverError> {
+    crate::stops::stop_at_init(sys, budget)?;
     progress.stage("synthesis");
     let report = trestle_synth::synthesize(sys, cfg, budget, &|p| match p {
         SynthProgress::Search { round, cells, kept, images } => {
@@ -62,7 +70,8 @@ pub fn synthesize(
         SynthProgress::Proof(p) => progress.update(Some(p.proven), &format!("proof: {} queued", p.queued)),
         SynthProgress::Attack { .. } => progress.update(None, "looking for a run from Init that leaves Safe"),
     })?;
-    let result = result(sys, &report, cfg);
+    let mut result = result(sys, &report, cfg);
+    crate::stops::judge(sys, report.proof.as_ref().and_then(|p| p.stops.as_ref()), budget, &mut result)?;
     Ok(SynthRun { report, result })
 }
 

@@ -46,7 +46,20 @@ pub fn ctl(
     progress: &dyn Progress,
 ) -> Result<CtlRun, DriverError> {
     progress.stage("ctl");
-    let r = check_ctl(sys, phi, opts, budget)?;
+    let mut r = check_ctl(sys, phi, opts, budget)?;
+    // A "true" left unknown because the system's text lets runs stop and the states they reach
+    // could not be swept: the exact stop check on the file's invariant (as `check` proves it)
+    // may show that no run from Init stops, and the formula is decided again without the sweep.
+    let mut stop_free = None;
+    if matches!(r.verdict, Verdict::Unknown(trestle_core::Unknown::RunsMayStop(_)))
+        && opts.stop_free.is_none()
+        && let Some(how) = crate::stops::proven_stop_free(sys, &budget.share(0.5))
+    {
+        progress.stage("ctl (no run stops)");
+        let again = CtlOptions { stop_free: Some(how.clone()), ..opts.clone() };
+        r = check_ctl(sys, phi, &again, budget)?;
+        stop_free = Some(how);
+    }
     let mut out = RunResult::of_verdict("ctl", sys, r.method, word(&r.verdict), &r.verdict);
     out.property = Some(property.name.clone());
     out.details.insert("formula".into(), json!(property.text));
@@ -64,6 +77,9 @@ pub fn ctl(
         ),
         _ => None,
     };
+    if let (Some(how), Some(e)) = (stop_free.or_else(|| opts.stop_free.clone()), out.evidence.as_mut()) {
+        e.push_str(&format!("; no run from Init stops: {how}"));
+    }
     let s = &r.stats;
     out.stat("milps_built", s.milps_built)
         .stat("milps_solved", s.milps_solved)
