@@ -6,6 +6,8 @@
 pub mod certs;
 pub mod cli;
 pub mod exact;
+pub mod help;
+pub mod limited;
 pub mod onnx;
 pub mod sampling;
 pub mod truths;

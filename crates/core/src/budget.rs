@@ -83,9 +83,10 @@ impl Budget {
         Budget::default()
     }
 
-    /// `timeout` from now (`None`: no limit).
+    /// `timeout` from now (`None`: no limit; nor is a time past what the clock can hold, such as
+    /// `--timeout 1e19`, which overflowed `Instant + Duration` and panicked).
     pub fn new(timeout: Option<Duration>) -> Budget {
-        Budget { deadline: timeout.map(|t| Instant::now() + t), cancel: Cancel::new() }
+        Budget { deadline: deadline_after(timeout), cancel: Cancel::new() }
     }
 
     /// A budget ending at `deadline`.
@@ -138,7 +139,7 @@ impl Budget {
     /// A part of this run: it ends at the earlier of this deadline and `timeout` from now, and is
     /// cancelled with this budget (and on its own, without cancelling this one).
     pub fn sub(&self, timeout: Option<Duration>) -> Budget {
-        let own = timeout.map(|t| Instant::now() + t);
+        let own = deadline_after(timeout);
         let deadline = match (self.deadline, own) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -157,6 +158,12 @@ impl Budget {
     }
 }
 
+/// The instant `timeout` from now: `None` for no limit, and for a limit so far off that the clock
+/// cannot represent it (no run lasts that long, so it is no limit either).
+pub fn deadline_after(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.and_then(|t| Instant::now().checked_add(t))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +178,17 @@ mod tests {
         let other = parent.child();
         parent.cancel();
         assert_eq!(other.check(), Err(Stop::Cancelled));
+    }
+
+    /// `--timeout 9223372036854775808` (2^63 s) panicked in `Instant + Duration`: exit 4.
+    #[test]
+    fn a_limit_past_the_clock_is_no_limit() {
+        for t in [Duration::MAX, Duration::from_secs(1 << 63), Duration::from_secs_f64(1e19)] {
+            assert_eq!(Budget::new(Some(t)).deadline(), None, "{t:?}");
+            assert_eq!(Budget::unlimited().sub(Some(t)).deadline(), None, "{t:?}");
+            let whole = Budget::new(Some(Duration::from_secs(5)));
+            assert_eq!(whole.sub(Some(t)).deadline(), whole.deadline(), "{t:?}");
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod verdict;
 mod witness;
 
 pub use answer::{Answer, AnswerKind, Unknown};
-pub use budget::{Budget, Cancel, Stop};
+pub use budget::{Budget, Cancel, Stop, deadline_after};
 pub use result::{RESULT_FORMAT, RunResult, Stats, Status};
 pub use trace::{Named, ReplayError, StepJson, Trace, TraceJson, TraceStep};
 pub use validated::{ValidatedTrace, refutation};

@@ -186,7 +186,14 @@ fn internal(what: &str) -> impl Fn(String) -> MazeError + '_ {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), MazeError> {
-    atomic_output::write(path, bytes).map_err(|e| MazeError::Internal(format!("{}: {e}", path.display())))
+    atomic_output::write(path, bytes).map_err(|e| output_error(path, e))
+}
+
+/// A directory or file of the output that cannot be made (a path that is a file or a directory
+/// where the other is needed, a FIFO, no permission, a full disk) is about the path the user
+/// gave: an input error, exit 2.
+fn output_error(path: &Path, e: std::io::Error) -> MazeError {
+    MazeError::Input(format!("cannot write {}: {e}", path.display()))
 }
 
 /// Trains the controller of `p`; returns the network and its final training loss.
@@ -283,7 +290,7 @@ pub fn generate(
     let models = out_dir.join("models");
     let systems = out_dir.join("systems");
     for d in [&models, &systems] {
-        std::fs::create_dir_all(d).map_err(|e| MazeError::Internal(format!("{}: {e}", d.display())))?;
+        std::fs::create_dir_all(d).map_err(|e| output_error(d, e))?;
     }
     let plans = plans(spec);
     let one = |p: &Plan| -> Result<InstanceSummary, MazeError> {
@@ -307,7 +314,7 @@ pub fn generate(
     let instances = on_workers(&plans, one)?;
     let suite = suite.map(Path::to_path_buf).unwrap_or_else(|| out_dir.join("suite.toml"));
     let suite_dir = suite.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(suite_dir).map_err(|e| MazeError::Internal(format!("{}: {e}", suite_dir.display())))?;
+    std::fs::create_dir_all(suite_dir).map_err(|e| output_error(suite_dir, e))?;
     write_file(&suite, suite_text(spec, &instances, &relative(suite_dir, &systems)).as_bytes())?;
     Ok(Generated { instances, suite })
 }

@@ -125,7 +125,8 @@ pub fn rank_and_replay(
 /// `proof_timeout` seconds), certified by `certify` when it has at most `max_clauses` clauses
 /// (certifying is much slower than proving on big proofs); anything else is not judged.
 pub fn judge_by_proof(sys: &System, proof_timeout: f64, max_clauses: usize) -> Result<Truth, String> {
-    let timeout = Duration::from_secs_f64(proof_timeout);
+    // A timeout past what a Duration holds (1e308 s) is no limit; from_secs_f64 panicked on it.
+    let timeout = Duration::try_from_secs_f64(proof_timeout).unwrap_or(Duration::MAX);
     let mut bridge = Config { threads: 1, ..Config::default() };
     bridge.smt_timeout = bridge.smt_timeout.min(timeout);
     let opts = trestle_verify::CheckOptions { bridge, ..Default::default() };

@@ -128,7 +128,7 @@ pub fn check_inductive_milp(sys: &System, inv: &Pred, opts: &MilpOptions) -> Res
         inv,
         opts,
         threshold: opts.threshold(),
-        deadline: opts.total_time_limit.map(|t| Instant::now() + t),
+        deadline: trestle_core::deadline_after(opts.total_time_limit),
         stats: MilpStats::default(),
         margin: f64::INFINITY,
         unknown: None,

@@ -391,7 +391,7 @@ impl MilpModel {
             return Ok(None);
         }
         let cancel = opts.cancel.clone().map(Box::new);
-        let deadline = opts.time_limit.map(|t| Instant::now() + t);
+        let deadline = trestle_core::deadline_after(opts.time_limit);
         let (highs, cols) = build_highs(&prepared, Sense::Minimise, opts, cancel.as_deref(), true)?;
         Ok(Some(Relaxation { model: self, prepared, highs: Some(highs), cols, costed: Vec::new(), cancel, deadline }))
     }

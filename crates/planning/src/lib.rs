@@ -154,6 +154,13 @@ fn internal(what: impl std::fmt::Display) -> impl Fn(String) -> PlanningError {
     move |e| PlanningError::Internal(format!("{what}: {e}"))
 }
 
+/// A directory or file of the output that cannot be made (a path that is a file or a directory
+/// where the other is needed, a FIFO, no permission, a full disk) is about the path the user
+/// gave: an input error, exit 2.
+fn output_error(path: &std::path::Path, e: std::io::Error) -> PlanningError {
+    PlanningError::Input(format!("cannot write {}: {e}", path.display()))
+}
+
 /// A task made ready for its policies: the domain, its state space, the start states, the
 /// training data and the family of unsafety conditions.
 struct Prepared {
@@ -423,7 +430,7 @@ fn build(p: &Prepared, width: usize, out_dir: &Path) -> Result<Generated, Planni
     let task = p.task;
     let name = instance_name(task, width);
     let networks = out_dir.join("networks");
-    std::fs::create_dir_all(&networks).map_err(|e| internal(networks.display())(e.to_string()))?;
+    std::fs::create_dir_all(&networks).map_err(|e| output_error(&networks, e))?;
     let d = &p.domain;
     let inputs: Vec<Vec<f64>> = p.training.iter().map(|&i| d.observe(&p.space.states[i])).collect();
     let labels: Vec<usize> = p.training.iter().map(|&i| p.space.expert(d, i)).collect();
@@ -481,7 +488,7 @@ fn build(p: &Prepared, width: usize, out_dir: &Path) -> Result<Generated, Planni
         ..info
     };
     let text = system_text(&info);
-    atomic_output::write(&system, text.as_bytes()).map_err(|e| internal(system.display())(e.to_string()))?;
+    atomic_output::write(&system, text.as_bytes()).map_err(|e| output_error(&system, e))?;
     let sys = trestle_config::load_system(&system, &Default::default())
         .map_err(|e| internal(system.display())(format!("the written system does not load: {e}")))?;
     let check = search::explore(&sys, &search::initial_states(&sys, STATE_LIMIT)?, STATE_LIMIT)?;

@@ -150,13 +150,20 @@ fn internal(what: impl std::fmt::Display) -> impl Fn(String) -> SpreadError {
     move |e| SpreadError::Internal(format!("{what}: {e}"))
 }
 
+/// A directory or file of the output that cannot be made (a path that is a file or a directory
+/// where the other is needed, a FIFO, no permission, a full disk) is about the path the user
+/// gave: an input error, exit 2.
+fn output_error(path: &std::path::Path, e: std::io::Error) -> SpreadError {
+    SpreadError::Input(format!("cannot write {}: {e}", path.display()))
+}
+
 /// Trains the policies of the `agents`-agent task from `seed` and writes
 /// `out_dir/networks/spread-N-agentI.onnx` and `out_dir/spread-N.toml`.
 pub fn generate(agents: usize, seed: u64, out_dir: &Path) -> Result<Generated, SpreadError> {
     let marks = landmarks(agents)?;
     let name = format!("spread-{agents}");
     let networks = out_dir.join("networks");
-    std::fs::create_dir_all(&networks).map_err(|e| internal(networks.display())(e.to_string()))?;
+    std::fs::create_dir_all(&networks).map_err(|e| output_error(&networks, e))?;
     let (inputs, labels) = expert_runs(agents, &marks, seed);
     let mut policies = Vec::with_capacity(agents);
     for (i, agent_labels) in labels.iter().enumerate() {
@@ -184,7 +191,7 @@ pub fn generate(agents: usize, seed: u64, out_dir: &Path) -> Result<Generated, S
     }
     let system = out_dir.join(format!("{name}.toml"));
     let text = system_text(agents, &marks, seed, &policies);
-    atomic_output::write(&system, text.as_bytes()).map_err(|e| internal(system.display())(e.to_string()))?;
+    atomic_output::write(&system, text.as_bytes()).map_err(|e| output_error(&system, e))?;
     trestle_config::load_system(&system, &Default::default())
         .map_err(|e| internal(system.display())(format!("the written system does not load: {e}")))?;
     Ok(Generated { system, policies })

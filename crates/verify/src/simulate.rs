@@ -39,6 +39,12 @@ pub struct SimulateOptions {
     pub plant: Option<SampledPlant>,
 }
 
+/// Most states a simulation holds, runs times (steps + 1): every run is kept until it is printed,
+/// so `--runs 4294967296` asked for 481 GB (an abort under any memory limit) and `--runs 2^63`
+/// overflowed a vector's capacity (exit 4). A million states of exact values is already minutes
+/// of arithmetic and hundreds of MiB.
+pub const MAX_STATES: usize = 1_000_000;
+
 /// One run: its transitions (exact values of what the arithmetic computed), the last state, why
 /// it stopped early (a branch disabled, no branch enabled, a domain left), and whether its start
 /// lies in Init.
@@ -66,6 +72,13 @@ pub fn is_enclosed(sys: &System, opts: &SimulateOptions) -> bool {
 
 /// Runs the simulation.
 pub fn simulate(sys: &System, opts: &SimulateOptions) -> Result<Vec<Run>, DriverError> {
+    let states = opts.steps.checked_add(1).and_then(|s| s.checked_mul(opts.runs));
+    if states.is_none_or(|n| n > MAX_STATES) {
+        return Err(DriverError::input(format!(
+            "{} steps times {} runs: at most {MAX_STATES} states in all (every run is kept to be printed)",
+            opts.steps, opts.runs
+        )));
+    }
     let plan = Plan::new(sys, opts)?;
     let plant = opts.plant.clone().map(|p| Plant::new(sys, p, opts.float)).transpose()?;
     let enclosed = is_enclosed(sys, opts);
