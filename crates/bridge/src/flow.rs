@@ -323,6 +323,7 @@ pub fn check_inductive_flow(
         undecided: Vec::new(),
         falsified: Vec::new(),
         stats: RunStats::default(),
+        stops: None,
     };
     let mut proven_volume = 0.0;
     'run: while !queue.is_empty() {
@@ -382,6 +383,12 @@ pub fn check_inductive_flow(
                 "{n} boxes below the minimum width stayed undecided (the flow's enclosure is too loose there, or the invariant is not inductive by a margin below it)"
             ))
         });
+    }
+    if matches!(run.outcome, Inductiveness::Proven) {
+        // The discrete step of a sampled system is the identity: this checks that the invariant's
+        // states are legal states (domains, kinds), so the successors the flow keeps inside it are.
+        let pieces: Vec<_> = run.clauses.iter().map(|c| (c.region.clone(), Some(c.post.clone()))).collect();
+        crate::engine::require_stop_free(sys, inv, &pieces, cfg, budget, &mut run)?;
     }
     run.stats.seconds = start.elapsed().as_secs_f64();
     Ok(run)

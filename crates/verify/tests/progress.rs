@@ -51,6 +51,7 @@ fn the_monolithic_check_says_what_it_runs() {
         method: CheckMethod::Monolithic,
         bridge: trestle_bridge::Config::default(),
         synthesize_on_failure: false,
+        flow: Default::default(),
     };
     let recorder = Recorder::default();
     trestle_verify::check(&sys, &opts, &Budget::unlimited(), &recorder).unwrap();
