@@ -180,6 +180,36 @@ mod tests {
         loss::mse(acts.last().unwrap(), target, width).loss_sum / shape.rows() as f64
     }
 
+    /// Backpropagation's gradient of the mean-squared loss (2 outputs) against central finite
+    /// differences, parameter by parameter; the number of non-zero gradients checked.
+    fn assert_gradients_match(
+        model: &Model,
+        acts: &[Vec<f32>],
+        input: &[f32],
+        target: &[f32],
+        shape: BatchShape,
+    ) -> usize {
+        let l = loss::mse(acts.last().unwrap(), target, 2);
+        let mut grads = vec![0.0f32; model.params.len()];
+        backward(model, acts, l.grad, shape, &mut grads);
+        let h = 1e-3f32;
+        let mut checked = 0;
+        for (k, &gradient) in grads.iter().enumerate() {
+            let (mut plus, mut minus) = (model.clone(), model.clone());
+            plus.params[k] += h;
+            minus.params[k] -= h;
+            let numeric =
+                (loss_of(&plus, input, target, shape) - loss_of(&minus, input, target, shape)) / f64::from(2.0 * h);
+            let analytic = f64::from(gradient);
+            assert!(
+                (numeric - analytic).abs() <= 2e-3 + 2e-2 * analytic.abs(),
+                "parameter {k}: backprop {analytic}, finite difference {numeric}"
+            );
+            checked += usize::from(analytic != 0.0);
+        }
+        checked
+    }
+
     #[test]
     fn gradients_match_finite_differences_through_tanh_and_sigmoid() {
         let arch = Architecture {
@@ -198,22 +228,7 @@ mod tests {
         let acts = forward(&model, input.clone(), shape);
         // The activations are the functions named: tanh and sigmoid of the pre-activations.
         assert!(acts[1].iter().all(|&v| v > -1.0 && v < 1.0) && acts[2].iter().all(|&v| v > 0.0 && v < 1.0));
-        let l = loss::mse(acts.last().unwrap(), &target, 2);
-        let mut grads = vec![0.0f32; model.params.len()];
-        backward(&model, &acts, l.grad, shape, &mut grads);
-        let h = 1e-3f32;
-        for (k, &gradient) in grads.iter().enumerate() {
-            let (mut plus, mut minus) = (model.clone(), model.clone());
-            plus.params[k] += h;
-            minus.params[k] -= h;
-            let numeric =
-                (loss_of(&plus, &input, &target, shape) - loss_of(&minus, &input, &target, shape)) / f64::from(2.0 * h);
-            let analytic = f64::from(gradient);
-            assert!(
-                (numeric - analytic).abs() <= 2e-3 + 2e-2 * analytic.abs(),
-                "parameter {k}: backprop {analytic}, finite difference {numeric}"
-            );
-        }
+        assert_gradients_match(&model, &acts, &input, &target, shape);
     }
 
     #[test]
@@ -248,24 +263,7 @@ mod tests {
         let input: Vec<f32> = (0..shape.rows() * 2).map(|_| rng.symmetric(1.0) as f32).collect();
         let target: Vec<f32> = (0..shape.rows() * 2).map(|_| rng.symmetric(1.0) as f32).collect();
         let acts = forward(&model, input.clone(), shape);
-        let l = loss::mse(acts.last().unwrap(), &target, 2);
-        let mut grads = vec![0.0f32; model.params.len()];
-        backward(&model, &acts, l.grad, shape, &mut grads);
-        let h = 1e-3f32;
-        let mut checked = 0;
-        for (k, &gradient) in grads.iter().enumerate() {
-            let (mut plus, mut minus) = (model.clone(), model.clone());
-            plus.params[k] += h;
-            minus.params[k] -= h;
-            let numeric =
-                (loss_of(&plus, &input, &target, shape) - loss_of(&minus, &input, &target, shape)) / f64::from(2.0 * h);
-            let analytic = f64::from(gradient);
-            assert!(
-                (numeric - analytic).abs() <= 2e-3 + 2e-2 * analytic.abs(),
-                "parameter {k}: backprop {analytic}, finite difference {numeric}"
-            );
-            checked += usize::from(analytic != 0.0);
-        }
+        let checked = assert_gradients_match(&model, &acts, &input, &target, shape);
         assert!(checked > model.params.len() / 2, "most gradients should be non-zero ({checked})");
     }
 }
