@@ -56,8 +56,52 @@ pub fn start_states(d: &Discrete<'_>, max: usize, cfg: CheckerConfig) -> Result<
     }
 }
 
-/// A visited state and how it was first reached: (parent index, branch), none for a start state.
-type Node = (Vec<Rational>, Option<(usize, usize)>);
+/// The states a breadth-first search has visited, each with how it was first reached (parent
+/// index, branch; none for a start state), and the queue of those not yet expanded.
+struct Visited {
+    index: HashMap<Vec<Rational>, usize>,
+    nodes: Vec<(Vec<Rational>, Option<(usize, usize)>)>,
+    queue: VecDeque<usize>,
+}
+
+impl Visited {
+    fn new(starts: Vec<Vec<Rational>>) -> Visited {
+        let mut v = Visited { index: HashMap::new(), nodes: Vec::new(), queue: VecDeque::new() };
+        for s in starts {
+            v.add(s, None);
+        }
+        v
+    }
+
+    /// Adds `state` unless it was visited before.
+    fn add(&mut self, state: Vec<Rational>, from: Option<(usize, usize)>) {
+        if !self.index.contains_key(&state) {
+            self.index.insert(state.clone(), self.nodes.len());
+            self.queue.push_back(self.nodes.len());
+            self.nodes.push((state, from));
+        }
+    }
+
+    fn seen(&self, state: &[Rational]) -> bool {
+        self.index.contains_key(state)
+    }
+
+    fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The run from a start state to node `i`, replayed exactly (`what` names it in errors).
+    fn run_to(&self, sys: &trestle_ir::System, mut i: usize, what: &str) -> Result<Trace, CegarError> {
+        let mut branches = Vec::new();
+        while let Some((p, b)) = self.nodes[i].1 {
+            branches.push(b);
+            i = p;
+        }
+        branches.reverse();
+        Trace::simulate(sys, self.nodes[i].0.clone(), branches.into_iter().map(|b| (Vec::new(), b)))
+            .map_err(|e| CegarError::Internal(format!("{what} does not simulate: {e}")))
+    }
+}
 
 /// Breadth-first search of the states reachable under the policy.
 pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget) -> Result<Outcome, CegarError> {
@@ -65,23 +109,12 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
     let sys = d.sys;
     let cfg = CheckerConfig::new().without_timeout().with_budget(budget);
     let starts = start_states(d, opts.max_states, cfg)?;
-    // Visited states: (parent index, branch taken) for the path back.
-    let mut index: HashMap<Vec<Rational>, usize> = HashMap::new();
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut queue = VecDeque::new();
+    let mut visited = Visited::new(starts);
     let mut found = None;
-    for s in starts {
-        if index.contains_key(&s) {
-            continue;
-        }
-        index.insert(s.clone(), nodes.len());
-        queue.push_back(nodes.len());
-        nodes.push((s, None));
-    }
     let mut memory = sim::initial_memory::<Rational>(sys);
-    while let Some(i) = queue.pop_front() {
+    while let Some(i) = visited.queue.pop_front() {
         if let Err(stop) = budget.check() {
-            let stats = Stats { states: nodes.len(), seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
+            let stats = Stats { states: visited.len(), seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
             return Ok(Outcome {
                 verdict: Verdict::Unknown(stop.into()),
                 predicates: Vec::new(),
@@ -89,7 +122,7 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
                 stats,
             });
         }
-        let state = nodes[i].0.clone();
+        let state = visited.nodes[i].0.clone();
         if holds(&d.unsafe_, &state)? {
             found = Some(i);
             break;
@@ -97,32 +130,23 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
         let succ = sim::successors(sys, &state, &mut memory, &[])
             .map_err(|e| CegarError::Internal(format!("simulating from {state:?}: {e}")))?;
         for (branch, next) in succ.next {
-            if index.contains_key(&next) {
+            if visited.seen(&next) {
                 continue;
             }
-            if nodes.len() >= opts.max_states {
+            if visited.len() >= opts.max_states {
                 return Err(CegarError::TooLarge(format!(
                     "more than {} reachable states: explicit search gives up",
                     opts.max_states
                 )));
             }
-            index.insert(next.clone(), nodes.len());
-            queue.push_back(nodes.len());
-            nodes.push((next, Some((i, branch))));
+            visited.add(next, Some((i, branch)));
         }
     }
-    let mut stats = Stats { states: nodes.len(), ..Stats::default() };
+    let mut stats = Stats { states: visited.len(), ..Stats::default() };
     let verdict = match found {
         None => Verdict::proven(),
-        Some(mut i) => {
-            let mut branches = Vec::new();
-            while let Some((p, b)) = nodes[i].1 {
-                branches.push(b);
-                i = p;
-            }
-            branches.reverse();
-            let trace = Trace::simulate(sys, nodes[i].0.clone(), branches.into_iter().map(|b| (Vec::new(), b)))
-                .map_err(|e| CegarError::Internal(format!("the explicit path does not simulate: {e}")))?;
+        Some(i) => {
+            let trace = visited.run_to(sys, i, "the explicit path")?;
             confirm_unsafe(d, &trace)?;
             stats.depth = trace.len();
             Verdict::refuted(trace)
@@ -156,22 +180,13 @@ pub fn dead_end(d: &Discrete<'_>, max_states: usize, budget: &Budget) -> Result<
         Err(CegarError::TooLarge(why)) => return Ok(DeadEnd::Incomplete(why)),
         Err(e) => return Err(e),
     };
-    let mut index: HashMap<Vec<Rational>, usize> = HashMap::new();
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut queue = VecDeque::new();
-    for s in starts {
-        if !index.contains_key(&s) {
-            index.insert(s.clone(), nodes.len());
-            queue.push_back(nodes.len());
-            nodes.push((s, None));
-        }
-    }
+    let mut visited = Visited::new(starts);
     let mut memory = sim::initial_memory::<Rational>(sys);
-    while let Some(i) = queue.pop_front() {
+    while let Some(i) = visited.queue.pop_front() {
         if let Err(stop) = budget.check() {
             return Ok(DeadEnd::Incomplete(Unknown::from(stop).to_string()));
         }
-        let state = nodes[i].0.clone();
+        let state = visited.nodes[i].0.clone();
         let succ = sim::successors(sys, &state, &mut memory, &[])
             .map_err(|e| CegarError::Internal(format!("simulating from {state:?}: {e}")))?;
         if succ.next.is_empty() {
@@ -181,27 +196,16 @@ pub fn dead_end(d: &Discrete<'_>, max_states: usize, budget: &Budget) -> Result<
                 .and_then(|a| a.to_integer().try_into().ok())
                 .and_then(|k: usize| d.labels.get(k));
             let label = label.cloned().unwrap_or_default();
-            let mut branches = Vec::new();
-            let mut at = i;
-            while let Some((p, b)) = nodes[at].1 {
-                branches.push(b);
-                at = p;
-            }
-            branches.reverse();
-            let trace = Trace::simulate(sys, nodes[at].0.clone(), branches.into_iter().map(|b| (Vec::new(), b)))
-                .map_err(|e| CegarError::Internal(format!("the run to a dead end does not simulate: {e}")))?;
-            return Ok(DeadEnd::Found(trace, label));
+            return Ok(DeadEnd::Found(visited.run_to(sys, i, "the run to a dead end")?, label));
         }
         for (branch, next) in succ.next {
-            if index.contains_key(&next) {
+            if visited.seen(&next) {
                 continue;
             }
-            if nodes.len() >= max_states {
+            if visited.len() >= max_states {
                 return Ok(DeadEnd::Incomplete(format!("more than {max_states} reachable states")));
             }
-            index.insert(next.clone(), nodes.len());
-            queue.push_back(nodes.len());
-            nodes.push((next, Some((i, branch))));
+            visited.add(next, Some((i, branch)));
         }
     }
     Ok(DeadEnd::None)
