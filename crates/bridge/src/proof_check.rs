@@ -15,7 +15,8 @@
 //!    ([`crate::post_check`]);
 //! 4. each environment condition `(box /\ Inv /\ psi /\ Next) => Inv'` holds, by Z3 alone, or,
 //!    for a step with elementary functions (sin, exp, ...; Z3 decides polynomials only), by the
-//!    fast path's outward-rounded enclosures the engine proved it with (for Z3, a
+//!    fast path's outward-rounded enclosures or by Z3 on the step's linear relaxation on the
+//!    clause's box, as the engine proved it (`trestle_smt`'s `Checker`; for Z3, a
 //!    union invariant is cut, on the state, to its boxes whose outward enclosures touch the box,
 //!    the others being disjoint from it; in the successor, to its boxes that may meet an outward
 //!    enclosure of the successors: a subset of `Inv'`, so Z3's proof with it is a proof with all
@@ -48,7 +49,7 @@ use crate::rows::nonvacuous;
 use trestle_ir::linear::AffineMap;
 use trestle_ir::{FBox, Matrix, Pred, System};
 use trestle_smt::{
-    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Z3Backend,
+    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Z3Backend,
 };
 
 /// How deep a clause box is halved when its psi is not confirmed on the whole box at once.
@@ -117,13 +118,17 @@ pub(crate) fn certify_proof(
     let mut backend = Z3Backend::new(sys, CheckerConfig::default())?.narrowed_by(&pinned);
     checks.push(match (step, trestle_smt::checker::elementary_function(sys)) {
         (Some(step), _) => flow_environment(sys, step, &inv, &clauses)?,
-        // Z3 takes polynomial arithmetic only: the clauses are re-decided by the same rigorous
-        // outward-rounded enclosures of the step the engine proved them with.
+        // Z3 takes polynomial arithmetic only: the clauses are re-decided as the engine decided
+        // them, by the rigorous outward-rounded enclosures of the step, then by Z3 on the step's
+        // linear relaxation on the clause's box.
         (None, Some(f)) => environment(
-            &mut pinned,
+            &mut Checker::from_parts(
+                Some(pinned.fork(CheckerConfig::default())),
+                backend.fork(CheckerConfig::default()),
+            ),
             &inv,
             &clauses,
-            &format!("rigorous enclosures; the step applies {f}, which Z3 does not take"),
+            &format!("rigorous enclosures and linear relaxations; the step applies {f}, which Z3 takes only relaxed"),
         )?,
         (None, None) => environment(&mut backend, &inv, &clauses, "Z3")?,
     });
