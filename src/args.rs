@@ -186,6 +186,9 @@ pub struct SimulateArgs {
     /// Use f64 arithmetic instead of exact rationals (faster; argmax ties may differ).
     #[arg(long)]
     pub float: bool,
+    /// --timeout: the steps done by then are printed, with status unknown (exit 3). One thread.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]

@@ -49,7 +49,9 @@ pub fn finish(json: bool, r: &trestle_core::RunResult) -> crate::CliResult {
     if json {
         print_json(&serde_json::to_value(r).expect("results serialise"));
     } else {
+        let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
         print!("{}", trestle_verify::render::text(r));
+        *printed = true;
     }
     Ok(outcome(r.status))
 }
