@@ -39,6 +39,40 @@ fn a_generator_whose_output_directory_is_a_file_is_an_input_error() {
     assert_eq!(std::fs::read(&taken).unwrap(), b"", "the file is left as it was");
 }
 
+/// A generator's output *model* path that is an existing directory (`OUT/models/NAME.onnx/`)
+/// was found only by the write after the training, in `write_onnx_checked`: exit 4, "internal
+/// error". The path is the user's: exit 2, naming it, before any training.
+#[test]
+fn a_generator_whose_model_path_is_a_directory_is_an_input_error() {
+    let d = tempfile::tempdir().unwrap();
+    let maze = d.path().join("maze.toml");
+    std::fs::write(&maze, MAZE_SPEC).unwrap();
+    let arena = d.path().join("arena.toml");
+    std::fs::write(&arena, ARENA_SPEC).unwrap();
+    let out = |name: &str| d.path().join(name);
+    let planning: Vec<String> = ["blocks4", "blocks5", "puzzle8", "transport"]
+        .iter()
+        .flat_map(|t| [16, 32, 64].map(|w| format!("networks/{t}-h{w}.onnx")))
+        .collect();
+    let runs: [(&[&str], Vec<String>); 4] = [
+        (&["maze", "generate", s(&maze), s(&out("maze"))], vec!["models/det-2x16-none.onnx".into()]),
+        (&["arena", "generate", s(&arena), s(&out("arena"))], vec!["models/det-3d-2x16-none.onnx".into()]),
+        (&["spread", "generate", s(&out("spread"))], vec!["networks/spread-2-agent1.onnx".into()]),
+        (&["planning", "generate", s(&out("planning"))], planning),
+    ];
+    for (args, models) in runs {
+        let dir = out(args[0]);
+        for m in &models {
+            std::fs::create_dir_all(dir.join(m)).unwrap();
+        }
+        let r = trestle(args);
+        r.expect_input_error(&["cannot write", ".onnx", "is a directory"]);
+        for m in &models {
+            assert!(dir.join(m).is_dir(), "{args:?}: {m} is left as it was");
+        }
+    }
+}
+
 /// `--timeout 9223372036854775808` (2^63 s, a valid f64 and Duration) overflowed
 /// `Instant + Duration` and panicked: exit 4, "internal error". A limit past what the clock can
 /// hold is no limit: each run ends as it does without one.
