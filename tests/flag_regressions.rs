@@ -49,19 +49,18 @@ fn a_generator_whose_model_path_is_a_directory_is_an_input_error() {
     std::fs::write(&maze, MAZE_SPEC).unwrap();
     let arena = d.path().join("arena.toml");
     std::fs::write(&arena, ARENA_SPEC).unwrap();
-    let out = |name: &str| d.path().join(name);
+    let out: Vec<std::path::PathBuf> = ["maze", "arena", "spread", "planning"].map(|n| d.path().join(n)).into();
     let planning: Vec<String> = ["blocks4", "blocks5", "puzzle8", "transport"]
         .iter()
         .flat_map(|t| [16, 32, 64].map(|w| format!("networks/{t}-h{w}.onnx")))
         .collect();
     let runs: [(&[&str], Vec<String>); 4] = [
-        (&["maze", "generate", s(&maze), s(&out("maze"))], vec!["models/det-2x16-none.onnx".into()]),
-        (&["arena", "generate", s(&arena), s(&out("arena"))], vec!["models/det-3d-2x16-none.onnx".into()]),
-        (&["spread", "generate", s(&out("spread"))], vec!["networks/spread-2-agent1.onnx".into()]),
-        (&["planning", "generate", s(&out("planning"))], planning),
+        (&["maze", "generate", s(&maze), s(&out[0])], vec!["models/det-2x16-none.onnx".into()]),
+        (&["arena", "generate", s(&arena), s(&out[1])], vec!["models/det-3d-2x16-none.onnx".into()]),
+        (&["spread", "generate", s(&out[2])], vec!["networks/spread-2-agent1.onnx".into()]),
+        (&["planning", "generate", s(&out[3])], planning),
     ];
-    for (args, models) in runs {
-        let dir = out(args[0]);
+    for ((args, models), dir) in runs.into_iter().zip(&out) {
         for m in &models {
             std::fs::create_dir_all(dir.join(m)).unwrap();
         }
