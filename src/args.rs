@@ -89,12 +89,11 @@ impl Command {
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,
-            Command::Campaign(_)
-            | Command::Suite(_)
-            | Command::Maze(_)
-            | Command::Arena(_)
-            | Command::Spread(_)
-            | Command::Planning(_) => false,
+            Command::Campaign(CampaignCommand::Run(a)) => a.batch.json,
+            Command::Suite(SuiteCommand::Run(a)) => a.batch.json,
+            Command::Campaign(_) | Command::Maze(_) | Command::Arena(_) | Command::Spread(_) | Command::Planning(_) => {
+                false
+            }
         }
     }
 }
@@ -357,6 +356,8 @@ pub struct CampaignRunArgs {
     /// No progress bar and no line per job.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::commands::campaign::BatchArgs,
 }
 
 #[derive(Args, Debug)]
@@ -550,6 +551,8 @@ pub struct SuiteRunArgs {
     /// No progress bar and no line per job.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::commands::campaign::BatchArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -2,7 +2,7 @@
 
 mod arena;
 mod bounds;
-mod campaign;
+pub mod campaign;
 pub mod cegar;
 mod certify;
 mod check;
