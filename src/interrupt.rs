@@ -114,6 +114,15 @@ fn wait_for_output() -> Option<std::sync::MutexGuard<'static, bool>> {
 /// polls gets this far.
 pub const LIMIT_GRACE: Duration = Duration::from_secs(2);
 
+/// Set once the run has its answer and only prints it ([`answered`]).
+static ANSWERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that the run has its answer and only prints it now: the [`backstop`] stands down (the
+/// printing of a long answer, such as simulate's exact runs, is not the run overrunning).
+pub fn answered() {
+    ANSWERED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// The system a [`backstop`] result names (set once the system file is read).
 static SYSTEM: Mutex<Option<String>> = Mutex::new(None);
 
@@ -147,8 +156,8 @@ pub fn backstop(timeout: Option<f64>, json: bool, command: &'static str) {
             std::thread::sleep(end - now);
         }
         let printed = wait_for_output();
-        if printed.as_ref().is_some_and(|p| **p) {
-            return; // The run's result is out: it ends with its own exit code.
+        if ANSWERED.load(std::sync::atomic::Ordering::SeqCst) || printed.as_ref().is_some_and(|p| **p) {
+            return; // The run's result is decided or out: it ends with its own exit code.
         }
         atomic_output::stop_writes();
         let system = SYSTEM.lock().ok().and_then(|s| s.clone()).unwrap_or_default();

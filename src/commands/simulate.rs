@@ -18,6 +18,7 @@ pub fn run(a: &SimulateArgs) -> CliResult {
     let (sys, plant) = super::load_sampled(&a.system)?;
     let opts = SimulateOptions { plant, budget, ..options(a)? };
     let runs = simulate(&sys, &opts).map_err(driver_error)?;
+    crate::interrupt::answered();
     let limit = trestle_verify::simulate::limit(&opts, &runs);
     if trestle_verify::simulate::is_enclosed(&sys, &opts) && !a.system.json {
         println!("{}", trestle_verify::simulate::ENCLOSED_NOTE);
