@@ -79,7 +79,7 @@ pub fn run_plan(plan: &Plan, store: &mut Store, opts: &RunOptions) -> Result<Run
             let tx = tx.clone();
             let (next, stop, pending, facts) = (&next, &stop, &pending, &facts);
             scope.spawn(move || {
-                while !stop.load(Ordering::SeqCst) && !opts.deadline.is_some_and(|d| Instant::now() >= d) {
+                while !stop.load(Ordering::SeqCst) && opts.deadline.is_none_or(|d| Instant::now() < d) {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = pending.get(i) else { break };
                     let system = cached_probe(facts, &opts.program, job);
