@@ -89,12 +89,11 @@ impl Command {
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,
-            Command::Campaign(_)
-            | Command::Suite(_)
-            | Command::Maze(_)
-            | Command::Arena(_)
-            | Command::Spread(_)
-            | Command::Planning(_) => false,
+            Command::Campaign(CampaignCommand::Run(a)) => a.batch.json,
+            Command::Suite(SuiteCommand::Run(a)) => a.batch.json,
+            Command::Campaign(_) | Command::Maze(_) | Command::Arena(_) | Command::Spread(_) | Command::Planning(_) => {
+                false
+            }
         }
     }
 }
@@ -186,6 +185,9 @@ pub struct SimulateArgs {
     /// Use f64 arithmetic instead of exact rationals (faster; argmax ties may differ).
     #[arg(long)]
     pub float: bool,
+    /// --timeout: the steps done by then are printed, with status unknown (exit 3). One thread.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -354,6 +356,8 @@ pub struct CampaignRunArgs {
     /// No progress bar and no line per job.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::commands::campaign::BatchArgs,
 }
 
 #[derive(Args, Debug)]
@@ -547,6 +551,8 @@ pub struct SuiteRunArgs {
     /// No progress bar and no line per job.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::commands::campaign::BatchArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -421,9 +421,10 @@ impl NativeSystem {
             float,
             // The package loads discrete-time systems only (`load_system` refuses `[flow]`).
             plant: None,
+            budget: Budget::unlimited(),
         };
         let sys = &self.sys;
-        interruptible(py, &Budget::unlimited(), || {
+        interruptible(py, &opts.budget, || {
             let runs = trestle_verify::simulate::simulate(sys, &opts)?;
             Ok(trestle_verify::simulate::to_json(sys, &opts, &runs).to_string())
         })
