@@ -1,8 +1,13 @@
 //! Bounds of the differences `f_i(x) - f_j(x)` of a network's outputs (the score differences of
-//! an argmax controller), shared by the bridge engine (which outputs may win on a box) and the
-//! MILP encodings (the big-M constants of the argmax): the network is followed by a difference
-//! layer and bounded as any network, so the bounding method keeps the correlations that the
-//! intervals `[lo_i - hi_j, hi_i - lo_j]` lose.
+//! an argmax controller; the MILP encodings' big-M constants): the network is followed by a
+//! difference layer and bounded as any network, so the bounding method keeps the correlations
+//! that the intervals `[lo_i - hi_j, hi_i - lo_j]` lose.
+//!
+//! The bridge engine's argmax (which outputs may win on a box, `trestle_bridge::argmax`) bounds
+//! the same differences backward from the coefficients `e_i - e_j` ([`crate::bound_affine_of`]).
+//! The two agree but for rounding, neither tighter everywhere (`tests/soundness.rs`); the bridge
+//! keeps its own because its certificates and CEGAR's refinements depend on those last bits
+//! (switching it changes CEGAR's work on blocks5-h16, same verdict).
 
 use crate::{BoundsError, InputBox, Method, bound};
 use trestle_ir::network::{Activation, DenseLayer, Layer, Network};
