@@ -398,17 +398,6 @@ pub enum BoundMethodArg {
     Forward,
 }
 
-impl BoundMethodArg {
-    pub fn method(self) -> trestle_bounds::Method {
-        match self {
-            BoundMethodArg::Crown => trestle_bounds::Method::Crown,
-            BoundMethodArg::AlphaCrown => trestle_bounds::Method::AlphaCrown(Default::default()),
-            BoundMethodArg::Ibp => trestle_bounds::Method::Ibp,
-            BoundMethodArg::Forward => trestle_bounds::Method::Forward,
-        }
-    }
-}
-
 /// `check --split`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SplitArg {
@@ -420,17 +409,6 @@ pub enum SplitArg {
     All,
 }
 
-impl From<SplitArg> for trestle_bridge::config::Split {
-    fn from(s: SplitArg) -> Self {
-        use trestle_bridge::config::Split;
-        match s {
-            SplitArg::Influence => Split::Influence,
-            SplitArg::Widest => Split::Widest,
-            SplitArg::All => Split::All,
-        }
-    }
-}
-
 /// `check --queue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum QueueArg {
@@ -439,17 +417,6 @@ pub enum QueueArg {
     Dfs,
     /// Largest estimated violation first.
     Priority,
-}
-
-impl From<QueueArg> for trestle_bridge::config::Queue {
-    fn from(q: QueueArg) -> Self {
-        use trestle_bridge::config::Queue;
-        match q {
-            QueueArg::Fifo => Queue::Fifo,
-            QueueArg::Dfs => Queue::Dfs,
-            QueueArg::Priority => Queue::Priority,
-        }
-    }
 }
 
 /// `--nnet-normalization`.
