@@ -117,7 +117,8 @@ pub struct LtlStats {
 /// What a check found: the verdict in trestle-core's terms (`Proven` by bound propagation, an
 /// invariant or synthesis, with the certificate `trestle certify` re-checks when the method
 /// writes one; `Evidence` from the MILP with its margin; `Refuted` by a path from Init replayed
-/// exactly, a lasso for unbounded `F` and `U`; `Unknown` with its reason).
+/// exactly, a lasso for unbounded `F` and `U`; `RefutedValidated` by a validated run through
+/// tanh or sigmoid; `Unknown` with its reason).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LtlResult {
     pub verdict: Verdict,
@@ -159,13 +160,18 @@ const MAX_INIT_BOXES: usize = 1024;
 /// lasso (or, for `U`, a finite path reaching `not p and not q` first); `G` proven by an
 /// invariant and refuted by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
-    // Runs are rebuilt and replayed exactly, RMILP and lassos encode the system exactly:
-    // piecewise-linear networks only, and for those two methods a piecewise-linear step.
-    match opts.method {
-        Method::Rmilp | Method::Lasso => sys.check_piecewise_linear(&format!("ltl --method {}", opts.method.name())),
-        _ => sys.check_piecewise_linear_networks("the LTL engine"),
+    // RMILP and lassos encode the system exactly as a MILP: piecewise-linear systems only (tanh
+    // and sigmoid have no exact encoding, and a lasso through irrational values cannot be shown
+    // to close). Bound propagation, invariants and synthesis bound tanh and sigmoid rigorously;
+    // refutations through them are validated runs.
+    if matches!(opts.method, Method::Rmilp | Method::Lasso) {
+        sys.check_piecewise_linear(&format!("ltl --method {}", opts.method.name())).map_err(|e| {
+            LtlError::Unsupported(format!(
+                "{e}; `ltl --method bpt`, `invariant` and `auto` take it (bound propagation through the rigorous \
+                 relaxations, counterexamples validated by high-precision enclosures)"
+            ))
+        })?;
     }
-    .map_err(LtlError::Unsupported)?;
     let start = Instant::now();
     let depth = phi.depth().map_or(opts.depth, |d| d as usize);
     let outcome = if !phi.is_bounded() {
@@ -274,6 +280,7 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
     let inits = sys.init.to_box_union(sys.state.len(), MAX_INIT_BOXES).ok_or_else(|| {
         LtlError::Unsupported("Init must be a union of boxes (a conjunction/disjunction of variable bounds)".into())
     })?;
+    let refuter = Refuter::of(sys, phi, &negated, depth);
     let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
     let finish = |verdict: Verdict, method: &'static str, stats: LtlStats| -> Result<LtlResult, LtlError> {
         Ok(LtlResult { verdict, method, depth, stats })
@@ -306,10 +313,10 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         };
         let domain_name = if domain == bpt::Domain::Crown { "CROWN" } else { "intervals" };
         opts.stage(&format!("bound propagation ({domain_name}), Init box {} of {}", i + 1, inits.len()));
-        let decided = bpt_decides(sys, b, depth, &holds, &negated, domain, (i == 0).then_some(&mut stats), budget);
+        let decided = bpt_decides(sys, b, &holds, &refuter, domain, (i == 0).then_some(&mut stats), budget);
         match decided {
             Ok(BptOutcome::Holds(chain)) => chains.push(chain),
-            Ok(BptOutcome::Violated(trace)) => return finish(Verdict::refuted(trace), domain.method_name(), stats),
+            Ok(BptOutcome::Violated(verdict)) => return finish(*verdict, domain.method_name(), stats),
             Ok(BptOutcome::ViolatedIrrational) => return finish(violated_irrational(), domain.method_name(), stats),
             Ok(BptOutcome::Open) => open.push(b.clone()),
             Err(e) => return stopped(e, first_name, stats),
@@ -323,11 +330,11 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         return finish(Verdict::Unknown(Unknown::Incomplete(reason)), first_name, stats);
     }
     if opts.method == Method::Auto {
-        // 2. Random runs, replayed exactly.
+        // 2. Random runs, replayed exactly (validated through irrational values).
         opts.stage("random runs from the open Init boxes");
         for (i, b) in open.iter().enumerate() {
-            match sample::search(sys, b, &negated, depth, sample::RUNS, i as u64, budget) {
-                Ok(Some(trace)) => return finish(Verdict::refuted(trace), "simulation", stats),
+            match refuter.search(sys, b, sample::RUNS, i as u64, budget) {
+                Ok(Some(verdict)) => return finish(verdict, "simulation", stats),
                 Ok(None) => {}
                 Err(e) => return stopped(e, "simulation", stats),
             }
@@ -337,9 +344,9 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         let n = open.len();
         for (i, b) in open.into_iter().enumerate() {
             opts.stage(&format!("bound propagation (CROWN), open Init box {} of {n}", i + 1));
-            match bpt_decides(sys, &b, depth, &holds, &negated, bpt::Domain::Crown, None, budget) {
+            match bpt_decides(sys, &b, &holds, &refuter, bpt::Domain::Crown, None, budget) {
                 Ok(BptOutcome::Holds(chain)) => chains.push(chain),
-                Ok(BptOutcome::Violated(trace)) => return finish(Verdict::refuted(trace), "bpt-crown", stats),
+                Ok(BptOutcome::Violated(verdict)) => return finish(*verdict, "bpt-crown", stats),
                 Ok(BptOutcome::ViolatedIrrational) => return finish(violated_irrational(), "bpt-crown", stats),
                 Ok(BptOutcome::Open) => still_open.push(b),
                 Err(e) => return stopped(e, "bpt-crown", stats),
@@ -350,9 +357,9 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         }
         open = still_open;
     }
-    // 3. RMILP on what is left: not for a step with elementary functions, which it cannot
-    // encode (`--method rmilp` is refused at the entry).
-    if let Some(what) = sys.nonlinear_step() {
+    // 3. RMILP on what is left: not for tanh or sigmoid layers or a step with elementary
+    // functions, which it cannot encode (`--method rmilp` is refused at the entry).
+    if let Some(what) = sys.nonlinear_network().or_else(|| sys.nonlinear_step()) {
         let reason = format!(
             "bound propagation and simulated runs left the formula open, and RMILP cannot take the system: {what}"
         );
@@ -383,9 +390,11 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
 enum BptOutcome {
     /// With the enclosures of steps `0..=depth`.
     Holds(Vec<bpt::FullBox>),
-    Violated(Trace),
+    /// A run from the box violating the formula: replayed exactly, or validated.
+    Violated(Box<Verdict>),
     /// Every run from the box violates the formula on the enclosures, but those runs pass through
-    /// values with no rational form: no run can be replayed exactly, so nothing is refuted.
+    /// values with no rational form and none was validated (the formula's violation needs a
+    /// whole path, or the enclosures of the runs tried did not decide it): nothing is refuted.
     ViolatedIrrational,
     Open,
 }
@@ -394,25 +403,57 @@ enum BptOutcome {
 fn violated_irrational() -> Verdict {
     Verdict::Unknown(Unknown::IrrationalModel(
         "bound propagation shows every run from a box of Init violating the formula, but the runs pass \
-         through values with no rational form and the LTL engine replays its counterexamples in exact \
-         rationals only"
+         through values with no rational form, and no run was validated: the LTL engine validates runs \
+         through them only where one state's violation refutes the formula (atoms, X and G<=k of state \
+         predicates, and conjunctions of these), and the enclosures must decide it"
             .into(),
     ))
 }
 
+/// How runs refute the formula: replayed exactly on a rational-valued system; through irrational
+/// values, validated where one state's violation refutes it ([`crate::path::state_obligations`]).
+struct Refuter<'a> {
+    negated: &'a PathFormula,
+    depth: usize,
+    /// `None`: the system is rational-valued (exact replay).
+    validated: Option<Option<Vec<(usize, trestle_ir::Pred)>>>,
+}
+
+impl<'a> Refuter<'a> {
+    fn of(sys: &System, phi: &Ltl, negated: &'a PathFormula, depth: usize) -> Refuter<'a> {
+        let exact = trestle_core::validate::is_rational_valued(sys);
+        Refuter { negated, depth, validated: (!exact).then(|| crate::path::state_obligations(phi)) }
+    }
+
+    /// A refuting run among `runs` random ones from `b` ([`sample`]).
+    fn search(
+        &self,
+        sys: &System,
+        b: &RBox,
+        runs: usize,
+        seed: u64,
+        budget: &Budget,
+    ) -> Result<Option<Verdict>, LtlError> {
+        match &self.validated {
+            None => Ok(sample::search(sys, b, self.negated, self.depth, runs, seed, budget)?.map(Verdict::refuted)),
+            Some(Some(obligations)) => sample::search_validated(sys, b, obligations, self.depth, runs, seed, budget),
+            Some(None) => Ok(None),
+        }
+    }
+}
+
 /// Bound propagation from the states of `b` (its enclosures recorded in `stats` when given).
 /// Enclosures that overflow f64 decide nothing.
-#[allow(clippy::too_many_arguments)]
 fn bpt_decides(
     sys: &System,
     b: &RBox,
-    depth: usize,
     holds: &PathFormula,
-    negated: &PathFormula,
+    refuter: &Refuter,
     domain: bpt::Domain,
     stats: Option<&mut LtlStats>,
     budget: &Budget,
 ) -> Result<BptOutcome, LtlError> {
+    let depth = refuter.depth;
     let full = match bpt::propagate_full(sys, b, depth, domain, budget) {
         Ok(full) => full,
         Err(e) if matches!(e.unknown(), Some(Unknown::Overflow(_))) => return Ok(BptOutcome::Open),
@@ -427,20 +468,28 @@ fn bpt_decides(
     }
     Ok(match holds.holds_on_boxes(&boxes) {
         Some(true) => BptOutcome::Holds(full),
-        // Every path from this box violates the formula: any one of them is a refutation.
-        Some(false) if !trestle_core::validate::is_rational_valued(sys) => BptOutcome::ViolatedIrrational,
+        // Every path from this box violates the formula: any one of them is a refutation; through
+        // irrational values, one the enclosures establish.
+        Some(false) if refuter.validated.is_some() => match refuter.search(sys, b, VALIDATED_RUNS, 0, budget)? {
+            Some(verdict) => BptOutcome::Violated(Box::new(verdict)),
+            None => BptOutcome::ViolatedIrrational,
+        },
         Some(false) => {
             let trace = any_run(sys, b, depth)?;
-            if !negated.holds_exact(&trace.states)? {
+            if !refuter.negated.holds_exact(&trace.states)? {
                 return Err(LtlError::Internal(
                     "bound propagation refuted the formula on a box, but a run from it satisfies it exactly".into(),
                 ));
             }
-            BptOutcome::Violated(trace)
+            BptOutcome::Violated(Box::new(Verdict::refuted(trace)))
         }
         None => BptOutcome::Open,
     })
 }
+
+/// Runs tried from a box on which bound propagation shows every run violating the formula, to
+/// validate one (every run is a candidate; only the enclosures' precision can fail).
+const VALIDATED_RUNS: usize = 8;
 
 /// The formula as a state predicate, when it has no temporal operator ([`Ltl::state_pred`]).
 pub fn state_pred(phi: &Ltl) -> Option<trestle_ir::Pred> {
@@ -505,9 +554,14 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
     })?;
     let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
     let use_bounded = matches!(opts.method, Method::Auto | Method::Bpt | Method::Rmilp);
-    // The lasso search encodes the step as a MILP: not for a step with elementary functions
-    // (`--method lasso` is refused at the entry; `auto` leaves that half open, saying why).
-    let nonlinear = sys.nonlinear_step().filter(|_| matches!(opts.method, Method::Auto | Method::Lasso));
+    // The lasso search encodes the step as a MILP and closes its loop exactly: not for tanh or
+    // sigmoid layers or a step with elementary functions (a loop through irrational values cannot
+    // be shown to close; `--method lasso` is refused at the entry; `auto` leaves that half open,
+    // saying why).
+    let nonlinear = sys
+        .nonlinear_network()
+        .or_else(|| sys.nonlinear_step())
+        .filter(|_| matches!(opts.method, Method::Auto | Method::Lasso));
     let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso) && nonlinear.is_none();
     let use_invariant = matches!(opts.method, Method::Auto | Method::Invariant);
     // The lasso half: a run on which `q` never holds refutes `F q` and `p U q`.
@@ -579,7 +633,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
                     )));
                     let r = bounded(&prefix)?;
                     match &r.verdict {
-                        Verdict::Refuted { .. } => return Ok(r),
+                        Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } => return Ok(r),
                         Verdict::Unknown(u) => {
                             open.unknown(&format!("the search for a path leaving p before q within {d} steps"), u);
                         }
@@ -627,7 +681,7 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
             }
             if use_bounded && open.limit.is_none() {
                 let r = bounded(&Ltl::G(Some(d), boxed(Ltl::Atom(p.clone()))))?;
-                if let Verdict::Refuted { .. } = r.verdict {
+                if let Verdict::Refuted { .. } | Verdict::RefutedValidated { .. } = r.verdict {
                     return Ok(r);
                 }
                 bounded_note(&format!("G<={d}"), &r, &mut open);

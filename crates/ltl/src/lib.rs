@@ -14,10 +14,19 @@
 //! controllers lifted into memoryless ones, proven by the bridge engine); finite paths refute it.
 //! Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
 //!
+//! tanh and sigmoid controllers go through bound propagation (their rigorous relaxations), the
+//! invariants and synthesis; RMILP and the lasso search, which encode the step exactly as a MILP,
+//! refuse them. Their refutations are validated runs ([`sample::search_validated`]: exact start
+//! and choices, MPFR enclosures, one state strictly outside one predicate), so only formulas one
+//! state's violation refutes ([`path::state_obligations`]) are refuted through them; the others'
+//! violations (and lassos, which through irrational values cannot be shown to close) leave them
+//! unknown.
+//!
 //! Verdicts are `trestle_core::Verdict`s: `Proven` (bound propagation, invariants, synthesis;
 //! with the certificate `trestle certify` re-checks when the method writes one), `Evidence` (the
 //! MILP's infeasibility, with its margin), `Refuted` (a path from Init, a lasso for `F` and `U`,
-//! replayed exactly), `Unknown` with a typed reason. Every method runs within the caller's
+//! replayed exactly), `RefutedValidated` (a validated run through irrational values), `Unknown`
+//! with a typed reason. Every method runs within the caller's
 //! `trestle_core::Budget`, polled by every loop that can run long (bound propagation's steps and
 //! widening rounds, simulated runs, the unrolling and its LP tightening, lassos of each length,
 //! the sweeps, HiGHS through its time limit and interrupt callback); the RMILP race gives each

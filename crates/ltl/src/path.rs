@@ -152,6 +152,28 @@ impl PathFormula {
 /// Most atom occurrences a formula may unfold into (`G<=k F<=k` has `(k + 1)^2`).
 pub const MAX_ATOMS: usize = 200_000;
 
+/// The formula as a conjunction of state predicates each at one step (`(t, p)`: `p` holds at
+/// step `t`), when it is one: atoms and their boolean combinations, `X^k` of such conjunctions,
+/// `G<=k` of them and conjunctions of those. A run whose state at step `t` violates `p` refutes
+/// such a formula by one state's violation, which is what a validated run
+/// (`trestle_core::ValidatedTrace`: the last state's enclosure strictly outside one predicate)
+/// can establish through irrational values. `None` for other shapes (`F`, `U`, `R`, a
+/// disjunction or negation over time), whose violations need a whole path.
+pub fn state_obligations(phi: &Ltl) -> Option<Vec<(usize, Pred)>> {
+    if let Some(p) = phi.state_pred() {
+        return Some(vec![(0, p)]);
+    }
+    let shifted = |k: usize, f: &Ltl| -> Option<Vec<(usize, Pred)>> {
+        Some(state_obligations(f)?.into_iter().map(|(t, p)| (t + k, p)).collect())
+    };
+    match phi {
+        Ltl::X(k, f) => shifted(*k as usize, f),
+        Ltl::G(Some(k), f) => (0..=*k as usize).map(|j| shifted(j, f)).collect::<Option<Vec<_>>>().map(|v| v.concat()),
+        Ltl::And(fs) => fs.iter().map(state_obligations).collect::<Option<Vec<_>>>().map(|v| v.concat()),
+        _ => None,
+    }
+}
+
 /// How many atom occurrences the unfolding has (saturating; unbounded operators count once).
 fn size(phi: &Ltl) -> u128 {
     let k1 = |k: &Option<u32>| k.map_or(1, |k| k as u128 + 1);

@@ -3,17 +3,21 @@
 //! exactly from the same start and choices (`Trace::simulate`) and reported only if the negation
 //! holds on the exact run. Cheap where violations are common (a bounded "reach the goal" from a
 //! start region most of which is far from it); it decides nothing when it finds none.
+//!
+//! Through irrational values (tanh, sigmoid) no run is exact: [`search_validated`] reports a
+//! run only once MPFR enclosures from its exact start and choices put one state strictly outside
+//! one of the formula's state obligations ([`crate::path::state_obligations`]).
 
 use crate::error::LtlError;
 use crate::path::PathFormula;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use trestle_core::{Budget, Trace};
+use trestle_core::{Budget, Trace, Verdict};
 use trestle_ir::num::{Rational, rational_from_f64, to_f64_nearest};
 use trestle_ir::sim::{self, SimError};
 use trestle_ir::system::NondetDomain;
 use trestle_ir::system::VarKind;
-use trestle_ir::{RBox, System, space};
+use trestle_ir::{Pred, RBox, System, space};
 
 /// Runs tried per start box.
 pub const RUNS: usize = 256;
@@ -41,6 +45,58 @@ pub fn search(
         let Ok(trace) = Trace::simulate(sys, state, choices) else { continue };
         if trace.len() == depth && negated.holds_exact(&trace.states)? {
             return Ok(Some(trace));
+        }
+    }
+    Ok(None)
+}
+
+/// Most screened runs [`search_validated`] tries to validate: each validation encloses the run
+/// at up to three precisions, far dearer than the f64 screen.
+const MAX_VALIDATIONS: usize = 16;
+
+/// [`search`] for systems whose runs pass through irrational values (tanh, sigmoid, elementary
+/// functions of the step): a run of up to `depth` steps from a state of `start`, screened in f64,
+/// whose state at some step `t` violates the predicate `p` of one of `obligations` (the formula
+/// as [`crate::path::state_obligations`]), established by `trestle_core::refutation`
+/// (the exact start and choices, MPFR enclosures, the enclosure of step `t` strictly outside
+/// `p`; an exact trace on a rational-valued system). A run the enclosures do not decide is
+/// skipped, never reported.
+pub fn search_validated(
+    sys: &System,
+    start: &RBox,
+    obligations: &[(usize, Pred)],
+    depth: usize,
+    runs: usize,
+    seed: u64,
+    budget: &Budget,
+) -> Result<Option<Verdict>, LtlError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let Some(ranges) = legal_ranges(sys, start) else { return Ok(None) };
+    let mut validations = 0;
+    for r in 0..runs {
+        budget.check()?;
+        let Some(state) = start_state(sys, &ranges, r < runs / 4, &mut rng) else { continue };
+        let Some((choices, states)) = screen(sys, &state, depth, &mut rng) else { continue };
+        // The screen's candidates: obligations its f64 states violate, earliest step first.
+        let mut violated: Vec<&(usize, Pred)> = obligations
+            .iter()
+            .filter(|(t, p)| {
+                states.get(*t).is_some_and(|s| matches!(p.eval_exact(&trestle_ir::Env::new(s, &[], &[])), Ok(false)))
+            })
+            .collect();
+        if violated.is_empty() {
+            continue;
+        }
+        violated.sort_by_key(|(t, _)| *t);
+        validations += 1;
+        for (t, p) in violated {
+            budget.check()?;
+            if let Ok(verdict) = trestle_core::refutation(sys, &state, &choices[..*t], p) {
+                return Ok(Some(verdict));
+            }
+        }
+        if validations == MAX_VALIDATIONS {
+            break;
         }
     }
     Ok(None)

@@ -163,3 +163,177 @@ fn enclosures_past_an_erroring_domain_decide_nothing() {
     // Within the domain, the enclosures still decide.
     assert_eq!(truth(&check(&sys, "X (x >= 0)", Method::Bpt)), Some(true));
 }
+
+/// testkit's planted tanh system (`x' = tanh(x) + c`, Init `0 <= x <= 1/2`) with the exact
+/// decimal `c`.
+fn tanh_system(c: &str) -> System {
+    system_from_text(&trestle_testkit::planted_nonlinear(trestle_testkit::Nonlinear::TanhController, "tanh", c))
+}
+
+/// A recurrent tanh controller: `h' = tanh(x + h)` (zero at first), `u = h`, `x' = u + 1/4`,
+/// Init `0 <= x <= 1/2`. `|h| < 1` keeps `x <= 5/4` forever; `x` passes 1 within four steps from
+/// every start (from 0: 0, 1/4, 0.495, 0.88, 1.157).
+const RECURRENT_TANH: &str = r#"
+init = "0 <= x <= 0.5"
+[system]
+name = "recurrent-tanh"
+[state]
+x = { type = "real" }
+[networks.memory]
+layers = [
+  { type = "recurrent", weights = [[1.0]], recurrent = [[1.0]], bias = [0.0], activation = "tanh" },
+  { type = "dense", weights = [[1.0]], bias = [0.0], activation = "identity" },
+]
+[controller]
+network = "memory"
+inputs = ["x"]
+actions = ["u"]
+[step]
+x = "u + 0.25"
+"#;
+
+/// The verdict of `text` on `sys`, every refutation checked: an exact one replays, a validated
+/// one re-validates from its exact start and choices alone, and its violated predicate is the
+/// formula's (`x <= bound` of a `G`): the last state's enclosure strictly outside it.
+fn check_nonlinear(sys: &System, text: &str, opts: LtlOptions) -> trestle_ltl::LtlResult {
+    let phi = parse_ltl(text, &SimpleScope::with_state(&["x"])).unwrap();
+    let r = check_ltl(sys, &phi, &opts, &Budget::unlimited()).unwrap();
+    match &r.verdict {
+        Verdict::Refuted { .. } => panic!("{text}: an exact trace through tanh: {:?}", r.verdict),
+        Verdict::RefutedValidated { trace } => {
+            trace.revalidate(sys).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let last = &trace.run.states.last().unwrap()[0];
+            let bound = text.split("x <= ").nth(1).and_then(|b| b.strip_suffix(')')).unwrap();
+            assert!(last.lo > trestle_ir::num::parse_rational(bound).unwrap(), "{text}: {trace}");
+            assert_eq!(trace.start.len(), 1);
+            assert!(trace.start[0] >= trestle_ir::num::parse_rational("0").unwrap());
+        }
+        _ => {}
+    }
+    r
+}
+
+fn ltl_opts(method: Method, domain: trestle_ltl::bpt::Domain) -> LtlOptions {
+    LtlOptions { method, bpt: domain, ..LtlOptions::default() }
+}
+
+/// The runs from a grid of starts, enclosed at high precision (`trestle_core::validate`, as
+/// `simulate` runs a tanh system): the hand truth of `G<=k (x <= bound)` on them.
+fn simulated_always(sys: &System, k: usize, bound: &str) -> bool {
+    let bound = trestle_ir::num::parse_rational(bound).unwrap();
+    (0..=8).all(|i| {
+        let start = vec![trestle_ir::num::parse_rational(&format!("{i}/16")).unwrap()];
+        let (_, run) = trestle_core::validate::enclose_run(sys, &start, &vec![(Vec::new(), 0); k]).unwrap();
+        assert!(run.states.iter().all(|s| s[0].lo <= s[0].hi));
+        // Decided on every run of the grid: entirely inside or entirely outside.
+        let inside = run.states.iter().all(|s| s[0].hi <= bound);
+        assert!(inside || run.states.iter().any(|s| s[0].lo > bound));
+        inside
+    })
+}
+
+/// Planted truths through a tanh controller. With `c = 1 - tanh(1) - 1e-9` every run stays
+/// below 1 (the fixed point is below 1) and passes 0.99 at step 6; with `c = 1/2` every run passes 1 by step 3 (from 0:
+/// 0, 1/2, 0.962, 1.245) and the runs from 1/2 by step 2. Every method that takes the system
+/// gives the hand truth or unknown, the refutations are validated runs, and the two bound
+/// propagation domains agree where both decide.
+#[test]
+fn tanh_controllers_have_their_planted_truths() {
+    use trestle_ltl::bpt::Domain::{Crown, Interval};
+    let gap = trestle_testkit::Nonlinear::TanhController.gap();
+    let safe = tanh_system(&format!("{gap} - 0.000000001"));
+    let unsafe_ = tanh_system("0.5");
+    assert!(simulated_always(&safe, 6, "1"));
+    // The run from 1/2 creeps up to the fixed point just below 1: 0.99398 at step 6.
+    assert!(simulated_always(&safe, 5, "0.99") && !simulated_always(&safe, 6, "0.99"));
+    assert!(!simulated_always(&unsafe_, 3, "1"));
+    let cases: [(&System, &str, Option<bool>); 6] = [
+        (&safe, "G<=6 (x <= 1)", Some(true)),
+        (&safe, "G<=6 (x <= 0.99)", Some(false)),
+        (&unsafe_, "G<=3 (x <= 1)", Some(false)),
+        (&unsafe_, "G<=2 (x <= 1)", Some(false)),
+        (&unsafe_, "F<=3 (x >= 1.2)", Some(true)),
+        (&unsafe_, "X^3 (x <= 1)", Some(false)),
+    ];
+    for (sys, text, truth_of) in cases {
+        let mut decided = Vec::new();
+        for opts in [ltl_opts(Method::Auto, Interval), ltl_opts(Method::Bpt, Interval), ltl_opts(Method::Bpt, Crown)] {
+            let r = check_nonlinear(sys, text, opts.clone());
+            let t = truth(&r.verdict);
+            assert!(t.is_none() || t == truth_of, "{text} by {}: {:?}", r.method, r.verdict);
+            if opts.method == Method::Bpt {
+                decided.push(t);
+            }
+            if opts.method == Method::Auto && truth_of.is_some() {
+                assert_eq!(t, truth_of, "{text}: auto decides: {:?}", r.verdict);
+            }
+        }
+        if let [Some(a), Some(b)] = decided[..] {
+            assert_eq!(a, b, "{text}: intervals and CROWN disagree");
+        }
+    }
+    // Bound propagation's proof carries the certificate `trestle certify` re-checks through the
+    // rigorous tanh bounds.
+    let phi = parse_ltl("G<=6 (x <= 1)", &SimpleScope::with_state(&["x"])).unwrap();
+    let r = check_nonlinear(&safe, "G<=6 (x <= 1)", ltl_opts(Method::Bpt, Interval));
+    let Verdict::Proven { certificate: Some(c) } = &r.verdict else { panic!("{:?}", r.verdict) };
+    let cert: trestle_ltl::certificate::BoundedJson = serde_json::from_value(c.0.clone()).unwrap();
+    let checked = trestle_ltl::certificate::certify_bounded(&cert, &safe, &phi).unwrap();
+    assert!(checked.valid, "{:?}", checked.checks);
+    // Every run from the whole Init box is past 1 at step 3: bound propagation alone refutes,
+    // by a validated run.
+    let r = check_nonlinear(&unsafe_, "G<=3 (x <= 1)", ltl_opts(Method::Bpt, Crown));
+    assert!(matches!(r.verdict, Verdict::RefutedValidated { .. }), "{:?}", r.verdict);
+    // Unbounded G: an inductive box proves it (with c = 1/5 the runs converge to 0.93; the
+    // margin of 1e-9 above is beyond bound propagation's widening, and the engine says so:
+    // `trestle ltl` hands such a G p to the bridge engine); a bounded instance refutes it,
+    // validated.
+    let r = check_nonlinear(&tanh_system("0.2"), "G (x <= 1)", LtlOptions::default());
+    assert_eq!(truth(&r.verdict), Some(true), "{:?}", r.verdict);
+    let r = check_nonlinear(&safe, "G (x <= 1)", LtlOptions::default());
+    assert!(matches!(&r.verdict, Verdict::Unknown(u) if u.to_string().contains("G<=10 holds")), "{:?}", r.verdict);
+    let r = check_nonlinear(&unsafe_, "G (x <= 1)", LtlOptions::default());
+    assert!(matches!(r.verdict, Verdict::RefutedValidated { .. }), "{:?}", r.verdict);
+    // A violation of F<=2 needs a whole path below 1.2 (0, 1/2, 0.962 from 0): no single state
+    // refutes it, so it stays unknown, with the reason; never an exact trace, never "true".
+    let r = check_nonlinear(&unsafe_, "F<=2 (x >= 1.2)", LtlOptions::default());
+    assert!(matches!(r.verdict, Verdict::Unknown(_)), "{:?}", r.verdict);
+    // F p cannot be refuted (a lasso through irrational values cannot be shown to close).
+    let r = check_nonlinear(&safe, "F (x >= 1)", LtlOptions::default());
+    assert!(matches!(r.verdict, Verdict::Unknown(_)), "{:?}", r.verdict);
+}
+
+/// The MILP methods cannot encode tanh: refused, with the reason and the methods that can.
+#[test]
+fn the_milp_methods_refuse_tanh_and_name_bpt() {
+    let sys = tanh_system("0.5");
+    for (method, text) in [(Method::Rmilp, "G<=2 (x <= 1)"), (Method::Lasso, "F (x <= 0)")] {
+        let phi = parse_ltl(text, &SimpleScope::with_state(&["x"])).unwrap();
+        let opts = LtlOptions { method, ..LtlOptions::default() };
+        match check_ltl(&sys, &phi, &opts, &Budget::unlimited()) {
+            Err(trestle_ltl::LtlError::Unsupported(why)) => {
+                assert!(why.contains("has the activation tanh") && why.contains("--method bpt"), "{why}")
+            }
+            other => panic!("{method:?}: {other:?}"),
+        }
+    }
+}
+
+/// A recurrent tanh controller: its validated refutation carries the exact start and choices
+/// (the hidden state starts at zero and is recomputed by re-validation, not printed), and what
+/// `|tanh| < 1` bounds is proven.
+#[test]
+fn recurrent_tanh_controllers_are_refuted_by_validated_runs() {
+    let sys = system_from_text(RECURRENT_TANH);
+    assert!(!simulated_always(&sys, 4, "1"));
+    assert!(simulated_always(&sys, 8, "1.25"));
+    let r = check_nonlinear(&sys, "G<=6 (x <= 1)", LtlOptions::default());
+    let Verdict::RefutedValidated { trace } = &r.verdict else { panic!("{:?}", r.verdict) };
+    assert!(trace.len() <= 4, "{trace}");
+    let json = trace.to_json(&sys);
+    assert!(json.hidden_exact.is_none() && json.precision_bits.is_some());
+    for domain in [trestle_ltl::bpt::Domain::Interval, trestle_ltl::bpt::Domain::Crown] {
+        let r = check_nonlinear(&sys, "G<=6 (x <= 1.3)", ltl_opts(Method::Bpt, domain));
+        assert!(r.verdict.is_proven(), "{domain:?}: {:?}", r.verdict);
+    }
+}

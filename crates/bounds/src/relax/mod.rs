@@ -31,6 +31,7 @@
 
 mod clip;
 mod leaky;
+mod lines;
 mod relu;
 mod s_shaped;
 mod sigmoid;
@@ -338,6 +339,8 @@ pub(crate) struct StageRelaxation {
     pub neurons: Vec<Relaxation>,
     /// ReLU stages: the arrays of the vectorised rule (`relu.rs`).
     pub(super) relu: Option<relu::ReluArrays>,
+    /// Other stages: the arrays of the rule with CROWN's own lines (`lines.rs`).
+    lines: Option<lines::LinesArrays>,
     /// Neurons whose lines are not exact multipliers (ReLU: unstable; others: every `Lines`), and
     /// the sum of their magnitudes rounded up: the product-error bound needs both.
     inexact: usize,
@@ -368,11 +371,13 @@ impl StageRelaxation {
             })
             .count();
         let relu = (activation == Activation::Relu).then(|| relu::ReluArrays::new(&neurons));
+        let lines = (activation != Activation::Relu).then(|| lines::LinesArrays::new(&neurons));
         StageRelaxation {
             activation,
             sum_bound: DotBound::new(neurons.len()),
             neurons,
             relu,
+            lines,
             inexact,
             inexact_magnitude_sum,
             optimisable,
@@ -410,6 +415,13 @@ pub(crate) fn backward_upper(
     let n = relax.neurons.len();
     for (i, c) in constant.iter_mut().enumerate() {
         let row = &mut lambda.data[i * width..i * width + n];
+        if alphas.is_none()
+            && let Some(arrays) = &relax.lines
+        {
+            let (intercepts, intercepts_abs, inexact_abs) = arrays.row(row);
+            *c = add_up(*c, row_error(relax, intercepts, intercepts_abs, inexact_abs));
+            continue;
+        }
         let (mut intercepts, mut intercepts_abs, mut inexact_abs) = (0.0, 0.0, 0.0);
         for (r, (l, relaxation)) in row.iter_mut().zip(&relax.neurons).enumerate() {
             match *relaxation {
@@ -431,10 +443,16 @@ pub(crate) fn backward_upper(
                 }
             }
         }
-        let sum_error = if relax.inexact == 0 { 0.0 } else { relax.sum_bound.error(intercepts_abs) };
-        let err = product_error(inexact_abs, relax.inexact, relax.inexact_magnitude_sum);
-        *c = add_up(*c, add_up(intercepts, add_up(sum_error, err)));
+        *c = add_up(*c, row_error(relax, intercepts, intercepts_abs, inexact_abs));
     }
+}
+
+/// What a row of [`backward_upper`] adds to its constant: the intercepts' round-to-nearest sum
+/// with the bound of its error, and the bound of the products' errors.
+fn row_error(relax: &StageRelaxation, intercepts: f64, intercepts_abs: f64, inexact_abs: f64) -> f64 {
+    let sum_error = if relax.inexact == 0 { 0.0 } else { relax.sum_bound.error(intercepts_abs) };
+    let err = product_error(inexact_abs, relax.inexact, relax.inexact_magnitude_sum);
+    add_up(intercepts, add_up(sum_error, err))
 }
 
 /// Forward rule: from linear bounds `lo_p(x) <= p <= up_p(x)` (rows over `[x; 1]`) of the block

@@ -11,7 +11,7 @@
 //! * `l < 0 < u`: below, the chord when `f'(l) >= k` (then `f - chord` is convex, zero at `l`,
 //!   non-decreasing there, so non-negative on `[l, 0]` and, concave and non-negative at both ends,
 //!   on `[0, u]`), otherwise the tangent at the point `d <= 0` closest to 0 whose tangent passes
-//!   below `(u, f(u))` (found by bisection); above, symmetrically, the chord when `f'(u) >= k`,
+//!   below `(u, f(u))` (found by safeguarded Newton); above, symmetrically, the chord when `f'(u) >= k`,
 //!   otherwise the tangent at the point `d >= 0` closest to 0 passing above `(l, f(l))`.
 //! * a (near-)point box: the tangent at the midpoint, both ways.
 //!
@@ -49,6 +49,8 @@ pub(super) trait SShaped {
     fn value(z: f64) -> f64;
     /// `f'(z)` in f64 (not rigorous: choices only), accurate in the tails.
     fn slope(z: f64) -> f64;
+    /// `f''(z)` in f64 (not rigorous: Newton's steps only).
+    fn curvature(z: f64) -> f64;
     /// An interval containing `f(z)`.
     fn enclose(z: f64) -> Interval;
     /// An interval containing `f'(z)`.
@@ -95,22 +97,66 @@ pub(super) fn relaxation<F: SShaped>(lo: f64, hi: f64) -> Relaxation {
 
 /// The tangent point in `[a, b]` closest to the inflection point whose tangent still passes
 /// below (`Side::Lower`, `[a, b] = [l, 0]`) or above (`Side::Upper`, `[a, b] = [0, u]`) the point
-/// `(p, f(p))`. Validity is monotone in the point (the tangent's gap at `p` moves one way on a
-/// convex or concave piece), so bisection from the valid end finds it; f64 only, since the
-/// intercept is made sound afterwards whatever point is returned.
+/// `(p, f(p))`: the root of `gap(d) = f(d) + f'(d) (p - d) - f(p)`, which is increasing on
+/// `[a, b]` (`gap' = f''(d) (p - d) > 0` on both pieces), valid on the side of the root nearer
+/// the far end. Safeguarded Newton: each step is Newton's from the last point when it lands
+/// strictly inside the bracket of a valid and an invalid point, else the bracket's midpoint; it
+/// converges in a handful of steps where the 40-step bisection it replaces took 40 (each step
+/// costs an `exp` and a `tanh`). The root is approached from either side, so the answer is the
+/// converged point when valid in f64, else that point moved toward the valid end by a few of
+/// its last steps, else the valid end of the bracket. f64 only, as before: soundness rests on
+/// the intercept, made sound afterwards ([`sound_intercept`]) whatever point is returned; the
+/// point only decides how tight the line is (the tests check the lines still touch, and that the
+/// Newton point is as close to the root as the bisection's).
 fn tangent_through<F: SShaped>(p: f64, a: f64, b: f64, side: Side) -> f64 {
     let gap = |d: f64| F::value(d) + F::slope(d) * (p - d) - F::value(p);
+    let valid_gap = |g: f64| match side {
+        Side::Lower => g <= 0.0,
+        Side::Upper => g >= 0.0,
+    };
     let (mut valid, mut invalid) = match side {
         Side::Lower => (a, b),
         Side::Upper => (b, a),
     };
+    let mut d = 0.5 * valid + 0.5 * invalid;
+    let mut last_step = (invalid - valid).abs();
+    for _ in 0..NEWTON_STEPS {
+        let g = gap(d);
+        if valid_gap(g) {
+            valid = d;
+        } else {
+            invalid = d;
+        }
+        let newton = d - g / (F::curvature(d) * (p - d));
+        let inside = newton.is_finite() && newton > valid.min(invalid) && newton < valid.max(invalid);
+        let next = if inside { newton } else { 0.5 * valid + 0.5 * invalid };
+        last_step = (next - d).abs();
+        let done = last_step <= 4.0 * f64::EPSILON * d.abs().max(f64::MIN_POSITIVE) || next == d;
+        d = next;
+        if done || valid == invalid {
+            break;
+        }
+    }
+    // The converged point, or nudged toward the valid end until its tangent is valid.
+    let toward_valid = if valid < invalid { -1.0 } else { 1.0 };
+    let mut nudge = last_step.max(4.0 * f64::EPSILON * d.abs());
+    for _ in 0..4 {
+        let inside = (d - valid) * (d - invalid) <= 0.0;
+        if inside && valid_gap(gap(d)) {
+            return d;
+        }
+        d += toward_valid * nudge;
+        nudge *= 4.0;
+    }
+    bisect(&gap, &valid_gap, valid, invalid)
+}
+
+/// The valid end of the bracket `[valid, invalid]` after 40 halvings: [`tangent_through`]'s
+/// fallback when Newton's point and its nudges all fail in f64.
+fn bisect(gap: &impl Fn(f64) -> f64, valid_gap: &impl Fn(f64) -> bool, mut valid: f64, mut invalid: f64) -> f64 {
     for _ in 0..40 {
         let m = 0.5 * valid + 0.5 * invalid;
-        let ok = match side {
-            Side::Lower => gap(m) <= 0.0,
-            Side::Upper => gap(m) >= 0.0,
-        };
-        if ok {
+        if valid_gap(gap(m)) {
             valid = m;
         } else {
             invalid = m;
@@ -118,6 +164,10 @@ fn tangent_through<F: SShaped>(p: f64, a: f64, b: f64, side: Side) -> f64 {
     }
     valid
 }
+
+/// Most Newton steps of [`tangent_through`] (the bisection fallback halves the bracket each time
+/// Newton's step leaves it, so this many always reach f64 resolution).
+const NEWTON_STEPS: usize = 64;
 
 /// `sup` / `inf` of `f(z) - s z` over `[lo, hi]` in f64, and where: the extremum is at an end,
 /// at the inflection point or at a tangent point (module docs), so the best of those is it.
@@ -245,6 +295,45 @@ mod tests {
     #[test]
     fn sigmoid_lines_are_sound_and_touch() {
         check::<Sigmoid>(2);
+    }
+
+    /// Newton's tangent point through `(p, f(p))` is valid in f64 and its tangent passes as close
+    /// to `(p, f(p))` as 40 halvings of the whole bracket get (the rule it replaced), on random
+    /// boxes across 0 of
+    /// every scale; the line built on it stays sound at 200 bits (checked with the others by
+    /// `check` above).
+    fn newton_matches_bisection<F: SShaped>(seed: u64) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for trial in 0..2000 {
+            let scale = [1e-3, 0.1, 1.0, 4.0, 20.0][trial % 5];
+            let (lo, hi) = (-rng.random_range(0.0..1.0) * scale, rng.random_range(0.0..1.0) * scale);
+            if lo == 0.0 || hi == 0.0 {
+                continue;
+            }
+            // Where the rule asks for a tangent point: the chord is not a valid line on that side.
+            let chord = (F::value(hi) - F::value(lo)) / (hi - lo);
+            let sides =
+                [(hi, lo, 0.0, Side::Lower, F::slope(lo) < chord), (lo, 0.0, hi, Side::Upper, F::slope(hi) < chord)];
+            for (p, a, b, side, _) in sides.into_iter().filter(|s| s.4) {
+                let gap = |d: f64| F::value(d) + F::slope(d) * (p - d) - F::value(p);
+                let ok = |g: f64| if side == Side::Lower { g <= 0.0 } else { g >= 0.0 };
+                let (valid, invalid) = if side == Side::Lower { (a, b) } else { (b, a) };
+                let newton = tangent_through::<F>(p, a, b, side);
+                let halved = bisect(&gap, &ok, valid, invalid);
+                assert!(a <= newton && newton <= b, "{} trial {trial}: {newton} outside [{a}, {b}]", F::ACTIVATION);
+                assert!(ok(gap(newton)), "{} trial {trial} {side:?}: {newton} is not valid", F::ACTIVATION);
+                // As tight: the two tangents pass (p, f(p)) at the same distance, up to f64 noise
+                // (on small boxes the gap is flat near its root and the two points may differ).
+                let (g_newton, g_halved) = (gap(newton).abs(), gap(halved).abs());
+                assert!(g_newton <= g_halved + 1e-13, "{} trial {trial}: {newton} vs {halved}", F::ACTIVATION);
+            }
+        }
+    }
+
+    #[test]
+    fn newton_tangents_match_bisection() {
+        newton_matches_bisection::<Tanh>(3);
+        newton_matches_bisection::<Sigmoid>(4);
     }
 
     #[test]

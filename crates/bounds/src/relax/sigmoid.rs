@@ -24,6 +24,11 @@ impl SShaped for Sigmoid {
         e / ((1.0 + e) * (1.0 + e))
     }
 
+    /// `sigma'' = sigma' (1 - 2 sigma)`.
+    fn curvature(z: f64) -> f64 {
+        Self::slope(z) * (1.0 - 2.0 * Self::value(z))
+    }
+
     fn enclose(z: f64) -> Interval {
         Interval::point(z).sigmoid()
     }

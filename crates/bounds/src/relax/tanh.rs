@@ -23,6 +23,11 @@ impl SShaped for Tanh {
         4.0 * e / ((1.0 + e) * (1.0 + e))
     }
 
+    /// `tanh'' = -2 tanh tanh'`.
+    fn curvature(z: f64) -> f64 {
+        -2.0 * z.tanh() * Self::slope(z)
+    }
+
     fn enclose(z: f64) -> Interval {
         Interval::point(z).tanh()
     }
