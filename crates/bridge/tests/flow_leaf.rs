@@ -112,3 +112,47 @@ fn widths_by_order_and_substeps_on_the_invariant_box() {
     assert!(*widest_remainder.last().unwrap() < 1e-9, "{widest_remainder:?}");
     assert!(widest_remainder[0] > 1e3 * widest_remainder.last().unwrap(), "{widest_remainder:?}");
 }
+
+/// An ARCH-COMP system of configs/systems/archcomp with its model from `../shared/models`, or
+/// `None` when the folder is absent (outside CI).
+fn archcomp(file: &str, model: &str) -> Option<(System, trestle_ir::plant::SampledPlant)> {
+    let path = trestle_testkit::shared_models()?.join("archcomp").join(model);
+    let overrides = Overrides::parse(&[format!("controller.model={}", path.display())]).unwrap();
+    let (sys, plant) = load_sampled_system(&repo().join("configs/systems/archcomp").join(file), &overrides).unwrap();
+    Some((sys, plant.expect("a [flow] system")))
+}
+
+/// The published violation of a bounded ARCH-COMP property (Safe over the clock `t`, at every
+/// step 0..=`steps`): found by falsification, validated, the run's certificate accepted by
+/// `certify_run` and a tampered start rejected. Prints the time and the enclosure widths.
+fn reproduce_violation(file: &str, model: &str, steps: usize) {
+    use trestle_bridge::certificate::run::run_json;
+    use trestle_bridge::flow_falsify::{FalsifySettings, falsify};
+    let Some((sys, plant)) = archcomp(file, model) else { return };
+    let step = FlowStep::new(&sys, &plant, FlowSettings::default()).unwrap();
+    let init = sys.init.to_box_union(sys.state.len(), 1).unwrap()[0].inner_fbox().unwrap().into_fbox();
+    let safe = sys.safe.clone().unwrap();
+    let in_init = |x: &[trestle_ir::Rational]| sys.init.eval_exact(&trestle_ir::Env::new(x, &[], &[])) == Ok(true);
+    let clock = std::time::Instant::now();
+    let found = falsify(&sys, &step, &safe, 0..=steps, &init, in_init, &FalsifySettings::default());
+    let (trace, run) = found.unwrap_or_else(|| panic!("{file}: no validated violation"));
+    println!("{file}: violated at step {} in {:.2?}; widths {:?}", trace.len(), clock.elapsed(), run.widths());
+    assert!(trace.len() <= steps && in_init(&trace.start), "{trace}");
+    let record = run_json(&sys, &trace.start, &trace.choices);
+    let c = trestle_bridge::flow_run::certify_run(&record, &sys, &step);
+    assert!(c.valid, "{c:?}");
+    // The same run from another start of Init (the first coordinate at its other end) is not one.
+    let mut tampered = record.clone();
+    let (lo, hi) = (init.lo[0], init.hi[0]);
+    let x0 = trestle_ir::num::to_f64_nearest(&trace.start[0]);
+    let other = if x0 - lo > hi - x0 { lo } else { hi };
+    tampered.start[0] = trestle_ir::num::display_rational(&trestle_ir::num::rational_from_f64(other));
+    let c = trestle_bridge::flow_run::certify_run(&tampered, &sys, &step);
+    assert!(!c.valid, "{c:?}");
+}
+
+#[test]
+fn arch_single_pendulum_violation_is_a_validated_run_that_certify_accepts() {
+    reproduce_violation("single-pendulum.toml", "Single_Pendulum/controller_single_pendulum.onnx", 20);
+}
+
