@@ -2,9 +2,9 @@
 //! by f64 simulation, each then validated ([`crate::flow_run::refute`]); only a validated run is a
 //! counterexample.
 //!
-//! The candidates: the centre and corners of Init's box (up to 12 dimensions: 4096 corners are
-//! still cheap; beyond, the centre and random points only), seeded random points, then a local
-//! search from the best few (random moves in a shrinking neighbourhood, kept in Init's box) that
+//! The candidates: the centre and corners of Init's box (when at most 12 of its sides have a
+//! positive width: 4096 corners are still cheap; beyond, the centre and random points only), seeded random points, then (when none of the
+//! best few validates) a local search from them (random moves in a shrinking neighbourhood, kept in Init's box) that
 //! minimises the property's robustness over the window: `min_j rho(p, x_j)` with `rho` the signed
 //! margin of `p` (positive where it holds; `and` the minimum, `or` the maximum). The search goes
 //! on past the first violation to a margin the validated enclosure can decide. The inputs are
@@ -64,25 +64,11 @@ pub fn held_inputs(sys: &System) -> Vec<Rational> {
     sys.nondet.iter().map(|v| trestle_ir::nondet::extreme_values(v)[0].clone()).collect()
 }
 
-/// The f64 run from `x0` over `steps` periods (states 0..=steps); `None` when it fails.
-pub fn simulate(sys: &System, step: &FlowStep, x0: &[f64], steps: usize) -> Option<Vec<Vec<f64>>> {
-    let w: Vec<f64> = held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
-    let period = trestle_ir::num::to_f64_nearest(&step.period);
-    let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
-    let mut run = vec![x0.to_vec()];
-    for _ in 0..steps {
-        let x = run.last().expect("the run has a start");
-        let u = trestle_ir::sim::controller_actions(sys, x, &w, &mut memory).ok()?;
-        let next = step.flow().simulate(x, &u, &w, period, 1e-13).ok()?;
-        if next.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
-        run.push(next);
-    }
-    Some(run)
-}
+/// The local error of the f64 integration of candidate runs (a heuristic: the validation decides).
+const SIMULATION_TOLERANCE: f64 = 1e-10;
 
-/// The smallest robustness of `p` over the window's states of the f64 run from `x0`.
+/// The smallest robustness of `p` over the window's states of the f64 run from `x0`, up to the
+/// first state that violates `p` (negative from there on).
 pub fn window_robustness(
     sys: &System,
     step: &FlowStep,
@@ -90,10 +76,28 @@ pub fn window_robustness(
     window: &RangeInclusive<usize>,
     x0: &[f64],
 ) -> f64 {
-    match simulate(sys, step, x0, *window.end()) {
-        Some(run) => run[*window.start()..].iter().map(|x| robustness(p, x)).fold(f64::INFINITY, f64::min),
-        None => f64::INFINITY,
+    let w: Vec<f64> = held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
+    let period = trestle_ir::num::to_f64_nearest(&step.period);
+    let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
+    let (mut x, mut worst) = (x0.to_vec(), f64::INFINITY);
+    for j in 0..=*window.end() {
+        if j >= *window.start() {
+            worst = worst.min(robustness(p, &x));
+            if worst < 0.0 {
+                // Violated already: the validation decides the rest.
+                return worst;
+            }
+        }
+        if j == *window.end() {
+            break;
+        }
+        let Ok(u) = trestle_ir::sim::controller_actions(sys, &x, &w, &mut memory) else { return f64::INFINITY };
+        match step.flow().simulate(&x, &u, &w, period, SIMULATION_TOLERANCE) {
+            Ok(next) if next.iter().all(|v| v.is_finite()) => x = next,
+            _ => return f64::INFINITY,
+        }
     }
+    worst
 }
 
 /// A start in `init` (a box) whose run violates "`p` at every step of `window`", validated, with
@@ -112,9 +116,16 @@ pub fn falsify(
     let score = |x: &[f64]| window_robustness(sys, step, p, &window, x);
     let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
     let mut candidates: Vec<Vec<f64>> = vec![init.center()];
-    if n <= 12 {
-        for mask in 0..(1u32 << n) {
-            candidates.push((0..n).map(|i| if mask >> i & 1 == 1 { init.hi[i] } else { init.lo[i] }).collect());
+    let free: Vec<usize> = (0..n).filter(|&i| init.lo[i] < init.hi[i]).collect();
+    if free.len() <= 12 {
+        for mask in 0..(1u32 << free.len()) {
+            let mut x = init.lo.clone();
+            for (bit, &i) in free.iter().enumerate() {
+                if mask >> bit & 1 == 1 {
+                    x[i] = init.hi[i];
+                }
+            }
+            candidates.push(x);
         }
     }
     let draw = |rng: &mut ChaCha8Rng| -> Vec<f64> {
@@ -126,6 +137,19 @@ pub fn falsify(
     let mut scored: Vec<(f64, Vec<f64>)> = candidates.into_iter().map(|x| (score(&x), x)).collect();
     scored.sort_by(|a, b| a.0.total_cmp(&b.0));
     scored.truncate(settings.refined.max(1));
+    let periods = vec![held_inputs(sys); *window.end()];
+    let validate = |x: &[f64]| {
+        let start: Vec<Rational> = x.iter().map(|&v| rational_from_f64(v)).collect();
+        if !in_init(&start) {
+            return None;
+        }
+        refute(sys, step, p, window.clone(), &start, &periods).ok()
+    };
+    // The best starts are validated first: the local search runs only when none of them is a
+    // validated counterexample.
+    if let Some(found) = scored.iter().filter(|(s, _)| *s < 0.0).find_map(|(_, x)| validate(x)) {
+        return Some(found);
+    }
     let mut refined = Vec::new();
     for (mut best, mut x) in scored {
         let mut radius = 0.25;
@@ -146,12 +170,5 @@ pub fn falsify(
         refined.push((best, x));
     }
     refined.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let periods = vec![held_inputs(sys); *window.end()];
-    refined.into_iter().filter(|(s, _)| *s < 0.0).find_map(|(_, x)| {
-        let start: Vec<Rational> = x.iter().map(|&v| rational_from_f64(v)).collect();
-        if !in_init(&start) {
-            return None;
-        }
-        refute(sys, step, p, window.clone(), &start, &periods).ok()
-    })
+    refined.into_iter().filter(|(s, _)| *s < 0.0).find_map(|(_, x)| validate(&x))
 }

@@ -27,6 +27,7 @@ pub mod certify;
 pub mod check;
 pub mod describe;
 mod error;
+pub mod flow_ltl;
 pub mod json;
 pub mod milp;
 pub mod options;
