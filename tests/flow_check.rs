@@ -193,11 +193,24 @@ fn archcomp_tora_box_is_refuted_by_a_validated_run() {
 #[test]
 fn archcomp_single_pendulum_bounded_property_is_refuted_by_a_validated_run() {
     let Some(models) = trestle_testkit::shared_models() else { return };
-    let set = format!("controller.model={}", s(&models.join("archcomp/Single_Pendulum/controller_single_pendulum.onnx")));
+    let set =
+        format!("controller.model={}", s(&models.join("archcomp/Single_Pendulum/controller_single_pendulum.onnx")));
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("cert.json");
     let sys = "configs/systems/archcomp/single-pendulum.toml";
-    let run = trestle(&["ltl", sys, "--property", "arch", "--method", "bpt", "--set", &set, "--certificate", s(&cert), "--json"]);
+    let run = trestle(&[
+        "ltl",
+        sys,
+        "--property",
+        "arch",
+        "--method",
+        "bpt",
+        "--set",
+        &set,
+        "--certificate",
+        s(&cert),
+        "--json",
+    ]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let j = run.json();
     assert_eq!((&j["status"], &j["method"]), (&Value::from("refuted"), &Value::from("bpt-flow")), "{j}");
@@ -218,7 +231,8 @@ fn archcomp_single_pendulum_bounded_property_is_refuted_by_a_validated_run() {
     assert_ne!(bad.code, 0, "{}{}", bad.stdout, bad.stderr);
     assert!(bad.stdout.contains("not strictly outside Safe"), "{}", bad.stdout);
     let start = read_json(&cert)["run"]["start"].clone();
-    let from = format!("x1={},x2={},t={}", start[0].as_str().unwrap(), start[1].as_str().unwrap(), start[2].as_str().unwrap());
+    let from =
+        format!("x1={},x2={},t={}", start[0].as_str().unwrap(), start[1].as_str().unwrap(), start[2].as_str().unwrap());
     let sim = trestle(&["simulate", sys, "--set", &set, "--from", &from, "--steps", "11", "--json"]);
     assert_eq!(sim.code, 0, "{}", sim.stderr);
     let step10 = &sim.json()["runs"][0]["steps"][10]["state"];
@@ -241,4 +255,24 @@ fn ltl_on_flows_takes_bounded_always_by_bpt_and_the_others_refuse_flows() {
     let ctl = trestle(&["ctl", sys, "--formula", "AG^3 (x <= 2)"]);
     assert_eq!(ctl.code, 2, "{}", ctl.stderr);
     assert!(ctl.stderr.contains("`ltl`"), "{}", ctl.stderr);
+}
+
+/// ARCH-COMP TORA's bounded property (published verified by NNV): `ltl` never refutes it.
+#[test]
+fn archcomp_tora_bounded_property_is_never_refuted() {
+    let Some(models) = trestle_testkit::shared_models() else { return };
+    let set = format!("controller.model={}", s(&models.join("archcomp/Benchmark9-Tora/controllerTora.onnx")));
+    let run = trestle(&[
+        "ltl",
+        "configs/systems/archcomp/tora.toml",
+        "--property",
+        "arch",
+        "--method",
+        "bpt",
+        "--set",
+        &set,
+        "--json",
+    ]);
+    assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
+    assert_ne!(run.json()["status"], "refuted");
 }

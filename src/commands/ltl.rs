@@ -207,9 +207,11 @@ fn run_flow(a: &LtlArgs) -> CliResult {
             (phi, Named { name: "formula".into(), text: text.clone() })
         }
         (None, Some(name)) => {
-            let p = sys.properties.iter().find(|p| &p.name == name).ok_or_else(|| {
-                CliError::input(format!("no property '{name}' in {}", a.system.system.display()))
-            })?;
+            let p = sys
+                .properties
+                .iter()
+                .find(|p| &p.name == name)
+                .ok_or_else(|| CliError::input(format!("no property '{name}' in {}", a.system.system.display())))?;
             let PropertyFormula::Ltl(phi) = &p.formula else {
                 return Err(CliError::input(format!("property '{name}' is not an LTL formula (`ltl = ..`)")));
             };

@@ -69,13 +69,7 @@ const SIMULATION_TOLERANCE: f64 = 1e-10;
 
 /// The smallest robustness of `p` over the window's states of the f64 run from `x0`, up to the
 /// first state that violates `p` (negative from there on).
-pub fn window_robustness(
-    sys: &System,
-    step: &FlowStep,
-    p: &Pred,
-    window: &RangeInclusive<usize>,
-    x0: &[f64],
-) -> f64 {
+pub fn window_robustness(sys: &System, step: &FlowStep, p: &Pred, window: &RangeInclusive<usize>, x0: &[f64]) -> f64 {
     let w: Vec<f64> = held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
     let period = trestle_ir::num::to_f64_nearest(&step.period);
     let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
@@ -129,7 +123,9 @@ pub fn falsify(
         }
     }
     let draw = |rng: &mut ChaCha8Rng| -> Vec<f64> {
-        (0..n).map(|i| if init.lo[i] < init.hi[i] { rng.random_range(init.lo[i]..=init.hi[i]) } else { init.lo[i] }).collect()
+        (0..n)
+            .map(|i| if init.lo[i] < init.hi[i] { rng.random_range(init.lo[i]..=init.hi[i]) } else { init.lo[i] })
+            .collect()
     };
     for _ in 0..settings.random_starts {
         candidates.push(draw(&mut rng));

@@ -60,7 +60,12 @@ fn outward(v: &Value) -> Result<Interval, String> {
 }
 
 /// The controllers' actions over the state box `state` (module doc).
-fn actions(sys: &System, state: &[Value], nondet: &[Value], memory: &mut [Vec<Vec<Value>>]) -> Result<Vec<Value>, String> {
+fn actions(
+    sys: &System,
+    state: &[Value],
+    nondet: &[Value],
+    memory: &mut [Vec<Vec<Value>>],
+) -> Result<Vec<Value>, String> {
     let mut actions: Vec<Option<Value>> = vec![None; sys.actions.len()];
     for (ci, c) in sys.controllers.iter().enumerate() {
         let env = Env::new(state, &[], nondet);
@@ -90,7 +95,8 @@ fn actions(sys: &System, state: &[Value], nondet: &[Value], memory: &mut [Vec<Ve
                         std::cmp::Ordering::Greater => out[i].compare(CmpOp::Ge, o) == Some(true),
                     })
                 });
-                let w = winner.ok_or_else(|| format!("the argmax of controller '{}' is undecided on the box", c.name))?;
+                let w =
+                    winner.ok_or_else(|| format!("the argmax of controller '{}' is undecided on the box", c.name))?;
                 actions[*a] = Some(Value::Exact(Rational::from_integer(w.into())));
             }
         }
@@ -130,7 +136,8 @@ pub fn enclose_run(
             Policy::Select { .. } => Vec::new(),
         })
         .collect();
-    let mut run = EnclosedFlowRun { states: vec![start.iter().map(Interval::of_rational).collect()], actions: Vec::new() };
+    let mut run =
+        EnclosedFlowRun { states: vec![start.iter().map(Interval::of_rational).collect()], actions: Vec::new() };
     let mut state: Vec<Value> = start.iter().map(|q| Value::Exact(q.clone())).collect();
     for (j, w) in nondet.iter().enumerate() {
         if stop(j, &run.states[j]) {
@@ -241,7 +248,9 @@ pub fn certify_run(
     };
     let start = match numbers(&run.start, "start") {
         Ok(s) if s.len() == sys.state.len() => s,
-        Ok(s) => return fail("the run's start is a state", format!("{} values for {} variables", s.len(), sys.state.len())),
+        Ok(s) => {
+            return fail("the run's start is a state", format!("{} values for {} variables", s.len(), sys.state.len()));
+        }
         Err(e) => return fail("the run's start is a state", e),
     };
     let mut inputs = Vec::with_capacity(run.steps.len());

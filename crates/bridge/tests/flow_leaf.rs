@@ -163,10 +163,13 @@ fn arch_single_pendulum_violation_is_a_validated_run_that_certify_accepts() {
     reproduce_violation("single-pendulum.toml", "Single_Pendulum/controller_single_pendulum.onnx", 20);
 }
 
-
 #[test]
 fn arch_double_pendulum_more_robust_violation_is_a_validated_run_that_certify_accepts() {
-    reproduce_violation("double-pendulum-more-robust.toml", "Double_Pendulum/controller_double_pendulum_more_robust.onnx", 20);
+    reproduce_violation(
+        "double-pendulum-more-robust.toml",
+        "Double_Pendulum/controller_double_pendulum_more_robust.onnx",
+        20,
+    );
 }
 
 #[test]
