@@ -89,12 +89,11 @@ impl Command {
             Command::Certify(a) => a.system.json,
             Command::Synth(a) => a.system.json,
             Command::Verify(a) => a.system.json,
-            Command::Campaign(_)
-            | Command::Suite(_)
-            | Command::Maze(_)
-            | Command::Arena(_)
-            | Command::Spread(_)
-            | Command::Planning(_) => false,
+            Command::Campaign(CampaignCommand::Run(a)) => a.batch.json,
+            Command::Suite(SuiteCommand::Run(a)) => a.batch.json,
+            Command::Campaign(_) | Command::Maze(_) | Command::Arena(_) | Command::Spread(_) | Command::Planning(_) => {
+                false
+            }
         }
     }
 }
@@ -186,6 +185,9 @@ pub struct SimulateArgs {
     /// Use f64 arithmetic instead of exact rationals (faster; argmax ties may differ).
     #[arg(long)]
     pub float: bool,
+    /// --timeout: the steps done by then are printed, with status unknown (exit 3). One thread.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -354,6 +356,8 @@ pub struct CampaignRunArgs {
     /// No progress bar and no line per job.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::commands::campaign::BatchArgs,
 }
 
 #[derive(Args, Debug)]
@@ -394,17 +398,6 @@ pub enum BoundMethodArg {
     Forward,
 }
 
-impl BoundMethodArg {
-    pub fn method(self) -> trestle_bounds::Method {
-        match self {
-            BoundMethodArg::Crown => trestle_bounds::Method::Crown,
-            BoundMethodArg::AlphaCrown => trestle_bounds::Method::AlphaCrown(Default::default()),
-            BoundMethodArg::Ibp => trestle_bounds::Method::Ibp,
-            BoundMethodArg::Forward => trestle_bounds::Method::Forward,
-        }
-    }
-}
-
 /// `check --split`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SplitArg {
@@ -416,17 +409,6 @@ pub enum SplitArg {
     All,
 }
 
-impl From<SplitArg> for trestle_bridge::config::Split {
-    fn from(s: SplitArg) -> Self {
-        use trestle_bridge::config::Split;
-        match s {
-            SplitArg::Influence => Split::Influence,
-            SplitArg::Widest => Split::Widest,
-            SplitArg::All => Split::All,
-        }
-    }
-}
-
 /// `check --queue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum QueueArg {
@@ -435,17 +417,6 @@ pub enum QueueArg {
     Dfs,
     /// Largest estimated violation first.
     Priority,
-}
-
-impl From<QueueArg> for trestle_bridge::config::Queue {
-    fn from(q: QueueArg) -> Self {
-        use trestle_bridge::config::Queue;
-        match q {
-            QueueArg::Fifo => Queue::Fifo,
-            QueueArg::Dfs => Queue::Dfs,
-            QueueArg::Priority => Queue::Priority,
-        }
-    }
 }
 
 /// `--nnet-normalization`.
@@ -547,6 +518,8 @@ pub struct SuiteRunArgs {
     /// No progress bar and no line per job.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub batch: crate::commands::campaign::BatchArgs,
 }
 
 #[derive(Subcommand, Debug)]

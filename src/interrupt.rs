@@ -11,8 +11,9 @@
 //! (`trestle-smt` sets `ctrl_c=false`; it raced between threads and could jump through a stale
 //! pointer).
 
+use std::io::Write;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Held while stdout gets the run's result; `true` once the one JSON object has been printed.
 pub static OUTPUT: Mutex<bool> = Mutex::new(false);
@@ -106,4 +107,80 @@ fn wait_for_output() -> Option<std::sync::MutexGuard<'static, bool>> {
             Err(std::sync::TryLockError::WouldBlock) => return None,
         }
     }
+}
+
+/// How long past its `--timeout` a run may go on before [`backstop`] ends it: the engines poll
+/// the run's budget and stop within a solver's reaction time, so only a run stuck where nothing
+/// polls gets this far.
+pub const LIMIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Set once the run has its answer and only prints it ([`answered`]).
+static ANSWERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that the run has its answer and only prints it now: the [`backstop`] stands down (the
+/// printing of a long answer, such as simulate's exact runs, is not the run overrunning).
+pub fn answered() {
+    ANSWERED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The system a [`backstop`] result names (set once the system file is read).
+static SYSTEM: Mutex<Option<String>> = Mutex::new(None);
+
+/// Records the name of the system being run, for a [`backstop`] result.
+pub fn set_system(name: &str) {
+    if let Ok(mut s) = SYSTEM.lock() {
+        *s = Some(name.to_string());
+    }
+}
+
+/// Ends the process [`LIMIT_GRACE`] after `timeout` seconds from now, unless it has ended by
+/// itself: the result is `unknown`, "time limit reached", exit 3, as the engines' own answer
+/// to the limit would be. The guarantee that a run ends near its limit cannot rest on every
+/// engine loop alone: Z3's non-linear arithmetic does not always act on an interrupt
+/// (`check --timeout 30` on configs/systems/arch-attitude-sigmoid.toml sat in one query for
+/// minutes after its watchdog had interrupted it at the deadline). Like the signals, it waits
+/// for a result file being written; once the run's own result is printed it does nothing.
+pub fn backstop(timeout: Option<f64>, json: bool, command: &'static str) {
+    let Some(end) = timeout
+        .and_then(|t| Duration::try_from_secs_f64(t).ok())
+        .and_then(|t| Instant::now().checked_add(t + LIMIT_GRACE))
+    else {
+        return; // No limit, or one the command refuses (its own error says why) or never reaches.
+    };
+    let _ = std::thread::Builder::new().name("time-limit".into()).spawn(move || {
+        loop {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep(end - now);
+        }
+        let printed = wait_for_output();
+        if ANSWERED.load(std::sync::atomic::Ordering::SeqCst) || printed.as_ref().is_some_and(|p| **p) {
+            return; // The run's result is decided or out: it ends with its own exit code.
+        }
+        atomic_output::stop_writes();
+        let system = SYSTEM.lock().ok().and_then(|s| s.clone()).unwrap_or_default();
+        let mut r = trestle_core::RunResult::new(command, &system, "none", "unknown", trestle_core::Status::Unknown);
+        r.set_unknown(&trestle_core::Unknown::Timeout);
+        let note = format!(
+            "the run did not stop by itself within {} s of its time limit and was ended",
+            LIMIT_GRACE.as_secs()
+        );
+        r.details.insert("note".into(), note.clone().into());
+        if let Some(mut printed) = printed {
+            let mut out = std::io::stdout().lock();
+            if json {
+                let text = serde_json::to_string_pretty(&r).expect("results serialise");
+                let _ = writeln!(out, "{text}");
+            } else {
+                let _ = write!(out, "{}", trestle_verify::render::text(&r));
+            }
+            let _ = out.flush();
+            *printed = true;
+        }
+        eprintln!("note: {note}");
+        // SAFETY: ends the process at once, as `stop` does: threads may still be inside Z3.
+        unsafe { libc::_exit(3) }
+    });
 }

@@ -103,6 +103,9 @@ fn main() -> ExitCode {
     };
     let json = cli.command.json();
     interrupt::install(json);
+    if let Some((name, timeout)) = commands::time_limit(&cli.command) {
+        interrupt::backstop(timeout, json, name);
+    }
     let result = std::panic::catch_unwind(|| commands::run(cli.command));
     let result = match result {
         Ok(r) => r,

@@ -26,6 +26,7 @@ pub fn print_error_json(kind: &str, message: &str) {
 /// The run's one JSON object, printed whole under the output lock (an interrupt waits for it and
 /// then prints nothing more).
 pub fn print_json(v: &Value) {
+    crate::interrupt::answered();
     let text = serde_json::to_string_pretty(v).expect("JSON values always serialise");
     let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
     let mut out = std::io::stdout().lock();
@@ -46,10 +47,13 @@ pub fn outcome(status: trestle_core::Status) -> crate::Outcome {
 /// Prints a result (one JSON object with `--json`, its text otherwise) and ends the command with
 /// its status's exit code.
 pub fn finish(json: bool, r: &trestle_core::RunResult) -> crate::CliResult {
+    crate::interrupt::answered();
     if json {
         print_json(&serde_json::to_value(r).expect("results serialise"));
     } else {
+        let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
         print!("{}", trestle_verify::render::text(r));
+        *printed = true;
     }
     Ok(outcome(r.status))
 }

@@ -341,3 +341,60 @@ fn slurm_runs_the_shards_and_merges_them_on_a_real_cluster() {
     assert_eq!(planned.len(), 16);
     assert_eq!(ids, planned, "the merged store holds every job of the campaign once");
 }
+
+/// Issue 34: `campaign run` and `suite run` had no limit on the whole run and no `--json`. With
+/// `--timeout`, no job starts after it and the running one is killed and left unfinished (not
+/// recorded as its own timeout); the finished jobs stay in the store, `--resume` runs the rest,
+/// and the run ends unknown for the time limit (exit 3) in the result envelope of every command.
+#[test]
+fn a_run_of_many_jobs_stops_at_its_time_limit_keeping_what_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    // The check refutes the candidate in a fraction of a second; the fine synthesis runs for
+    // minutes (it has no --timeout of its own, only the job's limit of 60 s).
+    let file = dir.path().join("limited.toml");
+    let system = examples().join("double-integrator.toml");
+    let slow = r#"options = { resolution = 300, "max-boxes" = 100000 }"#;
+    std::fs::write(
+        &file,
+        format!(
+            "[campaign]\nname = \"limited\"\ntimeout = 60\n\n[[systems]]\nfile = \"{}\"\n\n\
+             [[runs]]\nname = \"quick\"\ncommand = \"check\"\n\n[[runs]]\nname = \"slow\"\ncommand = \"synth\"\n{slow}\n",
+            system.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let r = trestle(&["campaign", "run", s(&file), "--out", s(&out), "--timeout", "4", "--json"]);
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).expect("one JSON object");
+    assert_eq!(
+        (&j["status"], &j["reason_kind"], &j["verdict"]),
+        (&"unknown".into(), &"time-limit".into(), &"incomplete".into()),
+        "{j}"
+    );
+    assert_eq!((&j["stats"]["jobs"], &j["stats"]["ran"]), (&2.into(), &1.into()), "{j}");
+    assert_eq!(j["stats"]["by_status"], serde_json::json!({ "refuted": 1 }), "{j}");
+    assert!(j["details"]["resume"].as_str().is_some_and(|c| c.ends_with("--resume")), "{j}");
+    let store = Store::open(&out).unwrap();
+    let run = store.latest_run(None, None, false).unwrap().unwrap();
+    let rows = store.jobs(run.run_id).unwrap();
+    assert_eq!(rows.iter().map(|r| r.run_name.as_str()).collect::<Vec<_>>(), ["quick"], "the cut job is not recorded");
+
+    let suite_file = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite_file,
+        format!(
+            "[suite]\nname = \"limited\"\ntimeout = 60\n\n[[instance]]\nname = \"slow\"\ncommand = \"synth\"\n\
+             system = \"{}\"\nexpect = \"safe\"\n{slow}\n",
+            system.display()
+        ),
+    )
+    .unwrap();
+    let r = trestle(&["suite", "run", s(&suite_file), "--out", s(&dir.path().join("suite")), "--timeout", "2"]);
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("unknown: time limit reached: 0 of 1 instances' jobs finished; the suite is not judged"),
+        "{}",
+        r.stdout
+    );
+}

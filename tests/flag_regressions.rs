@@ -39,6 +39,39 @@ fn a_generator_whose_output_directory_is_a_file_is_an_input_error() {
     assert_eq!(std::fs::read(&taken).unwrap(), b"", "the file is left as it was");
 }
 
+/// A generator's output *model* path that is an existing directory (`OUT/models/NAME.onnx/`)
+/// was found only by the write after the training, in `write_onnx_checked`: exit 4, "internal
+/// error". The path is the user's: exit 2, naming it, before any training.
+#[test]
+fn a_generator_whose_model_path_is_a_directory_is_an_input_error() {
+    let d = tempfile::tempdir().unwrap();
+    let maze = d.path().join("maze.toml");
+    std::fs::write(&maze, MAZE_SPEC).unwrap();
+    let arena = d.path().join("arena.toml");
+    std::fs::write(&arena, ARENA_SPEC).unwrap();
+    let out: Vec<std::path::PathBuf> = ["maze", "arena", "spread", "planning"].map(|n| d.path().join(n)).into();
+    let planning: Vec<String> = ["blocks4", "blocks5", "puzzle8", "transport"]
+        .iter()
+        .flat_map(|t| [16, 32, 64].map(|w| format!("networks/{t}-h{w}.onnx")))
+        .collect();
+    let runs: [(&[&str], Vec<String>); 4] = [
+        (&["maze", "generate", s(&maze), s(&out[0])], vec!["models/det-2x16-none.onnx".into()]),
+        (&["arena", "generate", s(&arena), s(&out[1])], vec!["models/det-3d-2x16-none.onnx".into()]),
+        (&["spread", "generate", s(&out[2])], vec!["networks/spread-2-agent1.onnx".into()]),
+        (&["planning", "generate", s(&out[3])], planning),
+    ];
+    for ((args, models), dir) in runs.into_iter().zip(&out) {
+        for m in &models {
+            std::fs::create_dir_all(dir.join(m)).unwrap();
+        }
+        let r = trestle(args);
+        r.expect_input_error(&["cannot write", ".onnx", "is a directory"]);
+        for m in &models {
+            assert!(dir.join(m).is_dir(), "{args:?}: {m} is left as it was");
+        }
+    }
+}
+
 /// `--timeout 9223372036854775808` (2^63 s, a valid f64 and Duration) overflowed
 /// `Instant + Duration` and panicked: exit 4, "internal error". A limit past what the clock can
 /// hold is no limit: each run ends as it does without one.

@@ -2,17 +2,18 @@
 
 use super::eval::{load_model, parse_values};
 use crate::args::{BoundsArgs, value_name};
-use crate::output::print_json;
+use crate::output::{driver_error, print_json};
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use serde_json::json;
 use trestle_bounds::{InputBox, Method};
 use trestle_ir::Matrix;
+use trestle_verify::options;
 use trestle_verify::render::decimal as fmt_f64;
 
 pub fn run(a: &BoundsArgs) -> CliResult {
     let net = load_model(&a.model, a.nnet_normalization)?;
-    let method: Method = a.method.method();
+    let method: Method = options::bound_method("--method", &value_name(&a.method)).map_err(driver_error)?;
     let input = InputBox::new(parse_values(&a.lo)?, parse_values(&a.hi)?);
     let b = trestle_bounds::bound(&net, &input, &method)
         .map_err(|e| CliError::Input(anyhow!("{}: {e}", a.model.display())))?;

@@ -11,6 +11,63 @@ use trestle_campaign::{CampaignError, ExportFormat, RunOptions, RunSummary, Shar
 /// The version every job id includes.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The whole-run limit and the output of the commands that run many jobs (`campaign run`,
+/// `suite run`); each job keeps its own limit from the file.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct BatchArgs {
+    /// Wall-clock limit of the whole run, in seconds: no job starts after it, and the jobs still
+    /// running are killed and left unfinished (not recorded); the finished ones stay in the store.
+    /// The run then ends "unknown: time limit reached" (exit 3), saying what was done.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Print one JSON object on stdout: the result envelope of every command (`status`,
+    /// `reason`, `reason_kind`, `stats`, `details`), the run's counts in `stats`. No progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BatchArgs {
+    /// The run's deadline, counted from now.
+    pub fn deadline(&self) -> Result<Option<std::time::Instant>, CliError> {
+        let t = self.timeout.map(|t| trestle_verify::options::seconds(t, "--timeout")).transpose();
+        Ok(trestle_core::deadline_after(t.map_err(crate::output::driver_error)?))
+    }
+}
+
+/// A run of many jobs as one result object: `verdict` `complete` or `incomplete`, `status`
+/// `done`, or `unknown` when the run's time limit cut it; the counts by status in `stats`.
+pub fn batch_json(command: &str, name: &str, s: &RunSummary, details: serde_json::Value) -> serde_json::Value {
+    let counts: serde_json::Map<String, serde_json::Value> =
+        s.counts.iter().map(|(st, n)| (st.as_str().to_string(), (*n).into())).collect();
+    let mut out = serde_json::json!({
+        "verdict": if s.complete { "complete" } else { "incomplete" },
+        "status": if s.stopped.is_some() { "unknown" } else { "done" },
+        "format": trestle_core::RESULT_FORMAT,
+        "version": VERSION,
+        "command": command,
+        "system": name,
+        "stats": {
+            "jobs": s.planned, "ran": s.ran, "done_before": s.skipped, "seconds": s.seconds, "by_status": counts,
+        },
+        "details": details,
+    });
+    if let Some(stop) = s.stopped {
+        let why = trestle_core::Unknown::from(stop);
+        out["reason"] = why.to_string().into();
+        out["reason_kind"] = why.kind().into();
+    }
+    out["details"]["run_id"] = s.run_id.into();
+    out["details"]["store"] = s.store.display().to_string().into();
+    out
+}
+
+/// Says, after the summary, that the run's time limit cut it.
+fn print_stopped(s: &RunSummary) {
+    if let Some(stop) = s.stopped {
+        println!("unknown: {stop}: {} of {} jobs finished (this run {})", s.skipped + s.ran, s.planned, s.ran);
+    }
+}
+
 pub fn run(c: CampaignCommand) -> CliResult {
     match c {
         CampaignCommand::Explain(a) => explain(&a),
@@ -115,7 +172,8 @@ fn run_campaign(a: &CampaignRunArgs) -> CliResult {
         jobs: jobs_flag(a.jobs)?,
         resume: a.resume,
         shard: shard(a.shard.as_deref())?,
-        progress: !a.quiet,
+        progress: !a.quiet && !a.batch.json,
+        deadline: a.batch.deadline()?,
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("campaigns", &plan.name));
     let mut store = Store::create(&out).map_err(cli_error)?;
@@ -125,12 +183,20 @@ fn run_campaign(a: &CampaignRunArgs) -> CliResult {
         store.path().display()
     ));
     let summary = trestle_campaign::run_plan(&plan, &mut store, &opts).map_err(cli_error)?;
-    print_summary(&format!("campaign {}", plan.name), &summary);
-    if !summary.complete {
-        println!("resume: {resume}");
+    let report = format!("trestle campaign report {}", shell_quote(&out.display().to_string()));
+    if a.batch.json {
+        let resume = (!summary.complete).then_some(resume);
+        let details = serde_json::json!({ "resume": resume, "report": report });
+        crate::output::print_json(&batch_json("campaign run", &plan.name, &summary, details));
+    } else {
+        print_summary(&format!("campaign {}", plan.name), &summary);
+        print_stopped(&summary);
+        if !summary.complete {
+            println!("resume: {resume}");
+        }
+        println!("report: {report}");
     }
-    println!("report: trestle campaign report {}", shell_quote(&out.display().to_string()));
-    Ok(Outcome::Done)
+    Ok(if summary.stopped.is_some() { Outcome::Unknown } else { Outcome::Done })
 }
 
 /// The command line that resumes this run (same file, results directory and shard).

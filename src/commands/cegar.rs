@@ -56,8 +56,10 @@ pub struct CegarArgs {
     /// The deepest unrolling of --method bmc.
     #[arg(long, default_value_t = 100)]
     pub depth: usize,
-    /// CEGAR, BMC and the explicit search each run on one thread (`--threads` is accepted as
-    /// everywhere and cannot add any).
+    /// CEGAR, BMC and the explicit search each run on one thread: `--threads` (or `--jobs`) is
+    /// accepted as by every deciding command (campaigns pass it to all), checked, and above 1
+    /// draws a warning that it adds no thread (each CEGAR refinement needs the previous one's
+    /// answer; BMC and the explicit search are not parallelised).
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -65,7 +67,12 @@ pub struct CegarArgs {
 pub fn run(a: &CegarArgs) -> CliResult {
     let limits = a.limits.limits();
     let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
-    limits.threads(Spelling::Cli).map_err(driver_error)?;
+    if let Some(n) = limits.threads(Spelling::Cli).map_err(driver_error)?
+        && n > 1
+        && !a.system.silent()
+    {
+        eprintln!("warning: cegar runs on one thread: --{} {n} adds none", limits.threads_flag);
+    }
     let request = CegarRequest {
         method: value_name(&a.method),
         refine: value_name(&a.refine),

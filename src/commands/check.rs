@@ -1,74 +1,35 @@
 //! `trestle check`: the compositional inductive-invariant check (and its baselines).
 
-use crate::args::{CheckArgs, CheckMethodArg};
+use crate::args::{CheckArgs, value_name};
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
-use trestle_verify::options::{self, Spelling};
-use trestle_verify::{CheckMethod, CheckOptions};
+use trestle_verify::CheckOptions;
+use trestle_verify::options::{CheckRequest, Spelling};
 
 /// The engine configuration from the flags (defaults: the best measured configuration).
 pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
-    let mut c = if a.paper { trestle_bridge::Config::paper() } else { trestle_bridge::Config::default() };
-    if let Some(p) = a.post {
-        c.post = p.method();
-    }
-    if a.no_linear_bridge {
-        c.linear_bridge = false;
-    } else if a.linear_bridge {
-        c.linear_bridge = true;
-    }
-    if let Some(s) = a.split {
-        c.split = s.into();
-    }
-    if let Some(q) = a.queue {
-        c.queue = q.into();
-    }
-    if let Some(t) = a.limits.limits().threads(Spelling::Cli).map_err(driver_error)? {
-        c.threads = t;
-    }
-    if let Some(m) = a.max_splits {
-        c.max_splits = m;
-    }
-    if let Some(t) = a.smt_timeout {
-        c.smt_timeout = options::seconds(t, "--smt-timeout").map_err(driver_error)?;
-    }
-    if let Some(w) = a.min_width {
-        c.min_width = options::width(w, "--min-width").map_err(driver_error)?;
-    }
-    c.fast_path &= !a.no_fast_path;
-    c.search &= !a.no_search;
-    if a.exact_after.is_some() {
-        c.exact_after = a.exact_after;
-    }
-    if a.no_exact_leaf {
-        c.exact_after = None;
-    }
-    c.dump_smt = a.dump_smt.clone();
-    let method = match a.method {
-        CheckMethodArg::Bridge => CheckMethod::Bridge,
-        CheckMethodArg::Monolithic => CheckMethod::Monolithic,
-        CheckMethodArg::Milp => CheckMethod::Milp,
+    let request = CheckRequest {
+        method: value_name(&a.method),
+        paper: a.paper,
+        post: a.post.as_ref().map(value_name),
+        linear_bridge: a.linear_bridge,
+        no_linear_bridge: a.no_linear_bridge,
+        split: a.split.as_ref().map(value_name),
+        queue: a.queue.as_ref().map(value_name),
+        max_splits: a.max_splits,
+        smt_timeout: a.smt_timeout,
+        min_width: a.min_width,
+        no_fast_path: a.no_fast_path,
+        no_search: a.no_search,
+        exact_after: a.exact_after,
+        no_exact_leaf: a.no_exact_leaf,
+        dump_smt: a.dump_smt.clone(),
+        synthesize_on_failure: a.synthesize_on_failure,
+        flow_order: a.flow_order,
+        flow_substeps: a.flow_substeps,
+        flow_tolerance: a.flow_tolerance,
     };
-    let mut flow = trestle_verify::FlowSettings::default();
-    if let Some(o) = a.flow_order {
-        if !(1..=30).contains(&o) {
-            return Err(CliError::input("--flow-order must be in 1..=30"));
-        }
-        flow.order = Some(o);
-    }
-    if let Some(n) = a.flow_substeps {
-        if n == 0 || n > flow.max_substeps {
-            return Err(CliError::input(format!("--flow-substeps must be in 1..={}", flow.max_substeps)));
-        }
-        flow.substeps = Some(n);
-    }
-    if let Some(t) = a.flow_tolerance {
-        if !(t > 0.0 && t < 1.0) {
-            return Err(CliError::input("--flow-tolerance must be in (0, 1)"));
-        }
-        flow.tolerance = t;
-    }
-    Ok(CheckOptions { method, bridge: c, synthesize_on_failure: a.synthesize_on_failure, flow })
+    request.options(&a.limits.limits(), Spelling::Cli).map_err(driver_error)
 }
 
 /// `--timeout` bounds the whole run: loading, the check, and the synthesis after a failure get

@@ -2,7 +2,7 @@
 
 mod arena;
 mod bounds;
-mod campaign;
+pub mod campaign;
 pub mod cegar;
 mod certify;
 mod check;
@@ -46,6 +46,20 @@ pub fn run(command: Command) -> CliResult {
         Command::Spread(c) => spread::run(c),
         Command::Planning(c) => planning::run(c),
     }
+}
+
+/// The command's name and `--timeout`, for the process's [`crate::interrupt::backstop`].
+pub fn time_limit(command: &Command) -> Option<(&'static str, Option<f64>)> {
+    Some(match command {
+        Command::Check(a) => ("check", a.limits.timeout),
+        Command::Synth(a) => ("synth", a.limits.timeout),
+        Command::Verify(a) => ("verify", a.limits.timeout),
+        Command::Ctl(a) => ("ctl", a.limits.timeout),
+        Command::Ltl(a) => ("ltl", a.limits.timeout),
+        Command::Cegar(a) => ("cegar", a.limits.timeout),
+        Command::Simulate(a) => ("simulate", a.limits.timeout),
+        _ => return None,
+    })
 }
 
 /// The names a `--formula` may use: the system's constants and state variables, and `k` when
@@ -121,6 +135,7 @@ pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
     let sys = trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
     report_warnings(args, &trestle_ir::lint::warnings(&sys))?;
+    crate::interrupt::set_system(&sys.name);
     Ok(sys)
 }
 
@@ -138,6 +153,7 @@ pub fn load_sampled(args: &SystemArgs) -> Result<(System, Option<SampledPlant>),
         }
     }
     report_warnings(args, &trestle_ir::lint::warnings(&linted))?;
+    crate::interrupt::set_system(&sys.name);
     Ok((sys, plant))
 }
 

@@ -7,13 +7,19 @@ use crate::{CliError, CliResult, Outcome};
 use trestle_ir::num::{Rational, parse_rational, to_f64_nearest};
 use trestle_ir::sim;
 use trestle_ir::system::System;
+use trestle_verify::options::Spelling;
 use trestle_verify::render::decimal as fmt_f64;
 use trestle_verify::simulate::{Run, SimulateOptions, simulate};
 
 pub fn run(a: &SimulateArgs) -> CliResult {
+    let limits = a.limits.limits();
+    let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
+    limits.threads(Spelling::Cli).map_err(driver_error)?;
     let (sys, plant) = super::load_sampled(&a.system)?;
-    let opts = SimulateOptions { plant, ..options(a)? };
+    let opts = SimulateOptions { plant, budget, ..options(a)? };
     let runs = simulate(&sys, &opts).map_err(driver_error)?;
+    crate::interrupt::answered();
+    let limit = trestle_verify::simulate::limit(&opts, &runs);
     if trestle_verify::simulate::is_enclosed(&sys, &opts) && !a.system.json {
         println!("{}", trestle_verify::simulate::ENCLOSED_NOTE);
     }
@@ -29,8 +35,12 @@ pub fn run(a: &SimulateArgs) -> CliResult {
                 println!("stopped after {} steps: {reason}", r.steps.len());
             }
         }
+        if let Some(stop) = limit {
+            let done = trestle_verify::simulate::done(&opts, &runs);
+            println!("unknown: {stop}: {done} done");
+        }
     }
-    Ok(Outcome::Done)
+    Ok(if limit.is_some() { Outcome::Unknown } else { Outcome::Done })
 }
 
 fn assignments(text: &str, what: &str) -> Result<Vec<(String, String)>, CliError> {

@@ -1,8 +1,9 @@
 //! `trestle suite run`: a suite's instances through the campaign runner, judged against their
 //! expected verdicts and, optionally, a baseline run.
 
-use super::campaign::{VERSION, cli_error, default_out, jobs_flag, print_summary, program, validate};
+use super::campaign::{VERSION, batch_json, cli_error, default_out, jobs_flag, print_summary, program, validate};
 use crate::args::{SuiteCommand, SuiteRunArgs};
+use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
 use std::path::Path;
 use trestle_campaign::{JobRow, Plan, RunOptions, Store};
@@ -22,8 +23,14 @@ fn run_suite(a: &SuiteRunArgs) -> CliResult {
         }
         plan.tolerance.slowdown = f;
     }
-    let opts =
-        RunOptions { program: program()?, jobs: jobs_flag(a.jobs)?, resume: false, shard: None, progress: !a.quiet };
+    let opts = RunOptions {
+        program: program()?,
+        jobs: jobs_flag(a.jobs)?,
+        resume: false,
+        shard: None,
+        progress: !a.quiet && !a.batch.json,
+        deadline: a.batch.deadline()?,
+    };
     let out = a.out.clone().unwrap_or_else(|| default_out("suites", &plan.name));
     let mut store = Store::create(&out).map_err(cli_error)?;
     crate::interrupt::set_stopped(format!(
@@ -40,11 +47,32 @@ fn run_suite(a: &SuiteRunArgs) -> CliResult {
     for name in [format!("suite-report-run-{}.md", summary.run_id), "suite-report.md".to_string()] {
         trestle_campaign::write_file(&out.join(name), md.as_bytes()).map_err(cli_error)?;
     }
-    print!("{md}");
-    println!();
-    print_summary(&format!("suite {}", plan.name), &summary);
-    println!("report: {}", out.join("suite-report.md").display());
-    Ok(if judged.passed() { Outcome::Done } else { Outcome::Refuted })
+    let report = out.join("suite-report.md").display().to_string();
+    // A suite cut by its time limit is not judged: its unfinished instances say nothing.
+    let verdict = match (summary.stopped, judged.passed()) {
+        (Some(_), _) => None,
+        (None, passed) => Some(if passed { "passed" } else { "failed" }),
+    };
+    if a.batch.json {
+        let details = serde_json::json!({ "suite": verdict, "report": report });
+        print_json(&batch_json("suite run", &plan.name, &summary, details));
+    } else {
+        print!("{md}");
+        println!();
+        print_summary(&format!("suite {}", plan.name), &summary);
+        if let Some(stop) = summary.stopped {
+            println!(
+                "unknown: {stop}: {} of {} instances' jobs finished; the suite is not judged",
+                summary.ran, summary.planned
+            );
+        }
+        println!("report: {report}");
+    }
+    Ok(match verdict {
+        None => Outcome::Unknown,
+        Some("passed") => Outcome::Done,
+        Some(_) => Outcome::Refuted,
+    })
 }
 
 /// The baseline's name and jobs: a run id of the output store, or a results directory's latest

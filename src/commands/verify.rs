@@ -10,8 +10,8 @@ use crate::output::{driver_error, print_json};
 use crate::{CliResult, Outcome};
 use serde_json::json;
 use trestle_core::Status;
-use trestle_verify::options::{self, Spelling};
-use trestle_verify::properties::{VerifyOptions, verify};
+use trestle_verify::options::{Spelling, VerifyRequest};
+use trestle_verify::properties::verify;
 
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
@@ -32,15 +32,8 @@ pub struct VerifyArgs {
 pub fn run(a: &VerifyArgs) -> CliResult {
     let limits = a.limits.limits();
     let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
-    let opts = VerifyOptions {
-        properties: a.properties.clone(),
-        threads: limits.threads_or_cores(Spelling::Cli).map_err(driver_error)?,
-        per_property: a
-            .property_timeout
-            .map(|t| options::seconds(t, "--property-timeout"))
-            .transpose()
-            .map_err(driver_error)?,
-    };
+    let request = VerifyRequest { properties: a.properties.clone(), property_timeout: a.property_timeout };
+    let opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
     let sys = super::load(&a.system)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let v = verify(&sys, &opts, &budget, &progress).map_err(driver_error)?;

@@ -66,6 +66,7 @@
 mod alpha;
 mod crown;
 mod dense;
+mod differences;
 mod error;
 mod forward;
 mod fp;
@@ -79,6 +80,7 @@ mod relax;
 mod support;
 
 pub use alpha::AlphaConfig;
+pub use differences::{DifferenceNetwork, difference_bounds, difference_network};
 pub use error::BoundsError;
 pub use layers::{LayerBounds, layer_bounds, layer_bounds_batch, layer_bounds_unrolled};
 pub use linear::{AffineMap, LinearBounds};

@@ -175,3 +175,58 @@ fn recurrent_steps_and_unrolled_runs_are_bounded() {
         }
     }
 }
+
+/// The score differences of an argmax controller (`difference_bounds`, through a difference
+/// network) against the same differences bounded backward from the coefficients `e_i - e_j`
+/// (`bound_affine_of`, how the bridge engine bounded them before the bridge and the MILP
+/// encodings shared one function): both contain every sampled exact difference, and they agree
+/// but for rounding (neither is tighter everywhere: they round different sums).
+#[test]
+fn difference_bounds_contain_sampled_differences_and_agree_with_the_backward_combination() {
+    let mut compared = 0;
+    for seed in 0..NETWORKS {
+        let mut rng = ChaCha8Rng::seed_from_u64(3000 + seed);
+        let mut sizes = random_sizes(&mut rng);
+        *sizes.last_mut().unwrap() += 1;
+        let net = network(&mut rng, &sizes);
+        let n = net.output_dim();
+        let pairs: Vec<(usize, usize)> =
+            (0..n).flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j))).collect();
+        let b = random_box(&mut rng, sizes[0]);
+        for method in METHODS {
+            let m: Method = method.parse().unwrap();
+            let (lo, hi) = trestle_bounds::difference_bounds(&net, &b, &m, &pairs).unwrap();
+            let k = pairs.len();
+            let mut out = Matrix::new(k, n, vec![0.0; k * n]);
+            for (r, &(i, j)) in pairs.iter().enumerate() {
+                out.data[r * n + i] = 1.0;
+                out.data[r * n + j] = -1.0;
+            }
+            let zero_in = Matrix::new(k, sizes[0], vec![0.0; k * sizes[0]]);
+            let (old_lo, old_hi) = bound_affine_of(&net, &b, &m, &out, &zero_in, &vec![0.0; k]).unwrap();
+            for r in 0..k {
+                for (new, old) in [(hi[r], old_hi[r]), (lo[r], old_lo[r])] {
+                    let scale = 1.0 + new.abs().max(old.abs());
+                    assert!(
+                        (new - old).abs() <= 1e-9 * scale,
+                        "seed {seed} {method} pair {:?}: {new} against {old}",
+                        pairs[r]
+                    );
+                    compared += 1;
+                }
+            }
+            for point in sample_points(&mut rng, &b, 20) {
+                let y = exact_output(&net, &point);
+                for (r, &(i, j)) in pairs.iter().enumerate() {
+                    let d = &y[i] - &y[j];
+                    assert!(
+                        rational_from_f64(lo[r]) <= d && d <= rational_from_f64(hi[r]),
+                        "seed {seed} {method} pair {:?}",
+                        pairs[r]
+                    );
+                }
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared}");
+}

@@ -1,26 +1,24 @@
 //! Algorithm 1: prove `Inv /\ Next => Inv'` by covering the invariant with boxes p, each with a
 //! postcondition psi of the controller, such that `(p /\ psi /\ Next_ENV) => Inv'`.
 //!
-//! Boxes are taken from the queue in batches of fixed size, processed in parallel (each box is a
-//! pure function of its coordinates: bounds, checks, a deterministic search), and their results are
-//! applied in queue order, stopping at the first refutation as a sequential run would. Results and
-//! statistics therefore do not depend on the number of threads.
+//! The covering loop (queue, batches, statistics, stopping) is [`crate::boxloop`]'s; this module
+//! decides one box of a discrete step: bounds, the environment checks, a deterministic search,
+//! the exact leaf, the split.
 //!
 //! A box still undecided after `Config::exact_after` halvings (per two state dimensions), any box
 //! at the minimum width, and a box whose abstract counterexample leaves the invariant by a mere
 //! rounding error (a near miss: no margin, or a violation below rounding) is decided exactly
 //! (`crate::exact`): Z3 with the networks on the box. Those boxes are the proof's exact clauses.
 
-use crate::config::{Config, EXACT_RETRY_HALVINGS, Queue, Split, per_two_dims};
+use crate::boxloop::{self, BoxResult, BoxWork, Item, LeafCheck};
+use crate::config::{Config, Queue, Split, per_two_dims};
 use crate::error::BridgeError;
 use crate::exact::{self, ExactDecision};
 use crate::post::PostEngine;
 use crate::stops::{StopCheck, check_stop_free};
 use crate::witness::{self, Counterexample};
-use rayon::prelude::*;
-use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use trestle_core::{Budget, Unknown, ValidatedTrace};
 use trestle_ir::boxindex::BoxIndex;
 use trestle_ir::interval::Interval;
@@ -29,8 +27,6 @@ use trestle_smt::{
     Answer, BridgeQuery, Checker, CheckerConfig, DecidedBy, FastPath, Postcondition, Stats, SuccessorBounds, Target,
     Witness, Z3Backend,
 };
-
-const BATCH: usize = 32;
 
 /// How far outside the invariant's cover (relative to its extent) the successor boxes of a box
 /// may reach for it to be decided exactly at once (see `Ctx::near_miss`).
@@ -118,31 +114,6 @@ pub struct Progress {
     pub proven: f64,
 }
 
-enum BoxResult {
-    Proven(Postcondition),
-    ProvenExactly,
-    Falsified(Refutation),
-    Counterexample(Counterexample),
-    Split(Vec<FBox>, f64),
-    Undecided,
-}
-
-struct BoxWork {
-    result: BoxResult,
-    bound_queries: usize,
-    smt_queries: usize,
-    z3_queries: usize,
-    fast_decided: usize,
-    searched: bool,
-    /// Whether an exact leaf query ran, and whether it left the box undecided.
-    exact_query: bool,
-    exact_undecided: bool,
-    bounds_time: Duration,
-    smt_time: Duration,
-    search_time: Duration,
-    exact_time: Duration,
-}
-
 /// Under [`Split::Influence`] in [`MULTI_SPLIT_DIMS`] or more state dimensions, every dimension
 /// whose influence is at least this share of the largest is bisected at once. Measured against
 /// bisecting the most influential one alone: in 3 to 6 dimensions boxes that stayed long in the
@@ -156,84 +127,6 @@ const INFLUENCE_SHARE: f64 = 0.5;
 /// a deep counterexample of the nightly suite (disturbed 4x256 `bumpy`, found after 229 splits
 /// in 1.5 s) unreachable in 120 s, FIFO paying four boxes per level instead of two.
 const MULTI_SPLIT_DIMS: usize = 3;
-
-struct Item {
-    region: FBox,
-    depth: usize,
-    /// Bisections of one dimension since the invariant box (the volume is `2^-halvings` of it).
-    halvings: usize,
-    /// Fewest halvings for an exact query at all (after an undecided one up the lineage).
-    exact_retry: usize,
-    priority: f64,
-    seq: usize,
-}
-
-impl PartialEq for Item {
-    fn eq(&self, o: &Self) -> bool {
-        self.seq == o.seq
-    }
-}
-impl Eq for Item {}
-impl PartialOrd for Item {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Item {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.priority.total_cmp(&o.priority).then(o.seq.cmp(&self.seq))
-    }
-}
-
-/// The work queue under the three disciplines.
-enum WorkQueue {
-    Fifo(VecDeque<Item>),
-    Dfs(Vec<Item>),
-    Priority(BinaryHeap<Item>),
-}
-
-impl WorkQueue {
-    fn new(q: Queue) -> WorkQueue {
-        match q {
-            Queue::Fifo => WorkQueue::Fifo(VecDeque::new()),
-            Queue::Dfs => WorkQueue::Dfs(Vec::new()),
-            Queue::Priority => WorkQueue::Priority(BinaryHeap::new()),
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            WorkQueue::Fifo(q) => q.len(),
-            WorkQueue::Dfs(q) => q.len(),
-            WorkQueue::Priority(q) => q.len(),
-        }
-    }
-
-    fn push_children(&mut self, items: Vec<Item>) {
-        match self {
-            WorkQueue::Fifo(q) => q.extend(items),
-            // Reversed, so the first child is processed first.
-            WorkQueue::Dfs(q) => q.extend(items.into_iter().rev()),
-            WorkQueue::Priority(q) => q.extend(items),
-        }
-    }
-
-    fn pop(&mut self) -> Option<Item> {
-        match self {
-            WorkQueue::Fifo(q) => q.pop_front(),
-            WorkQueue::Dfs(q) => q.pop(),
-            WorkQueue::Priority(q) => q.pop(),
-        }
-    }
-
-    fn drain(&mut self) -> Vec<FBox> {
-        let mut out = Vec::new();
-        while let Some(i) = self.pop() {
-            out.push(i.region);
-        }
-        out
-    }
-}
 
 /// Everything a worker needs, shared read-only.
 struct Ctx<'s> {
@@ -305,20 +198,7 @@ impl<'s> Ctx<'s> {
 
     fn process(&self, ch: &mut Checkers<'s>, item: &Item) -> Result<BoxWork, BridgeError> {
         let p = &item.region;
-        let mut w = BoxWork {
-            result: BoxResult::Undecided,
-            bound_queries: 1,
-            smt_queries: 0,
-            z3_queries: 0,
-            fast_decided: 0,
-            searched: false,
-            exact_query: false,
-            exact_undecided: false,
-            bounds_time: Duration::ZERO,
-            smt_time: Duration::ZERO,
-            search_time: Duration::ZERO,
-            exact_time: Duration::ZERO,
-        };
+        let mut w = BoxWork::new();
         let t = Instant::now();
         let post = self.post.compute(p)?;
         w.bounds_time = t.elapsed();
@@ -508,6 +388,19 @@ impl<'s> Ctx<'s> {
     }
 }
 
+impl<'s> LeafCheck for Ctx<'s> {
+    type Worker = Checkers<'s>;
+    const UNDECIDED_WHY: &'static str = "";
+
+    fn worker(&self, index: usize) -> Result<Checkers<'s>, BridgeError> {
+        self.checkers(index)
+    }
+
+    fn decide(&self, ch: &mut Checkers<'s>, item: &Item) -> Result<BoxWork, BridgeError> {
+        self.process(ch, item)
+    }
+}
+
 /// Runs Algorithm 1 on the invariant `inv`, covered by `cover` (an outward enclosure of it).
 pub fn check_inductive(
     sys: &System,
@@ -519,13 +412,8 @@ pub fn check_inductive(
 ) -> Result<InductiveRun, BridgeError> {
     let start = Instant::now();
     let post = PostEngine::new(sys, cfg.post, cfg.linear_bridge)?;
-    let d = sys.state.len();
-    let hull = FBox::new(
-        (0..d).map(|i| cover.iter().map(|b| b.lo[i]).fold(f64::INFINITY, f64::min)).collect(),
-        (0..d).map(|i| cover.iter().map(|b| b.hi[i]).fold(f64::NEG_INFINITY, f64::max)).collect(),
-    );
+    let hull = boxloop::hull(cover, sys.state.len());
     let extent = hull.widths();
-    let total_volume: f64 = cover.iter().map(|b| b.widths().iter().product::<f64>()).sum();
     let mut pinned = FastPath::new(sys, CheckerConfig::default())?;
     pinned.pin(inv)?;
     let cover_index = Arc::new(BoxIndex::new(cover.to_vec()));
@@ -546,142 +434,7 @@ pub fn check_inductive(
         fast_path: cfg.fast_path,
         cover_index,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cfg.threads.max(1))
-        .build()
-        .unwrap_or_else(|e| trestle_smt::memory::threads_unavailable(e));
-    let mut queue = WorkQueue::new(cfg.queue);
-    let mut seq = 0;
-    queue.push_children(
-        cover
-            .iter()
-            .map(|b| {
-                seq += 1;
-                Item { region: b.clone(), depth: 0, halvings: 0, exact_retry: 0, priority: f64::INFINITY, seq }
-            })
-            .collect(),
-    );
-    let mut run = InductiveRun {
-        outcome: Inductiveness::Proven,
-        clauses: Vec::new(),
-        exact_clauses: Vec::new(),
-        undecided: Vec::new(),
-        falsified: Vec::new(),
-        stops: None,
-        stats: RunStats::default(),
-    };
-    let mut proven_volume = 0.0;
-    while queue.len() > 0 {
-        if let Err(stop) = budget.check() {
-            run.outcome = Inductiveness::Unknown(stop.into());
-            run.undecided.extend(queue.drain());
-            break;
-        }
-        let batch: Vec<Item> = (0..BATCH).map_while(|_| queue.pop()).collect();
-        let results: Vec<Result<BoxWork, BridgeError>> = pool.install(|| {
-            batch
-                .par_iter()
-                .map_init(
-                    || ctx.checkers(rayon::current_thread_index().unwrap_or(0)),
-                    |ch, item| match ch {
-                        Ok(ch) => ctx.process(ch, item),
-                        Err(e) => Err(BridgeError::Internal(e.to_string())),
-                    },
-                )
-                .collect()
-        });
-        let mut stop = false;
-        for (item, res) in batch.into_iter().zip(results) {
-            let w = res?;
-            let s = &mut run.stats;
-            s.boxes += 1;
-            s.bound_queries += w.bound_queries;
-            s.smt_queries += w.smt_queries;
-            s.z3_queries += w.z3_queries;
-            s.fast_path_decided += w.fast_decided;
-            s.searches += w.searched as usize;
-            s.max_depth = s.max_depth.max(item.depth);
-            s.bounds_seconds += w.bounds_time.as_secs_f64();
-            s.smt_seconds += w.smt_time.as_secs_f64();
-            s.search_seconds += w.search_time.as_secs_f64();
-            s.exact_queries += w.exact_query as usize;
-            s.exact_seconds += w.exact_time.as_secs_f64();
-            match w.result {
-                BoxResult::Proven(post) => {
-                    proven_volume += item.region.widths().iter().product::<f64>();
-                    run.clauses.push(Clause { region: item.region, post });
-                }
-                BoxResult::ProvenExactly => {
-                    s.exact_proven += 1;
-                    proven_volume += item.region.widths().iter().product::<f64>();
-                    run.exact_clauses.push(item.region);
-                }
-                BoxResult::Falsified(r) => {
-                    run.falsified.push(item.region);
-                    run.outcome = Inductiveness::Refuted(r);
-                    stop = true;
-                }
-                BoxResult::Counterexample(Counterexample::Exact(wit)) => {
-                    run.outcome = Inductiveness::Refuted(Refutation { witness: wit, region: None });
-                    stop = true;
-                }
-                BoxResult::Counterexample(Counterexample::Validated(trace)) => {
-                    run.outcome = Inductiveness::RefutedValidated(trace);
-                    stop = true;
-                }
-                BoxResult::Split(children, priority) if !children.is_empty() && s.splits < cfg.max_splits => {
-                    s.splits += 1;
-                    // 2^k children: k dimensions were halved.
-                    let halvings = item.halvings + children.len().trailing_zeros() as usize;
-                    let exact_retry = if w.exact_undecided {
-                        item.halvings.saturating_add(per_two_dims(EXACT_RETRY_HALVINGS, item.region.dims()))
-                    } else {
-                        item.exact_retry
-                    };
-                    let items = children
-                        .into_iter()
-                        .map(|region| {
-                            seq += 1;
-                            Item { region, depth: item.depth + 1, halvings, exact_retry, priority, seq }
-                        })
-                        .collect();
-                    queue.push_children(items);
-                }
-                BoxResult::Split(..) => run.undecided.push(item.region),
-                BoxResult::Undecided => run.undecided.push(item.region),
-            }
-            if stop {
-                break;
-            }
-        }
-        progress(Progress {
-            processed: run.stats.boxes,
-            queued: queue.len(),
-            proven: proven_volume / total_volume.max(f64::MIN_POSITIVE),
-        });
-        if stop {
-            break;
-        }
-    }
-    if matches!(run.outcome, Inductiveness::Proven) && !run.undecided.is_empty() {
-        let n = run.undecided.len();
-        run.outcome = Inductiveness::Unknown(if run.stats.splits >= cfg.max_splits {
-            Unknown::Limit(format!("{} splits, {n} undecided boxes", cfg.max_splits))
-        } else {
-            Unknown::Incomplete(format!("{n} boxes below the minimum width stayed undecided"))
-        });
-    }
-    if matches!(run.outcome, Inductiveness::Proven) {
-        let pieces: Vec<(FBox, Option<Postcondition>)> = run
-            .clauses
-            .iter()
-            .map(|c| (c.region.clone(), Some(c.post.clone())))
-            .chain(run.exact_clauses.iter().map(|b| (b.clone(), None)))
-            .collect();
-        require_stop_free(sys, inv, &pieces, cfg, budget, &mut run)?;
-    }
-    run.stats.seconds = start.elapsed().as_secs_f64();
-    Ok(run)
+    boxloop::run(&ctx, sys, inv, cover, cfg.queue, cfg, budget, progress, start)
 }
 
 /// Runs the stop check on a proven invariant's pieces; the proof becomes `Unknown` unless no run stops in the invariant.

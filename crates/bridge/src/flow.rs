@@ -23,15 +23,15 @@
 //! The certificate of such a proof records the flow settings, and `certify` re-derives every
 //! enclosure from them ([`crate::proof_check`]).
 
+use crate::boxloop::{self, BoxResult, BoxWork, Item, LeafCheck};
 use crate::check::{SideConditions, side_conditions};
-use crate::config::Config;
-use crate::engine::{Clause, InductiveRun, Inductiveness, Progress, RunStats};
+use crate::config::{Config, Queue};
+use crate::engine::{InductiveRun, Progress};
 use crate::error::BridgeError;
 use crate::post::PostEngine;
-use rayon::prelude::*;
-use std::collections::VecDeque;
-use std::time::{Duration, Instant};
-use trestle_core::{Budget, Unknown};
+use crate::witness::Counterexample;
+use std::time::Instant;
+use trestle_core::Budget;
 use trestle_flow::{Flow, FlowEnclosure, FlowError, FlowSettings, LinearEnclosure};
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::interval::Interval;
@@ -40,8 +40,6 @@ use trestle_ir::plant::SampledPlant;
 use trestle_ir::system::{NondetDomain, NondetVar};
 use trestle_ir::{FBox, Pred, Rational, System};
 use trestle_smt::{Answer, BridgeQuery, Checker, CheckerConfig, DecidedBy, Postcondition, Target};
-
-const BATCH: usize = 32;
 
 /// The plant's flow with the settings every enclosure of a run (and of its re-check) uses.
 #[derive(Clone, Debug)]
@@ -175,25 +173,6 @@ pub fn check_flow(
     Ok(side.report_flow(sys, inductive, step))
 }
 
-/// What one box gave.
-enum FlowResult {
-    Proven(Postcondition, LeafForm),
-    Refuted(trestle_core::ValidatedTrace),
-    Split(Vec<FBox>),
-    Undecided,
-}
-
-struct FlowWork {
-    result: FlowResult,
-    smt_queries: usize,
-    z3_queries: usize,
-    fast_decided: usize,
-    bounds_time: Duration,
-    flow_time: Duration,
-    smt_time: Duration,
-    search_time: Duration,
-}
-
 struct FlowCtx<'s> {
     sys: &'s System,
     step: &'s FlowStep,
@@ -212,17 +191,8 @@ impl FlowCtx<'_> {
         c
     }
 
-    fn process(&self, p: &FBox) -> Result<FlowWork, BridgeError> {
-        let mut w = FlowWork {
-            result: FlowResult::Undecided,
-            smt_queries: 0,
-            z3_queries: 0,
-            fast_decided: 0,
-            bounds_time: Duration::ZERO,
-            flow_time: Duration::ZERO,
-            smt_time: Duration::ZERO,
-            search_time: Duration::ZERO,
-        };
+    fn process(&self, p: &FBox) -> Result<BoxWork, BridgeError> {
+        let mut w = BoxWork::new();
         let t = Instant::now();
         let post = self.post.compute(p)?;
         w.bounds_time = t.elapsed();
@@ -246,7 +216,8 @@ impl FlowCtx<'_> {
                 }
                 match answer {
                     Answer::Valid => {
-                        w.result = FlowResult::Proven(post, *form);
+                        w.flow_box_leaf = *form == LeafForm::Box;
+                        w.result = BoxResult::Proven(post);
                         return Ok(w);
                     }
                     Answer::Invalid(wit) if hint.is_none() => hint = Some(wit),
@@ -256,16 +227,17 @@ impl FlowCtx<'_> {
         }
         if self.cfg.search && self.deadline.is_none_or(|d| Instant::now() < d) {
             let t = Instant::now();
+            w.searched = true;
             let found = crate::flow_refute::search(self.sys, self.step, self.inv, self.cover, p, hint.as_ref());
             w.search_time = t.elapsed();
             if let Some(trace) = found {
-                w.result = FlowResult::Refuted(trace);
+                w.result = BoxResult::Counterexample(Counterexample::Validated(trace));
                 return Ok(w);
             }
         }
         let small =
             p.widths().iter().zip(&self.extent).all(|(w, e)| *w <= self.cfg.min_width * e.max(f64::MIN_POSITIVE));
-        w.result = if small { FlowResult::Undecided } else { FlowResult::Split(self.split(p)) };
+        w.result = if small { BoxResult::Undecided } else { BoxResult::Split(self.split(p), 0.0) };
         Ok(w)
     }
 
@@ -283,6 +255,21 @@ impl FlowCtx<'_> {
     }
 }
 
+impl LeafCheck for FlowCtx<'_> {
+    /// Each leaf system is a system of its own: its checkers are made per box.
+    type Worker = ();
+    const UNDECIDED_WHY: &'static str =
+        " (the flow's enclosure is too loose there, or the invariant is not inductive by a margin below it)";
+
+    fn worker(&self, _: usize) -> Result<(), BridgeError> {
+        Ok(())
+    }
+
+    fn decide(&self, _: &mut (), item: &Item) -> Result<BoxWork, BridgeError> {
+        self.process(&item.region)
+    }
+}
+
 /// Algorithm 1 with the flow as the environment step (module doc): the invariant `inv`,
 /// covered by `cover`, is closed under one period of the closed loop.
 pub fn check_inductive_flow(
@@ -295,101 +282,17 @@ pub fn check_inductive_flow(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<InductiveRun, BridgeError> {
     let start = Instant::now();
-    let d = sys.state.len();
-    let hull = FBox::new(
-        (0..d).map(|i| cover.iter().map(|b| b.lo[i]).fold(f64::INFINITY, f64::min)).collect(),
-        (0..d).map(|i| cover.iter().map(|b| b.hi[i]).fold(f64::NEG_INFINITY, f64::max)).collect(),
-    );
     let ctx = FlowCtx {
         sys,
         step,
         inv,
         cover,
-        extent: hull.widths(),
+        extent: boxloop::hull(cover, sys.state.len()).widths(),
         post: PostEngine::new(sys, cfg.post, cfg.linear_bridge)?,
         cfg,
         deadline: budget.deadline(),
     };
-    let total_volume: f64 = cover.iter().map(|b| b.widths().iter().product::<f64>()).sum();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cfg.threads.max(1))
-        .build()
-        .unwrap_or_else(|e| trestle_smt::memory::threads_unavailable(e));
-    let mut queue: VecDeque<(FBox, usize)> = cover.iter().map(|b| (b.clone(), 0)).collect();
-    let mut run = InductiveRun {
-        outcome: Inductiveness::Proven,
-        clauses: Vec::new(),
-        exact_clauses: Vec::new(),
-        undecided: Vec::new(),
-        falsified: Vec::new(),
-        stats: RunStats::default(),
-        stops: None,
-    };
-    let mut proven_volume = 0.0;
-    'run: while !queue.is_empty() {
-        if let Err(stop) = budget.check() {
-            run.outcome = Inductiveness::Unknown(stop.into());
-            run.undecided.extend(queue.drain(..).map(|(b, _)| b));
-            break;
-        }
-        let batch: Vec<(FBox, usize)> = (0..BATCH).map_while(|_| queue.pop_front()).collect();
-        let results: Vec<Result<FlowWork, BridgeError>> =
-            pool.install(|| batch.par_iter().map(|(p, _)| ctx.process(p)).collect());
-        for ((region, depth), res) in batch.into_iter().zip(results) {
-            let w = res?;
-            let s = &mut run.stats;
-            s.boxes += 1;
-            s.bound_queries += 1;
-            s.smt_queries += w.smt_queries;
-            s.z3_queries += w.z3_queries;
-            s.fast_path_decided += w.fast_decided;
-            s.max_depth = s.max_depth.max(depth);
-            s.bounds_seconds += w.bounds_time.as_secs_f64();
-            s.flow_seconds += w.flow_time.as_secs_f64();
-            s.smt_seconds += w.smt_time.as_secs_f64();
-            s.search_seconds += w.search_time.as_secs_f64();
-            s.searches += usize::from(!w.search_time.is_zero());
-            match w.result {
-                FlowResult::Proven(post, form) => {
-                    proven_volume += region.widths().iter().product::<f64>();
-                    if form == LeafForm::Box {
-                        s.flow_box_leaves += 1;
-                    }
-                    run.clauses.push(Clause { region, post });
-                }
-                FlowResult::Refuted(trace) => {
-                    run.outcome = Inductiveness::RefutedValidated(trace);
-                    break 'run;
-                }
-                FlowResult::Split(children) if !children.is_empty() && s.splits < cfg.max_splits => {
-                    s.splits += 1;
-                    queue.extend(children.into_iter().map(|c| (c, depth + 1)));
-                }
-                FlowResult::Split(_) | FlowResult::Undecided => run.undecided.push(region),
-            }
-        }
-        progress(Progress {
-            processed: run.stats.boxes,
-            queued: queue.len(),
-            proven: proven_volume / total_volume.max(f64::MIN_POSITIVE),
-        });
-    }
-    if matches!(run.outcome, Inductiveness::Proven) && !run.undecided.is_empty() {
-        let n = run.undecided.len();
-        run.outcome = Inductiveness::Unknown(if run.stats.splits >= cfg.max_splits {
-            Unknown::Limit(format!("{} splits, {n} undecided boxes", cfg.max_splits))
-        } else {
-            Unknown::Incomplete(format!(
-                "{n} boxes below the minimum width stayed undecided (the flow's enclosure is too loose there, or the invariant is not inductive by a margin below it)"
-            ))
-        });
-    }
-    if matches!(run.outcome, Inductiveness::Proven) {
-        // The discrete step of a sampled system is the identity: this checks that the invariant's
-        // states are legal states (domains, kinds), so the successors the flow keeps inside it are.
-        let pieces: Vec<_> = run.clauses.iter().map(|c| (c.region.clone(), Some(c.post.clone()))).collect();
-        crate::engine::require_stop_free(sys, inv, &pieces, cfg, budget, &mut run)?;
-    }
-    run.stats.seconds = start.elapsed().as_secs_f64();
-    Ok(run)
+    // First in, first out whatever `cfg.queue` says: the priority measure is the discrete step's,
+    // and depth first was never measured on flows.
+    boxloop::run(&ctx, sys, inv, cover, Queue::Fifo, cfg, budget, progress, start)
 }

@@ -17,7 +17,8 @@
 //! [`certificate::certify`] re-checks without trusting the run.
 //!
 //! A sampled-data system (`[flow]`: the plant's flow over the control period is the step) is
-//! checked by [`flow::check_flow`]: the same covering, each box's environment step being the
+//! checked by [`flow::check_flow`]: the same covering (one loop, `boxloop`, with a leaf check per
+//! kind of step), each box's environment step being the
 //! flow's validated enclosure written as an exact discrete *leaf system*, refutations validated by
 //! the flow's enclosure from an exact point ([`flow_refute`]), certificates of format `/3`
 //! ([`certificate::certify_sampled`] re-derives every enclosure). The plant is passed beside the
@@ -29,6 +30,7 @@
 //! [`flow_run::certify_run`].
 
 pub mod argmax;
+mod boxloop;
 pub mod certificate;
 mod check;
 pub mod config;

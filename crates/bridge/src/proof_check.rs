@@ -15,7 +15,8 @@
 //!    ([`crate::post_check`]);
 //! 4. each environment condition `(box /\ Inv /\ psi /\ Next) => Inv'` holds, by Z3 alone, or,
 //!    for a step with elementary functions (sin, exp, ...; Z3 decides polynomials only), by the
-//!    fast path's outward-rounded enclosures the engine proved it with (for Z3, a
+//!    fast path's outward-rounded enclosures or by Z3 on the step's linear relaxation on the
+//!    clause's box, as the engine proved it (`trestle_smt`'s `Checker`; for Z3, a
 //!    union invariant is cut, on the state, to its boxes whose outward enclosures touch the box,
 //!    the others being disjoint from it; in the successor, to its boxes that may meet an outward
 //!    enclosure of the successors: a subset of `Inv'`, so Z3's proof with it is a proof with all
@@ -48,7 +49,7 @@ use crate::rows::nonvacuous;
 use trestle_ir::linear::AffineMap;
 use trestle_ir::{FBox, Matrix, Pred, System};
 use trestle_smt::{
-    Answer, BridgeQuery, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Z3Backend,
+    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, FastPath, LinearPost, Postcondition, Target, Z3Backend,
 };
 
 /// How deep a clause box is halved when its psi is not confirmed on the whole box at once.
@@ -116,16 +117,36 @@ pub(crate) fn certify_proof(
     pinned.pin(&inv)?;
     let mut backend = Z3Backend::new(sys, CheckerConfig::default())?.narrowed_by(&pinned);
     checks.push(match (step, trestle_smt::checker::elementary_function(sys)) {
-        (Some(step), _) => flow_environment(sys, step, &inv, &clauses)?,
-        // Z3 takes polynomial arithmetic only: the clauses are re-decided by the same rigorous
-        // outward-rounded enclosures of the step the engine proved them with.
-        (None, Some(f)) => environment(
-            &mut pinned,
-            &inv,
+        (Some(step), _) => environment(
             &clauses,
-            &format!("rigorous enclosures; the step applies {f}, which Z3 does not take"),
+            format!(
+                "each environment condition holds (the flow re-enclosed: period {}, {}; Z3)",
+                trestle_ir::num::display_rational(&step.period),
+                describe_settings(&step.settings)
+            ),
+            "clauses",
+            |region, post| flow_leaf_holds(sys, step, &inv, region, post),
         )?,
-        (None, None) => environment(&mut backend, &inv, &clauses, "Z3")?,
+        // Z3 takes polynomial arithmetic only: the clauses are re-decided as the engine decided
+        // them, by the rigorous outward-rounded enclosures of the step, then by Z3 on the step's
+        // linear relaxation on the clause's box.
+        (None, Some(f)) => {
+            let mut relaxed =
+                Checker::from_parts(Some(pinned.fork(CheckerConfig::default())), backend.fork(CheckerConfig::default()));
+            environment(
+                &clauses,
+                format!(
+                    "each environment condition holds (rigorous enclosures and linear relaxations; the step applies {f}, which Z3 takes only relaxed)"
+                ),
+                "queries",
+                |region, post| discrete_holds(&mut relaxed, &inv, region, post),
+            )?
+        }
+        (None, None) => {
+            environment(&clauses, "each environment condition holds (Z3)".into(), "queries", |region, post| {
+                discrete_holds(&mut backend, &inv, region, post)
+            })?
+        }
     });
     if !exact_regions.is_empty() {
         checks.push(exact::check(sys, checker.engine(), &inv, &exact_regions)?);
@@ -248,35 +269,40 @@ fn postconditions(sys: &System, checker: &PostChecker<'_>, clauses: &[CertClause
     ]
 }
 
-/// Check 4: each environment condition, by Z3 alone (by the fast path's outward-rounded
-/// enclosures for a step with elementary functions); `by` names which.
+/// Check 4: each bridge clause's environment condition, decided by `holds` (`None` when it
+/// holds, else why not); the line is `name`, its detail the first failure or the count of
+/// clauses in `unit`.
 fn environment(
-    backend: &mut dyn EnvChecker,
-    inv: &Pred,
     clauses: &[CertClause],
-    by: &str,
+    name: String,
+    unit: &str,
+    mut holds: impl FnMut(&FBox, &Postcondition) -> Result<Option<String>, BridgeError>,
 ) -> Result<CheckLine, BridgeError> {
     let mut bad = None;
     for (i, region, post) in bridge_clauses(clauses) {
-        let q = BridgeQuery::new(region, post, Target::StaysIn(inv)).with_extra(inv);
-        match backend.check_bridge(&q)? {
-            Answer::Valid => {}
-            Answer::Invalid(w) => {
-                bad = Some(format!("clause {i}: a successor leaves the invariant: {w}"));
-                break;
-            }
-            Answer::Unknown(r) => {
-                bad = Some(format!("clause {i}: undecided ({r})"));
-                break;
-            }
+        if let Some(why) = holds(region, post)? {
+            bad = Some(format!("clause {i}: {why}"));
+            break;
         }
     }
     let ok = bad.is_none();
-    Ok((
-        format!("each environment condition holds ({by})"),
-        ok,
-        bad.unwrap_or_else(|| format!("{} queries", bridge_clauses(clauses).count())),
-    ))
+    Ok((name, ok, bad.unwrap_or_else(|| format!("{} {unit}", bridge_clauses(clauses).count()))))
+}
+
+/// A discrete step's clause, by Z3 alone (by the fast path's outward-rounded enclosures for a
+/// step with elementary functions).
+fn discrete_holds(
+    backend: &mut dyn EnvChecker,
+    inv: &Pred,
+    region: &FBox,
+    post: &Postcondition,
+) -> Result<Option<String>, BridgeError> {
+    let q = BridgeQuery::new(region, post, Target::StaysIn(inv)).with_extra(inv);
+    Ok(match backend.check_bridge(&q)? {
+        Answer::Valid => None,
+        Answer::Invalid(w) => Some(format!("a successor leaves the invariant: {w}")),
+        Answer::Unknown(r) => Some(format!("undecided ({r})")),
+    })
 }
 
 /// Check 6: no run stops at a state of the invariant, re-derived from the clauses themselves
@@ -305,50 +331,30 @@ fn stops(sys: &System, inv: &Pred, clauses: &[CertClause]) -> Result<CheckLine, 
     })
 }
 
-/// Check 4 of a sampled-data system: on each clause box the flow is enclosed again with the
-/// certificate's settings over the box, psi's action box and the inputs' hull, and the leaf
-/// system's condition (linear enclosure, else box enclosure) is decided by Z3 alone
-/// ([`crate::flow`]).
-fn flow_environment(
+/// A sampled-data system's clause: the flow is enclosed again with the certificate's settings
+/// over the box, psi's action box and the inputs' hull, and the leaf system's condition (linear
+/// enclosure, else box enclosure) is decided by Z3 alone ([`crate::flow`]).
+fn flow_leaf_holds(
     sys: &System,
     step: &FlowStep,
     inv: &Pred,
-    clauses: &[CertClause],
-) -> Result<CheckLine, BridgeError> {
-    let mut bad = None;
-    let mut decided = 0;
-    for (i, region, post) in bridge_clauses(clauses) {
-        let e = match step.enclose(region, post.action_box()) {
-            Ok(e) => e,
-            Err(why) => {
-                bad = Some(format!("clause {i}: no enclosure of the flow: {why}"));
-                break;
-            }
-        };
-        let mut last = String::new();
-        for leaf in [step.linear_leaf(sys, &e.linear), step.box_leaf(sys, &e.state)] {
-            let mut z3 = Z3Backend::new(&leaf, CheckerConfig::default())?;
-            let q = BridgeQuery::new(region, post, Target::StaysIn(inv)).with_extra(inv);
-            match z3.check_bridge(&q)? {
-                Answer::Valid => {
-                    last.clear();
-                    decided += 1;
-                    break;
-                }
-                a => last = answer_text(&a),
-            }
-        }
-        if !last.is_empty() {
-            bad = Some(format!("clause {i}: the enclosed successors are not shown inside the invariant ({last})"));
-            break;
+    region: &FBox,
+    post: &Postcondition,
+) -> Result<Option<String>, BridgeError> {
+    let e = match step.enclose(region, post.action_box()) {
+        Ok(e) => e,
+        Err(why) => return Ok(Some(format!("no enclosure of the flow: {why}"))),
+    };
+    let mut last = String::new();
+    for leaf in [step.linear_leaf(sys, &e.linear), step.box_leaf(sys, &e.state)] {
+        let mut z3 = Z3Backend::new(&leaf, CheckerConfig::default())?;
+        let q = BridgeQuery::new(region, post, Target::StaysIn(inv)).with_extra(inv);
+        match z3.check_bridge(&q)? {
+            Answer::Valid => return Ok(None),
+            a => last = answer_text(&a),
         }
     }
-    let line = format!(
-        "each environment condition holds (the flow re-enclosed: period {}, {}; Z3)",
-        trestle_ir::num::display_rational(&step.period),
-        describe_settings(&step.settings)
-    );
-    Ok((line, bad.is_none(), bad.unwrap_or_else(|| format!("{decided} clauses"))))
+    Ok(Some(format!("the enclosed successors are not shown inside the invariant ({last})")))
 }
 
 fn describe_settings(s: &trestle_flow::FlowSettings) -> String {

@@ -42,6 +42,12 @@ const STDOUT_CAP: u64 = 256 << 20;
 
 /// Runs one job with `program` (the trestle binary) and waits for it, at most its time limit.
 pub fn run_child(program: &Path, job: &Job) -> ChildExit {
+    run_child_until(program, job, None).expect("no deadline cuts the job")
+}
+
+/// [`run_child`], and the child is killed at `deadline` too (the whole run's time limit): then
+/// `None`, the job left unfinished (it is not the job's own outcome, and a resumed run does it).
+pub fn run_child_until(program: &Path, job: &Job, deadline: Option<Instant>) -> Option<ChildExit> {
     let start = Instant::now();
     let mut exit = ChildExit {
         code: None,
@@ -71,7 +77,7 @@ pub fn run_child(program: &Path, job: &Job) -> ChildExit {
         Err(e) => {
             exit.stderr_tail = format!("cannot start {}: {e}", program.display());
             exit.wall_seconds = start.elapsed().as_secs_f64();
-            return exit;
+            return Some(exit);
         }
     };
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -83,6 +89,7 @@ pub fn run_child(program: &Path, job: &Job) -> ChildExit {
     });
     let err_reader = std::thread::spawn(move || read_tail(stderr));
     let pid = child.id() as libc::pid_t;
+    let mut cut = false;
     loop {
         if has_exited(pid) {
             break;
@@ -91,7 +98,13 @@ pub fn run_child(program: &Path, job: &Job) -> ChildExit {
             exit.timed_out = !has_exited(pid);
             break;
         }
-        std::thread::sleep(poll_interval(start.elapsed()));
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            cut = !has_exited(pid);
+            break;
+        }
+        let wait = poll_interval(start.elapsed());
+        std::thread::sleep(deadline.map_or(wait, |d| wait.min(d.saturating_duration_since(now))));
     }
     // Kill the group: the child at its time limit, and any grandchildren left holding the pipes.
     // The child is not reaped yet, so the group id cannot have been reused by another process.
@@ -107,7 +120,7 @@ pub fn run_child(program: &Path, job: &Job) -> ChildExit {
     }
     exit.stdout = out_reader.join().unwrap_or_default();
     exit.stderr_tail = err_reader.join().unwrap_or_default();
-    exit
+    (!cut).then_some(exit)
 }
 
 /// What the runner records of a job's system (its name, and its hidden neurons as the size axis of

@@ -46,7 +46,7 @@ mod suite;
 mod table;
 
 pub use error::{CampaignError, Result};
-pub use exec::{probe_system, run_child};
+pub use exec::{probe_system, run_child, run_child_until};
 pub use export::{ExportFormat, export};
 pub use job::{DEFAULT_TIMEOUT, Job, Limits, VERDICT_COMMANDS, shell_quote};
 pub use merge::{MergedRun, merge};

@@ -2,7 +2,7 @@
 //! each finished job committed to the store at once.
 
 use crate::error::Result;
-use crate::exec::{probe_system, run_child};
+use crate::exec::{probe_system, run_child_until};
 use crate::job::Job;
 use crate::outcome::{ALL_STATUSES, ChildExit, JobStatus, classify};
 use crate::plan::Plan;
@@ -27,6 +27,9 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Draw a progress bar and print a line per finished job on stderr.
     pub progress: bool,
+    /// The whole run's time limit: no job starts after it, and the jobs running then are killed
+    /// and left unfinished (not recorded: `--resume` runs them). The jobs finished are kept.
+    pub deadline: Option<Instant>,
 }
 
 /// What a run did.
@@ -44,6 +47,8 @@ pub struct RunSummary {
     pub seconds: f64,
     pub store: PathBuf,
     pub complete: bool,
+    /// Why the run ended before its jobs did (the run's time limit), if it did.
+    pub stopped: Option<trestle_core::Stop>,
 }
 
 /// Runs the plan's pending jobs into the store.
@@ -74,12 +79,12 @@ pub fn run_plan(plan: &Plan, store: &mut Store, opts: &RunOptions) -> Result<Run
             let tx = tx.clone();
             let (next, stop, pending, facts) = (&next, &stop, &pending, &facts);
             scope.spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
+                while !stop.load(Ordering::SeqCst) && opts.deadline.is_none_or(|d| Instant::now() < d) {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = pending.get(i) else { break };
                     let system = cached_probe(facts, &opts.program, job);
                     let started = crate::clock::now();
-                    let exit = run_child(&opts.program, job);
+                    let Some(exit) = run_child_until(&opts.program, job, opts.deadline) else { break };
                     if tx.send((i, system, exit, started, crate::clock::now())).is_err() {
                         break;
                     }
@@ -123,6 +128,8 @@ pub fn run_plan(plan: &Plan, store: &mut Store, opts: &RunOptions) -> Result<Run
         seconds: start.elapsed().as_secs_f64(),
         store: store.path().to_path_buf(),
         complete,
+        stopped: (!complete && opts.deadline.is_some_and(|d| Instant::now() >= d))
+            .then_some(trestle_core::Stop::TimeLimit),
     })
 }
 

@@ -116,8 +116,14 @@ fn runner_in_a_child_process() {
         return;
     };
     let plan = trestle_campaign::load_campaign(file.as_ref(), &|_| Ok(()), "0.1.0").unwrap();
-    let opts =
-        trestle_campaign::RunOptions { program: program.into(), jobs: 2, resume: false, shard: None, progress: false };
+    let opts = trestle_campaign::RunOptions {
+        program: program.into(),
+        jobs: 2,
+        resume: false,
+        shard: None,
+        progress: false,
+        deadline: None,
+    };
     let mut store = Store::create(out.as_ref()).unwrap();
     trestle_campaign::run_plan(&plan, &mut store, &opts).unwrap();
 }

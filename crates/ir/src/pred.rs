@@ -433,7 +433,7 @@ impl RBox {
     /// The parts of `self` outside the union of `covers` (exact); empty exactly when covered (see
     /// [`FBox::uncovered`]).
     pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a RBox>) -> Vec<RBox> {
-        subtract_all(self, covers, RBox::subtract, || false).expect("never stopped")
+        subtract_all(self, covers, RBox::subtract, usize::MAX, || false).expect("never stopped")
     }
 
     /// Whether the union of `covers` contains `self` (exact).
@@ -641,7 +641,7 @@ impl FBox {
     /// over has an interior disjoint from every cover, and finitely many closed boxes cannot cover
     /// an open set they only touch on their boundaries.
     pub fn uncovered<'a>(&self, covers: impl IntoIterator<Item = &'a FBox>) -> Vec<FBox> {
-        subtract_all(self, covers, FBox::subtract, || false).expect("never stopped")
+        subtract_all(self, covers, FBox::subtract, usize::MAX, || false).expect("never stopped")
     }
 
     /// Whether the union of `covers` contains `self` (exact).
@@ -649,15 +649,17 @@ impl FBox {
         self.uncovered(covers).is_empty()
     }
 
-    /// [`FBox::is_covered_by`] that asks `stop` before each cover and gives up (`None`) when it
-    /// says so: a box against thousands of grid cells splits into pieces that multiply, which
-    /// can take minutes, so a run with a time limit polls it here.
+    /// [`FBox::is_covered_by`] that asks `stop` before each piece is cut and gives up (`None`)
+    /// when it says so, or when more than [`MAX_UNCOVERED_PIECES`] pieces are left: a box against
+    /// thousands of grid cells splits into pieces that multiply, up to 2d per piece and cover in
+    /// d dimensions (`synth --forward` on a 6-D system spent minutes and 19 GB in one such
+    /// subtraction without looking at its time limit).
     pub fn is_covered_by_unless<'a>(
         &self,
         covers: impl IntoIterator<Item = &'a FBox>,
         stop: impl FnMut() -> bool,
     ) -> Option<bool> {
-        subtract_all(self, covers, FBox::subtract, stop).map(|rest| rest.is_empty())
+        subtract_all(self, covers, FBox::subtract, MAX_UNCOVERED_PIECES, stop).map(|rest| rest.is_empty())
     }
 
     /// The box as an exact rational box.
@@ -669,12 +671,17 @@ impl FBox {
     }
 }
 
+/// Most pieces [`FBox::is_covered_by_unless`] keeps of the box it subtracts from (about 150 MB
+/// of 6-D boxes) before it gives up.
+pub const MAX_UNCOVERED_PIECES: usize = 1 << 20;
+
 /// `b` minus the union of `covers`, one cover at a time (the pieces of `subtract` stay disjoint);
-/// `None` when `stop` says so before a cover.
+/// `None` when `stop` says so before a piece is cut, or when more than `max_pieces` are left.
 fn subtract_all<'a, B: Clone + 'a>(
     b: &B,
     covers: impl IntoIterator<Item = &'a B>,
     subtract: impl Fn(&B, &B) -> Vec<B>,
+    max_pieces: usize,
     mut stop: impl FnMut() -> bool,
 ) -> Option<Vec<B>> {
     let mut rest = vec![b.clone()];
@@ -682,10 +689,17 @@ fn subtract_all<'a, B: Clone + 'a>(
         if rest.is_empty() {
             break;
         }
-        if stop() {
-            return None;
+        let mut next = Vec::with_capacity(rest.len());
+        for r in &rest {
+            if stop() {
+                return None;
+            }
+            next.extend(subtract(r, c));
+            if next.len() > max_pieces {
+                return None;
+            }
         }
-        rest = rest.iter().flat_map(|r| subtract(r, c)).collect();
+        rest = next;
     }
     Some(rest)
 }

@@ -294,8 +294,11 @@ pub fn generate(
     }
     let plans = plans(spec);
     let one = |p: &Plan| -> Result<InstanceSummary, MazeError> {
-        let (net, loss) = train_controller(spec, p)?;
         let model = models.join(format!("{}.onnx", p.name));
+        // The model's path is the user's: one that cannot be written (a directory, a FIFO) is an
+        // input error, found before the training rather than by the write after it.
+        atomic_output::check_target(&model).map_err(|e| output_error(&model, e))?;
+        let (net, loss) = train_controller(spec, p)?;
         // The file must read back as the very network trained, and tract must agree.
         let probes: Vec<Vec<f64>> = (0..5).map(|k| vec![0.2 * k as f64, 1.0 - 0.2 * k as f64]).collect();
         trestle_nn::write_onnx_checked(&net, &model, &probes, 1e-4).map_err(internal(&p.name))?;

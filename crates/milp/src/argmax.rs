@@ -7,11 +7,12 @@ use crate::model::{MilpModel, constant};
 use good_lp::Expression;
 use trestle_bounds::InputBox;
 use trestle_ir::Interval;
-use trestle_ir::network::{Activation, DenseLayer, Layer, Network};
+use trestle_ir::network::Network;
 
 /// Sound enclosures of the pairwise differences of a network's outputs over an input box:
 /// `gaps[i][j]` contains every value of `s_i - s_j` (and `gaps[i][i] = [0, 0]`). Computed by
-/// bounding the network followed by a difference layer (CROWN keeps the correlation the plain
+/// bounding the network followed by a difference layer ([`trestle_bounds::difference_network`],
+/// which the bridge engine's argmax bounds use too; CROWN keeps the correlation the plain
 /// intervals `[lo_i - hi_j, hi_i - lo_j]` lose: identical outputs get the gap `[0, 0]`), intersected
 /// with those intervals of the sound `outputs` bounds, worst case over the sub-boxes of
 /// [`crate::split_box`].
@@ -40,23 +41,13 @@ pub fn score_gaps_step(
     if pairs.is_empty() {
         return Ok(gaps);
     }
-    let layers = difference_layers(net, &pairs);
-    // With the differences merged into an affine last layer, a row of zero weights is the
-    // constant difference of the biases, exactly (no rounding floor).
-    let constant: Vec<Option<f64>> = match layers.last() {
-        Some(Layer::Dense(d)) if layers.len() == net.layers.len() => {
-            (0..pairs.len()).map(|r| d.weights.row(r).iter().all(|w| *w == 0.0).then_some(d.bias[r])).collect()
-        }
-        _ => vec![None; pairs.len()],
-    };
-    let diff_net = Network::new(format!("{} (output differences)", net.source), layers)
-        .map_err(|e| MilpError::Bounds(e.to_string()))?;
-    let (lo, hi) = output_bounds_step(&diff_net, input, hidden, opts)?;
+    let diff = trestle_bounds::difference_network(net, &pairs)?;
+    let (lo, hi) = output_bounds_step(&diff.network, input, hidden, opts)?;
     if outputs.len() != n {
         return Err(MilpError::Dimension { what: "output bounds".into(), found: outputs.len(), expected: n });
     }
     for (r, &(i, j)) in pairs.iter().enumerate() {
-        if let Some(b) = constant[r] {
+        if let Some(b) = diff.constant[r] {
             gaps[i][j] = Interval::point(b);
             continue;
         }
@@ -71,58 +62,6 @@ pub fn score_gaps_step(
         };
     }
     Ok(gaps)
-}
-
-/// `a - b` when f64 subtraction is exact (TwoSum residual 0).
-fn exact_sub(a: f64, b: f64) -> Option<f64> {
-    let d = a - b;
-    let bb = d - a;
-    let err = (a - (d - bb)) + (-b - bb);
-    (err == 0.0 && d.is_finite()).then_some(d)
-}
-
-/// The layers of `net` followed by the differences `s_i - s_j` of `pairs`: merged into the last
-/// layer when it is affine and every difference of its weights and biases is exact in f64 (then
-/// identical outputs have the difference 0 exactly, and bounds on it are `[0, 0]`), appended as a
-/// layer of its own otherwise.
-fn difference_layers(net: &Network, pairs: &[(usize, usize)]) -> Vec<Layer> {
-    let n = net.output_dim();
-    let mut layers = net.layers.clone();
-    if let Some(Layer::Dense(last)) = layers.last()
-        && last.activation == Activation::Identity
-    {
-        let cols = last.weights.cols;
-        let merged: Option<(Vec<f64>, Vec<f64>)> = pairs.iter().try_fold(
-            (Vec::with_capacity(pairs.len() * cols), Vec::with_capacity(pairs.len())),
-            |(mut w, mut b), &(i, j)| {
-                for (x, y) in last.weights.row(i).iter().zip(last.weights.row(j)) {
-                    w.push(exact_sub(*x, *y)?);
-                }
-                b.push(exact_sub(last.bias[i], last.bias[j])?);
-                Some((w, b))
-            },
-        );
-        if let Some((w, b)) = merged {
-            let layer = DenseLayer {
-                weights: trestle_ir::Matrix::new(pairs.len(), cols, w),
-                bias: b,
-                activation: Activation::Identity,
-            };
-            *layers.last_mut().expect("non-empty") = Layer::Dense(layer);
-            return layers;
-        }
-    }
-    let mut data = vec![0.0; pairs.len() * n];
-    for (r, &(i, j)) in pairs.iter().enumerate() {
-        data[r * n + i] = 1.0;
-        data[r * n + j] = -1.0;
-    }
-    layers.push(Layer::Dense(DenseLayer {
-        weights: trestle_ir::Matrix::new(pairs.len(), n, data),
-        bias: vec![0.0; pairs.len()],
-        activation: Activation::Identity,
-    }));
-    layers
 }
 
 /// The plain interval gaps `[lo_i - hi_j, hi_i - lo_j]` (outward), for scores without a network.

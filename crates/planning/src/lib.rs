@@ -431,6 +431,10 @@ fn build(p: &Prepared, width: usize, out_dir: &Path) -> Result<Generated, Planni
     let name = instance_name(task, width);
     let networks = out_dir.join("networks");
     std::fs::create_dir_all(&networks).map_err(|e| output_error(&networks, e))?;
+    let model = networks.join(format!("{name}.onnx"));
+    // The model's path is the user's: one that cannot be written (a directory, a FIFO) is an
+    // input error, found before the training rather than by the write after it.
+    atomic_output::check_target(&model).map_err(|e| output_error(&model, e))?;
     let d = &p.domain;
     let inputs: Vec<Vec<f64>> = p.training.iter().map(|&i| d.observe(&p.space.states[i])).collect();
     let labels: Vec<usize> = p.training.iter().map(|&i| p.space.expert(d, i)).collect();
@@ -447,7 +451,6 @@ fn build(p: &Prepared, width: usize, out_dir: &Path) -> Result<Generated, Planni
         .map_err(|e| internal(&name)(e.to_string()))?;
     let accuracy = trained.report.train.accuracy.unwrap_or(f64::NAN);
     let net = trained.model.to_network(&format!("inline:{name}"));
-    let model = networks.join(format!("{name}.onnx"));
     // The file must read back as the very network trained, and tract must agree with it.
     let probes: Vec<Vec<f64>> = inputs.iter().take(8).cloned().collect();
     trestle_nn::write_onnx_checked(&net, &model, &probes, 1e-4).map_err(internal(model.display()))?;

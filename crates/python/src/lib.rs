@@ -3,7 +3,8 @@
 //!
 //! - [`system::NativeSystem`]: a system loaded from a file or a TOML text with overrides; one
 //!   method per question (`check`, `synth`, `verify`, `ctl`, `ltl`, `cegar`, `simulate`,
-//!   `certify`), keyword arguments mirroring the CLI's flags ([`options`]);
+//!   `certify`), keyword arguments mirroring the CLI's flags, turned into options by
+//!   `trestle_verify::options` as the CLI's are;
 //! - runs on a thread of their own with the GIL released, Ctrl-C cancelling the run's budget
 //!   ([`run`]);
 //! - answers as `trestle-result/1` JSON text, the result's rendering and the certificate's JSON,
@@ -12,7 +13,6 @@
 //!   (exit 4) ([`errors`]).
 
 mod errors;
-mod options;
 mod run;
 mod system;
 

@@ -5,7 +5,6 @@
 //! The Python layer (`python/trestle`) turns these into objects.
 
 use crate::errors::{driver_error, input};
-use crate::options::{bound_method, limit, pick, queue, seconds, split, threads, width};
 use crate::run::interruptible;
 use pyo3::prelude::*;
 use serde_json::json;
@@ -15,9 +14,11 @@ use trestle_core::{Budget, RunResult};
 use trestle_ir::System;
 use trestle_ir::parse::{parse_ctl, parse_ltl};
 use trestle_ir::system::PropertyFormula;
-use trestle_verify::options::{CegarRequest, CtlRequest, Limits, LtlRequest, Spelling, SynthRequest};
+use trestle_verify::Silent;
+use trestle_verify::options::{
+    CegarRequest, CheckRequest, CtlRequest, Limits, LtlRequest, Spelling, SynthRequest, VerifyRequest,
+};
 use trestle_verify::temporal::{Named, formula_scope};
-use trestle_verify::{CheckMethod, CheckOptions, Silent};
 
 /// Where a system was read from, to read it again with other overrides (a property's horizon).
 #[derive(Clone, Debug)]
@@ -180,52 +181,28 @@ impl NativeSystem {
         dump_smt: Option<PathBuf>,
         synthesize_on_failure: bool,
     ) -> PyResult<Answer> {
-        let budget = Budget::new(limit(timeout, "timeout")?);
-        let mut c = if paper { trestle_bridge::Config::paper() } else { trestle_bridge::Config::default() };
-        if let Some(p) = post {
-            c.post = bound_method(p)?;
-        }
-        if no_linear_bridge {
-            c.linear_bridge = false;
-        } else if linear_bridge {
-            c.linear_bridge = true;
-        }
-        if let Some(s) = split {
-            c.split = self::split(s)?;
-        }
-        if let Some(q) = queue {
-            c.queue = self::queue(q)?;
-        }
-        if threads.is_some() {
-            c.threads = self::threads(threads, "threads")?;
-        }
-        if let Some(m) = max_splits {
-            c.max_splits = m;
-        }
-        if let Some(t) = smt_timeout {
-            c.smt_timeout = seconds(t, "smt_timeout")?;
-        }
-        if let Some(w) = min_width {
-            c.min_width = width(w, "min_width")?;
-        }
-        c.fast_path &= !no_fast_path;
-        c.search &= !no_search;
-        if exact_after.is_some() && no_exact_leaf {
-            return Err(input("exact_after and no_exact_leaf exclude each other"));
-        }
-        if exact_after.is_some() {
-            c.exact_after = exact_after;
-        }
-        if no_exact_leaf {
-            c.exact_after = None;
-        }
-        c.dump_smt = dump_smt;
-        let method = pick(
-            "method",
-            method,
-            &[("bridge", CheckMethod::Bridge), ("monolithic", CheckMethod::Monolithic), ("milp", CheckMethod::Milp)],
-        )?;
-        let opts = CheckOptions { method, bridge: c, synthesize_on_failure, flow: Default::default() };
+        let limits = Limits { timeout, threads, threads_flag: "threads" };
+        let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
+        let request = CheckRequest {
+            method: method.into(),
+            paper,
+            post: post.map(Into::into),
+            linear_bridge,
+            no_linear_bridge,
+            split: split.map(Into::into),
+            queue: queue.map(Into::into),
+            max_splits,
+            smt_timeout,
+            min_width,
+            no_fast_path,
+            no_search,
+            exact_after,
+            no_exact_leaf,
+            dump_smt,
+            synthesize_on_failure,
+            ..CheckRequest::default()
+        };
+        let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = &self.sys;
         interruptible(py, &budget, || {
             let run = trestle_verify::check(sys, &opts, &budget, &Silent)?;
@@ -271,12 +248,10 @@ impl NativeSystem {
         property_timeout: Option<f64>,
         threads: Option<usize>,
     ) -> PyResult<(Vec<Answer>, String, Vec<String>)> {
-        let budget = Budget::new(limit(timeout, "timeout")?);
-        let opts = trestle_verify::properties::VerifyOptions {
-            properties,
-            threads: self::threads(threads, "threads")?,
-            per_property: limit(property_timeout, "property_timeout")?,
-        };
+        let limits = Limits { timeout, threads, threads_flag: "threads" };
+        let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
+        let request = VerifyRequest { properties, property_timeout };
+        let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = &self.sys;
         interruptible(py, &budget, || {
             let v = trestle_verify::properties::verify(sys, &opts, &budget, &Silent)?;
@@ -421,9 +396,10 @@ impl NativeSystem {
             float,
             // The package loads discrete-time systems only (`load_system` refuses `[flow]`).
             plant: None,
+            budget: Budget::unlimited(),
         };
         let sys = &self.sys;
-        interruptible(py, &Budget::unlimited(), || {
+        interruptible(py, &opts.budget, || {
             let runs = trestle_verify::simulate::simulate(sys, &opts)?;
             Ok(trestle_verify::simulate::to_json(sys, &opts, &runs).to_string())
         })

@@ -128,6 +128,14 @@ impl<'s> Z3Backend<'s> {
     }
 
     fn bridge_unchecked(&mut self, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
+        self.bridge_on(self.sys, q)
+    }
+
+    /// The bridge query on `sys`: this backend's system, or a leaf system standing for its step on
+    /// the query's box ([`crate::linearize`]) with the same variables and predicates. The unions
+    /// are cut by this backend's own system: a cut target is a subset of the whole, so a proof
+    /// with it is a proof whatever the leaf's successors are.
+    fn bridge_on(&mut self, sys: &System, q: &BridgeQuery<'_>) -> Result<Answer, CheckError> {
         let (extra, target) = match &self.narrowing {
             Some(n) => n.forms.narrow(self.sys, q, &n.pinned),
             None => (None, None),
@@ -142,7 +150,7 @@ impl<'s> Z3Backend<'s> {
                 Target::Leaves(_) => Target::Leaves(t),
             };
         }
-        let (sys, cfg, dumper) = (self.sys, &self.cfg, self.dumper.as_mut());
+        let (cfg, dumper) = (&self.cfg, self.dumper.as_mut());
         crate::memory::isolated(move || bridge::check_bridge(sys, q, &narrowed, cfg, dumper))
     }
 
@@ -351,8 +359,21 @@ impl<'s> Checker<'s> {
                 return Ok((a, true));
             }
             if elementary_function(self.z3.sys).is_some() {
-                // Z3 decides polynomial arithmetic only: what the fast path's rigorous enclosures
-                // leave open on this box stays open (the engine splits it), never an error.
+                // Z3 decides polynomial arithmetic only: it gets the step's linear relaxation on
+                // this box, whose proof is a proof; what that leaves open stays open (the engine
+                // splits the box), never an error and never a counterexample.
+                if let Some(leaf) = crate::linearize::leaf(self.z3.sys, q) {
+                    // The leaf is affine in the state and actions: the bounds often prove it
+                    // without Z3 (psi's linear bounds substituted, as for any affine step).
+                    let pinned = self.fast.as_ref().map_or(&[][..], |f| &f.pinned[..]);
+                    if crate::fastpath::Forms::of(&leaf).prove(&leaf, q, pinned) {
+                        by = DecidedBy::FastPath;
+                        return Ok((Answer::Valid, true));
+                    }
+                    if self.z3.bridge_on(&leaf, q)? == Answer::Valid {
+                        return Ok((Answer::Valid, false));
+                    }
+                }
                 by = DecidedBy::FastPath;
                 return Ok((Answer::Unknown(Unknown::Undecided), true));
             }

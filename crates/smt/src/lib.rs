@@ -80,6 +80,7 @@ pub mod error;
 mod fastpath;
 mod implication;
 pub mod inductive;
+mod linearize;
 pub mod memory;
 mod monolithic;
 pub mod paths;

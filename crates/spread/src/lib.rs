@@ -179,10 +179,13 @@ pub fn generate(agents: usize, seed: u64, out_dir: &Path) -> Result<Generated, S
             ..TrainConfig::default()
         };
         let agent = format!("{name}-agent{}", i + 1);
+        let model = networks.join(format!("{agent}.onnx"));
+        // The model's path is the user's: one that cannot be written (a directory, a FIFO) is an
+        // input error, found before the training rather than by the write after it.
+        atomic_output::check_target(&model).map_err(|e| output_error(&model, e))?;
         let trained = train(&Architecture::rnn(2 * agents, &HIDDEN, MOVES.len()), &data, None, &config)
             .map_err(|e| internal(&agent)(e.to_string()))?;
         let net = trained.model.to_network(&format!("inline:{agent}"));
-        let model = networks.join(format!("{agent}.onnx"));
         // The file must read back as the very network trained, and tract (the hidden state carried
         // along a training sequence) must agree.
         trestle_nn::write_onnx_checked(&net, &model, &inputs[0], 1e-4).map_err(internal(model.display()))?;

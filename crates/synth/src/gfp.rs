@@ -81,6 +81,10 @@ fn lazy(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         let mut drops = Vec::new();
         let mut partial = Vec::new();
         for &id in &closure.escaping {
+            // A classification the limit cut short would drop its cell: stop with the limit.
+            if let Some(reason) = s.over_time() {
+                return Ok(End::Limit(reason));
+            }
             let (fate, _) = s.classify(id, kept);
             match fate {
                 Fate::Inside => {}
@@ -112,6 +116,9 @@ fn eager(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         for &id in &dirty {
             if !kept(&s.part.cells[id]) {
                 continue;
+            }
+            if let Some(reason) = s.over_time() {
+                return Ok(End::Limit(reason));
             }
             let (fate, touched) = s.classify(id, kept);
             for t in touched {

@@ -168,7 +168,9 @@ impl<'a, 's> Search<'a, 's> {
         for b in image.iter() {
             let near = self.part.touching(b, allowed);
             let boxes = || near.iter().map(|&t| &self.part.cells[t].bx);
-            if !b.is_covered_by(boxes()) {
+            // A check that gives up (the time limit, or too many pieces) counts as not covered:
+            // the search's fates only steer it, and the union it ends with is proven on its own.
+            if !b.is_covered_by_unless(boxes(), || self.budget.is_over()).unwrap_or(false) {
                 fate = if boxes().any(|c| overlaps(c, b)) && fate != Fate::Outside {
                     Fate::Partial
                 } else {
@@ -234,7 +236,7 @@ impl<'a, 's> Search<'a, 's> {
             stopped = self.over_time();
             stopped.is_some()
         });
-        covered.ok_or_else(|| stopped.unwrap_or_default())
+        covered.ok_or_else(|| stopped.unwrap_or_else(too_many_pieces))
     }
 
     /// The cells reachable from the Init cells through images, among the leaves `allowed`
@@ -256,7 +258,16 @@ impl<'a, 's> Search<'a, 's> {
                 let mut escapes = false;
                 for b in image.iter() {
                     let near = self.part.touching(b, allowed);
-                    escapes |= !b.is_covered_by(near.iter().map(|&t| &self.part.cells[t].bx));
+                    // An image whose cover check is too large to finish counts as escaping
+                    // (its cell is refined, which is never unsound), unless time is up.
+                    let covers = near.iter().map(|&t| &self.part.cells[t].bx);
+                    match b.is_covered_by_unless(covers, || self.budget.is_over()) {
+                        Some(covered) => escapes |= !covered,
+                        None => match self.over_time() {
+                            Some(reason) => return Ok(Err(reason)),
+                            None => escapes = true,
+                        },
+                    }
                     for t in near {
                         if overlaps(&self.part.cells[t].bx, b) && reached.insert(t) {
                             parent.insert(t, id);
@@ -273,4 +284,12 @@ impl<'a, 's> Search<'a, 's> {
         escaping.sort_unstable();
         Ok(Ok(Closure { reached: reached.into_iter().collect(), parent, escaping }))
     }
+}
+
+/// Why an exact cover check gave up without a time limit.
+fn too_many_pieces() -> String {
+    format!(
+        "an exact cover check left more than {} pieces of an image (too many cells around it)",
+        trestle_ir::pred::MAX_UNCOVERED_PIECES
+    )
 }

@@ -1,13 +1,17 @@
-//! The options of every question, built in one place from what a front end read: the CLI's flags
-//! (`src/args.rs`) and the Python package's keyword arguments (`crates/python`) fill the same
-//! request structs and call the same builders, so a value is checked, named in its error and
+//! The options of every question (`check`, `verify`, `ctl`, `ltl`, `cegar`, `synth`), built in one place
+//! from what a front end read: the CLI's flags (`src/args.rs`) and the Python package's keyword
+//! arguments (`crates/python`) fill the same request structs and call the same builders, so a value is checked, named in its error and
 //! turned into the engines' options once. Choices are given by the names users write
 //! (`"compositional"`, `"race"`); a front end spells a flag its own way ([`Spelling`]) in the
 //! errors.
 
 use crate::cegar::CegarMethod;
+use crate::check::{CheckMethod, CheckOptions};
 use crate::error::DriverError;
+use crate::properties::VerifyOptions;
+use std::path::PathBuf;
 use std::time::Duration;
+use trestle_bridge::config::{Queue, Split};
 use trestle_cegar::bmc::BmcOptions;
 use trestle_cegar::explicit::ExplicitOptions;
 use trestle_cegar::{CegarOptions, PolicyEncoding, Refine};
@@ -108,6 +112,184 @@ pub fn pick<T: Copy>(flag: &str, value: &str, names: &[(&str, T)]) -> Result<T, 
         let all: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
         DriverError::input(format!("{flag}='{value}': expected one of {}", all.join(", ")))
     })
+}
+
+/// A bound propagation method by the name users write (`crown`, `alpha-crown`, `ibp`,
+/// `forward`); `flag` names the option in the error.
+pub fn bound_method(flag: &str, name: &str) -> Result<trestle_bounds::Method, DriverError> {
+    Ok(match pick(flag, name, &[("crown", 0), ("alpha-crown", 1), ("ibp", 2), ("forward", 3)])? {
+        0 => trestle_bounds::Method::Crown,
+        1 => trestle_bounds::Method::AlphaCrown(Default::default()),
+        2 => trestle_bounds::Method::Ibp,
+        _ => trestle_bounds::Method::Forward,
+    })
+}
+
+/// `check`: the method, the bridge engine's tuning and a flow's enclosure. Every field left at
+/// its default keeps the engine's default (the best measured configuration, or the paper's with
+/// `paper`).
+#[derive(Clone, Debug)]
+pub struct CheckRequest {
+    /// `bridge`, `monolithic` or `milp`.
+    pub method: String,
+    /// Start from the original tool's configuration; the other fields override it.
+    pub paper: bool,
+    /// The postcondition's bound method (see [`bound_method`]).
+    pub post: Option<String>,
+    pub linear_bridge: bool,
+    /// Wins over `linear_bridge` when both are set.
+    pub no_linear_bridge: bool,
+    /// `influence`, `widest` or `all`.
+    pub split: Option<String>,
+    /// `fifo`, `dfs` or `priority`.
+    pub queue: Option<String>,
+    pub max_splits: Option<usize>,
+    /// Seconds per Z3 query.
+    pub smt_timeout: Option<f64>,
+    pub min_width: Option<f64>,
+    pub no_fast_path: bool,
+    pub no_search: bool,
+    pub exact_after: Option<usize>,
+    pub no_exact_leaf: bool,
+    pub dump_smt: Option<PathBuf>,
+    pub synthesize_on_failure: bool,
+    /// The Taylor order of a flow's enclosure (1 to 30).
+    pub flow_order: Option<usize>,
+    /// Equal sub-steps per period (1 to the flow's `max_substeps`).
+    pub flow_substeps: Option<usize>,
+    /// The largest truncation remainder of an adaptive sub-step, in (0, 1).
+    pub flow_tolerance: Option<f64>,
+}
+
+impl Default for CheckRequest {
+    fn default() -> CheckRequest {
+        CheckRequest {
+            method: "bridge".into(),
+            paper: false,
+            post: None,
+            linear_bridge: false,
+            no_linear_bridge: false,
+            split: None,
+            queue: None,
+            max_splits: None,
+            smt_timeout: None,
+            min_width: None,
+            no_fast_path: false,
+            no_search: false,
+            exact_after: None,
+            no_exact_leaf: false,
+            dump_smt: None,
+            synthesize_on_failure: false,
+            flow_order: None,
+            flow_substeps: None,
+            flow_tolerance: None,
+        }
+    }
+}
+
+impl CheckRequest {
+    pub fn options(&self, limits: &Limits, s: Spelling) -> Result<CheckOptions, DriverError> {
+        let method = pick(
+            &s.flag("method"),
+            &self.method,
+            &[("bridge", CheckMethod::Bridge), ("monolithic", CheckMethod::Monolithic), ("milp", CheckMethod::Milp)],
+        )?;
+        let mut c = if self.paper { trestle_bridge::Config::paper() } else { trestle_bridge::Config::default() };
+        if let Some(p) = &self.post {
+            c.post = bound_method(&s.flag("post"), p)?;
+        }
+        if self.no_linear_bridge {
+            c.linear_bridge = false;
+        } else if self.linear_bridge {
+            c.linear_bridge = true;
+        }
+        if let Some(name) = &self.split {
+            c.split = pick(
+                &s.flag("split"),
+                name,
+                &[("influence", Split::Influence), ("widest", Split::Widest), ("all", Split::All)],
+            )?;
+        }
+        if let Some(name) = &self.queue {
+            c.queue = pick(
+                &s.flag("queue"),
+                name,
+                &[("fifo", Queue::Fifo), ("dfs", Queue::Dfs), ("priority", Queue::Priority)],
+            )?;
+        }
+        if let Some(t) = limits.threads(s)? {
+            c.threads = t;
+        }
+        if let Some(m) = self.max_splits {
+            c.max_splits = m;
+        }
+        if let Some(t) = self.smt_timeout {
+            c.smt_timeout = seconds(t, &s.flag("smt-timeout"))?;
+        }
+        if let Some(w) = self.min_width {
+            c.min_width = width(w, &s.flag("min-width"))?;
+        }
+        c.fast_path &= !self.no_fast_path;
+        c.search &= !self.no_search;
+        if self.exact_after.is_some() && self.no_exact_leaf {
+            return Err(DriverError::input(format!(
+                "{} and {} exclude each other",
+                s.flag("exact-after"),
+                s.flag("no-exact-leaf")
+            )));
+        }
+        if self.exact_after.is_some() {
+            c.exact_after = self.exact_after;
+        }
+        if self.no_exact_leaf {
+            c.exact_after = None;
+        }
+        c.dump_smt = self.dump_smt.clone();
+        let mut flow = trestle_flow::FlowSettings::default();
+        if let Some(o) = self.flow_order {
+            if !(1..=30).contains(&o) {
+                return Err(DriverError::input(format!("{} must be in 1..=30", s.flag("flow-order"))));
+            }
+            flow.order = Some(o);
+        }
+        if let Some(n) = self.flow_substeps {
+            if n == 0 || n > flow.max_substeps {
+                return Err(DriverError::input(format!(
+                    "{} must be in 1..={}",
+                    s.flag("flow-substeps"),
+                    flow.max_substeps
+                )));
+            }
+            flow.substeps = Some(n);
+        }
+        if let Some(t) = self.flow_tolerance {
+            if !(t > 0.0 && t < 1.0) {
+                return Err(DriverError::input(format!("{} must be in (0, 1)", s.flag("flow-tolerance"))));
+            }
+            flow.tolerance = t;
+        }
+        Ok(CheckOptions { method, bridge: c, synthesize_on_failure: self.synthesize_on_failure, flow })
+    }
+}
+
+/// `verify`: which properties and each one's time limit.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyRequest {
+    /// Only these properties (all when empty).
+    pub properties: Vec<String>,
+    /// Seconds per property.
+    pub property_timeout: Option<f64>,
+}
+
+impl VerifyRequest {
+    /// The options; every engine gets the threads asked for, or all cores.
+    pub fn options(&self, limits: &Limits, s: Spelling) -> Result<VerifyOptions, DriverError> {
+        Ok(VerifyOptions {
+            properties: self.properties.clone(),
+            threads: limits.threads_or_cores(s)?,
+            per_property: self.property_timeout.map(|t| seconds(t, &s.flag("property-timeout"))).transpose()?,
+        })
+    }
 }
 
 /// `ctl`: the method and its tuning.
@@ -319,6 +501,36 @@ mod tests {
             synth.config(&Limits::default(), Spelling::Python).unwrap_err().to_string(),
             "max_boxes must be at least 1"
         );
+    }
+
+    #[test]
+    fn check_requests_keep_the_engines_defaults_and_check_each_value() {
+        let none = Limits::default();
+        let o = CheckRequest::default().options(&none, Spelling::Cli).unwrap();
+        let d = trestle_bridge::Config::default();
+        assert_eq!(o.method, CheckMethod::Bridge);
+        assert_eq!(
+            (o.bridge.split, o.bridge.queue, o.bridge.linear_bridge, o.bridge.exact_after, o.bridge.threads),
+            (d.split, d.queue, d.linear_bridge, d.exact_after, d.threads)
+        );
+        let paper = CheckRequest { paper: true, queue: Some("dfs".into()), ..CheckRequest::default() };
+        let o = paper.options(&Limits { threads: Some(3), ..none }, Spelling::Cli).unwrap();
+        let p = trestle_bridge::Config::paper();
+        assert_eq!((o.bridge.split, o.bridge.queue, o.bridge.threads), (p.split, Queue::Dfs, 3));
+        let both = CheckRequest { linear_bridge: true, no_linear_bridge: true, ..CheckRequest::default() };
+        assert!(!both.options(&none, Spelling::Cli).unwrap().bridge.linear_bridge);
+        let bad = |r: CheckRequest, s: Spelling| r.options(&none, s).unwrap_err().to_string();
+        let r = CheckRequest { split: Some("random".into()), ..CheckRequest::default() };
+        assert_eq!(bad(r, Spelling::Python), "split='random': expected one of influence, widest, all");
+        let r = CheckRequest { exact_after: Some(3), no_exact_leaf: true, ..CheckRequest::default() };
+        assert_eq!(bad(r, Spelling::Python), "exact_after and no_exact_leaf exclude each other");
+        let r = CheckRequest { flow_order: Some(31), ..CheckRequest::default() };
+        assert_eq!(bad(r, Spelling::Cli), "--flow-order must be in 1..=30");
+        let r = CheckRequest { flow_tolerance: Some(1.0), ..CheckRequest::default() };
+        assert_eq!(bad(r, Spelling::Cli), "--flow-tolerance must be in (0, 1)");
+        let r = CheckRequest { method: "milp".into(), flow_substeps: Some(4), ..CheckRequest::default() };
+        let o = r.options(&none, Spelling::Cli).unwrap();
+        assert_eq!((o.method, o.flow.substeps), (CheckMethod::Milp, Some(4)));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::error::DriverError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
+use trestle_core::{Budget, Stop};
 use trestle_flow::Flow;
 use trestle_ir::num::{Rational, display_rational, to_f64_nearest};
 use trestle_ir::plant::SampledPlant;
@@ -37,6 +38,9 @@ pub struct SimulateOptions {
     pub float: bool,
     /// The continuous-time plant of a `[flow]` system (`trestle_config::load_sampled_system`).
     pub plant: Option<SampledPlant>,
+    /// The run's time limit, polled every step: what was done by then is kept, the run cut there
+    /// says so ([`Run::limit`]) and runs not started are left out.
+    pub budget: Budget,
 }
 
 /// Most states a simulation holds, runs times (steps + 1): every run is kept until it is printed,
@@ -58,6 +62,8 @@ pub struct Run {
     pub choices: Vec<(Vec<Rational>, usize)>,
     /// For an enclosed run: the precision of its enclosures (its values are their midpoints).
     pub precision_bits: Option<u32>,
+    /// Why the run was cut before its steps (the time limit, or cancelled).
+    pub limit: Option<Stop>,
 }
 
 /// What the text output says of an enclosed run.
@@ -85,20 +91,37 @@ pub fn simulate(sys: &System, opts: &SimulateOptions) -> Result<Vec<Run>, Driver
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut runs = Vec::with_capacity(opts.runs);
     for _ in 0..opts.runs {
+        if opts.budget.is_over() {
+            break;
+        }
         let start = plan.start_state(sys, &mut rng)?;
         runs.push(if opts.float {
-            run::<f64>(sys, &plan, plant.as_ref(), &start, opts.steps, &mut rng)
+            run::<f64>(sys, &plan, plant.as_ref(), &start, opts.steps, &opts.budget, &mut rng)
         } else if enclosed {
-            let choices = run::<f64>(sys, &plan, None, &start, opts.steps, &mut rng);
+            let choices = run::<f64>(sys, &plan, None, &start, opts.steps, &opts.budget, &mut rng);
             enclose(sys, &start, choices)
         } else {
-            run::<Rational>(sys, &plan, plant.as_ref(), &start, opts.steps, &mut rng)
+            run::<Rational>(sys, &plan, plant.as_ref(), &start, opts.steps, &opts.budget, &mut rng)
         });
     }
     Ok(runs)
 }
 
-/// The simulation as one JSON object (the CLI's `simulate --json`).
+/// Why the simulation did less than it was asked (a run cut, or runs not started), if it did.
+pub fn limit(opts: &SimulateOptions, runs: &[Run]) -> Option<Stop> {
+    let cut = runs.iter().find_map(|r| r.limit);
+    cut.or_else(|| (runs.len() < opts.runs).then(|| opts.budget.check().err().unwrap_or(Stop::TimeLimit)))
+}
+
+/// What a simulation cut by its limit did, in words: "2 of 3 runs, 410 of 999999 steps in the
+/// last one".
+pub fn done(opts: &SimulateOptions, runs: &[Run]) -> String {
+    let steps = runs.last().map_or(0, |r| r.steps.len());
+    format!("{} of {} runs, {steps} of {} steps in the last one", runs.len(), opts.runs, opts.steps)
+}
+
+/// The simulation as one JSON object (the CLI's `simulate --json`). One cut by its limit also
+/// has `status` `unknown`, the `reason` and `reason_kind` of every result, and `done`.
 pub fn to_json(sys: &System, opts: &SimulateOptions, runs: &[Run]) -> Value {
     let enclosed = is_enclosed(sys, opts);
     let arithmetic = match (opts.float, enclosed) {
@@ -106,14 +129,22 @@ pub fn to_json(sys: &System, opts: &SimulateOptions, runs: &[Run]) -> Value {
         (false, true) => "enclosed",
         (false, false) => "exact",
     };
-    json!({
+    let mut out = json!({
         "system": sys.name,
         "arithmetic": arithmetic,
         "note": enclosed.then_some(ENCLOSED_NOTE),
         "seed": opts.seed,
         "period": opts.plant.as_ref().map(|p| display_rational(&p.period)),
         "runs": runs.iter().map(|r| r.to_json(sys)).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(stop) = limit(opts, runs) {
+        let why = trestle_core::Unknown::from(stop);
+        out["status"] = json!("unknown");
+        out["reason"] = json!(why.to_string());
+        out["reason_kind"] = json!(why.kind());
+        out["done"] = json!(done(opts, runs));
+    }
+    out
 }
 
 /// A continuous-time plant, compiled for integration.
@@ -203,6 +234,7 @@ fn enclose(sys: &System, start: &[Rational], choices_from: Run) -> Run {
         start_in_init: choices_from.start_in_init,
         choices: run.choices,
         precision_bits: Some(bits),
+        limit: choices_from.limit,
     }
 }
 
@@ -325,6 +357,7 @@ fn run<T: Scalar>(
     plant: Option<&Plant>,
     start: &[Rational],
     steps: usize,
+    budget: &Budget,
     rng: &mut ChaCha8Rng,
 ) -> Run {
     let start_in_init = sys.init.eval_exact(&Env::new(start, &[], &[])).unwrap_or(false);
@@ -333,7 +366,13 @@ fn run<T: Scalar>(
     let mut out = Vec::new();
     let mut choices = Vec::new();
     let mut stopped = None;
+    let mut limit = None;
     for t in 0..steps {
+        if let Err(stop) = budget.check() {
+            stopped = Some(format!("{stop} after {t} of {steps} steps"));
+            limit = Some(stop);
+            break;
+        }
         let exact_nondet = plan.nondet_at(sys, t, rng);
         let nondet: Vec<T> = exact_nondet.iter().map(T::from_rational).collect();
         let pick = |enabled: &[usize]| -> Result<usize, SimError> {
@@ -376,7 +415,7 @@ fn run<T: Scalar>(
             }
         }
     }
-    Run { steps: out, last: exact_of(&state), stopped, start_in_init, choices, precision_bits: None }
+    Run { steps: out, last: exact_of(&state), stopped, start_in_init, choices, precision_bits: None, limit }
 }
 
 fn exact_of<T: Scalar>(xs: &[T]) -> Vec<Rational> {

@@ -85,7 +85,7 @@ impl Bench {
     }
 
     pub fn options(&self, jobs: usize, resume: bool, shard: Option<Shard>) -> RunOptions {
-        RunOptions { program: self.program.clone(), jobs, resume, shard, progress: false }
+        RunOptions { program: self.program.clone(), jobs, resume, shard, progress: false, deadline: None }
     }
 
     pub fn run(&self, plan: &Plan, out: &Path, opts: &RunOptions) -> RunSummary {
