@@ -1,4 +1,4 @@
-//! `trestle check` and `certify` on continuous-time systems (`[flow]`), through the binary, on the
+//! `trestle check`, `ltl` and `certify` on continuous-time systems (`[flow]`), through the binary, on the
 //! planted pair of configs/systems/flow: the damped oscillator's box is inductive (proven, the
 //! certificate accepted, tampered copies refused), its thin box and the harmonic oscillator's box
 //! are not (refuted by validated runs that `certify` accepts and `simulate` replays; the harmonic
