@@ -1,4 +1,4 @@
-//! `trestle check` and `certify` on continuous-time systems (`[flow]`), through the binary, on the
+//! `trestle check`, `ltl` and `certify` on continuous-time systems (`[flow]`), through the binary, on the
 //! planted pair of configs/systems/flow: the damped oscillator's box is inductive (proven, the
 //! certificate accepted, tampered copies refused), its thin box and the harmonic oscillator's box
 //! are not (refuted by validated runs that `certify` accepts and `simulate` replays; the harmonic
@@ -183,4 +183,96 @@ fn archcomp_tora_box_is_refuted_by_a_validated_run() {
     assert!(next.iter().any(|(lo, hi)| *lo > 2.0 || *hi < -2.0), "{next:?}");
     let ok = trestle(&["certify", s(&cert), tora, "--set", &set]);
     assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+}
+
+/// ARCH-COMP single pendulum, the competition's bounded property (x1 in [0, 1] for 0.5 <= t <= 1,
+/// the time a state): `ltl --method bpt` refutes it by a validated run of 10 periods from Init
+/// (the box of step 10 strictly above x1 = 1), `certify` re-derives the run from its exact start,
+/// a start moved inside Init (to x1 = 1) is rejected, and `simulate` from that exact start
+/// reproduces the violation. (Run on the shared models; skipped without them.)
+#[test]
+fn archcomp_single_pendulum_bounded_property_is_refuted_by_a_validated_run() {
+    let Some(models) = trestle_testkit::shared_models() else { return };
+    let set =
+        format!("controller.model={}", s(&models.join("archcomp/Single_Pendulum/controller_single_pendulum.onnx")));
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.json");
+    let sys = "configs/systems/archcomp/single-pendulum.toml";
+    let run = trestle(&[
+        "ltl",
+        sys,
+        "--property",
+        "arch",
+        "--method",
+        "bpt",
+        "--set",
+        &set,
+        "--certificate",
+        s(&cert),
+        "--json",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let j = run.json();
+    assert_eq!((&j["status"], &j["method"]), (&Value::from("refuted"), &Value::from("bpt-flow")), "{j}");
+    let t = &j["trace"];
+    assert_eq!(t["precision_bits"], 53, "{t}");
+    assert!(t["replayed"].as_str().unwrap().contains("outward-rounded f64"), "{t}");
+    let boxes = t["enclosures"].as_array().unwrap();
+    assert_eq!(boxes.len(), 11, "{t}");
+    assert!(exact(&boxes[10][0][0]) > 1.0, "{t}");
+    let ok = trestle(&["certify", s(&cert), sys, "--set", &set]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    // The same ten periods from (1, x2) do not leave Safe.
+    let mut c = read_json(&cert);
+    c["run"]["start"][0] = Value::from("1");
+    let tampered = dir.path().join("tampered.json");
+    write_json(&tampered, &c);
+    let bad = trestle(&["certify", s(&tampered), sys, "--set", &set]);
+    assert_ne!(bad.code, 0, "{}{}", bad.stdout, bad.stderr);
+    assert!(bad.stdout.contains("not strictly outside Safe"), "{}", bad.stdout);
+    let start = read_json(&cert)["run"]["start"].clone();
+    let from =
+        format!("x1={},x2={},t={}", start[0].as_str().unwrap(), start[1].as_str().unwrap(), start[2].as_str().unwrap());
+    let sim = trestle(&["simulate", sys, "--set", &set, "--from", &from, "--steps", "11", "--json"]);
+    assert_eq!(sim.code, 0, "{}", sim.stderr);
+    let step10 = &sim.json()["runs"][0]["steps"][10]["state"];
+    assert!(step10["x1"].as_f64().unwrap() > 1.0, "{step10}");
+}
+
+/// On a continuous-time system, `ltl` takes `G<=k p` by --method bpt alone, and the other
+/// commands still refuse it naming those that read it.
+#[test]
+fn ltl_on_flows_takes_bounded_always_by_bpt_and_the_others_refuse_flows() {
+    let sys = "configs/systems/flow/harmonic-oscillator.toml";
+    let proven = trestle(&["ltl", sys, "--formula", "G<=3 (-2 <= x <= 2)", "--json"]);
+    assert_eq!(proven.code, 0, "{}{}", proven.stdout, proven.stderr);
+    assert_eq!(proven.json()["method"], "bpt-flow");
+    let wrong = trestle(&["ltl", sys, "--formula", "G<=3 (-2 <= x <= 2)", "--method", "rmilp"]);
+    assert_eq!(wrong.code, 2, "{}", wrong.stderr);
+    let shape = trestle(&["ltl", sys, "--formula", "F<=3 (x >= 0)"]);
+    assert_eq!(shape.code, 2, "{}", shape.stderr);
+    assert!(shape.stderr.contains("G<=k p"), "{}", shape.stderr);
+    let ctl = trestle(&["ctl", sys, "--formula", "AG^3 (x <= 2)"]);
+    assert_eq!(ctl.code, 2, "{}", ctl.stderr);
+    assert!(ctl.stderr.contains("`ltl`"), "{}", ctl.stderr);
+}
+
+/// ARCH-COMP TORA's bounded property (published verified by NNV): `ltl` never refutes it.
+#[test]
+fn archcomp_tora_bounded_property_is_never_refuted() {
+    let Some(models) = trestle_testkit::shared_models() else { return };
+    let set = format!("controller.model={}", s(&models.join("archcomp/Benchmark9-Tora/controllerTora.onnx")));
+    let run = trestle(&[
+        "ltl",
+        "configs/systems/archcomp/tora.toml",
+        "--property",
+        "arch",
+        "--method",
+        "bpt",
+        "--set",
+        &set,
+        "--json",
+    ]);
+    assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
+    assert_ne!(run.json()["status"], "refuted");
 }

@@ -114,6 +114,12 @@ fn formula(a: &LtlArgs) -> Result<(System, Ltl, Named), CliError> {
 }
 
 pub fn run(a: &LtlArgs) -> CliResult {
+    // A continuous-time system: read quietly first to tell (its warnings come with the real read).
+    let mut probe = a.system.clone();
+    (probe.quiet, probe.deny_warnings) = (true, false);
+    if let Ok((_, Some(_))) = super::load_sampled(&probe) {
+        return run_flow(a);
+    }
     let limits = a.limits.limits();
     let request = LtlRequest {
         method: value_name(&a.method),
@@ -175,4 +181,64 @@ fn no_certificate(sys: &System, run: &LtlRun) -> String {
         Verdict::Proven { .. } => format!("{method} writes none"),
         _ => "only a proven formula has one".into(),
     }
+}
+
+/// `ltl` on a continuous-time system: `G<=k p` by bound propagation on the flow, refuted by a
+/// validated run (`trestle_verify::flow_ltl`).
+fn run_flow(a: &LtlArgs) -> CliResult {
+    if !matches!(a.method, MethodArg::Bpt | MethodArg::Auto) {
+        return Err(CliError::input(format!(
+            "--method {}: a continuous-time system ([flow]) is decided by --method bpt alone",
+            value_name(&a.method)
+        )));
+    }
+    if a.k.is_some() || a.plot.plot.is_some() {
+        return Err(CliError::input("--k and --plot are not available on a continuous-time system ([flow])"));
+    }
+    let limits = a.limits.limits();
+    let budget = limits.budget(trestle_verify::options::Spelling::Cli).map_err(driver_error)?;
+    crate::output::check_output("--certificate", a.certificate.as_deref())?;
+    let (sys, plant) = super::load_sampled(&a.system)?;
+    let plant = plant.expect("probed as a [flow] system");
+    let scope = super::formula_scope(&sys, None)?;
+    let (phi, property) = match (&a.formula, &a.property) {
+        (Some(text), _) => {
+            let phi = parse_ltl(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
+            (phi, Named { name: "formula".into(), text: text.clone() })
+        }
+        (None, Some(name)) => {
+            let p = sys
+                .properties
+                .iter()
+                .find(|p| &p.name == name)
+                .ok_or_else(|| CliError::input(format!("no property '{name}' in {}", a.system.system.display())))?;
+            let PropertyFormula::Ltl(phi) = &p.formula else {
+                return Err(CliError::input(format!("property '{name}' is not an LTL formula (`ltl = ..`)")));
+            };
+            (phi.clone(), Named { name: name.clone(), text: super::property_text(p) })
+        }
+        (None, None) => return Err(CliError::input("give --property or --formula")),
+    };
+    let bar = Bar::new(a.system.silent());
+    let run = trestle_verify::flow_ltl::ltl_flow(
+        &sys,
+        &plant,
+        &phi,
+        &property,
+        trestle_verify::FlowSettings::default(),
+        &budget,
+        &bar,
+    )
+    .map_err(driver_error)?;
+    drop(bar);
+    if let Some(path) = &a.certificate {
+        match &run.certificate {
+            Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
+            None => eprintln!(
+                "no certificate written: on a continuous-time system only a validated run leaving the system's Safe \
+                 (the formula G<=k safe) has one"
+            ),
+        }
+    }
+    finish(a.system.json, &run.result)
 }

@@ -7,7 +7,7 @@
 //! is the validated enclosure of the flow from that point ([`FlowStep::enclose_point`]: the
 //! degenerate box, outward-rounded f64 intervals). The refutation holds when that enclosure is
 //! disjoint from every box of the invariant's outward cover, so from the invariant itself. It is
-//! reported as a one-step [`ValidatedTrace`] at 53 bits (the enclosure's precision); `certify`
+//! reported as a one-step [`ValidatedTrace`] at 53 bits (outward-rounded f64 enclosures, not MPFR); `certify`
 //! re-derives the actions and the enclosure from the exact start and inputs alone ([`recheck`]).
 //! Controllers with tanh or sigmoid layers have no exact actions: no refutation is searched for
 //! them (the box stays undecided).

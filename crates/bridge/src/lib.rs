@@ -22,9 +22,12 @@
 //! flow's validated enclosure written as an exact discrete *leaf system*, refutations validated by
 //! the flow's enclosure from an exact point ([`flow_refute`]), certificates of format `/3`
 //! ([`certificate::certify_sampled`] re-derives every enclosure). The plant is passed beside the
-//! [`trestle_ir::System`] rather than inside it: only `check`, `certify` and `simulate` load it
-//! (`trestle_config::load_sampled_system`), and every other command refuses a `[flow]` file when
-//! loading it, with exit 2 naming those three.
+//! [`trestle_ir::System`] rather than inside it: only `check`, `certify`, `simulate` and `ltl` load
+//! it (`trestle_config::load_sampled_system`), and every other command refuses a `[flow]` file when
+//! loading it, with exit 2 naming those four. Bounded properties of such systems are refuted by
+//! validated multi-step runs from an exact start ([`flow_run`]), found by f64 falsification
+//! ([`flow_falsify`]); their certificates (unsafe runs of format `/3`) are re-derived by
+//! [`flow_run::certify_run`].
 
 pub mod argmax;
 mod boxloop;
@@ -35,7 +38,9 @@ pub mod engine;
 mod error;
 pub mod exact;
 pub mod flow;
+pub mod flow_falsify;
 pub mod flow_refute;
+pub mod flow_run;
 pub mod post;
 mod post_check;
 mod proof_check;

@@ -112,3 +112,67 @@ fn widths_by_order_and_substeps_on_the_invariant_box() {
     assert!(*widest_remainder.last().unwrap() < 1e-9, "{widest_remainder:?}");
     assert!(widest_remainder[0] > 1e3 * widest_remainder.last().unwrap(), "{widest_remainder:?}");
 }
+
+/// An ARCH-COMP system of configs/systems/archcomp with its model from `../shared/models`, or
+/// `None` when the folder is absent (outside CI).
+fn archcomp(file: &str, model: &str) -> Option<(System, trestle_ir::plant::SampledPlant)> {
+    let path = trestle_testkit::shared_models()?.join("archcomp").join(model);
+    let overrides = Overrides::parse(&[format!("controller.model={}", path.display())]).unwrap();
+    let (sys, plant) = load_sampled_system(&repo().join("configs/systems/archcomp").join(file), &overrides).unwrap();
+    Some((sys, plant.expect("a [flow] system")))
+}
+
+/// The published violation of a bounded ARCH-COMP property (Safe over the clock `t`, at every
+/// step 0..=`steps`): found by falsification, validated, the run's certificate accepted by
+/// `certify_run` and a tampered start rejected. Prints the time and the enclosure widths.
+fn reproduce_violation(file: &str, model: &str, steps: usize) {
+    use trestle_bridge::certificate::run::run_json;
+    use trestle_bridge::flow_falsify::{FalsifySettings, falsify};
+    let Some((sys, plant)) = archcomp(file, model) else { return };
+    let settings = FlowSettings { refinements: 0, ..FlowSettings::default() };
+    let step = FlowStep::new(&sys, &plant, settings).unwrap();
+    let init = sys.init.to_box_union(sys.state.len(), 1).unwrap()[0].inner_fbox().unwrap().into_fbox();
+    let safe = sys.safe.clone().unwrap();
+    let in_init = |x: &[trestle_ir::Rational]| sys.init.eval_exact(&trestle_ir::Env::new(x, &[], &[])) == Ok(true);
+    let clock = std::time::Instant::now();
+    let found = falsify(&sys, &step, &safe, 0..=steps, &init, in_init, &FalsifySettings::default());
+    let (trace, run) = found.unwrap_or_else(|| panic!("{file}: no validated violation"));
+    println!("{file}: violated at step {} in {:.2?}; widths {:?}", trace.len(), clock.elapsed(), run.widths());
+    assert!(trace.len() <= steps && in_init(&trace.start), "{trace}");
+    let record = run_json(&sys, &trace.start, &trace.choices);
+    let clock = std::time::Instant::now();
+    let c = trestle_bridge::flow_run::certify_run(&record, &sys, &step);
+    assert!(c.valid, "{c:?}");
+    println!("{file}: certified in {:.2?}", clock.elapsed());
+    // A start moved out of Init, and the run cut one period short (its last box is not strictly
+    // outside Safe: the violation was the first decided one), are rejected.
+    let mut tampered = record.clone();
+    let i = (0..init.dims()).find(|&i| init.lo[i] < init.hi[i]).unwrap();
+    let outside = trestle_ir::num::rational_from_f64(2.0 * init.hi[i] - init.lo[i]);
+    tampered.start[i] = trestle_ir::num::display_rational(&outside);
+    let c = trestle_bridge::flow_run::certify_run(&tampered, &sys, &step);
+    assert!(!c.valid && !c.checks[0].1, "{c:?}");
+    let mut short = record.clone();
+    short.steps.pop();
+    let c = trestle_bridge::flow_run::certify_run(&short, &sys, &step);
+    assert!(!c.valid && c.checks[0].1 && !c.checks[1].1, "{c:?}");
+}
+
+#[test]
+fn arch_single_pendulum_violation_is_a_validated_run_that_certify_accepts() {
+    reproduce_violation("single-pendulum.toml", "Single_Pendulum/controller_single_pendulum.onnx", 20);
+}
+
+#[test]
+fn arch_double_pendulum_more_robust_violation_is_a_validated_run_that_certify_accepts() {
+    reproduce_violation(
+        "double-pendulum-more-robust.toml",
+        "Double_Pendulum/controller_double_pendulum_more_robust.onnx",
+        20,
+    );
+}
+
+#[test]
+fn arch_airplane_violation_is_a_validated_run_that_certify_accepts() {
+    reproduce_violation("airplane.toml", "Airplane/controller_airplane.onnx", 20);
+}

@@ -103,7 +103,9 @@ impl ValidatedTrace {
             hidden_exact: None,
             loop_back: None,
             replayed: format!(
-                "validated: exact start, MPFR interval enclosures at {} bits, the last state's enclosure strictly outside '{}'",
+                "validated: exact start, {} interval enclosures at {} bits, the last state's enclosure strictly outside '{}'",
+                // A flow's enclosures (53 bits) are outward-rounded f64, not MPFR.
+                if self.precision_bits == 53 { "outward-rounded f64" } else { "MPFR" },
                 self.precision_bits,
                 Names::of(sys).pred(&self.violated)
             ),

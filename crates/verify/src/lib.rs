@@ -18,7 +18,9 @@
 //! - one result per question, `trestle_core::RunResult` (`trestle-result/1`), and its text
 //!   ([`render`]), the same for the CLI, the campaign store and the Python package;
 //! - certificate files ([`write_file`]), written atomically, and their re-check ([`certify`]);
-//! - concrete runs of the closed loop ([`simulate`]) and pictures of a run ([`picture`]).
+//! - concrete runs of the closed loop ([`simulate`]) and pictures of a run ([`picture`]);
+//! - bounded properties `G<=k p` of sampled-data systems ([`flow_ltl`]: bound propagation with the
+//!   flow's enclosure as the step, or a validated run from Init).
 //!
 //! Front ends parse their input into the options here, call one function and print its result.
 
@@ -27,6 +29,7 @@ pub mod certify;
 pub mod check;
 pub mod describe;
 mod error;
+pub mod flow_ltl;
 pub mod json;
 pub mod milp;
 pub mod options;

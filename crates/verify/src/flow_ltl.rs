@@ -1,0 +1,273 @@
+//! `ltl --method bpt` on a sampled-data system (`[flow]`): the bounded property `G<=k p` (`p` a
+//! state predicate, at every step 0..=k), the competition's own question on the ARCH-COMP plants.
+//!
+//! - **true**: bound propagation through time with the flow's validated enclosure as the step.
+//!   Each box of Init is pushed period by period: the controllers' outputs over the state box in
+//!   outward-rounded interval arithmetic (an argmax must be decided on the box), the flow enclosed
+//!   from the box under the actions' box held ([`trestle_flow::Flow::enclose`]); `p` must hold on
+//!   every step's whole box, and every box must lie inside the domains. A box where some step
+//!   straddles `p` (or the enclosure fails) is split in two along its widest side, down to
+//!   [`MAX_SPLITS`] halvings and [`MAX_BOXES`] boxes in all; a box left undecided there makes the
+//!   answer unknown, never true.
+//! - **false**: a validated run from an exact start in Init (`trestle_bridge::flow_falsify`: f64
+//!   falsification, then `trestle_bridge::flow_run`: the enclosure of a step of the window strictly
+//!   outside `p`). When `p` is the system's Safe, the run is the certificate (an unsafe run of
+//!   format `/3` with the flow settings), which `certify` re-derives from its start alone.
+//! - **unknown** otherwise.
+
+use crate::error::DriverError;
+use crate::progress::Progress;
+use crate::temporal::Named;
+use serde_json::{Value, json};
+use std::time::Instant;
+use trestle_bridge::certificate::run::run_json;
+use trestle_bridge::certificate::{CertificateJson, FORMAT_FLOW, FlowJson, OutcomeJson};
+use trestle_bridge::flow::FlowStep;
+use trestle_bridge::flow_falsify::{FalsifySettings, falsify};
+use trestle_core::{Budget, RunResult, Unknown, Verdict};
+use trestle_flow::FlowSettings;
+use trestle_ir::formula::Ltl;
+use trestle_ir::interval::Interval;
+use trestle_ir::plant::SampledPlant;
+use trestle_ir::system::{ControllerOutput, DomainExit, Policy};
+use trestle_ir::{Env, FBox, Pred, Rational, System};
+
+/// The most halvings of one box of Init.
+pub const MAX_SPLITS: usize = 16;
+/// The most boxes bound propagation examines in all.
+pub const MAX_BOXES: usize = 4096;
+
+/// A bounded LTL run on a flow system: the result and the certificate of a refutation of Safe.
+#[derive(Debug)]
+pub struct FlowLtlRun {
+    pub result: RunResult,
+    pub certificate: Option<Value>,
+}
+
+/// The state predicate a formula without temporal operators stands for.
+fn state_pred(phi: &Ltl) -> Option<Pred> {
+    Some(match phi {
+        Ltl::Atom(p) => p.clone(),
+        Ltl::Not(a) => Pred::Not(Box::new(state_pred(a)?)),
+        Ltl::And(xs) => Pred::And(xs.iter().map(state_pred).collect::<Option<_>>()?),
+        Ltl::Or(xs) => Pred::Or(xs.iter().map(state_pred).collect::<Option<_>>()?),
+        _ => return None,
+    })
+}
+
+/// `(p, k)` of `G<=k p` (or of `p` alone, k = 0); `None` for any other formula.
+pub fn bounded_always(phi: &Ltl) -> Option<(Pred, u32)> {
+    match phi {
+        Ltl::G(Some(k), a) => Some((state_pred(a)?, *k)),
+        _ => Some((state_pred(phi)?, 0)),
+    }
+}
+
+/// The controllers' actions over the state box, in outward-rounded intervals; `None` when an
+/// argmax is undecided or a controller cannot be bounded on intervals.
+fn action_box(sys: &System, state: &[Interval], nondet: &[Interval]) -> Option<Vec<Interval>> {
+    let mut actions = vec![None; sys.actions.len()];
+    for c in &sys.controllers {
+        let env = Env::new(state, &[], nondet);
+        let input = c.inputs.iter().map(|e| e.eval(&env)).collect::<Result<Vec<Interval>, _>>().ok()?;
+        let Policy::Network(n) = &c.policy else { return None };
+        let network = &sys.networks[*n].network;
+        if network.is_recurrent() {
+            return None;
+        }
+        let out = network.run(&input, &mut []).ok()?;
+        match &c.output {
+            ControllerOutput::Actions(ids) => {
+                for (k, &a) in ids.iter().enumerate() {
+                    actions[a] = Some(out[k]);
+                }
+            }
+            ControllerOutput::Argmax(a) => {
+                // Decided when one output's lower end is above every other's upper end (ties
+                // included: the lowest index wins only when strictly above those before it).
+                let w = (0..out.len()).find(|&i| {
+                    out.iter().enumerate().all(|(j, o)| match j.cmp(&i) {
+                        std::cmp::Ordering::Less => out[i].lo > o.hi,
+                        std::cmp::Ordering::Equal => true,
+                        std::cmp::Ordering::Greater => out[i].lo >= o.hi,
+                    })
+                })?;
+                actions[*a] = Some(Interval::point(w as f64));
+            }
+        }
+    }
+    actions.into_iter().collect()
+}
+
+fn inside_domains(sys: &System, image: &[Interval]) -> bool {
+    sys.domain_exit == DomainExit::Ignore
+        || sys.state.iter().zip(image).all(|(v, b)| {
+            let (lo, hi) = (trestle_ir::num::rational_from_f64(b.lo), trestle_ir::num::rational_from_f64(b.hi));
+            v.domain.lo.as_ref().is_none_or(|l| &lo >= l) && v.domain.hi.as_ref().is_none_or(|h| &hi <= h)
+        })
+}
+
+/// Whether `p` holds at every step 0..=k of every run from the box (module doc), with the largest
+/// width of each step's box.
+fn propagate(sys: &System, step: &FlowStep, p: &Pred, k: u32, region: &FBox) -> Result<Vec<f64>, ()> {
+    let nondet: Vec<Interval> = sys.nondet.iter().map(trestle_ir::nondet::hull).collect();
+    let mut x = region.intervals();
+    let mut widths = Vec::new();
+    for j in 0..=k {
+        widths.push(x.iter().fold(0.0f64, |m, v| m.max(v.width())));
+        if p.eval_interval(&Env::new(&x, &[], &[])) != Some(true) {
+            return Err(());
+        }
+        if j == k {
+            break;
+        }
+        let u = action_box(sys, &x, &nondet).ok_or(())?;
+        let e = step.flow().enclose(&x, &u, &nondet, &step.period, &step.settings).map_err(|_| ())?;
+        if e.state.iter().any(|v| !v.lo.is_finite() || !v.hi.is_finite()) || !inside_domains(sys, &e.state) {
+            return Err(());
+        }
+        x = e.state;
+    }
+    Ok(widths)
+}
+
+/// Halves `b` along its widest side (relative to `scale`, the widths of Init's box).
+fn halves(b: &FBox, scale: &[f64]) -> (FBox, FBox) {
+    let rel = |i: usize| if scale[i] > 0.0 { (b.hi[i] - b.lo[i]) / scale[i] } else { 0.0 };
+    let i = (0..b.dims()).max_by(|&a, &c| rel(a).total_cmp(&rel(c))).expect("a box has a side");
+    let mid = b.lo[i] + (b.hi[i] - b.lo[i]) / 2.0;
+    let (mut lo, mut hi) = (b.clone(), b.clone());
+    lo.hi[i] = mid;
+    hi.lo[i] = mid;
+    (lo, hi)
+}
+
+enum Propagated {
+    Holds { boxes: usize, widths: Vec<f64> },
+    Open(String),
+}
+
+fn bpt(sys: &System, step: &FlowStep, p: &Pred, k: u32, init: &[FBox], budget: &Budget) -> Propagated {
+    let mut queue: Vec<(FBox, usize, Vec<f64>)> =
+        init.iter().map(|b| (b.clone(), 0, (0..b.dims()).map(|i| b.hi[i] - b.lo[i]).collect())).collect();
+    let (mut boxes, mut widths) = (0usize, vec![0.0f64; k as usize + 1]);
+    while let Some((b, depth, scale)) = queue.pop() {
+        if budget.is_over() {
+            return Propagated::Open("the time limit was reached during bound propagation".into());
+        }
+        boxes += 1;
+        if boxes > MAX_BOXES {
+            return Propagated::Open(format!("more than {MAX_BOXES} boxes of Init would be needed"));
+        }
+        match propagate(sys, step, p, k, &b) {
+            Ok(w) => widths.iter_mut().zip(w).for_each(|(m, x)| *m = m.max(x)),
+            Err(()) if depth < MAX_SPLITS && scale.iter().any(|&s| s > 0.0) => {
+                let (l, h) = halves(&b, &scale);
+                queue.push((l, depth + 1, scale.clone()));
+                queue.push((h, depth + 1, scale));
+            }
+            Err(()) => {
+                return Propagated::Open(format!(
+                    "a box of Init halved {depth} times still straddles the predicate or has no enclosure: {b:?}"
+                ));
+            }
+        }
+    }
+    Propagated::Holds { boxes, widths }
+}
+
+/// Decides `G<=k p` on the flow system (module doc).
+pub fn ltl_flow(
+    sys: &System,
+    plant: &SampledPlant,
+    phi: &Ltl,
+    property: &Named,
+    settings: FlowSettings,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<FlowLtlRun, DriverError> {
+    let (p, k) = bounded_always(phi).ok_or_else(|| {
+        DriverError::input(format!(
+            "'{}': on a continuous-time system ([flow]) `ltl` decides `G<=k p` with p a state predicate only",
+            property.text
+        ))
+    })?;
+    // Runs from a point use no refinement passes: their boxes' widths are rounding, which more
+    // sub-steps do not shrink (the airplane's run: the same widths, 3.4 s instead of 13.4 s).
+    let run_step = FlowStep::new(sys, plant, FlowSettings { refinements: 0, ..settings.clone() })?;
+    let step = FlowStep::new(sys, plant, settings)?;
+    let n = sys.state.len();
+    let rboxes = sys
+        .init
+        .to_box_union(n, 64)
+        .ok_or_else(|| DriverError::input("Init must be a union of at most 64 boxes for bound propagation on flows"))?;
+    let mut outer = Vec::new();
+    for b in &rboxes {
+        let o = b
+            .enclosing_fbox()
+            .ok_or_else(|| DriverError::input("Init must be bounded in every state variable on flows"))?;
+        outer.push(o.into_fbox());
+    }
+    let clock = Instant::now();
+    progress.stage("bound propagation through time on the flow");
+    let proven = bpt(sys, &step, &p, k, &outer, budget);
+    let bpt_seconds = clock.elapsed().as_secs_f64();
+    let mut details = serde_json::Map::new();
+    let mut certificate = None;
+    let verdict = match proven {
+        Propagated::Holds { boxes, widths } => {
+            details.insert("bpt_boxes".into(), json!(boxes));
+            details.insert("bpt_widths".into(), json!(widths));
+            Verdict::proven()
+        }
+        Propagated::Open(why) => {
+            progress.stage("falsification: f64 runs from Init, then a validated run");
+            let in_init = |x: &[Rational]| sys.init.eval_exact(&Env::new(x, &[], &[])) == Ok(true);
+            let window = 0..=k as usize;
+            let found = rboxes.iter().filter_map(|b| b.inner_fbox()).find_map(|inner| {
+                let inner = inner.into_fbox();
+                if (0..inner.dims()).any(|i| inner.lo[i] > inner.hi[i]) {
+                    return None;
+                }
+                falsify(sys, &run_step, &p, window.clone(), &inner, in_init, &FalsifySettings::default())
+            });
+            match found {
+                Some((trace, run)) => {
+                    details.insert("enclosure_widths".into(), json!(run.widths()));
+                    if sys.safe.as_ref() == Some(&p) {
+                        let out = OutcomeJson {
+                            format: FORMAT_FLOW.into(),
+                            system: sys.name.clone(),
+                            verdict: "unsafe".into(),
+                            witness: None,
+                            witness_exact: None,
+                            region: None,
+                            reason: Some(format!("a validated run of {} periods from Init leaves Safe", trace.len())),
+                            validated: None,
+                            run: Some(run_json(sys, &trace.start, &trace.choices)),
+                            flow: Some(FlowJson::of(&run_step)),
+                        };
+                        certificate = Some(serde_json::to_value(CertificateJson::Outcome(out)).expect("serialises"));
+                    }
+                    Verdict::RefutedValidated { trace }
+                }
+                None => Verdict::Unknown(Unknown::Incomplete(format!(
+                    "{why}; no validated run from Init violates it (f64 falsification)"
+                ))),
+            }
+        }
+    };
+    let mut result = RunResult::of_verdict("ltl", sys, "bpt-flow", crate::temporal::word(&verdict), &verdict);
+    result.property = Some(property.name.clone());
+    result.details.insert("formula".into(), json!(property.text));
+    result.details.extend(details);
+    if matches!(verdict, Verdict::Proven { .. }) {
+        result.evidence = Some(
+            "bound propagation through time on the flow: the predicate holds on the validated enclosure of every \
+             step from every box of Init"
+                .into(),
+        );
+    }
+    result.stat("bpt_seconds", bpt_seconds).stat("seconds", clock.elapsed().as_secs_f64());
+    Ok(FlowLtlRun { result, certificate })
+}
