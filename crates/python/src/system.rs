@@ -15,6 +15,7 @@ use trestle_ir::System;
 use trestle_ir::parse::{parse_ctl, parse_ltl};
 use trestle_ir::system::PropertyFormula;
 use trestle_verify::Silent;
+use trestle_verify::picture::View;
 use trestle_verify::options::{
     CegarRequest, CheckRequest, CtlRequest, Limits, LtlRequest, Spelling, SynthRequest, VerifyRequest,
 };
@@ -37,6 +38,28 @@ fn answer(r: &RunResult, certificate: Option<serde_json::Value>) -> Answer {
         trestle_verify::render::text(r),
         certificate.map(|c| c.to_string()),
     )
+}
+
+/// Where to draw a run's picture (`plot=`, `plot_vars=`, `plot_size=`, as the CLI's `--plot`
+/// flags), checked before any work is done: an unwritable path or unknown variables are input
+/// errors.
+fn picture_target(
+    sys: &System,
+    plot: Option<PathBuf>,
+    vars: Option<&str>,
+    size: Option<&str>,
+) -> PyResult<Option<(PathBuf, View)>> {
+    let Some(path) = plot else { return Ok(None) };
+    atomic_output::check_target(&path).map_err(|e| input(format!("plot {}: {e}", path.display())))?;
+    Ok(Some((path, View::parse(sys, vars, size, false).map_err(driver_error)?)))
+}
+
+/// `r` with the picture's path among its artifacts, once drawn.
+fn with_plot(mut r: RunResult, drawn: Option<&PathBuf>) -> RunResult {
+    if let Some(path) = drawn {
+        r.artifacts.insert("plot".into(), path.display().to_string().into());
+    }
+    r
 }
 
 /// A system read from a file (or a text) with `set` overrides.
@@ -157,7 +180,7 @@ impl NativeSystem {
     #[pyo3(signature = (*, method="bridge", paper=false, post=None, linear_bridge=false, no_linear_bridge=false,
         split=None, queue=None, threads=None, max_splits=None, timeout=None, smt_timeout=None, min_width=None,
         no_fast_path=false, no_search=false, exact_after=None, no_exact_leaf=false, dump_smt=None,
-        synthesize_on_failure=false))]
+        synthesize_on_failure=false, plot=None, plot_vars=None, plot_size=None))]
     #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
@@ -180,6 +203,9 @@ impl NativeSystem {
         no_exact_leaf: bool,
         dump_smt: Option<PathBuf>,
         synthesize_on_failure: bool,
+        plot: Option<PathBuf>,
+        plot_vars: Option<&str>,
+        plot_size: Option<&str>,
     ) -> PyResult<Answer> {
         let limits = Limits { timeout, threads, threads_flag: "threads" };
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
@@ -204,14 +230,19 @@ impl NativeSystem {
         };
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = &self.sys;
+        let picture = picture_target(sys, plot, plot_vars, plot_size)?;
         interruptible(py, &budget, || {
             let run = trestle_verify::check(sys, &opts, &budget, &Silent)?;
-            Ok(answer(&run.result, Some(run.certificate_file(sys))))
+            if let Some((path, view)) = &picture {
+                trestle_verify::picture::draw_check(sys, &run, view, path)?;
+            }
+            let result = with_plot(run.result.clone(), picture.as_ref().map(|p| &p.0));
+            Ok(answer(&result, Some(run.certificate_file(sys))))
         })
     }
 
     #[pyo3(signature = (*, resolution=None, max_boxes=None, min_width=None, timeout=None, forward=false,
-        full=false, threads=None, attack_steps=None, smt_timeout=None))]
+        full=false, threads=None, attack_steps=None, smt_timeout=None, plot=None, plot_vars=None, plot_size=None))]
     #[allow(clippy::too_many_arguments)]
     fn synth(
         &self,
@@ -225,15 +256,23 @@ impl NativeSystem {
         threads: Option<usize>,
         attack_steps: Option<usize>,
         smt_timeout: Option<f64>,
+        plot: Option<PathBuf>,
+        plot_vars: Option<&str>,
+        plot_size: Option<&str>,
     ) -> PyResult<Answer> {
         let limits = Limits { timeout, threads, threads_flag: "threads" };
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
         let request = SynthRequest { resolution, max_boxes, min_width, forward, full, attack_steps, smt_timeout };
         let c = request.config(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = &self.sys;
+        let picture = picture_target(sys, plot, plot_vars, plot_size)?;
         interruptible(py, &budget, || {
             let run = trestle_verify::synthesize(sys, &c, &budget, &Silent)?;
-            Ok(answer(&run.result, Some(run.certificate_file(sys))))
+            if let Some((path, view)) = &picture {
+                trestle_verify::picture::draw_synth(sys, &run, view, path)?;
+            }
+            let result = with_plot(run.result.clone(), picture.as_ref().map(|p| &p.0));
+            Ok(answer(&result, Some(run.certificate_file(sys))))
         })
     }
 

@@ -109,6 +109,23 @@ def test_certificate_round_trip(tmp_path, root):
         trestle.certify(tampered, system)
 
 
+def test_plots_are_drawn_as_the_clis(tmp_path, root):
+    system = trestle.load(root / "examples/maze-det.toml")
+    proof = system.check(plot=tmp_path / "check.png", plot_size="320x240")
+    assert proof.proven
+    assert proof.artifacts["plot"] == str(tmp_path / "check.png")
+    assert (tmp_path / "check.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    synthesis = system.synth(plot=str(tmp_path / "synth.svg"), plot_vars="y,x")
+    assert synthesis.proven
+    assert (tmp_path / "synth.svg").read_text().lstrip().startswith("<svg")
+    # Bad picture arguments are input errors before any work, as the CLI's flags are.
+    with pytest.raises(trestle.InputError, match="nope"):
+        system.check(plot=tmp_path / "x.png", plot_vars="x,nope")
+    with pytest.raises(trestle.InputError, match="directory"):
+        system.check(plot=tmp_path)
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_refutation_certificate_round_trip(root):
     # The start box as the candidate invariant: not inductive, with an exact witness.
     system = trestle.load(root / "examples/maze-det.toml", set={"invariant": "0.3 <= x <= 0.4 and 0.6 <= y <= 0.7"})

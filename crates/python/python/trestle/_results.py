@@ -58,7 +58,8 @@ def _fractions(nested):
 class Result:
     """One run's answer: ``verdict`` (the engine's word), ``status`` (``proven``, ``evidence``,
     ``refuted`` or ``unknown``), ``margin`` (of floating-point evidence), ``reason`` (why
-    unknown), ``evidence``, ``trace``, ``certificate``, ``stats``; ``str()`` is the CLI's text and
+    unknown), ``evidence``, ``trace``, ``certificate``, ``stats``, ``artifacts`` (files written:
+    ``plot``); ``str()`` is the CLI's text and
     ``to_json()`` its ``--json`` object."""
 
     def __init__(self, doc, text, certificate=None):
@@ -77,6 +78,7 @@ class Result:
         self.stats = doc.get("stats", {})
         self.config = doc.get("config", {})
         self.details = doc.get("details", {})
+        self.artifacts = doc.get("artifacts", {})
         self.trace = Trace(doc["trace"]) if doc.get("trace") else None
         self.certificate = Certificate(certificate) if certificate is not None else None
 
