@@ -15,10 +15,10 @@ use trestle_ir::System;
 use trestle_ir::parse::{parse_ctl, parse_ltl};
 use trestle_ir::system::PropertyFormula;
 use trestle_verify::Silent;
-use trestle_verify::picture::View;
 use trestle_verify::options::{
     CegarRequest, CheckRequest, CtlRequest, Limits, LtlRequest, Spelling, SynthRequest, VerifyRequest,
 };
+use trestle_verify::picture::View;
 use trestle_verify::temporal::{Named, formula_scope};
 
 /// Where a system was read from, to read it again with other overrides (a property's horizon).
