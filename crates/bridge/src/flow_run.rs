@@ -233,49 +233,15 @@ pub fn certify_run(
     sys: &System,
     step: &FlowStep,
 ) -> crate::certificate::Certification {
-    use crate::certificate::run::UNSAFE_RUN;
+    use crate::certificate::run::{RunRead, UNSAFE_RUN, read_run};
     let check = |name: &str, ok: bool, detail: String| (name.to_string(), ok, detail);
-    let fail = |name: &str, detail: String| crate::certificate::Certification {
-        valid: false,
-        kind: UNSAFE_RUN,
-        checks: vec![check(name, false, detail)],
+    // A `[flow]` system has one branch: the inputs are all its choices say.
+    let RunRead { start, choices, safe, in_init } = match read_run(run, sys) {
+        Ok(r) => r,
+        Err(failed) => return failed,
     };
-    let numbers = |texts: &[String], what: &str| -> Result<Vec<Rational>, String> {
-        texts
-            .iter()
-            .map(|t| trestle_ir::num::parse_rational(t).ok_or_else(|| format!("{what}: '{t}' is not a number")))
-            .collect()
-    };
-    let start = match numbers(&run.start, "start") {
-        Ok(s) if s.len() == sys.state.len() => s,
-        Ok(s) => {
-            return fail("the run's start is a state", format!("{} values for {} variables", s.len(), sys.state.len()));
-        }
-        Err(e) => return fail("the run's start is a state", e),
-    };
-    let mut inputs = Vec::with_capacity(run.steps.len());
-    for (k, c) in run.steps.iter().enumerate() {
-        if !sys.step.branches.iter().any(|b| b.name == c.branch) {
-            return fail("the run's choices are the system's", format!("step {k}: no branch '{}'", c.branch));
-        }
-        match numbers(&c.nondet, &format!("step {k} inputs")) {
-            Ok(w) => inputs.push(w),
-            Err(e) => return fail("the run's choices are the system's", e),
-        }
-    }
-    let Some(safe) = &sys.safe else {
-        return fail("the system has a Safe to leave", "it gives none".into());
-    };
-    let in_init = sys.init.eval_exact(&Env::new(&start, &[], &[]));
-    let mut checks = vec![check(
-        "the run starts in Init",
-        in_init == Ok(true),
-        match &in_init {
-            Ok(true) => "yes".into(),
-            Ok(false) => "the start state is outside Init".into(),
-            Err(e) => e.to_string(),
-        },
-    )];
+    let inputs: Vec<Vec<Rational>> = choices.into_iter().map(|(w, _)| w).collect();
+    let mut checks = vec![in_init];
     let k = inputs.len();
     let leaves = enclose_run(sys, step, &start, &inputs, |_, _| false).and_then(|r| {
         let last = &r.states[k];

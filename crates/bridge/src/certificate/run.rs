@@ -9,7 +9,7 @@ use super::Certification;
 use serde::{Deserialize, Serialize};
 use trestle_core::ValidatedTrace;
 use trestle_ir::num::{display_rational, parse_rational};
-use trestle_ir::{Env, Rational, System};
+use trestle_ir::{Env, Pred, Rational, System};
 
 /// The [`Certification::kind`] of an unsafe run.
 pub const UNSAFE_RUN: &str = "unsafe run";
@@ -44,13 +44,22 @@ pub fn run_json(sys: &System, start: &[Rational], choices: &[(Vec<Rational>, usi
     }
 }
 
-/// Re-runs the recorded run: valid when it starts in Init and its last state lies outside Safe.
-pub fn certify_run(run: &RunJson, sys: &System) -> Certification {
-    let check = |name: &str, ok: bool, detail: String| (name.to_string(), ok, detail);
+/// A recorded run read against its system: the exact start, each step's exact inputs and branch
+/// (index into `sys`), the Safe it must leave, and the first check line (the start in Init).
+pub(crate) struct RunRead<'s> {
+    pub start: Vec<Rational>,
+    pub choices: Vec<(Vec<Rational>, usize)>,
+    pub safe: &'s Pred,
+    pub in_init: (String, bool, String),
+}
+
+/// Reads `run` against `sys` (what both re-checks of an unsafe run, discrete and flow, start
+/// with); the failed certification when the record is not a run of this system.
+pub(crate) fn read_run<'s>(run: &RunJson, sys: &'s System) -> Result<RunRead<'s>, Certification> {
     let failed = |name: &str, detail: String| Certification {
         valid: false,
         kind: UNSAFE_RUN,
-        checks: vec![check(name, false, detail)],
+        checks: vec![(name.to_string(), false, detail)],
     };
     let numbers = |texts: &[String], what: &str| -> Result<Vec<Rational>, String> {
         texts.iter().map(|t| parse_rational(t).ok_or_else(|| format!("{what}: '{t}' is not a number"))).collect()
@@ -58,37 +67,46 @@ pub fn certify_run(run: &RunJson, sys: &System) -> Certification {
     let start = match numbers(&run.start, "start") {
         Ok(s) if s.len() == sys.state.len() => s,
         Ok(s) => {
-            return failed(
+            return Err(failed(
                 "the run's start is a state",
                 format!("{} values for {} variables", s.len(), sys.state.len()),
-            );
+            ));
         }
-        Err(e) => return failed("the run's start is a state", e),
+        Err(e) => return Err(failed("the run's start is a state", e)),
     };
     let mut choices = Vec::with_capacity(run.steps.len());
     for (k, step) in run.steps.iter().enumerate() {
-        let nondet = match numbers(&step.nondet, &format!("step {k} inputs")) {
-            Ok(n) => n,
-            Err(e) => return failed("the run's choices are the system's", e),
-        };
+        let nondet = numbers(&step.nondet, &format!("step {k} inputs"))
+            .map_err(|e| failed("the run's choices are the system's", e))?;
         let Some(branch) = sys.step.branches.iter().position(|b| b.name == step.branch) else {
-            return failed("the run's choices are the system's", format!("step {k}: no branch '{}'", step.branch));
+            return Err(failed("the run's choices are the system's", format!("step {k}: no branch '{}'", step.branch)));
         };
         choices.push((nondet, branch));
     }
     let Some(safe) = &sys.safe else {
-        return failed("the system has a Safe to leave", "it gives none".into());
+        return Err(failed("the system has a Safe to leave", "it gives none".into()));
     };
     let in_init = sys.init.eval_exact(&Env::new(&start, &[], &[]));
-    let mut checks = vec![check(
-        "the run starts in Init",
+    let in_init = (
+        "the run starts in Init".to_string(),
         in_init == Ok(true),
         match &in_init {
             Ok(true) => "yes".into(),
             Ok(false) => "the start state is outside Init".into(),
             Err(e) => e.to_string(),
         },
-    )];
+    );
+    Ok(RunRead { start, choices, safe, in_init })
+}
+
+/// Re-runs the recorded run: valid when it starts in Init and its last state lies outside Safe.
+pub fn certify_run(run: &RunJson, sys: &System) -> Certification {
+    let check = |name: &str, ok: bool, detail: String| (name.to_string(), ok, detail);
+    let RunRead { start, choices, safe, in_init } = match read_run(run, sys) {
+        Ok(r) => r,
+        Err(failed) => return failed,
+    };
+    let mut checks = vec![in_init];
     let leaves = ValidatedTrace::establish(sys, &start, &choices, safe);
     let how = if trestle_core::validate::is_rational_valued(sys) { "replayed exactly" } else { "validated" };
     checks.push(check(
