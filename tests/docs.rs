@@ -2,9 +2,13 @@
 //! - docs/format.md names every key the system-file parser accepts, in the section of its table
 //!   (the parser's own list, read from its "unknown field" message, so a new key without a line
 //!   in the reference fails here);
-//! - every `$ trestle ...` example in README.md and docs/*.md runs as shown: the lines printed
-//!   under it appear in the output, in order (`...` skips lines; numbers with a decimal point,
-//!   times, are not compared; runs of spaces count as one).
+//! - every `$ trestle ...` example in the documents (README.md, docs/*.md, the Python package's
+//!   README) runs as shown: the lines printed under it appear in the output, in order (`...`
+//!   skips lines; numbers with a decimal point, times, are not compared; runs of spaces count as
+//!   one);
+//! - every whole system file a document shows in a ```toml block loads, with its controller's
+//!   model file replaced by a network of the same shape (a top-level key written below a table
+//!   header once made the Python README's example a file that does not load).
 
 mod common;
 
@@ -212,14 +216,7 @@ fn check_example(ex: &Example, scratch: &Path) -> Result<(), String> {
 
 #[test]
 fn documented_command_examples_run_as_shown() {
-    let mut files = vec!["README.md".to_string()];
-    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            files.push(format!("docs/{}", path.file_name().unwrap().to_string_lossy()));
-        }
-    }
-    files.sort();
+    let files = documents();
     let have_shared = shared_models().is_some();
     let scratch = tempfile::tempdir().unwrap();
     let (mut ran, mut failures) = (0, Vec::new());
@@ -251,4 +248,70 @@ fn normalising_masks_times_and_spacing_only() {
         shell_words(r#"ltl f.toml --formula "G (x <= 1)" --k 3"#),
         ["ltl", "f.toml", "--formula", "G (x <= 1)", "--k", "3"]
     );
+}
+
+/// The documents whose ```toml blocks are shown to users as system files.
+fn documents() -> Vec<String> {
+    let mut files = vec!["README.md".to_string(), "crates/python/README.md".to_string()];
+    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(format!("docs/{}", path.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A network of the controller's shape (its `inputs`, else the state; its `actions`), written as
+/// ONNX at `path`: the block's own model file may not exist beside the document.
+fn stand_in_controller(file: &toml::Table, path: &Path) {
+    use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network};
+    let controller = file["controller"].as_table().expect("a [controller] table");
+    let count = |t: &toml::Table, key: &str| t.get(key).and_then(|v| v.as_array()).map(Vec::len);
+    let state = file["state"].as_table().expect("a [state] table").len();
+    let inputs = count(controller, "inputs").unwrap_or(state);
+    let actions = count(controller, "actions").expect("the controller's `actions`");
+    let layer = DenseLayer {
+        weights: Matrix::new(actions, inputs, vec![0.0; actions * inputs]),
+        bias: vec![0.0; actions],
+        activation: Activation::Identity,
+    };
+    let net = Network::new("stand-in", vec![Layer::Dense(layer)]).unwrap();
+    trestle_nn::write_onnx(&net, path).unwrap();
+}
+
+#[test]
+fn documented_system_files_load() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (mut loaded, mut failures) = (0, Vec::new());
+    for doc in documents() {
+        let text = read(&doc);
+        for block in text.split("```toml\n").skip(1) {
+            let block = block.split("```").next().unwrap();
+            if !block.contains("[state]") {
+                continue;
+            }
+            let mut file: toml::Table = match block.parse() {
+                Ok(t) => t,
+                Err(e) => {
+                    failures.push(format!("{doc}: a system file that is not TOML: {e}"));
+                    continue;
+                }
+            };
+            if file.get("controller").is_some_and(|c| c.get("model").is_some()) {
+                let net = scratch.path().join(format!("net{loaded}.onnx"));
+                stand_in_controller(&file, &net);
+                file["controller"]["model"] = toml::Value::String(net.to_string_lossy().into_owned());
+            }
+            let path = scratch.path().join("sys.toml");
+            let shown = toml::to_string(&file).unwrap();
+            match trestle_config::load_system_from_str(&shown, &path, &Default::default()) {
+                Ok(_) => loaded += 1,
+                Err(e) => failures.push(format!("{doc}: the system file shown does not load: {e}\n{block}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(loaded >= 3, "only {loaded} system files found in the documents");
 }

@@ -471,16 +471,26 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
+    /// The message for a key that names no state variable. A top-level key written after a table
+    /// header (`init = ..` below `[step]`) lands in that table, TOML's rule that surprises most
+    /// first files: say so instead of only listing the state.
+    fn unknown_state_variable(&self, name: &str, also: &str) -> String {
+        let known: Vec<_> = self.state.iter().map(|v| v.name.as_str()).collect();
+        let mut message = format!("unknown state variable '{name}' (state: {}{also})", known.join(", "));
+        if ["init", "safe", "invariant"].contains(&name) {
+            message.push_str(&format!(
+                "; a top-level `{name} = ...` must come before the first [table] header, or TOML puts it in that table"
+            ));
+        }
+        message
+    }
+
     fn updates(&self, key: &str, raw: &IndexMap<String, String>) -> R<Vec<Expr>> {
         let scope = self.full_scope();
         let mut updates: Vec<Expr> = (0..self.state.len()).map(|i| Expr::Var(VarRef::State(i))).collect();
         for (var, text) in raw {
             let Some(i) = self.state.iter().position(|v| &v.name == var) else {
-                let known: Vec<_> = self.state.iter().map(|v| v.name.as_str()).collect();
-                return self.err(
-                    format!("{key}.{var}"),
-                    format!("unknown state variable '{var}' (state: {})", known.join(", ")),
-                );
+                return self.err(format!("{key}.{var}"), self.unknown_state_variable(var, ""));
             };
             updates[i] = parse_expr(text, &scope).or_else(|e| self.parse_err(format!("{key}.{var}"), e))?;
         }
@@ -572,9 +582,7 @@ impl<'a> Resolver<'a> {
                 continue;
             }
             let Some(i) = self.state.iter().position(|v| &v.name == name) else {
-                let known: Vec<_> = self.state.iter().map(|v| v.name.as_str()).collect();
-                return self
-                    .err(key, format!("unknown state variable '{name}' (state: {}; and `period`)", known.join(", ")));
+                return self.err(key, self.unknown_state_variable(name, "; and `period`"));
             };
             if self.state[i].kind != VarKind::Real {
                 return self
@@ -644,8 +652,7 @@ impl<'a> Resolver<'a> {
         for (var, range) in t {
             let k = format!("{key}.{var}");
             let Some(i) = self.state.iter().position(|v| &v.name == var) else {
-                let known: Vec<_> = self.state.iter().map(|v| v.name.as_str()).collect();
-                return self.err(k, format!("unknown state variable '{var}' (state: {})", known.join(", ")));
+                return self.err(k, self.unknown_state_variable(var, ""));
             };
             let x = Expr::Var(VarRef::State(i));
             match range {

@@ -87,6 +87,9 @@ fn bad_input_names_file_key_and_problem() {
     expect_error(&GOOD.replace("x + 0.1*a0", "x + 0.1*b0"), &["step.x", "unknown name 'b0'"]);
     expect_error(&GOOD.replace("x + 0.1*a0", "x + 0.1*"), &["step.x", "cannot parse"]);
     expect_error(&GOOD.replace("[step]\nx =", "[step]\nz ="), &["step.z", "unknown state variable 'z'"]);
+    // `init` written below a table header belongs to that table (TOML): the message says so.
+    let late_init = format!("{}init = \"0 <= x <= 1\"\n", GOOD.replace("init = \"0.3 <= x <= 0.4\"\n", ""));
+    expect_error(&late_init, &["step.init", "unknown state variable 'init'", "before the first [table] header"]);
     expect_error(&GOOD.replace("net.nnet", "missing.onnx"), &["controller.model", "missing.onnx"]);
     expect_error(
         &GOOD.replace("actions = [\"a0\", \"a1\"]", "actions = [\"a0\"]").replace("y + 0.1*a1", "y"),
