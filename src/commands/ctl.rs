@@ -1,10 +1,10 @@
 //! `trestle ctl`: bounded CTL (a property of the file or a formula) with the compositional or
 //! monolithic MILP engine or the explicit exact engine.
 
+use crate::CliResult;
 use crate::args::{LimitArgs, SystemArgs, value_name};
 use crate::output::{driver_error, finish};
 use crate::progress::Bar;
-use crate::CliResult;
 use std::sync::Arc;
 use trestle_ir::formula::Ctl;
 use trestle_verify::Progress;

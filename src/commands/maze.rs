@@ -57,7 +57,11 @@ impl Generation<'_> {
     /// cut it, exit 3) and ends the command. `extra`: one more count of the text's parenthesis.
     pub fn finish(&self, json: bool, extra: Option<(&str, usize)>) -> CliResult {
         let count = |want: Option<&str>| self.truths.iter().filter(|t| t.expect() == want).count();
-        let counts = [("safe", count(Some("safe"))), ("not-inductive", count(Some("not-inductive"))), ("not judged", count(None))];
+        let counts = [
+            ("safe", count(Some("safe"))),
+            ("not-inductive", count(Some("not-inductive"))),
+            ("not judged", count(None)),
+        ];
         let stopped = self.truths.len() < self.planned;
         if json {
             let mut out = json!({

@@ -66,13 +66,16 @@ pub fn time_limit(command: &Command) -> Option<(&'static str, Option<f64>)> {
 
 /// The formula a `ctl` or `ltl` command asks of `sys`, read from `args`'s file
 /// (`trestle_verify::formula::asked`): a property with `--k` is read again from the file.
-pub fn asked_formula<F: Logic>(args: &SystemArgs, sys: &System, asked: Asked<'_>) -> Result<(System, F, Named), CliError> {
+pub fn asked_formula<F: Logic>(
+    args: &SystemArgs,
+    sys: &System,
+    asked: Asked<'_>,
+) -> Result<(System, F, Named), CliError> {
     let reload = |horizon: String| -> Result<System, DriverError> {
         let mut set = args.set.clone();
         set.push(horizon);
         let overrides = Overrides::parse(&set).map_err(DriverError::input)?;
-        let (sys, _) =
-            trestle_config::load_sampled_system(&args.system, &overrides).map_err(DriverError::input)?;
+        let (sys, _) = trestle_config::load_sampled_system(&args.system, &overrides).map_err(DriverError::input)?;
         Ok(sys)
     };
     let file = args.system.display().to_string();

@@ -53,4 +53,3 @@ pub fn run(a: &VerifyArgs) -> CliResult {
     }
     Ok(crate::output::outcome(Verification::worst(&v.results)))
 }
-

@@ -1,8 +1,8 @@
 //! Training, writing and judging every instance of a spec.
 
 use std::fmt::Write as _;
-use std::time::Instant;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use trestle_config::Overrides;
 use trestle_ir::System;

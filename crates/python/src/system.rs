@@ -13,12 +13,12 @@ use trestle_config::Overrides;
 use trestle_core::{Budget, RunResult};
 use trestle_ir::System;
 use trestle_verify::formula::{Asked, Logic};
-use trestle_verify::{DriverError, Silent};
 use trestle_verify::options::{
     CegarRequest, CheckRequest, CtlRequest, Limits, LtlRequest, Spelling, SynthRequest, VerifyRequest,
 };
 use trestle_verify::picture::View;
 use trestle_verify::temporal::Named;
+use trestle_verify::{DriverError, Silent};
 
 /// Where a system was read from, to read it again with other overrides (a property's horizon).
 #[derive(Clone, Debug)]

@@ -143,12 +143,11 @@ impl<'s> Imager<'s> {
         let image = |id: usize| (!budget.is_over()).then(|| self.image(&cells[id].bx, tolerant));
         // A closure that creeps one cell per layer asks for one or two images thousands of times:
         // waking the pool for each costs more than the images, so small batches run here.
-        let results: Vec<Option<Result<Vec<FBox>, SynthError>>> =
-            if todo.len() < 2 * self.pool.current_num_threads() {
-                todo.iter().map(|&id| image(id)).collect()
-            } else {
-                self.pool.install(|| todo.par_iter().map(|&id| image(id)).collect())
-            };
+        let results: Vec<Option<Result<Vec<FBox>, SynthError>>> = if todo.len() < 2 * self.pool.current_num_threads() {
+            todo.iter().map(|&id| image(id)).collect()
+        } else {
+            self.pool.install(|| todo.par_iter().map(|&id| image(id)).collect())
+        };
         let mut computed = 0;
         for (&id, r) in todo.iter().zip(results) {
             if let Some(r) = r {

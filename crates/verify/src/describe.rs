@@ -74,7 +74,8 @@ macro_rules! put {
 pub fn text(sys: &System) -> String {
     let mut out = String::new();
     let names = Names::of(sys);
-    put!(out, 
+    put!(
+        out,
         "system {}{}",
         sys.name,
         if sys.description.is_empty() { String::new() } else { format!(": {}", sys.description) }
@@ -99,7 +100,8 @@ pub fn text(sys: &System) -> String {
     for n in &sys.networks {
         let sizes: Vec<String> = n.network.sizes().iter().map(|s| s.to_string()).collect();
         let counts: Vec<String> = n.network.neuron_counts().iter().map(|(a, k)| format!("{k} {a}")).collect();
-        put!(out, 
+        put!(
+            out,
             "  {:<14} {}  ({}{})  from {}",
             n.name,
             sizes.join(" -> "),
@@ -126,7 +128,8 @@ pub fn text(sys: &System) -> String {
         put!(out, "  inputs:  {}", c.inputs.iter().map(|e| names.expr(e)).collect::<Vec<_>>().join(", "));
         match &c.output {
             ControllerOutput::Actions(ids) => {
-                put!(out, 
+                put!(
+                    out,
                     "  outputs: {}",
                     ids.iter().map(|&i| sys.actions[i].name.as_str()).collect::<Vec<_>>().join(", ")
                 )
