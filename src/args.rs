@@ -91,9 +91,9 @@ impl Command {
             Command::Verify(a) => a.system.json,
             Command::Campaign(CampaignCommand::Run(a)) => a.batch.json,
             Command::Suite(SuiteCommand::Run(a)) => a.batch.json,
-            Command::Campaign(_) | Command::Maze(_) | Command::Arena(_) | Command::Spread(_) | Command::Planning(_) => {
-                false
-            }
+            Command::Maze(MazeCommand::Generate(a)) => a.batch.json,
+            Command::Arena(ArenaCommand::Generate(a)) => a.batch.json,
+            Command::Campaign(_) | Command::Spread(_) | Command::Planning(_) => false,
         }
     }
 }
@@ -526,21 +526,7 @@ pub struct SuiteRunArgs {
 pub enum MazeCommand {
     /// Train the controllers of a spec, write their systems and the suite file, with expected
     /// verdicts established independently (a replayed grid counterexample or a certified proof).
-    Generate(MazeGenerateArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct MazeGenerateArgs {
-    /// The spec (TOML): arena, regions, candidate, goal, families of shapes and defects.
-    pub spec: PathBuf,
-    /// Where models/ and systems/ are written.
-    pub out_dir: PathBuf,
-    /// The suite file to write (default OUT_DIR/suite.toml); its paths are relative to it.
-    #[arg(long, value_name = "FILE")]
-    pub suite: Option<PathBuf>,
-    /// No line per instance on stderr.
-    #[arg(long)]
-    pub quiet: bool,
+    Generate(SuiteGenerateArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -548,13 +534,14 @@ pub enum ArenaCommand {
     /// Train the controllers of a spec (dimensions x shapes x defects), write their systems and
     /// the suite file, with expected verdicts established independently (a replayed grid
     /// counterexample or a certified proof).
-    Generate(ArenaGenerateArgs),
+    Generate(SuiteGenerateArgs),
 }
 
+/// `maze generate` and `arena generate`.
 #[derive(Args, Debug)]
-pub struct ArenaGenerateArgs {
-    /// The spec (TOML): goal, Init / candidate / Safe intervals, families of dimensions, shapes
-    /// and defects.
+pub struct SuiteGenerateArgs {
+    /// The spec (TOML): its regions, the candidate and the goal, families of shapes and defects
+    /// (and, for an arena, of dimensions).
     pub spec: PathBuf,
     /// Where models/ and systems/ are written.
     pub out_dir: PathBuf,
@@ -564,6 +551,10 @@ pub struct ArenaGenerateArgs {
     /// No line per instance on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// `--timeout`: no instance starts after it (those started finish, each within the spec's
+    /// proof timeout); the suite file lists the instances finished.
+    #[command(flatten)]
+    pub batch: crate::commands::campaign::BatchArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -133,10 +133,64 @@ pub fn set_system(name: &str) {
     }
 }
 
+/// `verify`'s rows, one per property asked: unknown (time limit) until the property is decided
+/// ([`decided`]). Set, the [`backstop`] prints them in `verify`'s shape.
+static ROWS: Mutex<Option<Vec<trestle_core::RunResult>>> = Mutex::new(None);
+
+/// Sets the rows a [`backstop`] prints for `verify`: every property asked, not yet decided.
+pub fn set_rows(rows: Vec<trestle_core::RunResult>) {
+    if let Ok(mut r) = ROWS.lock() {
+        *r = Some(rows);
+    }
+}
+
+/// A property of `verify` is decided: its row replaces the undecided one (see [`set_rows`]).
+pub fn decided(result: &trestle_core::RunResult) {
+    if let Ok(mut rows) = ROWS.lock()
+        && let Some(row) = rows.iter_mut().flatten().find(|r| r.property == result.property)
+    {
+        *row = result.clone();
+    }
+}
+
+/// What a [`backstop`] prints, and its exit code: the command's own shape with every question
+/// still open unknown for the time limit (with `note`).
+fn backstop_output(command: &str, json: bool, note: &str) -> (String, i32) {
+    let system = SYSTEM.lock().ok().and_then(|s| s.clone()).unwrap_or_default();
+    let rows = ROWS.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(mut rows) = rows {
+        for r in rows.iter_mut().filter(|r| r.reason_kind.as_deref() == Some("time-limit") && r.method == "none") {
+            r.details.insert("note".into(), note.into());
+        }
+        let code = match trestle_verify::properties::Verification::worst(&rows) {
+            trestle_core::Status::Refuted => 1,
+            trestle_core::Status::Proven => 0,
+            _ => 3,
+        };
+        let text = if json {
+            let doc = serde_json::json!({ "system": system, "results": rows });
+            format!("{}\n", serde_json::to_string_pretty(&doc).expect("results serialise"))
+        } else {
+            trestle_verify::render::verification(&system, &rows)
+        };
+        return (text, code);
+    }
+    let mut r = trestle_core::RunResult::new(command, &system, "none", "unknown", trestle_core::Status::Unknown);
+    r.set_unknown(&trestle_core::Unknown::Timeout);
+    r.details.insert("note".into(), note.into());
+    let text = if json {
+        format!("{}\n", serde_json::to_string_pretty(&r).expect("results serialise"))
+    } else {
+        trestle_verify::render::text(&r)
+    };
+    (text, 3)
+}
+
 /// Ends the process [`LIMIT_GRACE`] after `timeout` seconds from now, unless it has ended by
 /// itself: the result is `unknown`, "time limit reached", exit 3, as the engines' own answer
-/// to the limit would be. The guarantee that a run ends near its limit cannot rest on every
-/// engine loop alone: Z3's non-linear arithmetic does not always act on an interrupt
+/// to the limit would be, in the shape of the command's own output (`verify`: its rows, the
+/// properties decided by then with their results, exit code by `verify`'s rule). The guarantee
+/// that a run ends near its limit cannot rest on every engine loop alone: Z3's non-linear arithmetic does not always act on an interrupt
 /// (`check --timeout 30` on configs/systems/arch-attitude-sigmoid.toml sat in one query for
 /// minutes after its watchdog had interrupted it at the deadline). Like the signals, it waits
 /// for a result file being written; once the run's own result is printed it does nothing.
@@ -160,27 +214,19 @@ pub fn backstop(timeout: Option<f64>, json: bool, command: &'static str) {
             return; // The run's result is decided or out: it ends with its own exit code.
         }
         atomic_output::stop_writes();
-        let system = SYSTEM.lock().ok().and_then(|s| s.clone()).unwrap_or_default();
-        let mut r = trestle_core::RunResult::new(command, &system, "none", "unknown", trestle_core::Status::Unknown);
-        r.set_unknown(&trestle_core::Unknown::Timeout);
         let note = format!(
             "the run did not stop by itself within {} s of its time limit and was ended",
             LIMIT_GRACE.as_secs()
         );
-        r.details.insert("note".into(), note.clone().into());
+        let (text, code) = backstop_output(command, json, &note);
         if let Some(mut printed) = printed {
             let mut out = std::io::stdout().lock();
-            if json {
-                let text = serde_json::to_string_pretty(&r).expect("results serialise");
-                let _ = writeln!(out, "{text}");
-            } else {
-                let _ = write!(out, "{}", trestle_verify::render::text(&r));
-            }
+            let _ = write!(out, "{text}");
             let _ = out.flush();
             *printed = true;
         }
         eprintln!("note: {note}");
         // SAFETY: ends the process at once, as `stop` does: threads may still be inside Z3.
-        unsafe { libc::_exit(3) }
+        unsafe { libc::_exit(code) }
     });
 }

@@ -42,6 +42,10 @@ impl trestle_verify::Progress for Bar {
         }
     }
 
+    fn decided(&self, result: &trestle_core::RunResult) {
+        crate::interrupt::decided(result);
+    }
+
     fn update(&self, fraction: Option<f64>, message: &str) {
         let Some(b) = &self.bar else { return };
         let stage = self.stage.lock().map(|s| s.clone()).unwrap_or_default();

@@ -964,9 +964,19 @@ fn arena_generate_writes_a_judged_suite() {
                 [[family]]\ndims = [3]\ndynamics = \"det\"\nshapes = [\"1x16\"]\ndefects = [\"none\", \"drift\"]\n";
     std::fs::write(&spec, text).unwrap();
     let out = dir.path().join("out");
-    let r = trestle(&["arena", "generate", spec.to_str().unwrap(), out.to_str().unwrap(), "--quiet"]);
+    // With --json, one summary object (the text summary is the maze test's).
+    let r =
+        trestle(&["arena", "generate", spec.to_str().unwrap(), out.to_str().unwrap(), "--json", "--timeout", "3600"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("2 instances (1 safe, 1 not-inductive, 0 not judged)"), "{}", r.stdout);
+    let j = r.json();
+    assert_eq!((j["status"].as_str(), j["verdict"].as_str()), (Some("done"), Some("complete")), "{j}");
+    assert_eq!((j["stats"]["instances"].as_u64(), j["stats"]["generated"].as_u64()), (Some(2), Some(2)), "{j}");
+    let by_truth = &j["stats"]["by_truth"];
+    assert_eq!(
+        (&by_truth["safe"], &by_truth["not-inductive"], &by_truth["not judged"]),
+        (&1.into(), &1.into(), &0.into())
+    );
+    assert!(!r.stderr.contains("trained in"), "--json prints no line per instance: {}", r.stderr);
     for file in ["suite.toml", "models/det-3d-1x16-none.onnx", "systems/det-3d-1x16-drift.toml"] {
         assert!(out.join(file).is_file(), "{file}");
     }

@@ -156,3 +156,63 @@ fn cegar_says_that_threads_add_nothing() {
         assert!(!quiet.stderr.contains("warning"), "{}", quiet.stderr);
     }
 }
+
+/// The backstop printed the single-result shape for every command: `verify --json` must print
+/// `verify`'s own shape, `{"system", "results"}`, with a row per property asked (the stuck one
+/// unknown for the time limit), exit code by `verify`'s rule. With `--timeout 30` the implicit
+/// property's candidate check sits in the non-linear query at the limit and the backstop ends
+/// the run (measured: 32 s, the row's note says it was ended; at `--timeout 16` the check's share
+/// of the time ends before the query and `verify` answers by itself).
+#[test]
+fn a_verify_stuck_in_a_solver_query_ends_in_its_own_shape() {
+    let Some(models) = trestle_testkit::shared_models() else { return };
+    let mut args = vec!["verify".to_string()];
+    args.extend(attitude(&models));
+    args.extend(["--timeout", "30", "--json"].map(String::from));
+    // A cap of its own: the limit itself is at the common cap.
+    let r = common::run_with_limit(env!("CARGO_BIN_EXE_trestle"), &args, &repo(), CAP * 3);
+    assert!(!r.timed_out, "{args:?} still ran after {:?}: its time limit was not honoured", CAP * 3);
+    assert_eq!(r.code, Some(3), "{}", r.stderr);
+    let j: Value = r.json().expect("one JSON object");
+    assert!(j.get("status").is_none(), "not the single-result shape: {j}");
+    assert_eq!(j["system"], "arch-attitude-sigmoid", "{j}");
+    let rows = j["results"].as_array().expect("verify's rows");
+    assert_eq!(rows.len(), 1, "{j}");
+    let row = &rows[0];
+    assert_eq!((row["command"].as_str(), row["property"].as_str()), (Some("verify"), Some("safe")), "{j}");
+    assert_eq!((row["status"].as_str(), row["reason_kind"].as_str()), (Some("unknown"), Some("time-limit")), "{j}");
+    assert_eq!(row["format"], "trestle-result/1", "{j}");
+}
+
+/// `maze generate` and `arena generate` had no whole-run `--timeout` or `--json` (issue 34.9):
+/// past the deadline no instance starts, the suite file lists those finished (none here: the
+/// limit is zero), and the run is unknown for the time limit, exit 3, in one JSON object.
+#[test]
+fn generators_start_nothing_after_their_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let maze = "[maze]\nname = \"cut\"\nseed = 3\ndt = 0.1\ninit = [[0.3, 0.4], [0.6, 0.7]]\n\
+                safe = [[0.22, 0.98], [0.54, 0.98]]\ncandidate = [[[0.25, 0.95], [0.55, 0.95]]]\ngoal = [0.6, 0.75]\n\n\
+                [[family]]\ndynamics = \"det\"\nshapes = [\"2x16\"]\ndefects = [\"none\", \"drift\"]\n";
+    let arena = "[arena]\nname = \"cut\"\nseed = 3\ndt = 0.1\ngoal = 0.5\ninit = [0.45, 0.55]\n\
+                 candidate = [0.2, 0.8]\nsafe = [0.15, 0.85]\nsamples = 512\nepochs = 20\n\n\
+                 [[family]]\ndims = [3]\ndynamics = \"det\"\nshapes = [\"1x16\"]\ndefects = [\"none\", \"drift\"]\n";
+    for (kind, text) in [("maze", maze), ("arena", arena)] {
+        let spec = dir.path().join(format!("{kind}.toml"));
+        std::fs::write(&spec, text).unwrap();
+        let out = dir.path().join(kind);
+        let (spec, out_dir) = (spec.to_str().unwrap(), out.to_str().unwrap());
+        let r = run(&[kind, "generate", spec, out_dir, "--timeout", "0", "--json"]);
+        assert_eq!(r.code, Some(3), "{kind}: {}", r.stderr);
+        let j: Value = r.json().expect("one JSON object");
+        assert_eq!(j["command"], format!("{kind} generate"), "{j}");
+        assert_eq!((j["status"].as_str(), j["reason_kind"].as_str()), (Some("unknown"), Some("time-limit")), "{j}");
+        assert_eq!((j["verdict"].as_str(), j["stats"]["instances"].as_u64()), (Some("incomplete"), Some(2)), "{j}");
+        assert_eq!(j["stats"]["generated"], 0, "{j}");
+        let suite = std::fs::read_to_string(out.join("suite.toml")).expect("the suite file of what finished");
+        assert!(!suite.contains("[[instance]]") && !suite.contains("[[job]]"), "{kind}: {suite}");
+        assert!(std::fs::read_dir(out.join("models")).unwrap().next().is_none(), "{kind}: a model was trained");
+        let text = run(&[kind, "generate", spec, out_dir, "--timeout", "0", "--quiet"]);
+        assert_eq!(text.code, Some(3), "{kind}: {}", text.stderr);
+        assert!(text.stdout.contains("unknown: time limit reached: 0 of 2 instances finished"), "{}", text.stdout);
+    }
+}

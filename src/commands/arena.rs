@@ -1,7 +1,8 @@
 //! `trestle arena generate`: an n-dimensional arena suite from a spec (see `trestle_arena`).
 
-use crate::args::{ArenaCommand, ArenaGenerateArgs};
-use crate::{CliError, CliResult, Outcome};
+use super::maze::Generation;
+use crate::args::{ArenaCommand, SuiteGenerateArgs};
+use crate::{CliError, CliResult};
 use trestle_arena::{ArenaError, Spec};
 
 pub fn run(c: ArenaCommand) -> CliResult {
@@ -10,11 +11,12 @@ pub fn run(c: ArenaCommand) -> CliResult {
     }
 }
 
-fn generate(a: &ArenaGenerateArgs) -> CliResult {
+fn generate(a: &SuiteGenerateArgs) -> CliResult {
+    let deadline = a.batch.deadline()?;
     let spec = Spec::read(&a.spec).map_err(arena_error)?;
-    let quiet = a.quiet;
+    let quiet = a.quiet || a.batch.json;
     let start = std::time::Instant::now();
-    let generated = trestle_arena::generate(&spec, &a.out_dir, a.suite.as_deref(), &|i| {
+    let generated = trestle_arena::generate(&spec, &a.out_dir, a.suite.as_deref(), deadline, &|i| {
         if !quiet {
             eprintln!(
                 "[{:7.1} s] {:<28} {} (trained in {:.1} s, loss {:.2e}; judged in {:.1} s)",
@@ -28,18 +30,16 @@ fn generate(a: &ArenaGenerateArgs) -> CliResult {
         }
     })
     .map_err(arena_error)?;
-    let count = |want: Option<&str>| generated.instances.iter().filter(|i| i.truth.expect() == want).count();
-    println!(
-        "arena suite '{}': {} instances ({} safe, {} not-inductive, {} not judged) in {:.1} s",
-        spec.arena.name,
-        generated.instances.len(),
-        count(Some("safe")),
-        count(Some("not-inductive")),
-        count(None),
-        start.elapsed().as_secs_f64()
-    );
-    println!("suite: {}", generated.suite.display());
-    Ok(Outcome::Done)
+    let generation = Generation {
+        command: "arena generate",
+        kind: "arena",
+        name: &spec.arena.name,
+        planned: generated.planned,
+        truths: generated.instances.iter().map(|i| &i.truth).collect(),
+        suite: &generated.suite,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    generation.finish(a.batch.json, None)
 }
 
 fn arena_error(e: ArenaError) -> CliError {

@@ -12,12 +12,14 @@ use trestle_campaign::{CampaignError, ExportFormat, RunOptions, RunSummary, Shar
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The whole-run limit and the output of the commands that run many jobs (`campaign run`,
-/// `suite run`); each job keeps its own limit from the file.
+/// `suite run`, `maze generate`, `arena generate`); each job keeps its own limit from the file.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct BatchArgs {
-    /// Wall-clock limit of the whole run, in seconds: no job starts after it, and the jobs still
-    /// running are killed and left unfinished (not recorded); the finished ones stay in the store.
-    /// The run then ends "unknown: time limit reached" (exit 3), saying what was done.
+    /// Wall-clock limit of the whole run, in seconds: no job starts after it; campaign and suite
+    /// jobs still running are killed and left unfinished (not recorded), generated instances
+    /// already started finish (each within its spec's limits). What finished is kept (the store,
+    /// the suite file). The run then ends "unknown: time limit reached" (exit 3), saying what was
+    /// done.
     #[arg(long)]
     pub timeout: Option<f64>,
     /// Print one JSON object on stdout: the result envelope of every command (`status`,

@@ -1,18 +1,15 @@
 //! `trestle ctl`: bounded CTL (a property of the file or a formula) with the compositional or
 //! monolithic MILP engine or the explicit exact engine.
 
+use crate::CliResult;
 use crate::args::{LimitArgs, SystemArgs, value_name};
 use crate::output::{driver_error, finish};
 use crate::progress::Bar;
-use crate::{CliError, CliResult};
 use std::sync::Arc;
-use trestle_ir::System;
 use trestle_ir::formula::Ctl;
-use trestle_ir::parse::parse_ctl;
-use trestle_ir::system::PropertyFormula;
 use trestle_verify::Progress;
+use trestle_verify::formula::Asked;
 use trestle_verify::options::{CtlRequest, Spelling};
-use trestle_verify::temporal::Named;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -52,28 +49,9 @@ pub struct CtlArgs {
     pub pieces: Option<usize>,
 }
 
-/// The formula to check, its name and text, and the horizon it was read with.
-fn formula(a: &CtlArgs) -> Result<(System, Ctl, Named), CliError> {
-    fn pick(f: &PropertyFormula) -> Option<&Ctl> {
-        match f {
-            PropertyFormula::Ctl(phi) => Some(phi),
-            _ => None,
-        }
-    }
-    let (sys, phi, name, text) = super::temporal_formula(
-        &a.system,
-        a.property.as_deref(),
-        a.formula.as_deref(),
-        a.k,
-        |text, scope| parse_ctl(text, scope),
-        pick,
-        "a CTL formula (`ctl = ..`)",
-    )?;
-    Ok((sys, phi, Named { name, text }))
-}
-
 pub fn run(a: &CtlArgs) -> CliResult {
-    let (sys, phi, property) = formula(a)?;
+    let asked = Asked { formula: a.formula.as_deref(), property: a.property.as_deref(), k: a.k };
+    let (sys, phi, property) = super::asked_formula::<Ctl>(&a.system, &super::load(&a.system)?, asked)?;
     let limits = a.limits.limits();
     let request = CtlRequest { method: value_name(&a.method), pieces: a.pieces };
     let mut opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;

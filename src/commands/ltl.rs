@@ -7,15 +7,14 @@ use crate::output::{driver_error, finish};
 use crate::progress::Bar;
 use crate::{CliError, CliResult};
 use std::sync::Arc;
-use trestle_core::Verdict;
+use trestle_core::Budget;
 use trestle_ir::System;
 use trestle_ir::formula::Ltl;
-use trestle_ir::parse::parse_ltl;
-use trestle_ir::system::PropertyFormula;
+use trestle_ir::plant::SampledPlant;
 use trestle_ltl::StageReport;
 use trestle_verify::Progress;
+use trestle_verify::formula::Asked;
 use trestle_verify::options::{LtlRequest, Spelling};
-use trestle_verify::temporal::{LtlRun, Named};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -94,33 +93,16 @@ pub struct LtlArgs {
     pub plot: crate::picture::PlotArgs,
 }
 
-fn formula(a: &LtlArgs) -> Result<(System, Ltl, Named), CliError> {
-    fn pick(f: &PropertyFormula) -> Option<&Ltl> {
-        match f {
-            PropertyFormula::Ltl(phi) => Some(phi),
-            _ => None,
-        }
-    }
-    let (sys, phi, name, text) = super::temporal_formula(
-        &a.system,
-        a.property.as_deref(),
-        a.formula.as_deref(),
-        a.k,
-        |text, scope| parse_ltl(text, scope),
-        pick,
-        "an LTL formula (`ltl = ..`)",
-    )?;
-    Ok((sys, phi, Named { name, text }))
-}
-
 pub fn run(a: &LtlArgs) -> CliResult {
-    // A continuous-time system: read quietly first to tell (its warnings come with the real read).
-    let mut probe = a.system.clone();
-    (probe.quiet, probe.deny_warnings) = (true, false);
-    if let Ok((_, Some(_))) = super::load_sampled(&probe) {
-        return run_flow(a);
-    }
     let limits = a.limits.limits();
+    let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
+    crate::output::check_output("--certificate", a.certificate.as_deref())?;
+    crate::output::check_output("--plot", a.plot.plot.as_deref())?;
+    let (sys, plant) = super::load_sampled(&a.system)?;
+    let asked = Asked { formula: a.formula.as_deref(), property: a.property.as_deref(), k: a.k };
+    if let Some(plant) = plant {
+        return run_flow(a, &sys, &plant, asked, &budget);
+    }
     let request = LtlRequest {
         method: value_name(&a.method),
         bpt: value_name(&a.bpt),
@@ -130,10 +112,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
     };
     let mut opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
     let threads = limits.threads_or_cores(Spelling::Cli).map_err(driver_error)?;
-    let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
-    crate::output::check_output("--certificate", a.certificate.as_deref())?;
-    crate::output::check_output("--plot", a.plot.plot.as_deref())?;
-    let (sys, phi, property) = formula(a)?;
+    let (sys, phi, property) = super::asked_formula::<Ltl>(&a.system, &sys, asked)?;
     let picture = a.plot.target(&sys, true).map_err(driver_error)?;
     let bar = Arc::new(Bar::new(a.system.silent()));
     let engine_bar = bar.clone();
@@ -145,7 +124,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
     if let Some(path) = &a.certificate {
         match &run.certificate {
             Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
-            None => eprintln!("no certificate written: {}", no_certificate(&sys, &run)),
+            None => eprintln!("no certificate written: {}", run.why_no_certificate(&sys)),
         }
     }
     let mut result = run.result.clone();
@@ -160,32 +139,9 @@ pub fn run(a: &LtlArgs) -> CliResult {
     finish(a.system.json, &result)
 }
 
-/// Why a run wrote no certificate.
-fn no_certificate(sys: &System, run: &LtlRun) -> String {
-    let method = run.ltl.method;
-    match &run.ltl.verdict {
-        Verdict::Evidence { .. } => {
-            "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".into()
-        }
-        Verdict::Proven { .. } if method == "invariant" => {
-            "the bridge engine did not re-prove the invariant on the system with its hidden states lifted within its \
-             time"
-                .into()
-        }
-        Verdict::Proven { .. } if method.starts_with("bpt") => format!(
-            "the enclosures' check covers systems whose runs cannot stop, and {}",
-            trestle_ltl::certificate::stop_free(sys)
-                .err()
-                .unwrap_or_else(|| "the hidden state could not be lifted".into())
-        ),
-        Verdict::Proven { .. } => format!("{method} writes none"),
-        _ => "only a proven formula has one".into(),
-    }
-}
-
 /// `ltl` on a continuous-time system: `G<=k p` by bound propagation on the flow, refuted by a
 /// validated run (`trestle_verify::flow_ltl`).
-fn run_flow(a: &LtlArgs) -> CliResult {
+fn run_flow(a: &LtlArgs, sys: &System, plant: &SampledPlant, asked: Asked<'_>, budget: &Budget) -> CliResult {
     if !matches!(a.method, MethodArg::Bpt | MethodArg::Auto) {
         return Err(CliError::input(format!(
             "--method {}: a continuous-time system ([flow]) is decided by --method bpt alone",
@@ -195,38 +151,15 @@ fn run_flow(a: &LtlArgs) -> CliResult {
     if a.k.is_some() || a.plot.plot.is_some() {
         return Err(CliError::input("--k and --plot are not available on a continuous-time system ([flow])"));
     }
-    let limits = a.limits.limits();
-    let budget = limits.budget(trestle_verify::options::Spelling::Cli).map_err(driver_error)?;
-    crate::output::check_output("--certificate", a.certificate.as_deref())?;
-    let (sys, plant) = super::load_sampled(&a.system)?;
-    let plant = plant.expect("probed as a [flow] system");
-    let scope = super::formula_scope(&sys, None)?;
-    let (phi, property) = match (&a.formula, &a.property) {
-        (Some(text), _) => {
-            let phi = parse_ltl(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
-            (phi, Named { name: "formula".into(), text: text.clone() })
-        }
-        (None, Some(name)) => {
-            let p = sys
-                .properties
-                .iter()
-                .find(|p| &p.name == name)
-                .ok_or_else(|| CliError::input(format!("no property '{name}' in {}", a.system.system.display())))?;
-            let PropertyFormula::Ltl(phi) = &p.formula else {
-                return Err(CliError::input(format!("property '{name}' is not an LTL formula (`ltl = ..`)")));
-            };
-            (phi.clone(), Named { name: name.clone(), text: super::property_text(p) })
-        }
-        (None, None) => return Err(CliError::input("give --property or --formula")),
-    };
+    let (sys, phi, property) = super::asked_formula::<Ltl>(&a.system, sys, asked)?;
     let bar = Bar::new(a.system.silent());
     let run = trestle_verify::flow_ltl::ltl_flow(
         &sys,
-        &plant,
+        plant,
         &phi,
         &property,
         trestle_verify::FlowSettings::default(),
-        &budget,
+        budget,
         &bar,
     )
     .map_err(driver_error)?;
@@ -234,10 +167,7 @@ fn run_flow(a: &LtlArgs) -> CliResult {
     if let Some(path) = &a.certificate {
         match &run.certificate {
             Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
-            None => eprintln!(
-                "no certificate written: on a continuous-time system only a validated run leaving the system's Safe \
-                 (the formula G<=k safe) has one"
-            ),
+            None => eprintln!("no certificate written: {}", trestle_verify::flow_ltl::NO_CERTIFICATE),
         }
     }
     finish(a.system.json, &run.result)

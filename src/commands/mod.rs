@@ -22,9 +22,11 @@ use crate::args::{Command, SystemArgs};
 use crate::{CliError, CliResult};
 use trestle_config::Overrides;
 use trestle_ir::System;
-use trestle_ir::parse::SimpleScope;
 use trestle_ir::plant::SampledPlant;
-use trestle_ir::system::{Property, PropertyFormula};
+use trestle_verify::DriverError;
+use trestle_verify::formula::{Asked, Logic};
+use trestle_verify::options::Spelling;
+use trestle_verify::temporal::Named;
 
 pub fn run(command: Command) -> CliResult {
     match command {
@@ -62,70 +64,22 @@ pub fn time_limit(command: &Command) -> Option<(&'static str, Option<f64>)> {
     })
 }
 
-/// The names a `--formula` may use: the system's constants and state variables, and `k` when
-/// `--k` gives it.
-pub fn formula_scope(sys: &System, k: Option<u32>) -> Result<SimpleScope, CliError> {
-    // Its one error is about `k`, which the command line gives as `--k`.
-    trestle_verify::temporal::formula_scope(sys, k).map_err(|e| CliError::input(format!("--{e}")))
-}
-
-/// The system with its property `name` (re-read with `property.N.k=K` when `k` is given) and
-/// the property's index.
-pub fn load_property(args: &SystemArgs, name: &str, k: Option<u32>) -> Result<(System, usize), CliError> {
-    let sys = load(args)?;
-    let Some(index) = sys.properties.iter().position(|p| p.name == name) else {
-        let known: Vec<&str> = sys.properties.iter().map(|p| p.name.as_str()).collect();
-        return Err(CliError::input(format!(
-            "no property '{name}' in {} (properties: {})",
-            args.system.display(),
-            if known.is_empty() { "none".into() } else { known.join(", ") }
-        )));
+/// The formula a `ctl` or `ltl` command asks of `sys`, read from `args`'s file
+/// (`trestle_verify::formula::asked`): a property with `--k` is read again from the file.
+pub fn asked_formula<F: Logic>(
+    args: &SystemArgs,
+    sys: &System,
+    asked: Asked<'_>,
+) -> Result<(System, F, Named), CliError> {
+    let reload = |horizon: String| -> Result<System, DriverError> {
+        let mut set = args.set.clone();
+        set.push(horizon);
+        let overrides = Overrides::parse(&set).map_err(DriverError::input)?;
+        let (sys, _) = trestle_config::load_sampled_system(&args.system, &overrides).map_err(DriverError::input)?;
+        Ok(sys)
     };
-    match k {
-        None => Ok((sys, index)),
-        Some(_) if sys.properties[index].horizon.is_none() => Err(CliError::input(format!(
-            "--k: property '{name}' has no horizon parameter (give it `k = ..` in the file and use k in its formula)"
-        ))),
-        Some(k) => {
-            let mut args = args.clone();
-            args.set.push(format!("property.{index}.k={k}"));
-            Ok((load(&args)?, index))
-        }
-    }
-}
-
-/// The temporal formula a command checks, with the system and the formula's name and text: the
-/// `--formula` text read by `parse`, or the property `name` when `pick` finds a formula of the
-/// command's logic (`what` names it in the error: "a CTL formula (`ctl = ..`)").
-#[allow(clippy::too_many_arguments)]
-pub fn temporal_formula<F: Clone>(
-    system: &SystemArgs,
-    property: Option<&str>,
-    formula: Option<&str>,
-    k: Option<u32>,
-    parse: impl Fn(&str, &SimpleScope) -> Result<F, trestle_ir::parse::ParseError>,
-    pick: impl Fn(&PropertyFormula) -> Option<&F>,
-    what: &str,
-) -> Result<(System, F, String, String), CliError> {
-    if let Some(text) = formula {
-        let sys = load(system)?;
-        let scope = formula_scope(&sys, k)?;
-        let phi = parse(text, &scope).map_err(|e| CliError::input(format!("--formula: {e}")))?;
-        return Ok((sys, phi, "formula".into(), text.to_string()));
-    }
-    let name = property.expect("clap requires --property or --formula");
-    let (sys, index) = load_property(system, name, k)?;
-    let p = &sys.properties[index];
-    let phi = pick(&p.formula).ok_or_else(|| CliError::input(format!("property '{name}' is not {what}")))?;
-    Ok((sys.clone(), phi.clone(), name.to_string(), property_text(p)))
-}
-
-/// A property's formula as written, with the horizon it was read with.
-pub fn property_text(p: &Property) -> String {
-    match p.horizon {
-        Some(k) => format!("{} (k = {k})", p.text),
-        None => p.text.clone(),
-    }
+    let file = args.system.display().to_string();
+    trestle_verify::formula::asked(sys, &file, asked, reload, Spelling::Cli).map_err(crate::output::driver_error)
 }
 
 /// Loads the system file with its `--set` overrides; its warnings (`ir::lint`) go to stderr, or

@@ -9,9 +9,9 @@ use crate::args::{LimitArgs, SystemArgs};
 use crate::output::{driver_error, print_json};
 use crate::{CliResult, Outcome};
 use serde_json::json;
-use trestle_core::Status;
+use trestle_core::Unknown;
 use trestle_verify::options::{Spelling, VerifyRequest};
-use trestle_verify::properties::verify;
+use trestle_verify::properties::{Verification, undecided, verify};
 
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
@@ -35,6 +35,8 @@ pub fn run(a: &VerifyArgs) -> CliResult {
     let request = VerifyRequest { properties: a.properties.clone(), property_timeout: a.property_timeout };
     let opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
     let sys = super::load(&a.system)?;
+    let asked = trestle_verify::properties::asked(&sys, &opts.properties).map_err(driver_error)?;
+    crate::interrupt::set_rows(asked.iter().map(|p| undecided(&sys.name, p, &Unknown::Timeout)).collect());
     let progress = crate::progress::Bar::new(a.system.silent());
     let v = verify(&sys, &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);
@@ -49,12 +51,5 @@ pub fn run(a: &VerifyArgs) -> CliResult {
         }
         return Ok(Outcome::Internal);
     }
-    let any = |s: Status| v.results.iter().any(|r| r.status == s);
-    Ok(if any(Status::Refuted) {
-        Outcome::Refuted
-    } else if v.results.iter().any(|r| r.status != Status::Proven) {
-        Outcome::Unknown
-    } else {
-        Outcome::Done
-    })
+    Ok(crate::output::outcome(Verification::worst(&v.results)))
 }

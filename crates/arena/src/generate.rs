@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use trestle_config::Overrides;
 use trestle_ir::System;
@@ -30,7 +31,10 @@ pub struct InstanceSummary {
 
 #[derive(Clone, Debug)]
 pub struct Generated {
+    /// The instances finished, in the spec's order (all of them unless the deadline cut the run).
     pub instances: Vec<InstanceSummary>,
+    /// The instances the spec asks for.
+    pub planned: usize,
     pub suite: PathBuf,
 }
 
@@ -214,6 +218,7 @@ pub fn generate(
     spec: &Spec,
     out_dir: &Path,
     suite: Option<&Path>,
+    deadline: Option<Instant>,
     progress: &(dyn Fn(&InstanceSummary) + Sync),
 ) -> Result<Generated, ArenaError> {
     let models = out_dir.join("models");
@@ -254,12 +259,12 @@ pub fn generate(
         progress(&summary);
         Ok(summary)
     };
-    let instances = on_workers(&plans, one)?;
+    let instances = on_workers(&plans, deadline, one)?;
     let suite = suite.map(Path::to_path_buf).unwrap_or_else(|| out_dir.join("suite.toml"));
     let suite_dir = suite.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(suite_dir).map_err(|e| output_error(suite_dir, e))?;
     write_file(&suite, suite_text(spec, &instances, &relative(suite_dir, &systems)).as_bytes())?;
-    Ok(Generated { instances, suite })
+    Ok(Generated { instances, planned: plans.len(), suite })
 }
 
 fn judge(spec: &Spec, sys: &System) -> Result<Truth, ArenaError> {

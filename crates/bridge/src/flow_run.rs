@@ -20,12 +20,12 @@
 use crate::flow::FlowStep;
 use crate::flow_refute::FLOW_REFUTATION_BITS;
 use trestle_core::ValidatedTrace;
-use trestle_core::validate::{Bounds, EnclosedRun};
+use trestle_core::validate::{Bounds, EnclosedRun, controller_actions, zero_memory};
 use trestle_ir::enclosed::Enclosed;
 use trestle_ir::interval::Interval;
 use trestle_ir::num::rational_from_f64;
-use trestle_ir::system::{ControllerOutput, DomainExit, Policy};
-use trestle_ir::{Arith, CmpOp, Env, Pred, Rational, System};
+use trestle_ir::system::{DomainExit, Policy};
+use trestle_ir::{Arith, Env, Pred, Rational, System};
 
 /// The precision (bits) of the controllers' interval evaluation along a run.
 pub const NETWORK_BITS: u32 = 256;
@@ -59,49 +59,19 @@ fn outward(v: &Value) -> Result<Interval, String> {
     }
 }
 
-/// The controllers' actions over the state box `state` (module doc).
+/// The controllers' actions over the state box `state` (module doc): validated replay's
+/// ([`trestle_core::validate::controller_actions`]), with a controller that selects its network
+/// by a state refused on flows.
 fn actions(
     sys: &System,
     state: &[Value],
     nondet: &[Value],
-    memory: &mut [Vec<Vec<Value>>],
+    memory: &mut trestle_ir::sim::Memory<Value>,
 ) -> Result<Vec<Value>, String> {
-    let mut actions: Vec<Option<Value>> = vec![None; sys.actions.len()];
-    for (ci, c) in sys.controllers.iter().enumerate() {
-        let env = Env::new(state, &[], nondet);
-        let input = c
-            .inputs
-            .iter()
-            .map(|e| e.eval(&env))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("controller '{}' observation: {e}", c.name))?;
-        let Policy::Network(n) = &c.policy else {
-            return Err(format!("controller '{}' selects its network by a state: not supported on flows", c.name));
-        };
-        let network = &sys.networks[*n].network;
-        let out = network.run(&input, &mut memory[ci]).map_err(|e| format!("controller '{}': {e}", c.name))?;
-        match &c.output {
-            ControllerOutput::Actions(ids) => {
-                for (k, &a) in ids.iter().enumerate() {
-                    actions[a] = Some(out[k].clone());
-                }
-            }
-            ControllerOutput::Argmax(a) => {
-                // The lowest-index rule: larger than every output before, at least every one after.
-                let winner = (0..out.len()).find(|&i| {
-                    out.iter().enumerate().all(|(j, o)| match j.cmp(&i) {
-                        std::cmp::Ordering::Less => out[i].compare(CmpOp::Gt, o) == Some(true),
-                        std::cmp::Ordering::Equal => true,
-                        std::cmp::Ordering::Greater => out[i].compare(CmpOp::Ge, o) == Some(true),
-                    })
-                });
-                let w =
-                    winner.ok_or_else(|| format!("the argmax of controller '{}' is undecided on the box", c.name))?;
-                actions[*a] = Some(Value::Exact(Rational::from_integer(w.into())));
-            }
-        }
+    if let Some(c) = sys.controllers.iter().find(|c| !matches!(c.policy, Policy::Network(_))) {
+        return Err(format!("controller '{}' selects its network by a state: not supported on flows", c.name));
     }
-    Ok(actions.into_iter().map(|a| a.expect("every action is set by its controller (validated)")).collect())
+    controller_actions(sys, state, nondet, memory).map_err(|e| e.to_string())
 }
 
 /// Whether every point of `image` lies in every state variable's domain (exactly compared).
@@ -123,19 +93,7 @@ pub fn enclose_run(
     mut stop: impl FnMut(usize, &[Interval]) -> bool,
 ) -> Result<EnclosedFlowRun, String> {
     trestle_ir::sim::check_state(sys, start).map_err(|e| format!("the start is not a state: {e}"))?;
-    let mut memory: Vec<Vec<Vec<Value>>> = sys
-        .controllers
-        .iter()
-        .map(|c| match &c.policy {
-            Policy::Network(n) => sys.networks[*n]
-                .network
-                .hidden_dims()
-                .into_iter()
-                .map(|d| vec![Value::Exact(Rational::from_integer(0.into())); d])
-                .collect(),
-            Policy::Select { .. } => Vec::new(),
-        })
-        .collect();
+    let mut memory = zero_memory::<NETWORK_BITS>(sys);
     let mut run =
         EnclosedFlowRun { states: vec![start.iter().map(Interval::of_rational).collect()], actions: Vec::new() };
     let mut state: Vec<Value> = start.iter().map(|q| Value::Exact(q.clone())).collect();

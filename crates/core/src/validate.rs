@@ -232,12 +232,23 @@ enum Attempt {
 }
 
 /// A failure inside one step: decided (the run is not a run of the system) or not decided.
-enum StepFailure {
+#[derive(Debug)]
+pub enum StepFailure {
     Definite(SimError),
     Undecided(String),
 }
 
-type StepResult<T> = Result<T, StepFailure>;
+impl std::fmt::Display for StepFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepFailure::Definite(e) => write!(f, "{e}"),
+            StepFailure::Undecided(what) => write!(f, "undecided: {what}"),
+        }
+    }
+}
+
+/// The result of a part of a step ([`controller_actions`]).
+pub type StepResult<T> = Result<T, StepFailure>;
 
 fn attempt<const BITS: u32>(
     sys: &System,
@@ -273,7 +284,9 @@ fn attempt<const BITS: u32>(
 }
 
 /// Zero hidden states of the recurrent controllers (`sim::initial_memory` over enclosures).
-fn zero_memory<const BITS: u32>(sys: &System) -> sim::Memory<Enclosed<BITS>> {
+/// The hidden states every controller starts a run with, as enclosures: zero for a recurrent
+/// network, empty otherwise.
+pub fn zero_memory<const BITS: u32>(sys: &System) -> sim::Memory<Enclosed<BITS>> {
     let zero = || Enclosed::Exact(Rational::from_integer(0.into()));
     sys.controllers
         .iter()
@@ -453,8 +466,10 @@ fn check_state<const BITS: u32>(sys: &System, state: &[Enclosed<BITS>]) -> StepR
 }
 
 /// `sim::controller_actions` over enclosures: the selector must be an exact integer and an argmax
-/// winner decided.
-fn controller_actions<const BITS: u32>(
+/// winner decided (the lowest-index rule: an output larger than every one before it and at least
+/// every one after it, on the whole enclosures). The validated replay here and the validated runs
+/// of sampled-data systems (`trestle_bridge::flow_run`) both take the controllers' actions from it.
+pub fn controller_actions<const BITS: u32>(
     sys: &System,
     state: &[Enclosed<BITS>],
     nondet: &[Enclosed<BITS>],

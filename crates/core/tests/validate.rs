@@ -323,3 +323,43 @@ fn guards_on_enclosures_enable_and_disable_branches() {
         }
     }
 }
+
+/// The controllers' actions over enclosures, which validated replay and the validated runs of
+/// sampled-data systems (`trestle_bridge::flow_run`) share: an argmax decided on the whole
+/// enclosure (ties to the lowest index), undecided where the outputs' enclosures overlap.
+#[test]
+fn argmax_actions_are_decided_on_the_whole_enclosure() {
+    use trestle_core::validate::{StepFailure, controller_actions, zero_memory};
+    use trestle_ir::Arith;
+    let sys = system_from_text(
+        r#"
+init = "-1 <= x <= 1"
+[system]
+name = "argmax-sign"
+[state]
+x = { type = "real" }
+[networks.sign]
+layers = [{ weights = [[1.0], [-1.0]], bias = [0.0, 0.0], activation = "identity" }]
+[controller]
+network = "sign"
+inputs = ["x"]
+argmax = "a"
+labels = ["up", "down"]
+[step]
+x = "x"
+"#,
+    );
+    let actions = |x: Enclosed<256>| {
+        let mut memory = zero_memory::<256>(&sys);
+        controller_actions(&sys, &[x], &[], &mut memory)
+    };
+    let winner = |x: &str| match actions(Enclosed::Exact(q(x))) {
+        Ok(a) => a[0].exact().cloned(),
+        Err(e) => panic!("x = {x}: {e}"),
+    };
+    assert_eq!(winner("1/2"), Some(rational_from_i64(0)));
+    assert_eq!(winner("-1/2"), Some(rational_from_i64(1)));
+    assert_eq!(winner("0"), Some(rational_from_i64(0)), "a tie goes to the lowest index");
+    let straddling = Enclosed::Exact(q("-1/4")).join(&Enclosed::Exact(q("1/4")));
+    assert!(matches!(actions(straddling), Err(StepFailure::Undecided(_))));
+}

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
+use std::time::Instant;
 
 use trestle_config::Overrides;
 use trestle_ir::Pred;
@@ -27,7 +28,10 @@ pub struct InstanceSummary {
 
 #[derive(Clone, Debug)]
 pub struct Generated {
+    /// The instances finished, in the spec's order (all of them unless the deadline cut the run).
     pub instances: Vec<InstanceSummary>,
+    /// The instances the spec asks for.
+    pub planned: usize,
     pub suite: PathBuf,
 }
 
@@ -285,6 +289,7 @@ pub fn generate(
     spec: &Spec,
     out_dir: &Path,
     suite: Option<&Path>,
+    deadline: Option<Instant>,
     progress: &(dyn Fn(&InstanceSummary) + Sync),
 ) -> Result<Generated, MazeError> {
     let models = out_dir.join("models");
@@ -314,19 +319,24 @@ pub fn generate(
         progress(&summary);
         Ok(summary)
     };
-    let instances = on_workers(&plans, one)?;
+    let instances = on_workers(&plans, deadline, one)?;
     let suite = suite.map(Path::to_path_buf).unwrap_or_else(|| out_dir.join("suite.toml"));
     let suite_dir = suite.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(suite_dir).map_err(|e| output_error(suite_dir, e))?;
     write_file(&suite, suite_text(spec, &instances, &relative(suite_dir, &systems)).as_bytes())?;
-    Ok(Generated { instances, suite })
+    Ok(Generated { instances, planned: plans.len(), suite })
 }
 
 /// `f` over `items` on one plain thread per core, each taking the next item when done; results
 /// in the items' order. Not rayon: an instance's proof runs the bridge engine in a thread pool of
 /// its own, and a rayon worker waiting for that pool would steal and start other instances, whose
-/// time limits then run out while they wait on its stack.
-pub fn on_workers<T: Sync, R: Send, E: Send>(items: &[T], f: impl Fn(&T) -> Result<R, E> + Sync) -> Result<Vec<R>, E> {
+/// time limits then run out while they wait on its stack. No item starts after `deadline`; the
+/// items started finish, so the results are those of a prefix of `items`.
+pub fn on_workers<T: Sync, R: Send, E: Send>(
+    items: &[T],
+    deadline: Option<Instant>,
+    f: impl Fn(&T) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
     let slots: Vec<std::sync::Mutex<Option<Result<R, E>>>> = items.iter().map(|_| Default::default()).collect();
@@ -334,6 +344,11 @@ pub fn on_workers<T: Sync, R: Send, E: Send>(items: &[T], f: impl Fn(&T) -> Resu
         for _ in 0..threads {
             scope.spawn(|| {
                 loop {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        // Nothing new starts; a later index is never handed out either.
+                        next.fetch_max(items.len(), std::sync::atomic::Ordering::Relaxed);
+                        break;
+                    }
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
                     let r = f(item);
@@ -347,7 +362,8 @@ pub fn on_workers<T: Sync, R: Send, E: Send>(items: &[T], f: impl Fn(&T) -> Resu
             });
         }
     });
-    // Items are handed out in order, so those never started (after an error) come last.
+    // Items are handed out in order, so those never started (after an error or the deadline)
+    // come last.
     slots.into_iter().map_while(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner())).collect()
 }
 

@@ -12,14 +12,13 @@ use std::path::PathBuf;
 use trestle_config::Overrides;
 use trestle_core::{Budget, RunResult};
 use trestle_ir::System;
-use trestle_ir::parse::{parse_ctl, parse_ltl};
-use trestle_ir::system::PropertyFormula;
-use trestle_verify::Silent;
+use trestle_verify::formula::{Asked, Logic};
 use trestle_verify::options::{
     CegarRequest, CheckRequest, CtlRequest, Limits, LtlRequest, Spelling, SynthRequest, VerifyRequest,
 };
 use trestle_verify::picture::View;
-use trestle_verify::temporal::{Named, formula_scope};
+use trestle_verify::temporal::Named;
+use trestle_verify::{DriverError, Silent};
 
 /// Where a system was read from, to read it again with other overrides (a property's horizon).
 #[derive(Clone, Debug)]
@@ -70,18 +69,18 @@ pub struct NativeSystem {
     set: Vec<String>,
 }
 
-fn read(source: &Source, set: &[String]) -> PyResult<System> {
-    let overrides = Overrides::parse(set).map_err(input)?;
+fn read(source: &Source, set: &[String]) -> Result<System, DriverError> {
+    let overrides = Overrides::parse(set).map_err(DriverError::input)?;
     match source {
         Source::File(path) => trestle_config::load_system(path, &overrides),
         Source::Text(text, path) => trestle_config::load_system_from_str(text, path, &overrides),
     }
-    .map_err(input)
+    .map_err(DriverError::input)
 }
 
 impl NativeSystem {
     fn open(py: Python<'_>, source: Source, set: Vec<String>) -> PyResult<NativeSystem> {
-        let sys = py.detach(|| read(&source, &set))?;
+        let sys = py.detach(|| read(&source, &set)).map_err(driver_error)?;
         Ok(NativeSystem { sys, source, set })
     }
 
@@ -93,57 +92,23 @@ impl NativeSystem {
     }
 
     /// The temporal formula asked: `formula` read in the system's scope, or the property `name`
-    /// (read again with horizon `k` when given), as `trestle ctl|ltl --formula|--property`.
-    #[allow(clippy::too_many_arguments)]
-    fn temporal<F: Clone>(
+    /// (read again with horizon `k` when given), as `trestle ctl|ltl --formula|--property`
+    /// (`trestle_verify::formula::asked`).
+    fn temporal<F: Logic + Send>(
         &self,
         py: Python<'_>,
         formula: Option<&str>,
         property: Option<&str>,
         k: Option<u32>,
-        parse: impl Fn(&str, &trestle_ir::parse::SimpleScope) -> Result<F, trestle_ir::parse::ParseError>,
-        pick_formula: impl Fn(&PropertyFormula) -> Option<&F>,
-        what: &str,
     ) -> PyResult<(System, F, Named)> {
-        match (formula, property) {
-            (Some(text), None) => {
-                let scope = formula_scope(&self.sys, k).map_err(crate::errors::driver_error)?;
-                let phi = parse(text, &scope).map_err(|e| input(format!("formula: {e}")))?;
-                Ok((self.sys.clone(), phi, Named { name: "formula".into(), text: text.into() }))
-            }
-            (None, Some(name)) => {
-                let Some(index) = self.sys.properties.iter().position(|p| p.name == name) else {
-                    let known: Vec<&str> = self.sys.properties.iter().map(|p| p.name.as_str()).collect();
-                    return Err(input(format!(
-                        "no property '{name}' in {} (properties: {})",
-                        self.file(),
-                        if known.is_empty() { "none".into() } else { known.join(", ") }
-                    )));
-                };
-                let sys = match k {
-                    None => self.sys.clone(),
-                    Some(_) if self.sys.properties[index].horizon.is_none() => {
-                        return Err(input(format!(
-                            "k: property '{name}' has no horizon parameter (give it `k = ..` in the file and use k in its formula)"
-                        )));
-                    }
-                    Some(k) => {
-                        let mut set = self.set.clone();
-                        set.push(format!("property.{index}.k={k}"));
-                        py.detach(|| read(&self.source, &set))?
-                    }
-                };
-                let p = &sys.properties[index];
-                let phi =
-                    pick_formula(&p.formula).ok_or_else(|| input(format!("property '{name}' is not {what}")))?.clone();
-                let text = match p.horizon {
-                    Some(k) => format!("{} (k = {k})", p.text),
-                    None => p.text.clone(),
-                };
-                Ok((sys.clone(), phi, Named { name: name.into(), text }))
-            }
-            _ => Err(input("give a formula or property=NAME (one of them)")),
-        }
+        let reload = |horizon: String| {
+            let mut set = self.set.clone();
+            set.push(horizon);
+            read(&self.source, &set)
+        };
+        let asked = Asked { formula, property, k };
+        py.detach(|| trestle_verify::formula::asked(&self.sys, &self.file(), asked, reload, Spelling::Python))
+            .map_err(driver_error)
     }
 }
 
@@ -175,6 +140,11 @@ impl NativeSystem {
     /// What the file was read as (`trestle info --json`).
     fn info(&self) -> String {
         trestle_verify::describe::describe(&self.sys).to_string()
+    }
+
+    /// What the file was read as, as text (`trestle info`).
+    fn info_text(&self) -> String {
+        trestle_verify::describe::text(&self.sys)
     }
 
     #[pyo3(signature = (*, method="bridge", paper=false, post=None, linear_bridge=false, no_linear_bridge=false,
@@ -314,15 +284,7 @@ impl NativeSystem {
     ) -> PyResult<Answer> {
         let limits = Limits { timeout, threads: jobs, threads_flag: "jobs" };
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
-        let (sys, phi, named) = self.temporal(
-            py,
-            formula,
-            property,
-            k,
-            |text, scope| parse_ctl(text, scope),
-            ctl_of,
-            "a CTL formula (`ctl = ..`)",
-        )?;
+        let (sys, phi, named) = self.temporal::<trestle_ir::formula::Ctl>(py, formula, property, k)?;
         let request = CtlRequest { method: method.into(), pieces };
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
         interruptible(py, &budget, || {
@@ -358,15 +320,7 @@ impl NativeSystem {
         };
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
-        let (sys, phi, named) = self.temporal(
-            py,
-            formula,
-            property,
-            k,
-            |text, scope| parse_ltl(text, scope),
-            ltl_of,
-            "an LTL formula (`ltl = ..`)",
-        )?;
+        let (sys, phi, named) = self.temporal::<trestle_ir::formula::Ltl>(py, formula, property, k)?;
         let threads = limits.threads_or_cores(Spelling::Python).map_err(driver_error)?;
         interruptible(py, &budget, || {
             let run = trestle_verify::temporal::ltl(&sys, &phi, &named, &opts, threads, &budget, &Silent)?;
@@ -457,20 +411,6 @@ impl NativeSystem {
             })?;
             Ok(certified.to_json().to_string())
         })
-    }
-}
-
-fn ctl_of(f: &PropertyFormula) -> Option<&trestle_ir::formula::Ctl> {
-    match f {
-        PropertyFormula::Ctl(phi) => Some(phi),
-        _ => None,
-    }
-}
-
-fn ltl_of(f: &PropertyFormula) -> Option<&trestle_ir::formula::Ltl> {
-    match f {
-        PropertyFormula::Ltl(phi) => Some(phi),
-        _ => None,
     }
 }
 

@@ -87,6 +87,15 @@ def test_json_is_the_clis(tmp_path, root):
     assert ours == theirs
 
 
+def test_text_is_the_clis(tmp_path):
+    path = tmp_path / "drift.toml"
+    path.write_text(DRIFT)
+    out = cli("info", path)
+    assert out.returncode == 0, out.stderr
+    assert str(trestle.load(path)) == out.stdout
+    assert "safe:" in out.stdout
+
+
 def test_certificate_round_trip(tmp_path, root):
     system = trestle.load(root / "examples/maze-det.toml")
     result = system.check()

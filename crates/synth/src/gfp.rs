@@ -110,7 +110,10 @@ fn eager(s: &mut Search<'_, '_>) -> Result<End, SynthError> {
         if let Some(reason) = s.over_time() {
             return Ok(End::Limit(reason));
         }
-        s.images += s.imager.fill(&mut s.part, &dirty, s.tolerant)?;
+        s.images += s.imager.fill(&mut s.part, &dirty, s.tolerant, &s.budget)?;
+        if let Some(reason) = s.over_time() {
+            return Ok(End::Limit(reason));
+        }
         s.rounds += 1;
         let (mut drops, mut partial) = (Vec::new(), Vec::new());
         for &id in &dirty {

@@ -22,6 +22,7 @@ use crate::partition::Partition;
 use rayon::prelude::*;
 use std::sync::Arc;
 use trestle_bridge::post::PostEngine;
+use trestle_core::Budget;
 use trestle_ir::{FBox, OuterBox, System, VarRef, space};
 use trestle_smt::SuccessorBounds;
 
@@ -127,20 +128,34 @@ impl<'s> Imager<'s> {
 
     /// Computes the images of the given cells that lack one, in parallel; returns how many were
     /// computed. Each image is a function of its cell alone, so the thread count changes nothing.
-    pub fn fill(&self, part: &mut Partition, ids: &[usize], tolerant: bool) -> Result<usize, SynthError> {
+    /// Once `budget` is over no image is started: the cells left without one are the caller's
+    /// sign to stop (it checks the budget after the batch; a batch of a fine grid can take
+    /// minutes).
+    pub fn fill(
+        &self,
+        part: &mut Partition,
+        ids: &[usize],
+        tolerant: bool,
+        budget: &Budget,
+    ) -> Result<usize, SynthError> {
         let todo: Vec<usize> = ids.iter().copied().filter(|&id| part.cells[id].image.is_none()).collect();
         let cells = &part.cells;
+        let image = |id: usize| (!budget.is_over()).then(|| self.image(&cells[id].bx, tolerant));
         // A closure that creeps one cell per layer asks for one or two images thousands of times:
         // waking the pool for each costs more than the images, so small batches run here.
-        let results: Vec<Result<Vec<FBox>, SynthError>> = if todo.len() < 2 * self.pool.current_num_threads() {
-            todo.iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect()
+        let results: Vec<Option<Result<Vec<FBox>, SynthError>>> = if todo.len() < 2 * self.pool.current_num_threads() {
+            todo.iter().map(|&id| image(id)).collect()
         } else {
-            self.pool.install(|| todo.par_iter().map(|&id| self.image(&cells[id].bx, tolerant)).collect())
+            self.pool.install(|| todo.par_iter().map(|&id| image(id)).collect())
         };
+        let mut computed = 0;
         for (&id, r) in todo.iter().zip(results) {
-            part.cells[id].image = Some(Arc::new(r?));
+            if let Some(r) = r {
+                part.cells[id].image = Some(Arc::new(r?));
+                computed += 1;
+            }
         }
-        Ok(todo.len())
+        Ok(computed)
     }
 
     pub fn pool(&self) -> &rayon::ThreadPool {

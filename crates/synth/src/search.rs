@@ -251,7 +251,10 @@ impl<'a, 's> Search<'a, 's> {
             if let Some(reason) = self.over_time() {
                 return Ok(Err(reason));
             }
-            self.images += self.imager.fill(&mut self.part, &frontier, self.tolerant)?;
+            self.images += self.imager.fill(&mut self.part, &frontier, self.tolerant, &self.budget)?;
+            if let Some(reason) = self.over_time() {
+                return Ok(Err(reason));
+            }
             let mut next = BTreeSet::new();
             for &id in &frontier {
                 let image = self.part.cells[id].image.clone().expect("filled");

@@ -37,6 +37,10 @@ pub const MAX_SPLITS: usize = 16;
 /// The most boxes bound propagation examines in all.
 pub const MAX_BOXES: usize = 4096;
 
+/// Why a run on a flow system wrote no certificate (when [`FlowLtlRun::certificate`] is `None`).
+pub const NO_CERTIFICATE: &str = "on a continuous-time system only a validated run leaving the system's Safe (the \
+    formula G<=k safe) has one";
+
 /// A bounded LTL run on a flow system: the result and the certificate of a refutation of Safe.
 #[derive(Debug)]
 pub struct FlowLtlRun {

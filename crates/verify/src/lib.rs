@@ -12,7 +12,8 @@
 //! - the baselines that need a solver the engines should not link (the MILP baseline of `check`,
 //!   [`milp`]), so `trestle-bridge`, `trestle-synth` and `trestle-cegar` link no HiGHS;
 //! - the options of every question built once from what a front end read ([`options`]: the
-//!   CLI's flags and the Python package's keyword arguments fill the same requests);
+//!   CLI's flags and the Python package's keyword arguments fill the same requests), and the
+//!   temporal formula asked, a text or a property of the file ([`formula`]);
 //! - one [`Budget`](trestle_core::Budget) per run, shared by every stage, and one [`Progress`]
 //!   trait the front ends implement;
 //! - one result per question, `trestle_core::RunResult` (`trestle-result/1`), and its text
@@ -30,6 +31,7 @@ pub mod check;
 pub mod describe;
 mod error;
 pub mod flow_ltl;
+pub mod formula;
 pub mod json;
 pub mod milp;
 pub mod options;

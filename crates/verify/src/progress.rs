@@ -9,6 +9,9 @@ pub trait Progress: Sync {
     fn stage(&self, _name: &str) {}
     /// How far the current stage is: a fraction in [0, 1] when known, and a short message.
     fn update(&self, _fraction: Option<f64>, _message: &str) {}
+    /// One part of the run is decided before the run ends (a property of `verify`): its result as
+    /// it will be printed, so that a front end that must stop the run early keeps it.
+    fn decided(&self, _result: &trestle_core::RunResult) {}
 }
 
 /// Reports nothing.

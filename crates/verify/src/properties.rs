@@ -48,6 +48,34 @@ pub struct Verification {
     pub internal_errors: Vec<String>,
 }
 
+impl Verification {
+    /// The status the run's exit code follows: refuted when any property is refuted, proven when
+    /// every one is, unknown otherwise (evidence, unknown, unsupported).
+    pub fn worst(results: &[RunResult]) -> Status {
+        if results.iter().any(|r| r.status == Status::Refuted) {
+            Status::Refuted
+        } else if results.iter().all(|r| r.status == Status::Proven) {
+            Status::Proven
+        } else {
+            Status::Unknown
+        }
+    }
+}
+
+/// The properties `verify` asks of `sys` (the `wanted` ones, or all), in the order it asks them.
+pub fn asked(sys: &System, wanted: &[String]) -> Result<Vec<Named>, DriverError> {
+    Ok(tasks(sys, wanted)?.into_iter().map(|t| Named { name: t.name, text: t.text }).collect())
+}
+
+/// The row of a property `verify` did not decide: unknown for `why`.
+pub fn undecided(system: &str, property: &Named, why: &Unknown) -> RunResult {
+    let mut r = RunResult::new("verify", system, "none", "unknown", Status::Unknown);
+    r.set_unknown(why);
+    r.property = Some(property.name.clone());
+    r.details.insert("formula".into(), json!(property.text));
+    r
+}
+
 /// One property to verify.
 struct Task<'s> {
     name: String,
@@ -67,10 +95,7 @@ fn tasks<'s>(sys: &'s System, wanted: &[String]) -> Result<Vec<Task<'s>>, Driver
         .iter()
         .map(|p| Task {
             name: p.name.clone(),
-            text: match p.horizon {
-                Some(k) => format!("{} (k = {k})", p.text),
-                None => p.text.clone(),
-            },
+            text: crate::formula::property_text(p),
             formula: match &p.formula {
                 PropertyFormula::Invariant(pred) => Formula::Invariant(pred),
                 PropertyFormula::Ctl(phi) => Formula::Ctl(phi),
@@ -148,6 +173,7 @@ pub fn verify(
         r.property = Some(task.name.clone());
         r.details.insert("formula".into(), json!(task.text));
         r.stat("seconds", start.elapsed().as_secs_f64());
+        progress.decided(&r);
         results.push(r);
     }
     implied_by_invariants(&tasks, &mut results);

@@ -111,6 +111,29 @@ pub struct LtlRun {
     pub certificate: Option<serde_json::Value>,
 }
 
+impl LtlRun {
+    /// Why the run wrote no certificate (when [`LtlRun::certificate`] is `None`).
+    pub fn why_no_certificate(&self, sys: &System) -> String {
+        let method = self.ltl.method;
+        match &self.ltl.verdict {
+            Verdict::Evidence { .. } => {
+                "a MILP's \"true\" is floating-point evidence, which no certificate re-checks".into()
+            }
+            Verdict::Proven { .. } if method == "invariant" => "the bridge engine did not re-prove the invariant on \
+                 the system with its hidden states lifted within its time"
+                .into(),
+            Verdict::Proven { .. } if method.starts_with("bpt") => format!(
+                "the enclosures' check covers systems whose runs cannot stop, and {}",
+                trestle_ltl::certificate::stop_free(sys)
+                    .err()
+                    .unwrap_or_else(|| "the hidden state could not be lifted".into())
+            ),
+            Verdict::Proven { .. } => format!("{method} writes none"),
+            _ => "only a proven formula has one".into(),
+        }
+    }
+}
+
 const LTL_EVIDENCE: &str = "HiGHS found no path violating the formula: the MILP of the negation over one unrolled path \
     is infeasible, or its bound on the atoms' relaxation is above the threshold (floating-point evidence with this \
     margin, not an exact proof)";

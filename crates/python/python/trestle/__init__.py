@@ -169,6 +169,10 @@ class System:
         )
         return Simulation(json.loads(doc), [v["name"] for v in self.variables])
 
+    def __str__(self):
+        """What the file was read as, as text (the CLI's ``info``)."""
+        return self._native.info_text()
+
     def __repr__(self):
         names = ", ".join(v["name"] for v in self.variables)
         return f"<trestle.System {self.name}: state {names}; {len(self.properties)} properties>"
