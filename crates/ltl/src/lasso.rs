@@ -88,6 +88,7 @@ fn search_encoded(
             stats.milps += 1;
             stats.binaries += u.model.num_binaries();
             stats.variables += u.model.num_variables();
+            stats.relaxed_neurons += u.model.relaxed_neurons().len();
             budget.check()?;
             let solve = solve_options(opts, budget, Some(2.0 * threshold));
             let out = u.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;

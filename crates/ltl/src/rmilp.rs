@@ -441,7 +441,8 @@ fn validate(
     let choices: Vec<(Vec<trestle_ir::Rational>, usize)> =
         run.nondet.iter().cloned().zip(run.branches.iter().copied()).collect();
     let violated_f64 = |t: usize, p: &Pred| {
-        let state: Vec<_> = run.states[t].iter().map(|&x| rational_from_f64(if x.is_finite() { x } else { 0.0 })).collect();
+        let state: Vec<_> =
+            run.states[t].iter().map(|&x| rational_from_f64(if x.is_finite() { x } else { 0.0 })).collect();
         matches!(p.eval_exact(&Env::new(&state, &[], &[])), Ok(false))
     };
     let mut order: Vec<&(usize, Pred)> = obligations.iter().filter(|(t, _)| *t < run.states.len()).collect();

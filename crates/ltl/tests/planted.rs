@@ -345,7 +345,13 @@ fn rmilp_on_tanh_agrees_with_bound_propagation() {
         assert_eq!(truth(&bpt.verdict), Some(truth_of), "{text} by bpt: {:?}", bpt.verdict);
         for opts in rmilp_encodings() {
             let r = check_nonlinear(sys, text, opts.clone());
-            assert_eq!((r.method, truth(&r.verdict)), ("rmilp", Some(truth_of)), "{text} {:?}: {:?}", opts.rmilp, r.verdict);
+            assert_eq!(
+                (r.method, truth(&r.verdict)),
+                ("rmilp", Some(truth_of)),
+                "{text} {:?}: {:?}",
+                opts.rmilp,
+                r.verdict
+            );
             if truth_of {
                 assert!(matches!(r.verdict, Verdict::Evidence { .. }), "{text}: {:?}", r.verdict);
             } else {

@@ -147,10 +147,10 @@ pub use inductive::check_inductive_milp;
 pub use model::{Cancel, HighsValue, MilpModel, Sense, SolveLimit, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
 pub use replay::{replay_candidate, replay_exact};
+pub use smooth::{Refinement, RelaxedNeuron, SmoothEncoding, loose_neurons, relax_neuron};
 pub use state::{
     Hidden, NondetChoice, StateVariables, initial_hidden, nondet_values, state_variables, successor_as_state,
 };
-pub use smooth::{Refinement, RelaxedNeuron, SmoothEncoding, loose_neurons, relax_neuron};
 pub use step::{BranchChoice, EncodedStep, StepOptions, encode_step, label_lit};
 pub use trestle_bounds::LayerBounds;
 pub use unroll::{MAX_UNROLL_ENTRIES, RunPoint, UnrollOptions, Unrolled, step_size, unroll, unroll_size};

@@ -121,7 +121,8 @@ pub fn relax_neuron(activation: Activation, lo: f64, hi: f64, pieces: usize) -> 
         }
         for line in sound_lines(activation, a, b, &slopes) {
             // Upper: y - s p <= t; lower: s p - y <= -t (the same numbers, negated exactly).
-            let (p, y, t) = if line.upper { (-line.slope, 1.0, line.intercept) } else { (line.slope, -1.0, -line.intercept) };
+            let (p, y, t) =
+                if line.upper { (-line.slope, 1.0, line.intercept) } else { (line.slope, -1.0, -line.intercept) };
             match piece {
                 None => rows.push(Row { p, y, b: Vec::new(), rhs: t }),
                 Some((k, lo, hi)) => {
@@ -215,7 +216,15 @@ pub(crate) fn encode_relaxed(
         }
         model.add(e.leq(row.rhs));
     }
-    model.record_relaxed(RelaxedNeuron { index, activation, pre: z, out: y, lo: l, hi: u, pieces: relaxed.pieces.len() });
+    model.record_relaxed(RelaxedNeuron {
+        index,
+        activation,
+        pre: z,
+        out: y,
+        lo: l,
+        hi: u,
+        pieces: relaxed.pieces.len(),
+    });
     Ok(Expression::from(y))
 }
 

@@ -169,8 +169,8 @@ fn smooth_relaxation_rows_hold_at_every_true_point() {
     let mut checked = 0;
     for trial in 0..240 {
         let act = if trial % 2 == 0 { Activation::Tanh } else { Activation::Sigmoid };
-        let centre = [0.0, rng.random_range(-1.0..1.0), rng.random_range(-6.0..6.0), rng.random_range(-30.0..30.0)]
-            [trial % 4];
+        let centre =
+            [0.0, rng.random_range(-1.0..1.0), rng.random_range(-6.0..6.0), rng.random_range(-30.0..30.0)][trial % 4];
         let radius = [1e-7, 1e-3, 0.3, 2.0, 8.0][rng.random_range(0..5)] * rng.random_range(0.5..1.0);
         let (lo, hi) = (centre - radius, centre + radius);
         let pieces = [1, 2, 3, 5, 16][trial % 5];
@@ -183,7 +183,11 @@ fn smooth_relaxation_rows_hold_at_every_true_point() {
             let big = BigInterval::from_f64(p, 200).unwrap();
             let f = if act == Activation::Tanh { big.tanh() } else { big.sigmoid() };
             let (Some(y_lo), Some(y_hi)) = f.to_rationals() else { panic!("{act}({p}) has finite ends") };
-            assert!(q(relaxed.image.lo) <= y_lo && y_hi <= q(relaxed.image.hi), "{act}({p}): image {:?}", relaxed.image);
+            assert!(
+                q(relaxed.image.lo) <= y_lo && y_hi <= q(relaxed.image.hi),
+                "{act}({p}): image {:?}",
+                relaxed.image
+            );
             let k = relaxed.pieces.iter().position(|&(a, b)| a <= p && p <= b).expect("the pieces cover the interval");
             for row in &relaxed.rows {
                 let b: Rational = row.b.iter().filter(|(j, _)| *j == k).map(|(_, c)| q(*c)).sum();
@@ -269,7 +273,10 @@ fn relaxed_networks_bound_every_sample_and_tighten() {
             let min = model.solve(Sense::Minimise, &enc.outputs[0], &SolveOptions::default()).unwrap();
             assert!(max.status == SolveStatus::Optimal && min.status == SolveStatus::Optimal, "trial {trial}");
             let (hi, lo) = (max.bound.unwrap(), min.bound.unwrap());
-            assert!(hi >= s_hi - 1e-9 && lo <= s_lo + 1e-9, "trial {trial} / {pieces}: [{lo}, {hi}] vs [{s_lo}, {s_hi}]");
+            assert!(
+                hi >= s_hi - 1e-9 && lo <= s_lo + 1e-9,
+                "trial {trial} / {pieces}: [{lo}, {hi}] vs [{s_lo}, {s_hi}]"
+            );
             gaps.push((hi - s_hi) + (s_lo - lo));
         }
         assert!(gaps[1] < gaps[0] && gaps[1] < 0.05, "trial {trial}: gaps {gaps:?}");
