@@ -392,6 +392,23 @@ fn check_relaxed(
             Ok(verdict) => return Ok(RmilpOutcome::Violated(verdict)),
             Err(reason) => why = format!("the relaxation's path of round {} did not validate: {reason}", round + 1),
         }
+        // The closure's path may sit on the boundary of a strict atom, where the real run does
+        // not cross it: a path whose atoms hold by the gap, with the same relaxation.
+        if obligations.is_some()
+            && let Some((slack, strict)) = build(sys, start, negated, Search::Strict, opts, &smooth, budget)?
+        {
+            stats.milps += 1;
+            let out = strict.model.solve(
+                Sense::Minimise,
+                &Expression::from(slack),
+                &solve_options(opts, budget, Some(2.0 * threshold)),
+            )?;
+            if let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold))
+                && let Ok(verdict) = validate(sys, start, &strict, values, obligations, budget)?
+            {
+                return Ok(RmilpOutcome::Violated(verdict));
+            }
+        }
         let loose = loose_neurons(&unrolled.model, values, LOOSE_GAP);
         if loose.is_empty() {
             why.push_str(&format!(

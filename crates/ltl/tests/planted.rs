@@ -367,14 +367,14 @@ fn rmilp_on_tanh_agrees_with_bound_propagation() {
 }
 
 /// A planted spurious witness: on `hump` the relaxation by lines over `[0, 2]` lets the successor
-/// exceed 0.27 although no run does (true maximum 0.26643). RMILP never calls that "violated": the
+/// exceed 0.2668 although no run does (true maximum 0.26643). RMILP never calls that "violated": the
 /// candidate fails validation, its loose neurons are cut into pieces, and the refined model proves
 /// the bound (evidence), in every encoding. Below the true maximum (0.26) the candidate validates.
 #[test]
 fn a_spurious_relaxation_witness_is_refined_never_reported() {
     let sys = hump("0");
     for opts in rmilp_encodings() {
-        let r = check_nonlinear(&sys, "X (x <= 0.27)", opts.clone());
+        let r = check_nonlinear(&sys, "X (x <= 0.2668)", opts.clone());
         assert!(matches!(r.verdict, Verdict::Evidence { .. }), "{:?}: {:?}", opts.rmilp, r.verdict);
         assert!(r.stats.rmilp.refinements >= 1, "{:?}: the first relaxation's witness was spurious", r.stats.rmilp);
         let r = check_nonlinear(&sys, "X (x <= 0.26)", opts.clone());
@@ -389,7 +389,7 @@ fn a_spurious_relaxation_witness_is_refined_never_reported() {
         })
         .collect();
     let bound = |b: &str| trestle_ir::num::parse_rational(b).unwrap();
-    assert!(successors.iter().all(|x| x.hi < bound("0.27")) && successors.iter().any(|x| x.lo > bound("0.26")));
+    assert!(successors.iter().all(|x| x.hi < bound("0.2668")) && successors.iter().any(|x| x.lo > bound("0.26")));
 }
 
 /// The lasso search on a tanh controller says only that no lasso exists in the relaxation (or
