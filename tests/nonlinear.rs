@@ -3,7 +3,8 @@
 //! refuted by a validated counterexample (exact start, successor enclosed at 256 bits strictly
 //! outside; `certify` re-validates it), a violation of 1e-100 is decided only at 1024 bits, and a
 //! margin below 1e-100 is never refuted. The engines that encode systems piecewise-linearly
-//! refuse both with exit 2 and one message naming the engines that take them.
+//! refuse both with exit 2 and one message naming the engines that take them (the LTL engine's
+//! MILP methods relax tanh neurons instead, and refuse the `sin` step).
 
 mod common;
 
@@ -113,16 +114,22 @@ fn the_piecewise_linear_engines_refuse_with_one_message_naming_the_engines_that_
         let can = "`check` (the bridge engine), `synth`, `verify` and `certify`";
         trestle(&["check", s(&sys), "--method", "milp"]).expect_input_error(&["check --method milp", what, can]);
         trestle(&["ctl", s(&sys), "--formula", "AG^2 (x <= 1)"]).expect_input_error(&["bounded CTL", what, can]);
-        trestle(&["ltl", s(&sys), "--formula", "G<=2 (x <= 1)", "--method", "rmilp"]).expect_input_error(&[
-            "ltl --method rmilp",
-            what,
-            can,
-        ]);
-        trestle(&["ltl", s(&sys), "--formula", "F (x <= 0)", "--method", "lasso"]).expect_input_error(&[
-            "ltl --method lasso",
-            what,
-            can,
-        ]);
+        let rmilp = trestle(&["ltl", s(&sys), "--formula", "G<=2 (x <= 1)", "--method", "rmilp"]);
+        let lasso = trestle(&["ltl", s(&sys), "--formula", "F (x <= 0)", "--method", "lasso", "--depth", "2"]);
+        match kind {
+            Nonlinear::SinStep => {
+                rmilp.expect_input_error(&["ltl --method rmilp", what, can]);
+                lasso.expect_input_error(&["ltl --method lasso", what, can]);
+            }
+            // The MILP methods relax tanh neurons: RMILP answers (here true, as evidence), the
+            // lasso search only ever says that no lasso refutes through tanh.
+            Nonlinear::TanhController => {
+                assert_eq!(rmilp.code, 3, "{}{}", rmilp.stdout, rmilp.stderr);
+                assert!(rmilp.stdout.contains("evidence"), "{}", rmilp.stdout);
+                assert_eq!(lasso.code, 3, "{}{}", lasso.stdout, lasso.stderr);
+                assert!(lasso.stdout.contains("cannot be shown to close"), "{}", lasso.stdout);
+            }
+        }
     }
 }
 
@@ -221,4 +228,22 @@ fn a_linear_relaxation_proves_a_transcendental_step_on_one_box_and_never_a_false
     std::fs::write(&bad, system("0.2")).unwrap();
     let r = check(&bad, &dir.path().join("bad.cert.json"));
     assert_eq!(r.json()["status"], "refuted", "{}{}", r.stdout, r.stderr);
+}
+
+/// `ltl` hands a `G p` its engine leaves open (here with `--depth 2`: `G<=2` holds, no inductive
+/// box inside `p` exists) on a memoryless system to the invariant question, whose synthesis
+/// refutes `p` by a validated run (the run from 1/2 passes 0.99 at step 6 and only its start is
+/// exact). Before, the refutation was dropped (its last exact state is the start, inside `p`) and
+/// the answer was unknown.
+#[test]
+fn ltl_keeps_a_validated_refutation_of_g_p_from_the_invariant_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let kind = Nonlinear::TanhController;
+    let sys = write(dir.path(), kind, "creep", &format!("{} - 0.000000001", kind.gap()));
+    let r = trestle(&["ltl", s(&sys), "--formula", "G (x <= 0.99)", "--depth", "2", "--json"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    let last = j["trace"]["enclosures"].as_array().and_then(|e| e.last()).cloned().unwrap_or_default();
+    let lo = trestle_ir::num::parse_rational(last[0][0].as_str().unwrap()).unwrap();
+    assert!(lo > trestle_ir::num::parse_rational("0.99").unwrap(), "{j}");
 }

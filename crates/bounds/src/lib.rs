@@ -20,8 +20,9 @@
 //! lines, each intercept made sound by rigorous evaluation: `relax/s_shaped.rs`). What each method
 //! handles is still one table (`support.rs`, [`supports`]) every entry point checks first, so an
 //! activation without a rule is refused with [`BoundsError::Unsupported`], never bounded.
-//! Bounding a network says nothing about deciding it exactly: the exact encodings (Z3, MILP)
-//! refuse tanh and sigmoid themselves.
+//! Bounding a network says nothing about deciding it exactly: Z3 refuses tanh and sigmoid; the
+//! MILP engines that accept them relax each neuron by the sound lines [`sound_lines`] hands out
+//! (CROWN's, and lines of any further slopes, their intercepts sound by the same argument).
 //!
 //! # Shape
 //! As in auto_LiRPA, each operator has one file holding its transfer rules (interval, backward,
@@ -85,6 +86,7 @@ pub use error::BoundsError;
 pub use layers::{LayerBounds, layer_bounds, layer_bounds_batch, layer_bounds_unrolled};
 pub use linear::{AffineMap, LinearBounds};
 pub use recurrent::step_inputs;
+pub use relax::{SoundLine, slope_estimate, sound_lines};
 pub use support::{check as check_supported, method_for, methods_supporting, supports};
 
 use graph::Graph;

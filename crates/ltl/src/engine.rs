@@ -160,17 +160,21 @@ const MAX_INIT_BOXES: usize = 1024;
 /// lasso (or, for `U`, a finite path reaching `not p and not q` first); `G` proven by an
 /// invariant and refuted by a finite path (`G<=d` failing).
 pub fn check_ltl(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) -> Result<LtlResult, LtlError> {
-    // RMILP and lassos encode the system exactly as a MILP: piecewise-linear systems only (tanh
-    // and sigmoid have no exact encoding, and a lasso through irrational values cannot be shown
-    // to close). Bound propagation, invariants and synthesis bound tanh and sigmoid rigorously;
+    // RMILP and lassos encode the step as a MILP: tanh and sigmoid layers by a sound relaxation
+    // (a candidate path refutes only once validated; a lasso through irrational values cannot be
+    // shown to close, so the lasso search only ever says that none exists), elementary functions
+    // of the step not at all. Bound propagation, invariants and synthesis bound both rigorously;
     // refutations through them are validated runs.
-    if matches!(opts.method, Method::Rmilp | Method::Lasso) {
-        sys.check_piecewise_linear(&format!("ltl --method {}", opts.method.name())).map_err(|e| {
-            LtlError::Unsupported(format!(
-                "{e}; `ltl --method bpt`, `invariant` and `auto` take it (bound propagation through the rigorous \
-                 relaxations, counterexamples validated by high-precision enclosures)"
-            ))
-        })?;
+    if matches!(opts.method, Method::Rmilp | Method::Lasso)
+        && let Some(what) = sys.nonlinear_step()
+    {
+        return Err(LtlError::Unsupported(format!(
+            "ltl --method {} encodes the step piecewise-linearly (tanh and sigmoid layers by a sound relaxation), \
+             and {what}, which it cannot encode; use the engines that bound it rigorously and validate \
+             counterexamples by high-precision enclosures: `check` (the bridge engine), `synth`, `verify` and \
+             `certify`; `ltl --method bpt`, `invariant` and `auto` take it",
+            opts.method.name()
+        )));
     }
     let start = Instant::now();
     let depth = phi.depth().map_or(opts.depth, |d| d as usize);
@@ -357,9 +361,10 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
         }
         open = still_open;
     }
-    // 3. RMILP on what is left: not for tanh or sigmoid layers or a step with elementary
+    // 3. RMILP on what is left: tanh and sigmoid layers relaxed (a path refutes only once
+    // validated against the formula's state obligations); not for a step with elementary
     // functions, which it cannot encode (`--method rmilp` is refused at the entry).
-    if let Some(what) = sys.nonlinear_network().or_else(|| sys.nonlinear_step()) {
+    if let Some(what) = sys.nonlinear_step() {
         let reason = format!(
             "bound propagation and simulated runs left the formula open, and RMILP cannot take the system: {what}"
         );
@@ -369,9 +374,10 @@ fn check_bounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) ->
     let mut unknown = None;
     for (i, b) in open.iter().enumerate() {
         opts.stage(&format!("recursive MILP, open Init box {} of {}", i + 1, open.len()));
-        match rmilp::check(sys, b, &negated, &opts.rmilp, budget, &mut stats.rmilp)? {
+        let obligations = refuter.obligations();
+        match rmilp::check(sys, b, &negated, obligations, &opts.rmilp, budget, &mut stats.rmilp)? {
             RmilpOutcome::Holds { margin: m } => margin = margin.min(m),
-            RmilpOutcome::Violated(trace) => return finish(Verdict::refuted(trace), "rmilp", stats),
+            RmilpOutcome::Violated(verdict) => return finish(verdict, "rmilp", stats),
             RmilpOutcome::Unknown(u) => {
                 let end = ends_check(&u);
                 unknown.get_or_insert(u);
@@ -423,6 +429,12 @@ impl<'a> Refuter<'a> {
     fn of(sys: &System, phi: &Ltl, negated: &'a PathFormula, depth: usize) -> Refuter<'a> {
         let exact = trestle_core::validate::is_rational_valued(sys);
         Refuter { negated, depth, validated: (!exact).then(|| crate::path::state_obligations(phi)) }
+    }
+
+    /// The state obligations runs through irrational values are validated against (`None` on a
+    /// rational-valued system, whose runs replay exactly, or when the formula has none).
+    fn obligations(&self) -> Option<&[(usize, trestle_ir::Pred)]> {
+        self.validated.as_ref().and_then(|o| o.as_deref())
     }
 
     /// A refuting run among `runs` random ones from `b` ([`sample`]).
@@ -554,14 +566,11 @@ fn check_unbounded(sys: &System, phi: &Ltl, opts: &LtlOptions, budget: &Budget) 
     })?;
     let mut stats = LtlStats { init_boxes: inits.len(), ..LtlStats::default() };
     let use_bounded = matches!(opts.method, Method::Auto | Method::Bpt | Method::Rmilp);
-    // The lasso search encodes the step as a MILP and closes its loop exactly: not for tanh or
-    // sigmoid layers or a step with elementary functions (a loop through irrational values cannot
-    // be shown to close; `--method lasso` is refused at the entry; `auto` leaves that half open,
-    // saying why).
-    let nonlinear = sys
-        .nonlinear_network()
-        .or_else(|| sys.nonlinear_step())
-        .filter(|_| matches!(opts.method, Method::Auto | Method::Lasso));
+    // The lasso search encodes the step as a MILP: not for a step with elementary functions
+    // (`--method lasso` is refused at the entry; `auto` leaves that half open, saying why). On
+    // tanh and sigmoid layers it runs on their relaxation and can only say that no lasso exists
+    // (a loop through irrational values cannot be shown to close): never a refutation.
+    let nonlinear = sys.nonlinear_step().filter(|_| matches!(opts.method, Method::Auto | Method::Lasso));
     let use_lasso = matches!(opts.method, Method::Auto | Method::Lasso) && nonlinear.is_none();
     let use_invariant = matches!(opts.method, Method::Auto | Method::Invariant);
     // The lasso half: a run on which `q` never holds refutes `F q` and `p U q`.

@@ -11,14 +11,20 @@
 //! exactly (`Trace::replay` with the loop-back checks states and hidden states) and `not p` holds
 //! at every state exactly. Lengths `1 ..= max_len` are tried in turn; no lasso up to `max_len` is
 //! no verdict.
+//!
+//! On a system with tanh or sigmoid networks the neurons are relaxed soundly (`trestle_milp::smooth`)
+//! and the search can only say that no lasso of length up to `max_len` exists even in the
+//! relaxation (which contains every real run; floating-point evidence, still no verdict). A lasso
+//! of the relaxation is never reported: a loop through irrational values cannot be shown to close
+//! (equal enclosures do not make equal states), so lassos never refute such systems.
 
 use crate::error::LtlError;
 use crate::path::{PathFormula, atoms};
-use crate::rmilp::{Encoder, MAX_SLACK, RmilpOptions, RmilpStats, initial_runs, race, solve_options};
+use crate::rmilp::{Encoder, MAX_SLACK, RmilpOptions, RmilpStats, initial_runs, race, relaxes, solve_options};
 use good_lp::{Expression, Variable};
 use trestle_core::{Budget, Trace, Unknown};
 use trestle_ir::{Env, Pred, RBox, System};
-use trestle_milp::{Bounded, Lit, Sense, SolveStatus, Strictness, unroll};
+use trestle_milp::{Bounded, Lit, Refinement, Sense, SmoothEncoding, SolveStatus, Strictness, unroll};
 
 /// What the search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,10 +71,15 @@ fn search_encoded(
 ) -> Result<LassoOutcome, LtlError> {
     let threshold = opts.tolerance + opts.feasibility_tolerance;
     let mut failure = None;
+    let relaxed = relaxes(sys);
+    let smooth = if relaxed { SmoothEncoding::Relax(Refinement::default()) } else { SmoothEncoding::Refuse };
     for n in 1..=max_len {
         for strictness in [Strictness::Closure, Strictness::Margin(opts.gap)] {
+            if relaxed && strictness != Strictness::Closure {
+                break;
+            }
             let gap = if strictness == Strictness::Closure { 0.0 } else { opts.gap };
-            let unroll_opts = crate::rmilp::unroll_options(strictness, opts, budget);
+            let unroll_opts = crate::rmilp::unroll_options(strictness, opts, &smooth, budget);
             let Some(mut u) = unroll(sys, start, n, &unroll_opts)? else { break };
             let slack = u.model.continuous(0.0, MAX_SLACK, "slack")?;
             let never = PathFormula::And((0..n).map(|t| atoms(holds_nowhere, t, true)).collect());
@@ -77,6 +88,7 @@ fn search_encoded(
             stats.milps += 1;
             stats.binaries += u.model.num_binaries();
             stats.variables += u.model.num_variables();
+            stats.relaxed_neurons += u.model.relaxed_neurons().len();
             budget.check()?;
             let solve = solve_options(opts, budget, Some(2.0 * threshold));
             let out = u.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
@@ -88,6 +100,12 @@ fn search_encoded(
             let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold)) else {
                 break;
             };
+            if relaxed {
+                return Ok(LassoOutcome::NotFound(format!(
+                    "the relaxation of the tanh and sigmoid neurons has a lasso of length {n}, a candidate only: a \
+                     loop through irrational values cannot be shown to close, so no lasso refutes this system"
+                )));
+            }
             let j = loops.iter().position(|&l| u.model.value(l, values) > 0.5).unwrap_or(0);
             for trace in initial_runs(sys, start, &u, values, &mut failure) {
                 let lasso = trace.with_loop_back(j);
@@ -102,6 +120,13 @@ fn search_encoded(
                 }
             }
         }
+    }
+    if relaxed {
+        return Ok(LassoOutcome::NotFound(format!(
+            "no lasso of length <= {max_len} exists even in the relaxation of the tanh and sigmoid neurons, which \
+             contains every real run (floating-point evidence); a lasso could not refute this system anyway (a loop \
+             through irrational values cannot be shown to close)"
+        )));
     }
     Ok(LassoOutcome::NotFound(match failure {
         Some(f) => format!("no lasso of length <= {max_len} replayed exactly ({f})"),

@@ -15,12 +15,15 @@
 //! Other unbounded shapes (nested, or over temporal sub-formulas) are refused.
 //!
 //! tanh and sigmoid controllers go through bound propagation (their rigorous relaxations), the
-//! invariants and synthesis; RMILP and the lasso search, which encode the step exactly as a MILP,
-//! refuse them. Their refutations are validated runs ([`sample::search_validated`]: exact start
-//! and choices, MPFR enclosures, one state strictly outside one predicate), so only formulas one
-//! state's violation refutes ([`path::state_obligations`]) are refuted through them; the others'
-//! violations (and lassos, which through irrational values cannot be shown to close) leave them
-//! unknown.
+//! invariants and synthesis, and through RMILP and the lasso search on a sound MILP relaxation
+//! of their neurons (`trestle_milp::smooth`: "holds" stays evidence; a MILP path is a candidate,
+//! refined where it used the relaxation's slack). Their refutations are validated runs
+//! ([`sample::search_validated`], and RMILP's candidates the same way: exact start and choices,
+//! MPFR enclosures, one state strictly outside one predicate), so only formulas one state's
+//! violation refutes ([`path::state_obligations`]) are refuted through them; the others'
+//! violations (and lassos, which through irrational values cannot be shown to close: the lasso
+//! search only says that none exists in the relaxation) leave them unknown. Steps with elementary
+//! functions have no MILP encoding: RMILP and the lasso search refuse them.
 //!
 //! Verdicts are `trestle_core::Verdict`s: `Proven` (bound propagation, invariants, synthesis;
 //! with the certificate `trestle certify` re-checks when the method writes one), `Evidence` (the

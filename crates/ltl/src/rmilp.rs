@@ -16,18 +16,35 @@
 //!   choices (`Trace::simulate`), it is reported only when the negation holds on it exactly.
 //!   A candidate that does not replay is searched again with strict atoms holding by a gap and
 //!   argmax choices winning by a margin (solutions no tolerance can tip).
+//!
+//! # Tanh and sigmoid controllers
+//! Their neurons have no exact encoding: the unrolling relaxes each one soundly
+//! (`trestle_milp::smooth`: CROWN's lines and further tangent and chord lines, outward-rounded),
+//! so the model still contains every real path and "holds" keeps its meaning (evidence with a
+//! margin). A solution is only a candidate: its outputs may sit anywhere between the lines, and
+//! no run through irrational values replays exactly. It becomes a violation only as a validated
+//! refutation ([`check`]'s `obligations`: the formula as state predicates at steps,
+//! `crate::path::state_obligations`; the candidate's exact start and choices, MPFR enclosures,
+//! the state at one step strictly outside one predicate, `trestle_core::refutation`). When it does
+//! not validate, the neurons the candidate used the relaxation's slack on (output farther than
+//! [`LOOSE_GAP`] from the activation of its input) are cut into more pieces with binaries and the
+//! model is solved again, up to [`MAX_REFINEMENTS`] times; then the answer is unknown, with why.
 
 use crate::error::LtlError;
 use crate::path::PathFormula;
 use good_lp::{Expression, Variable};
-use trestle_core::{Budget, Trace, Unknown};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use trestle_core::{Budget, Trace, Unknown, Verdict};
 use trestle_ir::Env;
+use trestle_ir::num::rational_from_f64;
 use trestle_ir::{Pred, RBox, System};
 use trestle_milp::model::MilpModel;
 use trestle_milp::replay::candidates;
+use trestle_milp::smooth::MAX_PIECES_PER_NEURON;
 use trestle_milp::{
-    BoundOptions, Bounded, HighsValue, Lit, Sense, SolveOptions, SolveStatus, StepOptions, Strictness, UnrollOptions,
-    VarMap, assert_cmp_relaxed, forbid, unroll,
+    BoundOptions, Bounded, HighsValue, Lit, Refinement, Sense, SmoothEncoding, SolveOptions, SolveStatus, StepOptions,
+    Strictness, UnrollOptions, VarMap, assert_cmp_relaxed, forbid, loose_neurons, unroll,
 };
 
 /// The slack's cap: a margin reported as `MAX_SLACK` means "at least".
@@ -108,8 +125,9 @@ pub enum RmilpOutcome {
     /// No path from the start region violates the formula: floating-point evidence with this
     /// margin (`MAX_SLACK` meaning at least that).
     Holds { margin: f64 },
-    /// A path violating the formula, replayed exactly.
-    Violated(Trace),
+    /// A path violating the formula: replayed exactly (`Verdict::Refuted`), or, through tanh or
+    /// sigmoid, a validated run (`Verdict::RefutedValidated`).
+    Violated(Verdict),
     /// Not decided, and why (the budget ran out, a MILP had no margin, ...).
     Unknown(Unknown),
 }
@@ -123,6 +141,10 @@ pub struct RmilpStats {
     /// Races ([`Tightening::Race`]) decided by the tightened encoding, resp. the other.
     pub tightened_wins: usize,
     pub plain_wins: usize,
+    /// Tanh and sigmoid neurons relaxed in those MILPs, and how many times a candidate that did
+    /// not validate had its loose neurons refined.
+    pub relaxed_neurons: usize,
+    pub refinements: usize,
 }
 
 impl RmilpStats {
@@ -132,22 +154,35 @@ impl RmilpStats {
         self.variables += other.variables;
         self.tightened_wins += other.tightened_wins;
         self.plain_wins += other.plain_wins;
+        self.relaxed_neurons += other.relaxed_neurons;
+        self.refinements += other.refinements;
     }
 }
 
 /// Decides the formula whose negation is `negated` on every path from the states of `start`
 /// within `budget` (its end, a bound overflowing f64 or an unrolling too large to build are
-/// `Unknown` with that reason).
+/// `Unknown` with that reason). On a system with tanh or sigmoid networks the neurons are relaxed
+/// (module docs) and a candidate path is reported only as a validated violation of one of
+/// `obligations` (the formula as state predicates at steps; `None` when it is not one, and then
+/// no path through those networks is reported).
 pub fn check(
     sys: &System,
     start: &RBox,
     negated: &PathFormula,
+    obligations: Option<&[(usize, Pred)]>,
     opts: &RmilpOptions,
     budget: &Budget,
     stats: &mut RmilpStats,
 ) -> Result<RmilpOutcome, LtlError> {
     let decisive = |o: &RmilpOutcome| matches!(o, RmilpOutcome::Holds { .. } | RmilpOutcome::Violated(_));
-    let outcome = race(opts, budget, stats, decisive, |o, b, s| check_encoded(sys, start, negated, o, b, s));
+    let relaxed = relaxes(sys);
+    let outcome = race(opts, budget, stats, decisive, |o, b, s| {
+        if relaxed {
+            check_relaxed(sys, start, negated, obligations, o, b, s)
+        } else {
+            check_encoded(sys, start, negated, o, b, s)
+        }
+    });
     match outcome {
         Err(e) => e.unknown().map(RmilpOutcome::Unknown).ok_or(e),
         ok => ok,
@@ -234,7 +269,7 @@ fn check_encoded(
     let threshold = opts.tolerance + opts.feasibility_tolerance;
     let mut first_failure = None;
     for search in [Search::Closure, Search::Strict] {
-        let Some((slack, unrolled)) = build(sys, start, negated, search, opts, budget)? else {
+        let Some((slack, unrolled)) = build(sys, start, negated, search, opts, &SmoothEncoding::Refuse, budget)? else {
             return Ok(RmilpOutcome::Unknown(Unknown::Incomplete(
                 "the unrolling has no transition (the start region holds no state, or a step deadlocks)".into(),
             )));
@@ -277,7 +312,7 @@ fn check_encoded(
         };
         for trace in initial_runs(sys, start, &unrolled, values, &mut first_failure) {
             if negated.holds_exact(&trace.states)? {
-                return Ok(RmilpOutcome::Violated(trace));
+                return Ok(RmilpOutcome::Violated(Verdict::refuted(trace)));
             }
             first_failure.get_or_insert_with(|| "the solver's path satisfies the formula exactly".into());
         }
@@ -286,6 +321,166 @@ fn check_encoded(
         "no path violating the formula was confirmed exactly and the relaxation's bound is not above {threshold:.1e}{}",
         first_failure.map(|f| format!(" ({f})")).unwrap_or_default()
     ))))
+}
+
+/// Whether the MILPs of `sys` relax tanh or sigmoid neurons (its networks have some).
+pub(crate) fn relaxes(sys: &System) -> bool {
+    sys.nonlinear_network().is_some()
+}
+
+/// Refinement rounds of [`check_relaxed`] after the first model.
+pub const MAX_REFINEMENTS: usize = 3;
+
+/// A relaxed neuron whose output at a candidate is farther than this from the activation of its
+/// input is one the candidate used the relaxation's slack on.
+pub const LOOSE_GAP: f64 = 1e-6;
+
+/// [`check`] with one encoding on a system whose tanh and sigmoid neurons are relaxed (module
+/// docs): the closure model only (strict atoms as their closures: a superset, evidence when
+/// infeasible), each candidate validated, loose neurons refined between rounds.
+fn check_relaxed(
+    sys: &System,
+    start: &RBox,
+    negated: &PathFormula,
+    obligations: Option<&[(usize, Pred)]>,
+    opts: &RmilpOptions,
+    budget: &Budget,
+    stats: &mut RmilpStats,
+) -> Result<RmilpOutcome, LtlError> {
+    let threshold = opts.tolerance + opts.feasibility_tolerance;
+    let mut refinement = Refinement::default();
+    let mut why = String::new();
+    for round in 0..=MAX_REFINEMENTS {
+        let smooth = SmoothEncoding::Relax(refinement.clone());
+        let Some((slack, unrolled)) = build(sys, start, negated, Search::Closure, opts, &smooth, budget)? else {
+            return Ok(RmilpOutcome::Unknown(Unknown::Incomplete(
+                "the unrolling has no transition (the start region holds no state, or a step deadlocks)".into(),
+            )));
+        };
+        stats.milps += 1;
+        stats.binaries += unrolled.model.num_binaries();
+        stats.variables += unrolled.model.num_variables();
+        stats.relaxed_neurons += unrolled.model.relaxed_neurons().len();
+        budget.check()?;
+        let solve = solve_options(opts, budget, opts.margin_cutoff);
+        let out = unrolled.model.solve(Sense::Minimise, &Expression::from(slack), &solve)?;
+        if let Some(why) = &out.out_of_range {
+            return Ok(RmilpOutcome::Unknown(Unknown::Solver(format!(
+                "the model is out of HiGHS's numeric range: {why}"
+            ))));
+        }
+        match &out.status {
+            SolveStatus::Infeasible => {
+                return Ok(RmilpOutcome::Holds { margin: opts.margin_cutoff.map_or(MAX_SLACK, |c| c.min(MAX_SLACK)) });
+            }
+            SolveStatus::Limit(limit) => return Ok(RmilpOutcome::Unknown(limit.unknown())),
+            SolveStatus::Other(why) => {
+                return Ok(RmilpOutcome::Unknown(Unknown::Solver(format!("HiGHS's model status {why}"))));
+            }
+            _ => {}
+        }
+        if let Some(b) = out.bound
+            && b > threshold
+        {
+            return Ok(RmilpOutcome::Holds { margin: b.min(MAX_SLACK) });
+        }
+        let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold)) else {
+            why = format!("the relaxation's bound on the atoms' violation is not above {threshold:.1e}");
+            break;
+        };
+        match validate(sys, start, &unrolled, values, obligations, budget)? {
+            Ok(verdict) => return Ok(RmilpOutcome::Violated(verdict)),
+            Err(reason) => why = format!("the relaxation's path of round {} did not validate: {reason}", round + 1),
+        }
+        // The closure's path may sit on the boundary of a strict atom, where the real run does
+        // not cross it: a path whose atoms hold by the gap, with the same relaxation.
+        if obligations.is_some()
+            && let Some((slack, strict)) = build(sys, start, negated, Search::Strict, opts, &smooth, budget)?
+        {
+            stats.milps += 1;
+            let out = strict.model.solve(
+                Sense::Minimise,
+                &Expression::from(slack),
+                &solve_options(opts, budget, Some(2.0 * threshold)),
+            )?;
+            if let Some(values) = out.values.as_ref().filter(|_| out.primal.is_some_and(|p| p <= threshold))
+                && let Ok(verdict) = validate(sys, start, &strict, values, obligations, budget)?
+            {
+                return Ok(RmilpOutcome::Violated(verdict));
+            }
+        }
+        let loose = loose_neurons(&unrolled.model, values, LOOSE_GAP);
+        if loose.is_empty() {
+            why.push_str(&format!(
+                "; its tanh and sigmoid outputs are within {LOOSE_GAP:.0e} of the activations, so no refinement of                  the relaxation removes it"
+            ));
+            break;
+        }
+        if round == MAX_REFINEMENTS {
+            why.push_str(&format!("; {} neurons still loose after {MAX_REFINEMENTS} refinements", loose.len()));
+            break;
+        }
+        stats.refinements += 1;
+        let mut refined: BTreeMap<usize, usize> = (*refinement.refined).clone();
+        for i in loose {
+            let pieces = refined.get(&i).copied().unwrap_or(1);
+            refined.insert(i, (4 * pieces).min(MAX_PIECES_PER_NEURON));
+        }
+        refinement = Refinement { pieces: 1, refined: Arc::new(refined) };
+    }
+    Ok(RmilpOutcome::Unknown(Unknown::Incomplete(format!(
+        "tanh and sigmoid neurons relaxed soundly: no path violating the formula was validated and the relaxation          does not rule one out ({why})"
+    ))))
+}
+
+/// Most start points and obligations [`validate`] tries per candidate (each validation encloses
+/// the run at up to three MPFR precisions).
+const MAX_VALIDATED_STARTS: usize = 3;
+const MAX_VALIDATED_OBLIGATIONS: usize = 4;
+
+/// A candidate of a relaxed model as a validated refutation: from its start (the solver's point
+/// and nearby ones in the start box, those satisfying Init) under its inputs and branches, the
+/// state at step `t` enclosed strictly outside `p` for one obligation `(t, p)` (those the
+/// candidate's own f64 states violate first). `Err` says why none was established.
+fn validate(
+    sys: &System,
+    start: &RBox,
+    unrolled: &trestle_milp::Unrolled,
+    values: &[f64],
+    obligations: Option<&[(usize, Pred)]>,
+    budget: &Budget,
+) -> Result<Result<Verdict, String>, LtlError> {
+    let Some(obligations) = obligations else {
+        return Ok(Err("the formula's violation needs a whole path (F, U, R or a choice over time), which no                        validated run through tanh or sigmoid establishes: only one state strictly outside one                        predicate is"
+            .into()));
+    };
+    let run = unrolled.run_at(sys, values);
+    let choices: Vec<(Vec<trestle_ir::Rational>, usize)> =
+        run.nondet.iter().cloned().zip(run.branches.iter().copied()).collect();
+    let violated_f64 = |t: usize, p: &Pred| {
+        let state: Vec<_> =
+            run.states[t].iter().map(|&x| rational_from_f64(if x.is_finite() { x } else { 0.0 })).collect();
+        matches!(p.eval_exact(&Env::new(&state, &[], &[])), Ok(false))
+    };
+    let mut order: Vec<&(usize, Pred)> = obligations.iter().filter(|(t, _)| *t < run.states.len()).collect();
+    order.sort_by_key(|(t, p)| (!violated_f64(*t, p), *t));
+    let mut why = None;
+    let starts = candidates(sys, start, &run.start)
+        .into_iter()
+        .filter(|s| sys.init.eval_exact(&Env::new(s, &[], &[])).unwrap_or(false))
+        .take(MAX_VALIDATED_STARTS);
+    for point in starts {
+        for (t, p) in order.iter().take(MAX_VALIDATED_OBLIGATIONS) {
+            budget.check()?;
+            match trestle_core::refutation(sys, &point, &choices[..*t], p) {
+                Ok(verdict) => return Ok(Ok(verdict)),
+                Err(e) => {
+                    why.get_or_insert_with(|| format!("step {t}: {e}"));
+                }
+            }
+        }
+    }
+    Ok(Err(why.unwrap_or_else(|| "its start state is not initial".into())))
 }
 
 /// The solver's path rebuilt exactly from exact start states: the solver's start and nearby
@@ -340,11 +535,23 @@ pub(crate) fn solve_options(opts: &RmilpOptions, budget: &Budget, cutoff: Option
 
 /// How an unrolling is encoded (see [`RmilpOptions::adaptive`] and [`RmilpOptions::tightening`];
 /// a search run under [`race`] sees `On` or `Off`, and `Race` outside one tightens).
-pub(crate) fn unroll_options(strictness: Strictness, opts: &RmilpOptions, budget: &Budget) -> UnrollOptions {
+/// `smooth`: how tanh and sigmoid neurons are encoded.
+pub(crate) fn unroll_options(
+    strictness: Strictness,
+    opts: &RmilpOptions,
+    smooth: &SmoothEncoding,
+    budget: &Budget,
+) -> UnrollOptions {
     let bounds = if opts.adaptive {
-        BoundOptions { pieces: BOUND_PIECES, ..BoundOptions::default() }
+        BoundOptions { pieces: BOUND_PIECES, smooth: smooth.clone(), ..BoundOptions::default() }
     } else {
-        BoundOptions { method: trestle_bounds::Method::Ibp, pieces: 1, fix_stable: false, ..BoundOptions::default() }
+        BoundOptions {
+            method: trestle_bounds::Method::Ibp,
+            pieces: 1,
+            fix_stable: false,
+            smooth: smooth.clone(),
+            ..BoundOptions::default()
+        }
     };
     UnrollOptions {
         step: StepOptions { bounds, strictness },
@@ -370,13 +577,14 @@ fn build(
     negated: &PathFormula,
     search: Search,
     opts: &RmilpOptions,
+    smooth: &SmoothEncoding,
     budget: &Budget,
 ) -> Result<Option<Built>, LtlError> {
     let strictness = match search {
         Search::Closure => Strictness::Closure,
         Search::Strict => Strictness::Margin(opts.gap),
     };
-    let unroll_opts = unroll_options(strictness, opts, budget);
+    let unroll_opts = unroll_options(strictness, opts, smooth, budget);
     let Some(mut unrolled) = unroll(sys, start, negated.depth(), &unroll_opts)? else { return Ok(None) };
     let slack = unrolled.model.continuous(0.0, MAX_SLACK, "slack")?;
     let gap = if search == Search::Strict { opts.gap } else { 0.0 };

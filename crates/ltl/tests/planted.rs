@@ -303,16 +303,113 @@ fn tanh_controllers_have_their_planted_truths() {
     assert!(matches!(r.verdict, Verdict::Unknown(_)), "{:?}", r.verdict);
 }
 
-/// The MILP methods cannot encode tanh: refused, with the reason and the methods that can.
+/// `x' = tanh(x) - x/2 + c` from `0 <= x <= 2`: the successor's maximum is at the interior point
+/// `atanh(1/sqrt 2) = 0.8814`, `sqrt(1/2) - 0.4407 + c = 0.26643 + c`, where a relaxation of tanh
+/// by lines over the whole of `[0, 2]` overshoots (it is tight only where its tangents touch).
+fn hump(c: &str) -> System {
+    system_from_text(&format!(
+        "init = \"0 <= x <= 2\"\n[system]\nname = \"hump\"\n[state]\nx = {{ type = \"real\" }}\n\
+         [networks.squash]\nlayers = [{{ type = \"dense\", weights = [[1.0]], bias = [0.0], activation = \"tanh\" }}]\n\
+         [controller]\nnetwork = \"squash\"\ninputs = [\"x\"]\nactions = [\"u\"]\n[step]\nx = \"u - 0.5*x + {c}\"\n"
+    ))
+}
+
+/// RMILP's encodings: adaptive with and without the LP tightening, and the paper's baseline
+/// (interval bounds, no fixing); each must give the same truth where it decides.
+fn rmilp_encodings() -> Vec<LtlOptions> {
+    use trestle_ltl::rmilp::{RmilpOptions, Tightening};
+    let with = |adaptive, tightening| LtlOptions {
+        method: Method::Rmilp,
+        rmilp: RmilpOptions { adaptive, tightening, ..RmilpOptions::default() },
+        ..LtlOptions::default()
+    };
+    vec![with(true, Tightening::Off), with(true, Tightening::On), with(false, Tightening::Off)]
+}
+
+/// RMILP on tanh controllers relaxes their neurons soundly: where bound propagation decides, RMILP
+/// agrees (true as evidence, false only as a validated run), in every encoding; a violation that
+/// needs a whole path stays unknown, saying why.
 #[test]
-fn the_milp_methods_refuse_tanh_and_name_bpt() {
+fn rmilp_on_tanh_agrees_with_bound_propagation() {
+    let unsafe_ = tanh_system("0.5");
+    let calm = tanh_system("0.2");
+    let cases: [(&System, &str, bool); 5] = [
+        (&unsafe_, "G<=3 (x <= 1)", false),
+        (&unsafe_, "X^3 (x <= 1)", false),
+        (&calm, "G<=6 (x <= 1)", true),
+        (&unsafe_, "F<=3 (x >= 1.2)", true),
+        (&calm, "X^2 (x >= 0.2)", true),
+    ];
+    for (sys, text, truth_of) in cases {
+        let bpt = check_nonlinear(sys, text, ltl_opts(Method::Bpt, trestle_ltl::bpt::Domain::Crown));
+        assert_eq!(truth(&bpt.verdict), Some(truth_of), "{text} by bpt: {:?}", bpt.verdict);
+        for opts in rmilp_encodings() {
+            let r = check_nonlinear(sys, text, opts.clone());
+            assert_eq!(
+                (r.method, truth(&r.verdict)),
+                ("rmilp", Some(truth_of)),
+                "{text} {:?}: {:?}",
+                opts.rmilp,
+                r.verdict
+            );
+            if truth_of {
+                assert!(matches!(r.verdict, Verdict::Evidence { .. }), "{text}: {:?}", r.verdict);
+            } else {
+                assert!(matches!(r.verdict, Verdict::RefutedValidated { .. }), "{text}: {:?}", r.verdict);
+            }
+            assert!(r.stats.rmilp.relaxed_neurons > 0, "{text}: {:?}", r.stats.rmilp);
+        }
+    }
+    // F<=2 (x >= 1.2) is false (0, 1/2, 0.962 from 0), but only a whole path shows it.
+    let r = check_nonlinear(&unsafe_, "F<=2 (x >= 1.2)", rmilp_encodings().remove(0));
+    let Verdict::Unknown(why) = &r.verdict else { panic!("{:?}", r.verdict) };
+    assert!(why.to_string().contains("needs a whole path"), "{why}");
+}
+
+/// A planted spurious witness: on `hump` the relaxation by lines over `[0, 2]` lets the successor
+/// exceed 0.2668 although no run does (true maximum 0.26643). RMILP never calls that "violated": the
+/// candidate fails validation, its loose neurons are cut into pieces, and the refined model proves
+/// the bound (evidence), in every encoding. Below the true maximum (0.26) the candidate validates.
+#[test]
+fn a_spurious_relaxation_witness_is_refined_never_reported() {
+    let sys = hump("0");
+    for opts in rmilp_encodings() {
+        let r = check_nonlinear(&sys, "X (x <= 0.2668)", opts.clone());
+        assert!(matches!(r.verdict, Verdict::Evidence { .. }), "{:?}: {:?}", opts.rmilp, r.verdict);
+        assert!(r.stats.rmilp.refinements >= 1, "{:?}: the first relaxation's witness was spurious", r.stats.rmilp);
+        let r = check_nonlinear(&sys, "X (x <= 0.26)", opts.clone());
+        let Verdict::RefutedValidated { trace } = &r.verdict else { panic!("{:?}: {:?}", opts.rmilp, r.verdict) };
+        assert!(trace.run.states[1][0].lo > trestle_ir::num::parse_rational("0.26").unwrap(), "{trace}");
+    }
+    // The planted truth, on a grid of starts enclosed at high precision: the maximum lies between.
+    let successors: Vec<_> = (0..=64)
+        .map(|i| {
+            let start = vec![trestle_ir::num::parse_rational(&format!("{i}/32")).unwrap()];
+            trestle_core::validate::enclose_run(&sys, &start, &[(Vec::new(), 0)]).unwrap().1.states[1][0].clone()
+        })
+        .collect();
+    let bound = |b: &str| trestle_ir::num::parse_rational(b).unwrap();
+    assert!(successors.iter().all(|x| x.hi < bound("0.2668")) && successors.iter().any(|x| x.lo > bound("0.26")));
+}
+
+/// The lasso search on a tanh controller says only that no lasso exists in the relaxation (or
+/// that the relaxation's lasso is a candidate), never a refutation; a step with an elementary
+/// function is refused by both MILP methods.
+#[test]
+fn lassos_never_refute_through_tanh_and_elementary_steps_are_refused() {
     let sys = tanh_system("0.5");
+    let opts = LtlOptions { method: Method::Lasso, depth: 3, ..LtlOptions::default() };
+    let phi = parse_ltl("F (x <= 0)", &SimpleScope::with_state(&["x"])).unwrap();
+    let r = check_ltl(&sys, &phi, &opts, &Budget::unlimited()).unwrap();
+    let Verdict::Unknown(why) = &r.verdict else { panic!("{:?}", r.verdict) };
+    assert!(why.to_string().contains("cannot be shown to close"), "{why}");
+    let sin = system_from_text(&trestle_testkit::planted_nonlinear(trestle_testkit::Nonlinear::SinStep, "sin", "0.5"));
     for (method, text) in [(Method::Rmilp, "G<=2 (x <= 1)"), (Method::Lasso, "F (x <= 0)")] {
         let phi = parse_ltl(text, &SimpleScope::with_state(&["x"])).unwrap();
         let opts = LtlOptions { method, ..LtlOptions::default() };
-        match check_ltl(&sys, &phi, &opts, &Budget::unlimited()) {
+        match check_ltl(&sin, &phi, &opts, &Budget::unlimited()) {
             Err(trestle_ltl::LtlError::Unsupported(why)) => {
-                assert!(why.contains("has the activation tanh") && why.contains("--method bpt"), "{why}")
+                assert!(why.contains("applies sin") && why.contains("--method bpt"), "{why}")
             }
             other => panic!("{method:?}: {other:?}"),
         }

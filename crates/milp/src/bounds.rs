@@ -8,6 +8,7 @@
 //! previous hidden states being further inputs with their own boxes.
 
 use crate::error::MilpError;
+use crate::smooth::SmoothEncoding;
 use trestle_bounds::{
     InputBox, LayerBounds, Method, bound_batch, bound_recurrent_step, layer_bounds_batch, method_for,
 };
@@ -29,11 +30,20 @@ pub struct BoundOptions {
     /// The run's budget, checked between batches of sub-boxes ([`MilpError::Stopped`]) and by
     /// the encodings that use these options.
     pub budget: Budget,
+    /// Tanh and sigmoid neurons: refused (the default: the encoding stays exact) or relaxed
+    /// soundly ([`crate::smooth`]).
+    pub smooth: SmoothEncoding,
 }
 
 impl Default for BoundOptions {
     fn default() -> BoundOptions {
-        BoundOptions { method: Method::Crown, pieces: 256, fix_stable: true, budget: Budget::unlimited() }
+        BoundOptions {
+            method: Method::Crown,
+            pieces: 256,
+            fix_stable: true,
+            budget: Budget::unlimited(),
+            smooth: SmoothEncoding::Refuse,
+        }
     }
 }
 

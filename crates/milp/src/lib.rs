@@ -16,6 +16,10 @@
 //! * [`network`]: [`encode_network`] / [`encode_network_step`] (one fresh copy of a network, exact
 //!   big-M ReLU encoding, stable neurons without binaries, Elman layers reading and returning
 //!   hidden states as model quantities).
+//! * [`smooth`]: tanh and sigmoid neurons, which have no exact encoding, relaxed soundly when the
+//!   options ask for it ([`BoundOptions::smooth`]): CROWN's lines and lines of further slopes from
+//!   `trestle_bounds::sound_lines`, optionally sub-intervals with binaries ([`relax_neuron`],
+//!   rows as plain data a test checks in exact rationals); the model records each relaxed neuron.
 //! * [`argmax`]: [`encode_argmax`] (the simulator's lowest-index rule, strict comparisons as their
 //!   closure, pruned and fixed by sound bounds on score differences, [`score_gaps`]).
 //! * [`expr`]: the IR's piecewise-linear expressions ([`encode_expr`]: affine, constant products,
@@ -79,6 +83,12 @@
 //!    Neumaier-Shcherbina bound of HiGHS's duals with outward rounding, so it holds for the rows
 //!    HiGHS is given whatever HiGHS's accuracy; what it cannot remove is the rounding with which
 //!    the rows were built, which is why a model so tightened still yields evidence, not proofs.
+//!    A model that relaxes tanh or sigmoid neurons ([`MilpModel::relaxed_neurons`] not empty)
+//!    over-approximates the step too (every relaxed row holds at every true point, by the
+//!    rigorous intercepts of `trestle_bounds`), so its infeasibility and bounds are evidence as
+//!    above; its solutions are candidates only, which no exact replay can follow through
+//!    irrational values: the caller validates them by high-precision enclosures or reports
+//!    nothing.
 //! 4. **No coefficient is lost on the way into HiGHS** ([`numerics`]): `small_matrix_value` is set
 //!    to 1e-12 before any row is passed, coefficients below 1e-9 become interval slacks with
 //!    outward-rounded bounds (a relaxation), rows of small coefficients are scaled up by powers of
@@ -119,6 +129,7 @@ pub mod network;
 pub mod nondet;
 pub mod numerics;
 pub mod replay;
+pub mod smooth;
 pub mod state;
 pub mod step;
 pub mod unroll;
@@ -136,6 +147,7 @@ pub use inductive::check_inductive_milp;
 pub use model::{Cancel, HighsValue, MilpModel, Sense, SolveLimit, SolveOptions, SolveOutcome, SolveStatus};
 pub use network::{EncodedNetwork, encode_layers, encode_network, encode_network_step, encode_network_with};
 pub use replay::{replay_candidate, replay_exact};
+pub use smooth::{Refinement, RelaxedNeuron, SmoothEncoding, loose_neurons, relax_neuron};
 pub use state::{
     Hidden, NondetChoice, StateVariables, initial_hidden, nondet_values, state_variables, successor_as_state,
 };

@@ -174,6 +174,8 @@ pub struct MilpModel {
     entries: usize,
     binaries: usize,
     infeasible: Option<String>,
+    /// The tanh and sigmoid neurons encoded by their relaxation, in order ([`crate::smooth`]).
+    relaxed: Vec<crate::smooth::RelaxedNeuron>,
 }
 
 impl std::fmt::Debug for MilpModel {
@@ -236,6 +238,17 @@ impl MilpModel {
         if self.infeasible.is_none() {
             self.infeasible = Some(reason.into());
         }
+    }
+
+    /// The neurons this model relaxes rather than encodes exactly ([`crate::smooth`]): none means
+    /// the model is exact, so a solution is a run (to be replayed); any means a solution is only
+    /// a candidate.
+    pub fn relaxed_neurons(&self) -> &[crate::smooth::RelaxedNeuron] {
+        &self.relaxed
+    }
+
+    pub(crate) fn record_relaxed(&mut self, neuron: crate::smooth::RelaxedNeuron) {
+        self.relaxed.push(neuron);
     }
 
     pub fn infeasible_reason(&self) -> Option<&str> {

@@ -15,7 +15,10 @@
 //!   outward.
 //!
 //! Tanh and sigmoid have no exact MILP encoding: [`encode_network_step`] refuses them up front
-//! ([`MilpError::Unsupported`]). The coefficient products `alpha w` and `alpha - 1` are f64
+//! ([`MilpError::Unsupported`]) unless the options ask for their sound relaxation
+//! ([`BoundOptions::smooth`], [`crate::smooth`]: lines, optionally pieces with binaries), which
+//! keeps the model's projection a superset of the network's graph but no longer equal to it (the
+//! model records every relaxed neuron). The coefficient products `alpha w` and `alpha - 1` are f64
 //! products, like every coefficient HiGHS works with: MILP answers are floating-point evidence and
 //! every solution is replayed exactly (see the crate docs).
 //!
@@ -28,6 +31,7 @@ use crate::bounds::{BoundOptions, layer_bounds_step};
 use crate::error::MilpError;
 use crate::expr::Bounded;
 use crate::model::{MilpModel, constant};
+use crate::smooth::{SmoothEncoding, encode_relaxed};
 use good_lp::Expression;
 use trestle_bounds::{InputBox, LayerBounds};
 use trestle_ir::Interval;
@@ -50,6 +54,8 @@ pub struct EncodedNetwork {
     pub stable_active: usize,
     pub stable_inactive: usize,
     pub unstable: usize,
+    /// Tanh and sigmoid neurons encoded by their sound relaxation ([`crate::smooth`]).
+    pub relaxed: usize,
 }
 
 /// Encodes `net` applied to `inputs` with pre-activation bounds over `input_box` computed with the
@@ -102,14 +108,14 @@ pub fn encode_network_step(
     bound_opts: &BoundOptions,
 ) -> Result<EncodedNetwork, MilpError> {
     check_inputs(net, inputs.len(), hidden)?;
-    check_piecewise_linear(net)?;
+    check_encodable(net, &bound_opts.smooth)?;
     let input_box = box_of(inputs);
     let hidden_boxes: Vec<InputBox> = hidden.iter().map(|h| box_of(h)).collect();
     let bounds = layer_bounds_step(net, &input_box, &hidden_boxes, bound_opts)?;
     let exprs: Vec<Expression> = inputs.iter().map(|b| b.expr.clone()).collect();
     let hidden_exprs: Vec<Vec<Expression>> =
         hidden.iter().map(|h| h.iter().map(|b| b.expr.clone()).collect()).collect();
-    encode_layers(model, net, &exprs, &hidden_exprs, bounds, bound_opts.fix_stable)
+    encode_layers(model, net, &exprs, &hidden_exprs, bounds, bound_opts.fix_stable, &bound_opts.smooth)
 }
 
 /// The box of the enclosures of some bounded quantities.
@@ -117,10 +123,11 @@ pub fn box_of(values: &[Bounded]) -> InputBox {
     InputBox::new(values.iter().map(|b| b.iv.lo).collect(), values.iter().map(|b| b.iv.hi).collect())
 }
 
-/// Tanh and sigmoid have no exact MILP encoding.
-fn check_piecewise_linear(net: &Network) -> Result<(), MilpError> {
+/// Tanh and sigmoid have no exact MILP encoding: refused unless relaxed.
+fn check_encodable(net: &Network, smooth: &SmoothEncoding) -> Result<(), MilpError> {
     match net.first_activation_not(Activation::is_piecewise_linear) {
         None => Ok(()),
+        Some(_) if matches!(smooth, SmoothEncoding::Relax(_)) => Ok(()),
         Some((layer, act)) => Err(MilpError::Unsupported(format!(
             "network {} (layer {layer}): {} has no exact MILP encoding; the MILP engines handle identity, ReLU, \
              leaky ReLU and clip layers",
@@ -151,7 +158,7 @@ fn check_inputs(net: &Network, inputs: usize, hidden: &[Vec<Bounded>]) -> Result
 
 /// Encodes `net` on `inputs` and previous hidden states `hidden` with the given pre-activation
 /// bounds, one per layer, which must contain every pre-activation value the model admits
-/// (`fix_stable`: see [`BoundOptions::fix_stable`]).
+/// (`fix_stable`: see [`BoundOptions::fix_stable`]; `smooth`: [`BoundOptions::smooth`]).
 pub fn encode_layers(
     model: &mut MilpModel,
     net: &Network,
@@ -159,8 +166,9 @@ pub fn encode_layers(
     hidden: &[Vec<Expression>],
     bounds: Vec<LayerBounds>,
     fix_stable: bool,
+    smooth: &SmoothEncoding,
 ) -> Result<EncodedNetwork, MilpError> {
-    check_piecewise_linear(net)?;
+    check_encodable(net, smooth)?;
     if bounds.len() != net.layers.len() || bounds.iter().zip(&net.layers).any(|(b, l)| b.lo.len() != l.output_dim()) {
         return Err(MilpError::Dimension {
             what: format!("layer bounds of network {}", net.source),
@@ -169,6 +177,7 @@ pub fn encode_layers(
         });
     }
     let mut counts = [0usize; 3];
+    let mut relaxed = 0;
     let mut x: Vec<Expression> = inputs.to_vec();
     let mut new_hidden = Vec::with_capacity(hidden.len());
     let mut recurrent = hidden.iter();
@@ -185,7 +194,14 @@ pub fn encode_layers(
         for i in 0..layer.output_dim() {
             let z = preactivation(layer, i, &x, previous.map(Vec::as_slice));
             let what = || format!("neuron {i} of layer {k} of {}", net.source);
-            next.push(activate(model, z, lb.lo[i], lb.hi[i], layer.activation(), fix_stable, &mut counts, &what)?);
+            let act = layer.activation();
+            next.push(match smooth {
+                SmoothEncoding::Relax(refinement) if !act.is_piecewise_linear() => {
+                    relaxed += 1;
+                    encode_relaxed(model, z, lb.lo[i], lb.hi[i], act, refinement, &what())?
+                }
+                _ => activate(model, z, lb.lo[i], lb.hi[i], act, fix_stable, &mut counts, &what)?,
+            });
         }
         if previous.is_some() {
             let out = lb.activated(layer.activation());
@@ -211,6 +227,7 @@ pub fn encode_layers(
         stable_active,
         stable_inactive,
         unstable,
+        relaxed,
     })
 }
 
@@ -309,6 +326,7 @@ fn activate(
                 Expression::from(y)
             }
         },
+        // Relaxed by the caller when the options allow it ([`crate::smooth`]).
         Activation::Tanh | Activation::Sigmoid => {
             return Err(MilpError::Unsupported(format!(
                 "{}: {} has no exact MILP encoding",

@@ -224,7 +224,8 @@ pub fn unroll_size(sys: &System, k: usize) -> u128 {
 
 /// An estimate of the matrix entries of one encoded step (an upper bound on the usual shape):
 /// every network a controller may run, each weight appearing in up to four rows of the big-M
-/// encoding of its neuron, four rows per neuron besides, every argmax pair of outputs (two
+/// encoding of its neuron, four rows per neuron besides (32 entries per relaxed tanh or sigmoid
+/// neuron), every argmax pair of outputs (two
 /// rows over the last layer's inputs); every branch's updates (eight entries per variable, a
 /// guard and a selection); the state, input and action variables.
 pub fn step_size(sys: &System) -> u128 {
@@ -238,7 +239,10 @@ pub fn step_size(sys: &System) -> u128 {
                     r.input_weights.rows * r.input_weights.cols + r.recurrent_weights.rows * r.recurrent_weights.cols,
                 ),
             };
-            entries += 4 * weights as u128 + 4 * rows as u128;
+            // A relaxed tanh or sigmoid neuron (`crate::smooth`): about fifteen rows of two
+            // entries over its named pre-activation, more when refined.
+            let per_neuron = if layer.activation().is_piecewise_linear() { 4 } else { 32 };
+            entries += 4 * weights as u128 + per_neuron * rows as u128;
         }
         let outputs = n.output_dim() as u128;
         let last_inputs = n.layers.last().map_or(0, |l| l.input_dim()) as u128;

@@ -173,6 +173,10 @@ pub fn ltl(
             }
             .into(),
         ),
+        Verdict::Evidence { .. } if r.stats.rmilp.relaxed_neurons > 0 => Some(format!(
+            "{LTL_EVIDENCE}; the tanh and sigmoid neurons are relaxed by sound lines (outward-rounded), so the MILP \
+             contains every real path"
+        )),
         Verdict::Evidence { .. } => Some(LTL_EVIDENCE.into()),
         _ => None,
     };
@@ -190,6 +194,8 @@ pub fn ltl(
         .stat("variables", r.stats.rmilp.variables)
         .stat("tightened_wins", r.stats.rmilp.tightened_wins)
         .stat("plain_wins", r.stats.rmilp.plain_wins)
+        .stat("relaxed_neurons", r.stats.rmilp.relaxed_neurons)
+        .stat("refinements", r.stats.rmilp.refinements)
         .stat("invariant_boxes", r.stats.invariant_boxes)
         .stat("invariant_dims", r.stats.invariant_dims)
         .stat("seconds", r.stats.seconds);
@@ -243,8 +249,20 @@ fn invariant_of(
     })
 }
 
-/// Whether the last state of a result's trace violates `p` (exactly).
+/// Whether the last state of a result's trace violates `p`: exactly, or, for a validated run
+/// (through tanh, sigmoid or an elementary function, whose exact states are only its start), its
+/// last enclosure (exact rational ends, widened to f64 outward) lies strictly outside `p`.
 fn leaves(p: &trestle_ir::Pred, r: &RunResult) -> bool {
+    if let Some(last) = r.trace.as_ref().and_then(|t| t.enclosures.as_ref()).and_then(|e| e.last()) {
+        let enclosure: Option<Vec<trestle_ir::Interval>> = last
+            .iter()
+            .map(|[lo, hi]| {
+                let (lo, hi) = (trestle_ir::num::parse_rational(lo)?, trestle_ir::num::parse_rational(hi)?);
+                Some(trestle_ir::Interval::new(trestle_ir::num::down(&lo), trestle_ir::num::up(&hi)))
+            })
+            .collect();
+        return enclosure.is_some_and(|b| p.eval_interval(&trestle_ir::Env::new(&b[..], &[], &[])) == Some(false));
+    }
     let last = r.trace.as_ref().and_then(|t| t.states_exact.last());
     last.is_some_and(|s| {
         let state: Option<Vec<trestle_ir::Rational>> = s.iter().map(|x| trestle_ir::num::parse_rational(x)).collect();

@@ -1,7 +1,9 @@
 //! Transfer rules of the activation at the end of a stage, neuron by neuron, one file per
 //! operator (as auto_LiRPA's `BoundRelu`, `BoundTanh`, ...): `relu.rs`, `leaky.rs`, `clip.rs`,
 //! `tanh.rs`, `sigmoid.rs` (the last two share the S-shaped rules of `s_shaped.rs`). Each has its
-//! interval rule and the linear relaxation its backward (and forward) rule applies; this file
+//! interval rule and the linear relaxation its backward (and forward) rule applies
+//! (`envelope.rs` hands the same sound lines, of any slopes, to encodings that relax an
+//! activation: the MILP engines' tanh and sigmoid neurons); this file
 //! dispatches on the activation and holds what all of them share: the relaxation types, the
 //! backward and forward rules for general lines, and the rounding bookkeeping.
 //!
@@ -30,6 +32,7 @@
 //! [`Pass`]: Relaxation::Pass
 
 mod clip;
+mod envelope;
 mod leaky;
 mod lines;
 mod relu;
@@ -42,6 +45,7 @@ use trestle_ir::Interval;
 use trestle_ir::network::{Activation, Matrix, Piece};
 use trestle_ir::round::{UNDERFLOW_FLOOR, add_down, mul_down, mul_up};
 
+pub use envelope::{SoundLine, slope_estimate, sound_lines};
 use relu::{backward_upper_relu, forward_relu};
 
 /// `y = slope p + intercept` (a bound of one side).
