@@ -277,24 +277,29 @@ fn archcomp_tora_bounded_property_is_never_refuted() {
     assert_ne!(run.json()["status"], "refuted");
 }
 
-/// `synth` on a flow: the damped oscillator gets an invariant (a union of boxes between Init and
-/// Safe, found through the flow's enclosures and proven by the flow check), its certificate is of
-/// format `/3` and `certify` re-derives it.
+/// `synth` on a flow: the damped oscillator's Safe is itself inductive; the harmonic oscillator
+/// has no inductive box around the origin (file header), and the search finds a union of boxes
+/// inside Safe = [-2, 2]^2 through the flow's enclosures. Both are proven by the flow check, their
+/// certificates are of format `/3` and `certify` re-derives them.
 #[test]
-fn synth_proves_the_damped_oscillator_and_certify_re_derives_the_invariant() {
+fn synth_proves_both_oscillators_and_certify_re_derives_the_invariants() {
     let dir = tempfile::tempdir().unwrap();
-    let cert = dir.path().join("cert.json");
-    let run = trestle(&["synth", DAMPED, "--certificate", s(&cert), "--json"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let json = run.json();
-    assert_eq!((json["status"].as_str(), json["method"].as_str()), (Some("proven"), Some("synth+flow")), "{json}");
-    assert_eq!(json["details"]["flow"]["period"], "0.5");
-    let c = read_json(&cert);
-    assert_eq!(c["format"], "trestle-bridge-certificate/3");
-    assert!(!c["clauses"].as_array().unwrap().is_empty());
-    let ok = trestle(&["certify", s(&cert), DAMPED]);
-    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
-    assert!(ok.stdout.contains("the flow re-enclosed") && ok.stdout.contains("certificate VALID"), "{}", ok.stdout);
+    for (sys, more_than_one_box) in [(DAMPED, false), (HARMONIC, true)] {
+        let cert = dir.path().join("cert.json");
+        let run = trestle(&["synth", sys, "--certificate", s(&cert), "--json"]);
+        assert_eq!(run.code, 0, "{sys}: {}{}", run.stdout, run.stderr);
+        let json = run.json();
+        assert_eq!((json["status"].as_str(), json["method"].as_str()), (Some("proven"), Some("synth+flow")), "{json}");
+        assert_eq!(json["details"]["flow"]["period"], "0.5");
+        let boxes = json["details"]["invariant_boxes"].as_u64().unwrap();
+        assert_eq!(boxes > 1, more_than_one_box, "{sys}: {boxes} boxes");
+        let c = read_json(&cert);
+        assert_eq!(c["format"], "trestle-bridge-certificate/3");
+        assert!(!c["clauses"].as_array().unwrap().is_empty());
+        let ok = trestle(&["certify", s(&cert), sys]);
+        assert_eq!(ok.code, 0, "{sys}: {}{}", ok.stdout, ok.stderr);
+        assert!(ok.stdout.contains("the flow re-enclosed") && ok.stdout.contains("certificate VALID"), "{}", ok.stdout);
+    }
 }
 
 /// Planted truth: the harmonic oscillator from Init near the corner (1, -1) of Safe = [-1, 1]^2

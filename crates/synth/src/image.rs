@@ -52,6 +52,9 @@ pub(crate) struct Imager<'s> {
     guards: Vec<Option<Vec<OuterBox>>>,
     /// A sampled-data system's flow, and the image of a cell where it cannot be enclosed.
     flow: Option<(&'s FlowStep, FBox)>,
+    /// The run's deadline: past it, flow images are not computed (an enclosure takes
+    /// milliseconds, a layer of them minutes), and the search stops at its next time check.
+    deadline: Option<std::time::Instant>,
 }
 
 /// Guards expanding to more boxes are not used to restrict images.
@@ -82,11 +85,17 @@ impl<'s> Imager<'s> {
             .unwrap_or_else(|e| trestle_smt::memory::threads_unavailable(e));
         let tolerance = extent.iter().map(|e| e * IMAGE_TOLERANCE).collect();
         let guards = sys.step.branches.iter().map(|b| guard_boxes(sys, b.guard.as_ref())).collect();
-        Ok(Imager { sys, post, succ, pool, tolerance, guards, flow: None })
+        Ok(Imager { sys, post, succ, pool, tolerance, guards, flow: None, deadline: None })
     }
 
     /// Images by the flow of `step` (module doc); `safe_hull` is Safe's bounding box.
-    pub fn with_flow(mut self, step: &'s FlowStep, safe_hull: &FBox) -> Imager<'s> {
+    pub fn with_flow(
+        mut self,
+        step: &'s FlowStep,
+        safe_hull: &FBox,
+        deadline: Option<std::time::Instant>,
+    ) -> Imager<'s> {
+        self.deadline = deadline;
         let w = safe_hull.widths();
         let everywhere = FBox::new(
             safe_hull.lo.iter().zip(&w).map(|(l, w)| l - w.max(1.0)).collect(),
@@ -103,6 +112,10 @@ impl<'s> Imager<'s> {
 
     /// The image of a cell by the flow (module doc).
     fn flow_image(&self, step: &FlowStep, everywhere: &FBox, cell: &FBox) -> Result<FBox, SynthError> {
+        // Past the deadline the image escapes: images only steer the search, which then stops.
+        if self.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Ok(everywhere.clone());
+        }
         let psi = self.post.compute(cell)?;
         let Ok(e) = step.enclose(cell, psi.action_box()) else { return Ok(everywhere.clone()) };
         let mut image = FBox::new(e.state.iter().map(|v| v.lo).collect(), e.state.iter().map(|v| v.hi).collect());

@@ -200,10 +200,7 @@ impl<'a, 's> Search<'a, 's> {
         sample_points(&b).iter().any(|p| {
             let Ok(mut steps) = sim::StepsFrom::new(self.sys, p, &memory) else { return false };
             self.vertices.iter().all(|nondet| match steps.under(nondet) {
-                Ok((s, _)) => {
-                    s.exits.is_empty()
-                        && s.next.iter().all(|(_, next)| lands(next))
-                }
+                Ok((s, _)) => s.exits.is_empty() && s.next.iter().all(|(_, next)| lands(next)),
                 Err(_) => false,
             })
         })

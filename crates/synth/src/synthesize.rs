@@ -125,7 +125,7 @@ pub fn synthesize_sampled(
     }
     let mut imager = Imager::new(sys, &cfg.bridge, cfg.threads, &regions.extent())?;
     if let Some(step) = step {
-        imager = imager.with_flow(step, &regions.hull());
+        imager = imager.with_flow(step, &regions.hull(), budget.deadline());
     }
     // A short run search first: a replayed run that leaves Safe ends the question at once, and the
     // invariant search of an unsafe system can take its whole time limit before failing.
@@ -325,9 +325,8 @@ fn prove(
     if bridge.exact_after.is_some() {
         bridge.exact_after = Some(0);
     }
-    let run = inductive(sys, imager.flow(), &inv, &cells, &bridge, budget, &|p| {
-        (search.progress)(SynthProgress::Proof(p))
-    })?;
+    let run =
+        inductive(sys, imager.flow(), &inv, &cells, &bridge, budget, &|p| (search.progress)(SynthProgress::Proof(p)))?;
     if let Inductiveness::RefutedValidated(t) = &run.outcome {
         // Images through the flow are enclosures, shrunk only in a tolerant search: a validated
         // step out of the union is one within that tolerance.
@@ -480,6 +479,9 @@ fn attack(
 ) -> Result<(), SynthError> {
     let t = Instant::now();
     if let Some(step) = imager.flow() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(());
+        }
         progress(SynthProgress::Attack { simulations: 0 });
         // The final search (after no invariant was proven) draws more random starts, another seed.
         let (seed, starts) = if first { (1, 64) } else { (2, 256) };

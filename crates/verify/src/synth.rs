@@ -9,8 +9,8 @@ use trestle_bridge::certificate::run::run_json;
 use trestle_bridge::certificate::{CertificateJson, FORMAT, FORMAT_FLOW, OutcomeJson, witness_jsons};
 use trestle_core::{Budget, RunResult, Status};
 use trestle_ir::System;
-use trestle_ir::plant::SampledPlant;
 use trestle_ir::num::display_rational;
+use trestle_ir::plant::SampledPlant;
 use trestle_synth::{SynthConfig, SynthProgress, SynthReport, Trajectory};
 
 /// A synthesis run: the engine's report and the result every front end prints.
