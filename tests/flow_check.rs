@@ -276,3 +276,51 @@ fn archcomp_tora_bounded_property_is_never_refuted() {
     assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
     assert_ne!(run.json()["status"], "refuted");
 }
+
+/// `synth` on a flow: the damped oscillator's Safe is itself inductive; the harmonic oscillator
+/// has no inductive box around the origin (file header), and the search finds a union of boxes
+/// inside Safe = [-2, 2]^2 through the flow's enclosures. Both are proven by the flow check, their
+/// certificates are of format `/3` and `certify` re-derives them.
+#[test]
+fn synth_proves_both_oscillators_and_certify_re_derives_the_invariants() {
+    let dir = tempfile::tempdir().unwrap();
+    for (sys, more_than_one_box) in [(DAMPED, false), (HARMONIC, true)] {
+        let cert = dir.path().join("cert.json");
+        let run = trestle(&["synth", sys, "--certificate", s(&cert), "--json"]);
+        assert_eq!(run.code, 0, "{sys}: {}{}", run.stdout, run.stderr);
+        let json = run.json();
+        assert_eq!((json["status"].as_str(), json["method"].as_str()), (Some("proven"), Some("synth+flow")), "{json}");
+        assert_eq!(json["details"]["flow"]["period"], "0.5");
+        let boxes = json["details"]["invariant_boxes"].as_u64().unwrap();
+        assert_eq!(boxes > 1, more_than_one_box, "{sys}: {boxes} boxes");
+        let c = read_json(&cert);
+        assert_eq!(c["format"], "trestle-bridge-certificate/3");
+        assert!(!c["clauses"].as_array().unwrap().is_empty());
+        let ok = trestle(&["certify", s(&cert), sys]);
+        assert_eq!(ok.code, 0, "{sys}: {}{}", ok.stdout, ok.stderr);
+        assert!(ok.stdout.contains("the flow re-enclosed") && ok.stdout.contains("certificate VALID"), "{}", ok.stdout);
+    }
+}
+
+/// Planted truth: the harmonic oscillator from Init near the corner (1, -1) of Safe = [-1, 1]^2
+/// leaves Safe after one period (closed form: y(0.5) = -0.5 sin(1/2) - cos(1/2) = -1.117.. from
+/// the corner itself), so no invariant exists inside Safe. `synth` must answer unsafe by a
+/// validated run, never safe, and `certify` re-derives the run from its start.
+#[test]
+fn synth_on_a_flow_that_leaves_safe_answers_unsafe_by_a_validated_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.json");
+    let planted = ["--set", "safe=-1 <= x <= 1 and -1 <= y <= 1", "--set", "init=0.9 <= x <= 1 and -1 <= y <= -0.9"];
+    let run = trestle(&[&["synth", HARMONIC, "--certificate", s(&cert), "--json"][..], &planted].concat());
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!((json["verdict"].as_str(), json["status"].as_str()), (Some("unsafe"), Some("refuted")), "{json}");
+    let c = read_json(&cert);
+    assert_eq!(c["format"], "trestle-bridge-certificate/3");
+    assert!(c["run"].is_object(), "{c}");
+    let ok = trestle(&[&["certify", s(&cert), HARMONIC][..], &planted].concat());
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    // Against the shipped Safe ([-2, 2]^2) the same run stays inside: the certificate is refused.
+    let bad = trestle(&[&["certify", s(&cert), HARMONIC][..], &planted[2..]].concat());
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+}

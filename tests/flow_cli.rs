@@ -96,10 +96,11 @@ fn simulate_integrates_the_flow_with_held_actions() {
 fn other_commands_refuse_a_flow_system_and_bad_flows_are_input_errors() {
     let (_dir, path) = scratch("pendulum.toml", PENDULUM);
     let p = path.to_str().unwrap();
-    for args in [vec!["info", p], vec!["synth", p]] {
+    for args in [vec!["info", p], vec!["verify", p], vec!["cegar", p]] {
         let (code, _, err) = trestle(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains("flow") && err.contains("trestle simulate") && !err.contains("panicked"), "{err}");
+        assert!(err.contains("`synth`"), "the refusal names synth among the commands that read flows: {err}");
     }
     let (_dir, path) = scratch("bad.toml", &PENDULUM.replace("-9.81 * sin(th)", "-9.81 * abs(th)"));
     let (code, _, err) = trestle(&["simulate", path.to_str().unwrap()]);

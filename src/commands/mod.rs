@@ -84,7 +84,7 @@ pub fn asked_formula<F: Logic>(
 
 /// Loads the system file with its `--set` overrides; its warnings (`ir::lint`) go to stderr, or
 /// end the command with `--deny-warnings`. A continuous-time system (`[flow]`) is refused (exit
-/// 2): only `simulate`, `check`, `certify` and `ltl` read those ([`load_sampled`]).
+/// 2): only `simulate`, `check`, `synth`, `certify` and `ltl` read those ([`load_sampled`]).
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
     let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
     let sys = trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;

@@ -64,10 +64,12 @@ pub fn run(a: &SynthArgs) -> CliResult {
     let cfg = config(a)?;
     crate::output::check_output("--certificate", a.certificate.as_deref())?;
     crate::output::check_output("--plot", a.plot.plot.as_deref())?;
-    let sys = super::load(&a.system)?;
+    let (sys, plant) = super::load_sampled(&a.system)?;
     let picture = a.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
-    let run = trestle_verify::synthesize(&sys, &cfg, &budget, &progress).map_err(driver_error)?;
+    let flow = trestle_verify::FlowSettings::default();
+    let run = trestle_verify::synthesize_sampled(&sys, plant.as_ref(), &flow, &cfg, &budget, &progress)
+        .map_err(driver_error)?;
     drop(progress);
     let mut result = run.result.clone();
     if let Some(path) = &a.certificate {

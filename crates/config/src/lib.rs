@@ -34,7 +34,7 @@ use trestle_ir::system::{DomainExit, System};
 /// `/dev/zero` given as the system file is refused at once.
 ///
 /// A continuous-time system (`[flow]`) is refused here: its step is not the environment step the
-/// engines read. [`load_sampled_system`] reads it (for `simulate`, `check`, `certify` and `ltl`,
+/// engines read. [`load_sampled_system`] reads it (for `simulate`, `check`, `synth`, `certify` and `ltl`,
 /// the commands that take the plant's flow as the step).
 pub fn load_system(path: &Path, overrides: &Overrides) -> Result<System, ConfigError> {
     let text = read(path)?;
@@ -48,7 +48,7 @@ pub fn load_system_from_str(text: &str, path: &Path, overrides: &Overrides) -> R
         (_, Some(_)) => Err(ConfigError::new(
             path,
             Some("flow".into()),
-            "a continuous-time system ([flow]): only `trestle simulate`, `check`, `certify` and `ltl` (`G<=k p` by --method bpt) read these so far",
+            "a continuous-time system ([flow]): only `trestle simulate`, `check`, `synth`, `certify` and `ltl` (`G<=k p` by --method bpt) read these so far",
         )),
     }
 }

@@ -16,11 +16,21 @@
 //! inside the guard: where a guard touches the invariant's boundary (`x <= 0.5` enabling
 //! `x' = x + 0.5` into `[0, 1]`), the image of the cell on the other side is then the one point
 //! the guard allows, not the branch's image over the whole cell.
+//!
+//! On a sampled-data system (`[flow]`, [`Imager::with_flow`]) a cell's image is the validated
+//! enclosure of the plant's flow over the period from the cell under psi's action box held
+//! ([`FlowStep::enclose`]), tightened by the linear enclosure composed with psi's linear bounds:
+//! the successor box the checker's fast path computes on the bridge engine's *linear leaf
+//! system* for the same cell ([`FlowStep::linear_leaf`]), which keeps the closed loop's
+//! contraction that the action box alone loses. The two are intersected (both contain every
+//! successor). A cell whose flow cannot be enclosed gets an image that meets every cell and
+//! escapes Safe, so it is refined (or dropped at the minimum width).
 
 use crate::SynthError;
 use crate::partition::Partition;
 use rayon::prelude::*;
 use std::sync::Arc;
+use trestle_bridge::flow::FlowStep;
 use trestle_bridge::post::PostEngine;
 use trestle_core::Budget;
 use trestle_ir::{FBox, OuterBox, System, VarRef, space};
@@ -41,6 +51,11 @@ pub(crate) struct Imager<'s> {
     /// Per branch, the boxes where its guard may hold (rounded outward: images over them cover
     /// every state where the branch fires).
     guards: Vec<Option<Vec<OuterBox>>>,
+    /// A sampled-data system's flow, and the image of a cell where it cannot be enclosed.
+    flow: Option<(&'s FlowStep, FBox)>,
+    /// The run's deadline: past it, flow images are not computed (an enclosure takes
+    /// milliseconds, a layer of them minutes), and the search stops at its next time check.
+    deadline: Option<std::time::Instant>,
 }
 
 /// Guards expanding to more boxes are not used to restrict images.
@@ -71,7 +86,65 @@ impl<'s> Imager<'s> {
             .unwrap_or_else(|e| trestle_smt::memory::threads_unavailable(e));
         let tolerance = extent.iter().map(|e| e * IMAGE_TOLERANCE).collect();
         let guards = sys.step.branches.iter().map(|b| guard_boxes(sys, b.guard.as_ref())).collect();
-        Ok(Imager { sys, post, succ, pool, tolerance, guards })
+        Ok(Imager { sys, post, succ, pool, tolerance, guards, flow: None, deadline: None })
+    }
+
+    /// Images by the flow of `step` (module doc); `safe_hull` is Safe's bounding box.
+    pub fn with_flow(
+        mut self,
+        step: &'s FlowStep,
+        safe_hull: &FBox,
+        deadline: Option<std::time::Instant>,
+    ) -> Imager<'s> {
+        self.deadline = deadline;
+        let w = safe_hull.widths();
+        let everywhere = FBox::new(
+            safe_hull.lo.iter().zip(&w).map(|(l, w)| l - w.max(1.0)).collect(),
+            safe_hull.hi.iter().zip(&w).map(|(h, w)| h + w.max(1.0)).collect(),
+        );
+        self.flow = Some((step, everywhere));
+        self
+    }
+
+    /// The sampled-data system's flow, if any.
+    pub fn flow(&self) -> Option<&'s FlowStep> {
+        self.flow.as_ref().map(|(s, _)| *s)
+    }
+
+    /// The image of a cell by the flow (module doc).
+    fn flow_image(&self, step: &FlowStep, everywhere: &FBox, cell: &FBox) -> Result<FBox, SynthError> {
+        // Past the deadline the image escapes: images only steer the search, which then stops.
+        if self.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Ok(everywhere.clone());
+        }
+        let psi = self.post.compute(cell)?;
+        let Ok(e) = step.enclose(cell, psi.action_box()) else { return Ok(everywhere.clone()) };
+        let mut image = FBox::new(e.state.iter().map(|v| v.lo).collect(), e.state.iter().map(|v| v.hi).collect());
+        let leaf = step.linear_leaf(self.sys, &e.linear);
+        for (_, b) in SuccessorBounds::new(&leaf)?.images(cell, &psi)? {
+            for i in 0..image.dims() {
+                let (lo, hi) = (image.lo[i].max(b.lo[i]), image.hi[i].min(b.hi[i]));
+                // Both contain every successor: an empty meet is a rounding artefact; keep the box.
+                if lo <= hi {
+                    (image.lo[i], image.hi[i]) = (lo, hi);
+                }
+            }
+        }
+        if image.lo.iter().chain(&image.hi).any(|v| !v.is_finite()) {
+            return Ok(everywhere.clone());
+        }
+        Ok(image)
+    }
+
+    /// The f64 state after one period from `x` under the inputs `w` held, with the controllers'
+    /// f64 actions (a simulation, not a bound: for the search's heuristics only); `None` when it
+    /// cannot be computed.
+    pub fn flow_successor(&self, step: &FlowStep, x: &[f64], w: &[f64]) -> Option<Vec<f64>> {
+        let mut memory = trestle_ir::sim::initial_memory::<f64>(self.sys);
+        let u = trestle_ir::sim::controller_actions(self.sys, x, w, &mut memory).ok()?;
+        let period = trestle_ir::num::to_f64_nearest(&step.period);
+        let next = step.flow().simulate(x, &u, w, period, 1e-10).ok()?;
+        next.iter().all(|v| v.is_finite()).then_some(next)
     }
 
     /// The successor boxes of one cell (empty: no successor), shrunk by the tolerance when
@@ -80,6 +153,9 @@ impl<'s> Imager<'s> {
     pub fn image(&self, cell: &FBox, tolerant: bool) -> Result<Vec<FBox>, SynthError> {
         let shrink = |b: FBox| if tolerant { self.shrink(b) } else { b };
         let Some(states) = space::kind_hull(self.sys, cell) else { return Ok(Vec::new()) };
+        if let Some((step, everywhere)) = &self.flow {
+            return Ok(vec![shrink(self.flow_image(step, everywhere, &states)?)]);
+        }
         let psi = self.post.compute(&states)?;
         let mut out = Vec::new();
         for (branch, b) in self.succ.images(&states, &psi)? {

@@ -64,11 +64,23 @@
 //! exactly to a state that violates Safe exactly. Everything else is Unknown.
 //!
 //! The system's own candidate invariant plays no part.
+//!
+//! # Sampled-data systems (`[flow]`)
+//!
+//! [`synthesize_sampled`] with the plant's flow ([`trestle_bridge::flow::FlowStep`]): a cell's image
+//! is the flow's validated enclosure over the period under psi's action box, met with the linear
+//! enclosure composed with psi's linear bounds (`image.rs`); the search's sample successors are f64
+//! simulations of the flow; the proof is the bridge engine's flow check
+//! ([`trestle_bridge::flow::check_inductive_flow`]) and the certificate records the flow settings
+//! (format `/3`, re-derived by `certify`). Runs from Init are searched by f64 simulation of the
+//! closed loop and kept only when validated period by period (`flow_attack.rs`): an unsafe verdict
+//! there is a [`trestle_core::ValidatedTrace`], never an exact replay.
 
 mod attack;
 mod config;
 mod dual;
 mod error;
+mod flow_attack;
 mod forward;
 mod gfp;
 mod image;
@@ -81,4 +93,4 @@ mod synthesize;
 pub use config::SynthConfig;
 pub use error::SynthError;
 pub use report::{ExactRun, SynthProgress, SynthReport, SynthStats, Trajectory};
-pub use synthesize::synthesize;
+pub use synthesize::{synthesize, synthesize_sampled};

@@ -135,6 +135,8 @@ pub struct SynthReport {
     /// The best run from Init toward leaving Safe (searched when no invariant was proven).
     pub trajectory: Option<Trajectory>,
     pub stats: SynthStats,
+    /// A sampled-data system's flow settings (`[flow]`), which its certificates record.
+    pub flow: Option<trestle_bridge::certificate::FlowJson>,
 }
 
 impl SynthReport {

@@ -189,16 +189,18 @@ impl<'a, 's> Search<'a, 's> {
     /// heuristic: soundness never rests on it).
     pub fn has_good_point(&self, id: usize, allowed: impl Fn(&Cell) -> bool + Copy) -> bool {
         let Some(b) = space::kind_hull(self.sys, &self.part.cells[id].bx) else { return true };
+        let lands = |next: &[f64]| !self.part.touching(&FBox::new(next.to_vec(), next.to_vec()), allowed).is_empty();
+        if let Some(step) = self.imager.flow() {
+            // The discrete step of a sampled-data system is the identity: the flow is simulated.
+            return sample_points(&b).iter().any(|p| {
+                self.vertices.iter().all(|w| self.imager.flow_successor(step, p, w).is_some_and(|next| lands(&next)))
+            });
+        }
         let memory = sim::initial_memory::<f64>(self.sys);
         sample_points(&b).iter().any(|p| {
             let Ok(mut steps) = sim::StepsFrom::new(self.sys, p, &memory) else { return false };
             self.vertices.iter().all(|nondet| match steps.under(nondet) {
-                Ok((s, _)) => {
-                    s.exits.is_empty()
-                        && s.next.iter().all(|(_, next)| {
-                            !self.part.touching(&FBox::new(next.clone(), next.clone()), allowed).is_empty()
-                        })
-                }
+                Ok((s, _)) => s.exits.is_empty() && s.next.iter().all(|(_, next)| lands(next)),
                 Err(_) => false,
             })
         })

@@ -8,8 +8,9 @@ use crate::report::{ExactRun, SynthProgress, SynthReport, SynthStats, Trajectory
 use crate::search::{End, Search};
 use crate::{SynthConfig, SynthError, forward, gfp};
 use std::time::{Duration, Instant};
-use trestle_bridge::certificate::{boxes_pred, proof};
-use trestle_bridge::engine::check_inductive;
+use trestle_bridge::certificate::{FlowJson, boxes_pred, proof, set_flow};
+use trestle_bridge::engine::{InductiveRun, check_inductive};
+use trestle_bridge::flow::{FlowStep, check_inductive_flow};
 use trestle_bridge::{Condition, Inductiveness};
 use trestle_core::{Budget, Unknown, Verdict};
 use trestle_ir::num::to_f64_nearest;
@@ -56,6 +57,14 @@ impl<'s> Regions<'s> {
     }
 
     /// The widths of Safe's hull, per dimension.
+    fn hull(&self) -> FBox {
+        let d = self.outer[0].dims();
+        FBox::new(
+            (0..d).map(|i| self.outer.iter().map(|b| b.lo[i]).fold(f64::INFINITY, f64::min)).collect(),
+            (0..d).map(|i| self.outer.iter().map(|b| b.hi[i]).fold(f64::NEG_INFINITY, f64::max)).collect(),
+        )
+    }
+
     fn extent(&self) -> Vec<f64> {
         let d = self.outer[0].dims();
         (0..d)
@@ -88,28 +97,46 @@ pub fn synthesize(
     budget: &Budget,
     progress: &(dyn Fn(SynthProgress) + Sync),
 ) -> Result<SynthReport, SynthError> {
+    synthesize_sampled(sys, None, cfg, budget, progress)
+}
+
+/// [`synthesize`] on a system that may be sampled-data (`[flow]`: `step` is its plant's flow over
+/// the control period, and `sys`'s own step, the identity, is not used): images, proof and runs
+/// through the flow's validated enclosures (crate doc), the certificate in format `/3` with the
+/// flow's settings.
+pub fn synthesize_sampled(
+    sys: &System,
+    step: Option<&FlowStep>,
+    cfg: &SynthConfig,
+    budget: &Budget,
+    progress: &(dyn Fn(SynthProgress) + Sync),
+) -> Result<SynthReport, SynthError> {
     cfg.validate()?;
     let start = Instant::now();
     let regions = Regions::of(sys)?;
     let side_stats = Stats::new();
     let mut side = Checker::new(sys, side_config(cfg, &side_stats))?;
     let mut report = empty_report();
+    report.flow = step.map(FlowJson::of);
     // A state of Init outside Safe is a run of length 0 that leaves Safe.
     if let Answer::Invalid(w) = side.check_implication(&sys.init, regions.safe)? {
         unsafe_at_init(sys, &mut report, w, &regions)?;
         return Ok(finish(report, &side_stats, start, budget));
     }
-    let imager = Imager::new(sys, &cfg.bridge, cfg.threads, &regions.extent())?;
+    let mut imager = Imager::new(sys, &cfg.bridge, cfg.threads, &regions.extent())?;
+    if let Some(step) = step {
+        imager = imager.with_flow(step, &regions.hull(), budget.deadline());
+    }
     // A short run search first: a replayed run that leaves Safe ends the question at once, and the
     // invariant search of an unsafe system can take its whole time limit before failing.
     let quick = Instant::now() + budget.remaining().map_or(QUICK_ATTACK, |left| (left / 10).min(QUICK_ATTACK));
-    attack(sys, cfg, &regions, &imager, &mut report, Some(quick), progress)?;
+    attack(sys, cfg, &regions, &imager, &mut report, Some(quick), true, progress)?;
     if report.verdict.holds() == Some(false) {
         return Ok(finish(report, &side_stats, start, budget));
     }
     // The closest run that stayed inside is reported only by the final run search.
     report.trajectory = None;
-    if safe_is_inductive(sys, cfg, &regions, &mut side, &mut report, budget, progress)? {
+    if safe_is_inductive(sys, imager.flow(), cfg, &regions, &mut side, &mut report, budget, progress)? {
         return Ok(finish(report, &side_stats, start, budget));
     }
     let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, budget, progress, false)?;
@@ -133,7 +160,7 @@ pub fn synthesize(
     } else {
         report.reason = failure(&end, &report, search.budget_hit.as_deref());
     }
-    attack(sys, cfg, &regions, &imager, &mut report, budget.deadline(), progress)?;
+    attack(sys, cfg, &regions, &imager, &mut report, budget.deadline(), false, progress)?;
     Ok(finish(report, &side_stats, start, budget))
 }
 
@@ -174,6 +201,7 @@ fn empty_report() -> SynthReport {
         dropped_init: Vec::new(),
         trajectory: None,
         stats: SynthStats::default(),
+        flow: None,
     }
 }
 
@@ -297,7 +325,18 @@ fn prove(
     if bridge.exact_after.is_some() {
         bridge.exact_after = Some(0);
     }
-    let run = check_inductive(sys, &inv, &cells, &bridge, budget, &|p| (search.progress)(SynthProgress::Proof(p)))?;
+    let run =
+        inductive(sys, imager.flow(), &inv, &cells, &bridge, budget, &|p| (search.progress)(SynthProgress::Proof(p)))?;
+    if let Inductiveness::RefutedValidated(t) = &run.outcome {
+        // Images through the flow are enclosures, shrunk only in a tolerant search: a validated
+        // step out of the union is one within that tolerance.
+        report.reason = format!(
+            "the union of boxes found is not inductive: a validated step from {:?} leaves it",
+            t.start.iter().map(to_f64_nearest).collect::<Vec<_>>()
+        );
+        report.proof = Some(run);
+        return Ok(());
+    }
     if let Inductiveness::Refuted(r) = &run.outcome {
         let next: Vec<f64> = r.witness.next.iter().map(to_f64_nearest).collect();
         if !imager.within_tolerance(&merged, &next) {
@@ -315,6 +354,23 @@ fn prove(
     record_proof(sys, side, report, merged, cells, run, t)
 }
 
+/// The bridge engine's inductiveness run on `inv` covered by `cells`: with the flow's enclosure as
+/// the step on a sampled-data system.
+fn inductive(
+    sys: &System,
+    flow: Option<&FlowStep>,
+    inv: &Pred,
+    cells: &[FBox],
+    bridge: &trestle_bridge::Config,
+    budget: &Budget,
+    progress: &(dyn Fn(trestle_bridge::Progress) + Sync),
+) -> Result<InductiveRun, SynthError> {
+    Ok(match flow {
+        Some(step) => check_inductive_flow(sys, step, inv, cells, bridge, budget, progress)?,
+        None => check_inductive(sys, inv, cells, bridge, budget, progress)?,
+    })
+}
+
 /// Records the bridge engine's run on the union `merged` (covered by `cells`) with the side
 /// conditions Init => I and I => Safe decided now: the verdict is proven, with its certificate,
 /// when all three hold.
@@ -324,7 +380,7 @@ fn record_proof(
     report: &mut SynthReport,
     merged: Vec<FBox>,
     cells: Vec<FBox>,
-    run: trestle_bridge::engine::InductiveRun,
+    run: InductiveRun,
     t: Instant,
 ) -> Result<(), SynthError> {
     let inv = boxes_pred(&merged);
@@ -340,11 +396,15 @@ fn record_proof(
     s.exact_queries += run.stats.exact_queries;
     report.reason = match (&run.outcome, &init, &safe) {
         (Inductiveness::Proven, Condition::Proven, Condition::Proven) => {
-            let certificate = proof(sys, &merged, &run.clauses, &run.exact_clauses);
+            let mut certificate = proof(sys, &merged, &run.clauses, &run.exact_clauses);
+            set_flow(&mut certificate, report.flow.as_ref());
             report.verdict = Verdict::certified(serde_json::to_value(certificate).expect("certificates serialise"));
             format!("inductive invariant of {} boxes proven", merged.len())
         }
         (Inductiveness::Unknown(reason), ..) => format!("the proof of the found invariant stopped: {reason}"),
+        (Inductiveness::Refuted(_) | Inductiveness::RefutedValidated(_), ..) => {
+            "the invariant found is not inductive".into()
+        }
         (_, Condition::Fails(_), _) => "the invariant found does not contain Init".into(),
         (_, _, Condition::Fails(_)) => "the invariant found is not inside Safe".into(),
         _ => "a side condition stayed undecided".into(),
@@ -365,8 +425,10 @@ const SAFE_FIRST: Duration = Duration::from_secs(2);
 /// bridge engine proves at once (its exact leaves decide boundaries). Tried when Safe's boxes
 /// have f64 ends (the certificate's invariant is then Safe exactly), in a short slice of the
 /// budget; a refutation or an unknown only means the search goes on.
+#[allow(clippy::too_many_arguments)]
 fn safe_is_inductive(
     sys: &System,
+    imager_flow: Option<&FlowStep>,
     cfg: &SynthConfig,
     regions: &Regions<'_>,
     side: &mut Checker<'_>,
@@ -388,8 +450,9 @@ fn safe_is_inductive(
     let mut bridge = cfg.bridge.clone();
     bridge.threads = cfg.threads;
     let slice = budget.sub(Some(budget.remaining_capped(SAFE_FIRST).min(SAFE_FIRST)));
-    let run =
-        check_inductive(sys, &boxes_pred(&boxes), &boxes, &bridge, &slice, &|p| progress(SynthProgress::Proof(p)))?;
+    let run = inductive(sys, imager_flow, &boxes_pred(&boxes), &boxes, &bridge, &slice, &|p| {
+        progress(SynthProgress::Proof(p))
+    })?;
     if !matches!(run.outcome, Inductiveness::Proven) {
         return Ok(false);
     }
@@ -401,7 +464,9 @@ fn safe_is_inductive(
     Ok(report.verdict.is_proven())
 }
 
-/// No invariant: looks for a run from Init that leaves Safe (verdict Unsafe when one replays).
+/// No invariant: looks for a run from Init that leaves Safe (verdict Unsafe when one replays);
+/// `first`: the quick search before the invariant search.
+#[allow(clippy::too_many_arguments)]
 fn attack(
     sys: &System,
     cfg: &SynthConfig,
@@ -409,15 +474,25 @@ fn attack(
     imager: &Imager<'_>,
     report: &mut SynthReport,
     deadline: Option<Instant>,
+    first: bool,
     progress: &(dyn Fn(SynthProgress) + Sync),
 ) -> Result<(), SynthError> {
     let t = Instant::now();
-    let extra: Vec<Vec<f64>> = report.dropped_init.iter().take(64).map(FBox::center).collect();
-    let attack =
-        Attack::new(sys, regions.safe, regions.outer.clone(), regions.init_starts(sys), cfg.attack_steps, deadline);
-    progress(SynthProgress::Attack { simulations: 0 });
-    report.trajectory = attack.run(imager.pool(), &extra);
-    report.stats.simulations += attack.simulations.load(std::sync::atomic::Ordering::Relaxed);
+    if let Some(step) = imager.flow() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(());
+        }
+        progress(SynthProgress::Attack { simulations: 0 });
+        // The final search (after no invariant was proven) draws more random starts, another seed.
+        let (seed, starts) = if first { (1, 64) } else { (2, 256) };
+        let init = regions.init_starts(sys);
+        let (trajectory, simulations) =
+            crate::flow_attack::search(sys, step, regions.safe, &regions.outer, &init, cfg.attack_steps, seed, starts);
+        report.trajectory = trajectory;
+        report.stats.simulations += simulations;
+    } else {
+        attack_discrete(sys, cfg, regions, imager, report, deadline, progress);
+    }
     report.stats.attack_seconds += t.elapsed().as_secs_f64();
     if let Some(run) = report.trajectory.as_ref().and_then(|t| t.exact.as_ref()) {
         report.verdict = refutation(sys, run)?;
@@ -431,6 +506,24 @@ fn attack(
         );
     }
     Ok(())
+}
+
+/// The run search of a discrete system ([`crate::attack`]).
+fn attack_discrete(
+    sys: &System,
+    cfg: &SynthConfig,
+    regions: &Regions<'_>,
+    imager: &Imager<'_>,
+    report: &mut SynthReport,
+    deadline: Option<Instant>,
+    progress: &(dyn Fn(SynthProgress) + Sync),
+) {
+    let extra: Vec<Vec<f64>> = report.dropped_init.iter().take(64).map(FBox::center).collect();
+    let attack =
+        Attack::new(sys, regions.safe, regions.outer.clone(), regions.init_starts(sys), cfg.attack_steps, deadline);
+    progress(SynthProgress::Attack { simulations: 0 });
+    report.trajectory = attack.run(imager.pool(), &extra);
+    report.stats.simulations += attack.simulations.load(std::sync::atomic::Ordering::Relaxed);
 }
 
 fn side_config(cfg: &SynthConfig, stats: &Stats) -> CheckerConfig {

@@ -47,7 +47,7 @@ pub mod temporal;
 pub use check::{CheckMethod, CheckOptions, CheckRun, check, check_sampled};
 pub use error::DriverError;
 pub use progress::{Progress, Silent};
-pub use synth::{SynthRun, synthesize};
+pub use synth::{SynthRun, synthesize, synthesize_sampled};
 /// How a sampled-data system's flow is enclosed ([`CheckOptions::flow`]).
 pub use trestle_flow::FlowSettings;
 

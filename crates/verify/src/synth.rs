@@ -6,10 +6,11 @@ use crate::progress::Progress;
 use serde_json::{Value, json};
 use trestle_bridge::Inductiveness;
 use trestle_bridge::certificate::run::run_json;
-use trestle_bridge::certificate::{CertificateJson, FORMAT, OutcomeJson, witness_jsons};
+use trestle_bridge::certificate::{CertificateJson, FORMAT, FORMAT_FLOW, OutcomeJson, witness_jsons};
 use trestle_core::{Budget, RunResult, Status};
 use trestle_ir::System;
 use trestle_ir::num::display_rational;
+use trestle_ir::plant::SampledPlant;
 use trestle_synth::{SynthConfig, SynthProgress, SynthReport, Trajectory};
 
 /// A synthesis run: the engine's report and the result every front end prints.
@@ -28,7 +29,7 @@ impl SynthRun {
             return proof.clone();
         }
         let mut out = OutcomeJson {
-            format: FORMAT.into(),
+            format: if r.flow.is_some() { FORMAT_FLOW } else { FORMAT }.into(),
             system: sys.name.clone(),
             verdict: r.word().into(),
             witness: None,
@@ -37,7 +38,7 @@ impl SynthRun {
             reason: Some(r.reason.clone()),
             validated: None,
             run: None,
-            flow: None,
+            flow: r.flow.clone(),
         };
         // The whole run from Init out of Safe, which `certify` re-runs from its start and choices.
         let trajectory = r.trajectory.as_ref();
@@ -62,9 +63,30 @@ pub fn synthesize(
     budget: &Budget,
     progress: &dyn Progress,
 ) -> Result<SynthRun, DriverError> {
-    crate::stops::stop_at_init(sys, budget)?;
+    synthesize_sampled(sys, None, &crate::FlowSettings::default(), cfg, budget, progress)
+}
+
+/// [`synthesize`] of a system that may be sampled-data (`[flow]`, its plant given): images, proof
+/// and runs through the flow's validated enclosure with `flow`'s settings
+/// (`trestle_synth::synthesize_sampled`), the certificates in format `/3`.
+pub fn synthesize_sampled(
+    sys: &System,
+    plant: Option<&SampledPlant>,
+    flow: &crate::FlowSettings,
+    cfg: &SynthConfig,
+    budget: &Budget,
+    progress: &dyn Progress,
+) -> Result<SynthRun, DriverError> {
+    let step = match plant {
+        Some(plant) => Some(trestle_bridge::flow::FlowStep::new(sys, plant, flow.clone())?),
+        // The discrete step's stops reachable from Init; a sampled system's step is the flow.
+        None => {
+            crate::stops::stop_at_init(sys, budget)?;
+            None
+        }
+    };
     progress.stage("synthesis");
-    let report = trestle_synth::synthesize(sys, cfg, budget, &|p| match p {
+    let report = trestle_synth::synthesize_sampled(sys, step.as_ref(), cfg, budget, &|p| match p {
         SynthProgress::Search { round, cells, kept, images } => {
             progress.update(None, &format!("search: round {round}, {cells} cells ({kept} kept), {images} images"))
         }
@@ -72,7 +94,13 @@ pub fn synthesize(
         SynthProgress::Attack { .. } => progress.update(None, "looking for a run from Init that leaves Safe"),
     })?;
     let mut result = result(sys, &report, cfg);
-    crate::stops::judge(sys, report.proof.as_ref().and_then(|p| p.stops.as_ref()), budget, &mut result)?;
+    if let Some(f) = &report.flow {
+        result.method = "synth+flow".into();
+        result.details.insert("flow".into(), serde_json::to_value(f).expect("flow settings serialise"));
+    }
+    if step.is_none() {
+        crate::stops::judge(sys, report.proof.as_ref().and_then(|p| p.stops.as_ref()), budget, &mut result)?;
+    }
     Ok(SynthRun { report, result })
 }
 
