@@ -4,7 +4,8 @@
 //! side) that `certify` accepts where it is a certificate. Our own plants need nothing else; the
 //! ARCH-COMP controllers are read from `../shared/models` (skipped when absent, failing under
 //! `CI=true`). The slow questions (synthesis on the 4-D and 6-D systems) are in the campaign
-//! `configs/campaigns/nonlinear.toml`, not here.
+//! `configs/campaigns/nonlinear.toml`, not here. ARCH-COMP's VCAS (discrete, in the competition's
+//! semantics) is here too: its published instances give the published verdicts.
 
 mod common;
 

@@ -276,3 +276,28 @@ fn archcomp_tora_bounded_property_is_never_refuted() {
     assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
     assert_ne!(run.json()["status"], "refuted");
 }
+
+/// ARCH-COMP ACC's bounded property (the safe distance for 5 s, published verified by NNV): the
+/// controller sees the observation (30, 1.4, v_ego, x_lead - x_ego, v_lead - v_ego) through
+/// `[controller] inputs`, and `ltl` never refutes the property.
+#[test]
+fn archcomp_acc_bounded_property_is_never_refuted() {
+    if trestle_testkit::shared_models().is_none() {
+        return;
+    }
+    let run = trestle(&[
+        "ltl",
+        "configs/systems/archcomp/acc.toml",
+        "--property",
+        "arch",
+        "--method",
+        "bpt",
+        "--json",
+        "--timeout",
+        "20",
+    ]);
+    assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
+    let j = run.json();
+    assert_ne!(j["status"], "refuted", "{j}");
+    assert_eq!(j["method"], "bpt-flow", "{j}");
+}
