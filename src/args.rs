@@ -441,6 +441,8 @@ impl From<NnetNormalizationArg> for trestle_nn::NnetNormalization {
 pub enum ExportFormatArg {
     Csv,
     Jsonl,
+    /// ARCH-COMP's results.csv: benchmark, instance, result, time.
+    Arch,
 }
 
 #[derive(Args, Debug)]

@@ -4,7 +4,8 @@
 //! side) that `certify` accepts where it is a certificate. Our own plants need nothing else; the
 //! ARCH-COMP controllers are read from `../shared/models` (skipped when absent, failing under
 //! `CI=true`). The slow questions (synthesis on the 4-D and 6-D systems) are in the campaign
-//! `configs/campaigns/nonlinear.toml`, not here.
+//! `configs/campaigns/nonlinear.toml`, not here. ARCH-COMP's VCAS (discrete, in the competition's
+//! semantics) is here too: its published instances give the published verdicts.
 
 mod common;
 
@@ -144,4 +145,64 @@ fn arch_attitude_sigmoid_candidate_is_refuted_by_a_validated_step_that_certify_a
     let r = run(&["check", s(&sys), "--json", "--smt-timeout", "2", "--certificate", s(&cert)], Some(&set));
     validated_not_inductive(&r);
     certified(&cert, &sys, Some(&set), "refutation VALID");
+}
+
+/// ARCH-COMP VCAS in the competition's semantics (configs/systems/archcomp/vcas-*.toml): the eight
+/// published instances give the published verdicts (middle -19.5, -22.5 and worst -19.5 proven,
+/// the other five refuted), and the non-deterministic variant is refuted where the worst strategy
+/// is. Each refutation's run is replayed independently by `simulate` from its exact start (on
+/// the branches it names): it ends with |h| <= 100 at the step the engine reports.
+#[test]
+fn arch_vcas_instances_give_the_published_verdicts_and_their_runs_replay() {
+    if shared_models().is_none() {
+        return;
+    }
+    let cases = [
+        ("vcas-middle.toml", "-19.5", true),
+        ("vcas-middle.toml", "-22.5", true),
+        ("vcas-middle.toml", "-25.5", false),
+        ("vcas-middle.toml", "-28.5", false),
+        ("vcas-worst.toml", "-19.5", true),
+        ("vcas-worst.toml", "-22.5", false),
+        ("vcas-worst.toml", "-25.5", false),
+        ("vcas-worst.toml", "-28.5", false),
+        ("vcas-nondet.toml", "-22.5", false),
+        ("vcas-nondet.toml", "-28.5", false),
+    ];
+    for (file, hdot0, holds) in cases {
+        let sys = system(&format!("archcomp/{file}"));
+        let set = format!("init.hdot0={hdot0}");
+        let r = trestle(&["ctl", s(&sys), "--property", "arch", "--set", &set, "--json"]);
+        let j = r.json();
+        if holds {
+            assert_eq!((r.code, &j["status"]), (0, &Value::from("proven")), "{file} {hdot0}: {j}");
+            continue;
+        }
+        assert_eq!((r.code, &j["status"]), (1, &Value::from("refuted")), "{file} {hdot0}: {j}");
+        let t = &j["trace"];
+        assert_eq!(t["replayed"], "exact rational arithmetic", "{t}");
+        let states = t["states_exact"].as_array().unwrap();
+        let start = &states[0];
+        assert_eq!((&start[1], &start[2], &start[3]), (&Value::from(hdot0), &Value::from("25"), &Value::from("0")));
+        let from = format!("h={},hdot0={hdot0},tau=25,adv=0", start[0].as_str().unwrap());
+        let steps = states.len() - 1;
+        let mut sim = vec!["simulate", s(&sys), "--set", &set, "--from", &from, "--json"];
+        let n = steps.to_string();
+        sim.extend(["--steps", &n]);
+        // The non-deterministic variant's run names its branch at every step; all are "lowest".
+        let branches: Vec<&str> =
+            t["steps"].as_array().unwrap().iter().map(|x| x["branch"].as_str().unwrap()).collect();
+        if file == "vcas-nondet.toml" {
+            assert!(branches.iter().all(|b| *b == "lowest"), "{branches:?}");
+            sim.extend(["--branch", "lowest"]);
+        }
+        let replay = trestle(&sim);
+        assert_eq!(replay.code, 0, "{}", replay.stderr);
+        let run = &replay.json()["runs"][0];
+        assert_eq!(run["start_in_init"], true, "{run}");
+        assert_eq!(run["final_exact"], states[steps], "{run}");
+        let h = trestle_ir::num::parse_rational(run["final_exact"][0].as_str().unwrap()).unwrap();
+        let hundred = trestle_ir::num::parse_rational("100").unwrap();
+        assert!(-hundred.clone() <= h && h <= hundred, "{file} {hdot0}: {run}");
+    }
 }

@@ -141,6 +141,78 @@ fn a_campaign_runs_into_its_store_then_reports_and_exports() {
     assert!(csv.stdout.starts_with("run_id,run_kind,run_started,job_id,"));
 }
 
+/// A `[[systems]]` entry may take only some runs (`runs = [..]`, a name that is no run is an input
+/// error), and `campaign export --format arch` writes ARCH-COMP's results.csv: the benchmark is
+/// the instance's name, the instance its matrix values (or the run's name), `verified` for a
+/// proof, `violated` for a refutation; the shipped ARCH-COMP campaign expands to the 21 jobs of
+/// its 9 flows and 12 VCAS instances, each run by the command its kind takes.
+#[test]
+fn systems_take_only_their_runs_and_export_arch_writes_results_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"[campaign]
+name = "subset"
+timeout = 60
+
+[[systems]]
+file = "{ex}/maze-det.toml"
+name = "Maze"
+matrix = {{ "safe" = ["0.22 <= x <= 0.98 and 0.54 <= y <= 0.98", "0.2 <= x <= 0.3 and 0.2 <= y <= 0.3"] }}
+runs = ["bridge"]
+
+[[systems]]
+file = "{ex}/maze-nondet.toml"
+name = "Nondet"
+runs = ["synth"]
+
+[[runs]]
+name = "bridge"
+command = "check"
+options = {{ threads = 1 }}
+
+[[runs]]
+name = "synth"
+command = "synth"
+options = {{ threads = 1 }}
+"#,
+        ex = examples().display()
+    );
+    let file = dir.path().join("subset.toml");
+    std::fs::write(&file, &text).unwrap();
+    let explain = trestle(&["campaign", "explain", s(&file)]);
+    assert!(explain.stdout.starts_with("campaign subset: 3 jobs"), "{}", explain.stdout);
+    let out = dir.path().join("out");
+    let r = trestle(&["campaign", "run", s(&file), "--out", s(&out), "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let arch = trestle(&["campaign", "export", s(&out), "--format", "arch"]);
+    assert_eq!(arch.code, 0, "{}", arch.stderr);
+    let rows: Vec<Vec<&str>> = arch.stdout.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows[0], ["benchmark", "instance", "result", "time"]);
+    let cells: Vec<[&str; 3]> = rows[1..].iter().map(|r| [r[0], r[1], r[2]]).collect();
+    assert_eq!(
+        cells,
+        [
+            ["Maze", "safe=0.22 <= x <= 0.98 and 0.54 <= y <= 0.98", "verified"],
+            ["Maze", "safe=0.2 <= x <= 0.3 and 0.2 <= y <= 0.3", "violated"],
+            ["Nondet", "synth", "verified"],
+        ],
+        "{}",
+        arch.stdout
+    );
+    assert!(rows[1..].iter().all(|r| r[3].parse::<f64>().is_ok_and(|t| t >= 0.0)), "{}", arch.stdout);
+
+    std::fs::write(&file, text.replace(r#"runs = ["synth"]"#, r#"runs = ["synht"]"#)).unwrap();
+    let bad = trestle(&["campaign", "explain", s(&file)]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("systems[1].runs") && bad.stderr.contains("'synht'"), "{}", bad.stderr);
+
+    let shipped = trestle(&["campaign", "explain", "configs/campaigns/archcomp.toml"]);
+    assert_eq!(shipped.code, 0, "{}", shipped.stderr);
+    assert!(shipped.stdout.starts_with("campaign archcomp: 21 jobs"), "{}", shipped.stdout);
+    assert!(shipped.stdout.contains("VCAS-worst[hdot0=-22.5] · ctl"), "{}", shipped.stdout);
+    assert!(shipped.stdout.contains("ACC · ltl-bpt"), "{}", shipped.stdout);
+}
+
 const SUITE: &str = r#"[suite]
 name = "examples"
 timeout = 60

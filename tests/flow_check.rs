@@ -324,3 +324,28 @@ fn synth_on_a_flow_that_leaves_safe_answers_unsafe_by_a_validated_run() {
     let bad = trestle(&[&["certify", s(&cert), HARMONIC][..], &planted[2..]].concat());
     assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
 }
+
+/// ARCH-COMP ACC's bounded property (the safe distance for 5 s, published verified by NNV): the
+/// controller sees the observation (30, 1.4, v_ego, x_lead - x_ego, v_lead - v_ego) through
+/// `[controller] inputs`, and `ltl` never refutes the property.
+#[test]
+fn archcomp_acc_bounded_property_is_never_refuted() {
+    if trestle_testkit::shared_models().is_none() {
+        return;
+    }
+    let run = trestle(&[
+        "ltl",
+        "configs/systems/archcomp/acc.toml",
+        "--property",
+        "arch",
+        "--method",
+        "bpt",
+        "--json",
+        "--timeout",
+        "20",
+    ]);
+    assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
+    let j = run.json();
+    assert_ne!(j["status"], "refuted", "{j}");
+    assert_eq!(j["method"], "bpt-flow", "{j}");
+}

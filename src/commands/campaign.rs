@@ -247,6 +247,7 @@ fn export(a: &CampaignExportArgs) -> CliResult {
     let format = match a.format {
         ExportFormatArg::Csv => ExportFormat::Csv,
         ExportFormatArg::Jsonl => ExportFormat::Jsonl,
+        ExportFormatArg::Arch => ExportFormat::Arch,
     };
     let mut buf = Vec::new();
     let n = trestle_campaign::export(&store, a.run, format, &mut buf).map_err(cli_error)?;

@@ -1,4 +1,5 @@
-//! `campaign export`: every job of a store (or of one run) as CSV or JSON Lines.
+//! `campaign export`: every job of a store (or of one run) as CSV or JSON Lines, or as ARCH-COMP's
+//! `results.csv` (benchmark, instance, result, time: [`arch_row`]).
 
 use crate::error::{CampaignError, Result};
 use crate::store::{JobRow, RunRow, Store};
@@ -10,6 +11,8 @@ use std::io::Write;
 pub enum ExportFormat {
     Csv,
     Jsonl,
+    /// ARCH-COMP's `results.csv`: `benchmark,instance,result,time`.
+    Arch,
 }
 
 impl ExportFormat {
@@ -17,7 +20,8 @@ impl ExportFormat {
         match text {
             "csv" => Ok(ExportFormat::Csv),
             "jsonl" | "json-lines" => Ok(ExportFormat::Jsonl),
-            other => Err(CampaignError::usage(format!("--format {other}: expected csv or jsonl"))),
+            "arch" => Ok(ExportFormat::Arch),
+            other => Err(CampaignError::usage(format!("--format {other}: expected csv, jsonl or arch"))),
         }
     }
 }
@@ -68,8 +72,10 @@ pub fn export(store: &Store, run_id: Option<i64>, format: ExportFormat, out: &mu
         return Err(CampaignError::usage(format!("{} has no run {id}", store.path().display())));
     }
     let io = |e: std::io::Error| CampaignError::internal(format!("export: {e}"));
-    if format == ExportFormat::Csv {
-        out.write_all(csv_line(CSV_COLUMNS.into_iter()).as_bytes()).map_err(io)?;
+    match format {
+        ExportFormat::Csv => out.write_all(csv_line(CSV_COLUMNS.into_iter()).as_bytes()).map_err(io)?,
+        ExportFormat::Arch => out.write_all(csv_line(ARCH_COLUMNS.into_iter()).as_bytes()).map_err(io)?,
+        ExportFormat::Jsonl => {}
     }
     let mut n = 0;
     for run in &runs {
@@ -77,12 +83,35 @@ pub fn export(store: &Store, run_id: Option<i64>, format: ExportFormat, out: &mu
             let line = match format {
                 ExportFormat::Csv => csv_row(run, &job),
                 ExportFormat::Jsonl => format!("{}\n", json_row(run, &job)),
+                ExportFormat::Arch => csv_line(arch_row(&job).iter().map(String::as_str)),
             };
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
         }
     }
     Ok(n)
+}
+
+/// The columns of ARCH-COMP's `results.csv`.
+const ARCH_COLUMNS: [&str; 4] = ["benchmark", "instance", "result", "time"];
+
+/// One job as a row of ARCH-COMP's `results.csv`: the benchmark is the instance's name without its
+/// matrix values (`vcas-middle` of `vcas-middle[hdot0=-19.5]`), the instance those values
+/// (`hdot0=-19.5`) or, without any, the run's name; the result `verified` for a proof, `violated`
+/// for a refutation (a replayed or validated run), `unknown` for anything else (floating-point
+/// evidence, unknown, time or memory out, errors: the competition's table has no place for
+/// evidence that is not a proof); the time the job's wall-clock seconds.
+pub fn arch_row(j: &JobRow) -> [String; 4] {
+    let (benchmark, instance) = match j.instance.split_once('[') {
+        Some((name, values)) if values.ends_with(']') => (name, &values[..values.len() - 1]),
+        _ => (j.instance.as_str(), j.run_name.as_str()),
+    };
+    let result = match j.status.as_str() {
+        "proven" => "verified",
+        "refuted" => "violated",
+        _ => "unknown",
+    };
+    [benchmark.to_string(), instance.to_string(), result.to_string(), format!("{:.2}", j.wall_seconds)]
 }
 
 fn csv_row(run: &RunRow, j: &JobRow) -> String {

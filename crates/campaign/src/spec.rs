@@ -14,6 +14,7 @@
 //! glob = "../../examples/*.toml"       # or file = "...", with an optional name = "..."
 //! matrix = { "init.x" = [0.3, 0.35] }  # every value, crossed with the other keys
 //! set = { "safe" = "x <= 2" }          # fixed overrides of this entry
+//! runs = ["monolithic"]                # only these runs (default: every run)
 //!
 //! [matrix]                             # crossed with every system's own matrix
 //! "controller.model" = { glob = "../models/*.onnx" }
@@ -84,6 +85,9 @@ struct RawSystems {
     set: IndexMap<String, toml::Value>,
     #[serde(default)]
     matrix: IndexMap<String, RawValues>,
+    /// Only these runs (by name) for this entry: systems that different commands read (the flows
+    /// `ltl` decides, the selector networks `ctl` does) share one campaign.
+    runs: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -147,11 +151,27 @@ pub fn load_campaign(path: &Path, validate: Validate, version: &str) -> Result<P
         let mut fixed = global_set.clone();
         fixed.extend(values_of_set(&entry.set));
         let found = instances(path, &key, &dir, entry, validate)?;
+        let entry_runs: Vec<&RunSpec> = match &entry.runs {
+            None => runs.iter().collect(),
+            Some(names) => {
+                if names.is_empty() {
+                    return Err(err(format!("{key}.runs"), "name at least one run".into()));
+                }
+                names
+                    .iter()
+                    .map(|n| {
+                        runs.iter()
+                            .find(|r| &r.name == n)
+                            .ok_or_else(|| err(format!("{key}.runs"), format!("'{n}' is not the name of a [[runs]]")))
+                    })
+                    .collect::<Result<_>>()?
+            }
+        };
         // Counted before anything is expanded: a matrix of ten keys of ten values each is 10^10
         // jobs, which `explain` would never finish listing.
         let entry_jobs = entry_matrix
             .iter()
-            .try_fold(found.len() as u64 * runs.len() as u64 * u64::from(repetitions), |n, (_, v)| {
+            .try_fold(found.len() as u64 * entry_runs.len() as u64 * u64::from(repetitions), |n, (_, v)| {
                 n.checked_mul(v.len() as u64)
             })
             .and_then(|n| n.checked_add(planned))
@@ -180,7 +200,7 @@ pub fn load_campaign(path: &Path, validate: Validate, version: &str) -> Result<P
                     inst.overrides.push((k.clone(), relocate(&dir, &inst.cwd, v)));
                 }
                 check_distinct(path, &mut names, &key, &inst)?;
-                for run in &runs {
+                for run in &entry_runs {
                     for repetition in 0..repetitions {
                         jobs.push(campaign_job(jobs.len(), &inst, run, repetition, version));
                     }

@@ -3,12 +3,12 @@
 //!
 //! - **true**: bound propagation through time with the flow's validated enclosure as the step.
 //!   Each box of Init is pushed period by period: the controllers' outputs over the state box in
-//!   outward-rounded interval arithmetic (an argmax must be decided on the box), the flow enclosed
-//!   from the box under the actions' box held ([`trestle_flow::Flow::enclose`]); `p` must hold on
-//!   every step's whole box, and every box must lie inside the domains. A box where some step
-//!   straddles `p` (or the enclosure fails) is split in two along its widest side, down to
-//!   [`MAX_SPLITS`] halvings and [`MAX_BOXES`] boxes in all; a box left undecided there makes the
-//!   answer unknown, never true.
+//!   outward-rounded interval arithmetic met with CROWN's bounds ([`crate::flow_crown`]; an argmax
+//!   must be decided on the box), the flow enclosed from the box under the actions' box held
+//!   ([`trestle_flow::Flow::enclose`]); `p` must hold on every step's whole box, and every box
+//!   must lie inside the domains. A box where some step straddles `p` (or the enclosure fails) is
+//!   split in two along its widest side, down to [`MAX_SPLITS`] halvings and [`MAX_BOXES`] boxes
+//!   in all; a box left undecided there makes the answer unknown, never true.
 //! - **false**: a validated run from an exact start in Init (`trestle_bridge::flow_falsify`: f64
 //!   falsification, then `trestle_bridge::flow_run`: the enclosure of a step of the window strictly
 //!   outside `p`). When `p` is the system's Safe, the run is the certificate (an unsafe run of
@@ -79,7 +79,8 @@ fn action_box(sys: &System, state: &[Interval], nondet: &[Interval]) -> Option<V
         if network.is_recurrent() {
             return None;
         }
-        let out = network.run(&input, &mut []).ok()?;
+        let mut out = network.run(&input, &mut []).ok()?;
+        crate::flow_crown::tighten(network, &input, &mut out);
         match &c.output {
             ControllerOutput::Actions(ids) => {
                 for (k, &a) in ids.iter().enumerate() {

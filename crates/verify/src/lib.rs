@@ -21,7 +21,8 @@
 //! - certificate files ([`write_file`]), written atomically, and their re-check ([`certify`]);
 //! - concrete runs of the closed loop ([`simulate`]) and pictures of a run ([`picture`]);
 //! - bounded properties `G<=k p` of sampled-data systems ([`flow_ltl`]: bound propagation with the
-//!   flow's enclosure as the step, or a validated run from Init).
+//!   flow's enclosure as the step, or a validated run from Init; the controllers bounded by the
+//!   interval pass met with CROWN, [`flow_crown`]).
 //!
 //! Front ends parse their input into the options here, call one function and print its result.
 
@@ -30,6 +31,7 @@ pub mod certify;
 pub mod check;
 pub mod describe;
 mod error;
+pub mod flow_crown;
 pub mod flow_ltl;
 pub mod formula;
 pub mod json;
