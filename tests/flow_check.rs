@@ -349,3 +349,46 @@ fn archcomp_acc_bounded_property_is_never_refuted() {
     assert_ne!(j["status"], "refuted", "{j}");
     assert_eq!(j["method"], "bpt-flow", "{j}");
 }
+
+/// `synth --reach` proves the damped oscillator safe forever by a reach chain of zonotopes into a
+/// terminal box around the equilibrium; `certify` re-derives every set, and refuses the
+/// certificate once a set is moved or against a smaller Safe.
+#[test]
+fn synth_reach_proves_the_damped_oscillator_forever_and_certify_re_derives_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("reach.json");
+    let run = trestle(&["synth", DAMPED, "--reach", "--certificate", s(&cert), "--json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!((json["status"].as_str(), json["method"].as_str()), (Some("proven"), Some("reach-flow")), "{json}");
+    assert!(json["details"]["sets"].as_u64().unwrap() >= 3, "{json}");
+    let c = read_json(&cert);
+    assert_eq!(c["format"], "trestle-flow-reach-certificate/1");
+    let ok = trestle(&["certify", s(&cert), DAMPED]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    assert!(ok.stdout.contains("certificate VALID"), "{}", ok.stdout);
+    // A chain's second set moved: its recomputed image no longer matches.
+    let mut moved = c.clone();
+    let x = moved["chains"][0]["sets"][1]["center"][0].as_f64().unwrap();
+    moved["chains"][0]["sets"][1]["center"][0] = serde_json::json!(x + 1e-3);
+    write_json(&cert, &moved);
+    let bad = trestle(&["certify", s(&cert), DAMPED]);
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    // Against a Safe that cuts through the first set, the untouched certificate is refused.
+    write_json(&cert, &c);
+    let bad = trestle(&["certify", s(&cert), DAMPED, "--set", "safe=-1 <= x <= 1 and -1 <= y <= 0.45"]);
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+}
+
+/// Planted truth (the damped oscillator's header): from (1, 0) the flow reaches y < -0.3 within
+/// one period, so with Safe cut at y >= -0.3 an Init around (1, 0) is unsafe; `synth --reach`
+/// must never answer safe. `--reach` on a discrete system is an input error.
+#[test]
+fn synth_reach_never_proves_a_planted_unsafe_flow() {
+    let planted = ["--set", "safe=-1 <= x <= 1 and -0.3 <= y <= 1", "--set", "init=0.9 <= x <= 1 and -0.05 <= y <= 0.05"];
+    let run = trestle(&[&["synth", DAMPED, "--reach", "--json"][..], &planted].concat());
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["status"], "unknown");
+    let discrete = trestle(&["synth", "examples/double-integrator.toml", "--reach"]);
+    assert_eq!(discrete.code, 2, "{}", discrete.stderr);
+}
