@@ -385,7 +385,8 @@ fn synth_reach_proves_the_damped_oscillator_forever_and_certify_re_derives_the_c
 /// must never answer safe. `--reach` on a discrete system is an input error.
 #[test]
 fn synth_reach_never_proves_a_planted_unsafe_flow() {
-    let planted = ["--set", "safe=-1 <= x <= 1 and -0.3 <= y <= 1", "--set", "init=0.9 <= x <= 1 and -0.05 <= y <= 0.05"];
+    let planted =
+        ["--set", "safe=-1 <= x <= 1 and -0.3 <= y <= 1", "--set", "init=0.9 <= x <= 1 and -0.05 <= y <= 0.05"];
     let run = trestle(&[&["synth", DAMPED, "--reach", "--json"][..], &planted].concat());
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.json()["status"], "unknown");

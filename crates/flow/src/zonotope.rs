@@ -132,8 +132,10 @@ impl AffineForm {
             .zip(offset)
             .map(|(row, o)| {
                 let center = o.add(&dot(row.iter().copied(), self.center.iter().map(|&c| point(c))));
-                let coeffs = (0..m).map(|j| dot(row.iter().copied(), self.coeffs.iter().map(|r| point(r[j])))).collect();
-                let radius = row.iter().zip(&self.radius).fold(0.0, |acc, (a, &r)| add_up(acc, mul_up_pos(magnitude(a), r)));
+                let coeffs =
+                    (0..m).map(|j| dot(row.iter().copied(), self.coeffs.iter().map(|r| point(r[j])))).collect();
+                let radius =
+                    row.iter().zip(&self.radius).fold(0.0, |acc, (a, &r)| add_up(acc, mul_up_pos(magnitude(a), r)));
                 Row { center, coeffs, radius }.settle()
             })
             .collect();
@@ -196,7 +198,10 @@ impl Zonotope {
     /// The exact range of `a·x + b` over the zonotope, enclosed outward.
     pub fn range(&self, a: &[Interval], b: Interval) -> Interval {
         let c = b.add(&dot(a.iter().copied(), self.center.iter().map(|&x| point(x))));
-        let r = self.generators.iter().fold(0.0, |acc, g| add_up(acc, magnitude(&dot(a.iter().copied(), g.iter().map(|&x| point(x))))));
+        let r = self
+            .generators
+            .iter()
+            .fold(0.0, |acc, g| add_up(acc, magnitude(&dot(a.iter().copied(), g.iter().map(|&x| point(x))))));
         Interval::new(sub_down(c.lo, r), add_up(c.hi, r))
     }
 

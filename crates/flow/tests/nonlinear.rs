@@ -180,7 +180,8 @@ fn zonotopes_through_periods_hold_the_true_runs() {
         for start in sample_points(&mut rng, &init, 26) {
             let mut x = exact(&start);
             for (step, z) in zs.iter().enumerate() {
-                let big: Vec<Float> = x.iter().map(|q| Float::with_val(1100, trestle_real::big::rational_to_rug(q))).collect();
+                let big: Vec<Float> =
+                    x.iter().map(|q| Float::with_val(1100, trestle_real::big::rational_to_rug(q))).collect();
                 assert!(in_planar_zonotope(z, &big), "trial {trial}, step {step}: {big:?} outside {z:?}");
                 states += 1;
                 let u = &kq[0] * &x[0] + &kq[1] * &x[1];

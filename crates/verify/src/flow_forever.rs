@@ -128,12 +128,23 @@ fn box_inside(inner: &FBox, outer: &FBox) -> bool {
 }
 
 /// A chain from `z0` into `t` with every set in Safe: the sets, or why not.
-fn chain(sys: &System, step: &FlowStep, safe: &Pred, z0: Zonotope, t: &FBox, budget: &Budget) -> Result<Vec<Zonotope>, String> {
+fn chain(
+    sys: &System,
+    step: &FlowStep,
+    safe: &Pred,
+    z0: Zonotope,
+    t: &FBox,
+    budget: &Budget,
+) -> Result<Vec<Zonotope>, String> {
     let mut sets = vec![z0];
     loop {
         let z = sets.last().expect("a chain has a set");
         if z.decide(safe) != Some(true) {
-            return Err(format!("Safe is not decided on the set of period {} (hull side {:.3e})", sets.len() - 1, z.width()));
+            return Err(format!(
+                "Safe is not decided on the set of period {} (hull side {:.3e})",
+                sets.len() - 1,
+                z.width()
+            ));
         }
         if !crate::flow_reach::inside_domains(sys, &z.hull()) {
             return Err(format!("the set of period {} may leave a domain", sets.len() - 1));
@@ -151,7 +162,8 @@ fn chain(sys: &System, step: &FlowStep, safe: &Pred, z0: Zonotope, t: &FBox, bud
 
 /// The f64 run from `x0` until it stops moving: its last state, or `None` when it does not settle.
 fn equilibrium(sys: &System, step: &FlowStep, x0: &[f64]) -> Option<Vec<f64>> {
-    let w: Vec<f64> = trestle_bridge::flow_falsify::held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
+    let w: Vec<f64> =
+        trestle_bridge::flow_falsify::held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
     let period = trestle_ir::num::to_f64_nearest(&step.period);
     let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
     let mut x = x0.to_vec();
@@ -224,7 +236,10 @@ pub fn prove_forever(
             Ok(zs) => {
                 sets += zs.len();
                 longest = longest.max(zs.len());
-                chains.push(ChainJson { init: BoxJson { lo: b.lo.clone(), hi: b.hi.clone() }, sets: zs.iter().map(to_json).collect() });
+                chains.push(ChainJson {
+                    init: BoxJson { lo: b.lo.clone(), hi: b.hi.clone() },
+                    sets: zs.iter().map(to_json).collect(),
+                });
             }
             Err(why) if depth >= MAX_SPLITS || budget.is_over() => {
                 return Ok(Err(format!("a piece of Init halved {depth} times: {why}")));
@@ -294,13 +309,15 @@ fn covered(b: &FBox, pieces: &[FBox], depth: usize) -> bool {
 
 /// Whether `text` is a reach certificate (by its format tag).
 pub fn is_reach(text: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(FORMAT_REACH))
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(FORMAT_REACH))
 }
 
 /// Re-checks a reach certificate against the system (module doc): a failed check is a
 /// rejection (`valid: false`), a malformed file an input error.
 pub fn certify_reach(text: &str, sys: &System, plant: &SampledPlant) -> Result<Certification, DriverError> {
-    let cert: ReachCertificate = serde_json::from_str(text).map_err(|e| DriverError::input(format!("reach certificate: {e}")))?;
+    let cert: ReachCertificate =
+        serde_json::from_str(text).map_err(|e| DriverError::input(format!("reach certificate: {e}")))?;
     let n = sys.state.len();
     let mut checks: Vec<(String, bool, String)> = Vec::new();
     let bad = |what: String| DriverError::input(format!("reach certificate: {what}"));
@@ -323,7 +340,8 @@ pub fn certify_reach(text: &str, sys: &System, plant: &SampledPlant) -> Result<C
     let init_ok = init.iter().all(|b| covered(b, &pieces, 0));
     checks.push(("init covered by the chains".into(), init_ok, format!("{} chains", pieces.len())));
     let check_chain = |what: &str, first: &FBox, sets: &[ZonotopeJson]| -> Result<(bool, String), DriverError> {
-        let zs: Vec<Zonotope> = sets.iter().map(|z| from_json(z, n)).collect::<Result<_, _>>().map_err(|e| bad(format!("{what}: {e}")))?;
+        let zs: Vec<Zonotope> =
+            sets.iter().map(|z| from_json(z, n)).collect::<Result<_, _>>().map_err(|e| bad(format!("{what}: {e}")))?;
         if zs.len() < 2 {
             return Ok((false, format!("{what}: fewer than two sets")));
         }
@@ -389,7 +407,14 @@ pub fn synth_reach(
     let mut result = RunResult::of_verdict("synth", sys, "reach-flow", word, &verdict);
     let mut certificate = certificate;
     if let Ok(proof) = found {
-        let generators = proof.certificate.chains.iter().flat_map(|c| &c.sets).chain(&proof.certificate.cycle).map(|z| z.generators.len()).max();
+        let generators = proof
+            .certificate
+            .chains
+            .iter()
+            .flat_map(|c| &c.sets)
+            .chain(&proof.certificate.cycle)
+            .map(|z| z.generators.len())
+            .max();
         result.details.insert("chains".into(), serde_json::json!(proof.certificate.chains.len()));
         result.details.insert("sets".into(), serde_json::json!(proof.sets));
         result.details.insert("cycle_periods".into(), serde_json::json!(proof.certificate.cycle.len() - 1));

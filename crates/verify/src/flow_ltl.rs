@@ -152,7 +152,12 @@ fn halves(b: &FBox, scale: &[f64]) -> (FBox, FBox) {
 
 enum Propagated {
     /// `zonotopes` of the `boxes` were proven by zonotope propagation, with at most `generators`.
-    Holds { boxes: usize, widths: Vec<f64>, zonotopes: usize, generators: usize },
+    Holds {
+        boxes: usize,
+        widths: Vec<f64>,
+        zonotopes: usize,
+        generators: usize,
+    },
     Open(String),
 }
 

@@ -108,7 +108,9 @@ pub fn action_form(sys: &System, z: &Zonotope) -> Result<(AffineForm, Vec<Interv
                             let (lo, up) = (&lb.lower, &lb.upper);
                             let half = Interval::point(0.5);
                             let mid_row: Vec<Interval> = (0..lo.a.cols)
-                                .map(|j| Interval::point(lo.a.row(o)[j]).add(&Interval::point(up.a.row(o)[j])).mul(&half))
+                                .map(|j| {
+                                    Interval::point(lo.a.row(o)[j]).add(&Interval::point(up.a.row(o)[j])).mul(&half)
+                                })
                                 .collect();
                             let mid_c = Interval::point(lo.c[o]).add(&Interval::point(up.c[o])).mul(&half);
                             let gap_row: Vec<Interval> = (0..lo.a.cols)
@@ -124,7 +126,8 @@ pub fn action_form(sys: &System, z: &Zonotope) -> Result<(AffineForm, Vec<Interv
                         // Without lines, the box: its midpoint and radius.
                         None => {
                             let c = out[o].mid();
-                            let r = trestle_ir::round::sub_up(out[o].hi, c).max(trestle_ir::round::sub_up(c, out[o].lo));
+                            let r =
+                                trestle_ir::round::sub_up(out[o].hi, c).max(trestle_ir::round::sub_up(c, out[o].lo));
                             (c, vec![0.0; m], r)
                         }
                     };
@@ -181,7 +184,13 @@ pub fn step(sys: &System, flow: &FlowStep, z: &Zonotope) -> Result<Zonotope, Ste
 
 /// `p` at every step 0..=k from every state of `region`: the largest hull side and the number of
 /// generators of each step's zonotope, or why not.
-pub fn propagate(sys: &System, flow: &FlowStep, p: &Pred, k: u32, region: &FBox) -> Result<(Vec<f64>, Vec<usize>), StepError> {
+pub fn propagate(
+    sys: &System,
+    flow: &FlowStep,
+    p: &Pred,
+    k: u32,
+    region: &FBox,
+) -> Result<(Vec<f64>, Vec<usize>), StepError> {
     let mut z = Zonotope::from_box(&region.intervals());
     let (mut widths, mut generators) = (Vec::new(), Vec::new());
     for j in 0..=k {
