@@ -381,15 +381,18 @@ fn synth_reach_proves_the_damped_oscillator_forever_and_certify_re_derives_the_c
 }
 
 /// Planted truth (the damped oscillator's header): from (1, 0) the flow reaches y < -0.3 within
-/// one period, so with Safe cut at y >= -0.3 an Init around (1, 0) is unsafe; `synth --reach`
-/// must never answer safe. `--reach` on a discrete system is an input error.
+/// one period (and so from x >= 0.9: the action -x pulls y down at about 2 per second), so with
+/// Safe cut at y >= -0.3 this Init is unsafe; `synth --reach` must never answer safe, and it
+/// stops at the first period's set. `--reach` on a discrete system is an input error.
 #[test]
 fn synth_reach_never_proves_a_planted_unsafe_flow() {
     let planted =
-        ["--set", "safe=-1 <= x <= 1 and -0.3 <= y <= 1", "--set", "init=0.9 <= x <= 1 and -0.05 <= y <= 0.05"];
+        ["--set", "safe=-1 <= x <= 1 and -0.3 <= y <= 1", "--set", "init=0.9 <= x <= 0.99 and -0.05 <= y <= 0.05"];
     let run = trestle(&[&["synth", DAMPED, "--reach", "--json"][..], &planted].concat());
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.json()["status"], "unknown");
+    let reason = run.json()["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("not decided on the set of period 1"), "{reason}");
     let discrete = trestle(&["synth", "examples/double-integrator.toml", "--reach"]);
     assert_eq!(discrete.code, 2, "{}", discrete.stderr);
 }

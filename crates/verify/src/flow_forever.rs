@@ -16,8 +16,9 @@
 //! # Finding T
 //!
 //! An f64 simulation from the centre of Init's hull runs until the state stops moving (the closed
-//! loop's equilibrium, e.g. TORA's near (-0.0144, 0, -0.1442, 0)); `T` is a cube around it whose
-//! half-side is tried from [`TERMINAL_RADII`], largest first (a larger `T` shortens the chains; a
+//! loop's equilibrium, e.g. TORA's near (-0.0144, 0, -0.1442, 0)), or else for 5 [`MAX_PERIODS`]
+//! periods, the hull of its last [`TAIL`] states standing for a limit cycle; `T` is that core
+//! widened on every side by a margin tried from [`TERMINAL_RADII`], largest first (a larger `T` shortens the chains; a
 //! smaller one fixes the ReLU phases, so CROWN is exact there and the cycle contracts). The
 //! simulation is a heuristic: only the chains decide.
 //!
@@ -160,14 +161,17 @@ fn chain(
     }
 }
 
-/// The f64 run from `x0` until it stops moving: its last state, or `None` when it does not settle.
-fn equilibrium(sys: &System, step: &FlowStep, x0: &[f64]) -> Option<Vec<f64>> {
-    let w: Vec<f64> =
-        trestle_bridge::flow_falsify::held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
+/// The f64 run from `x0`: the box hull of where it stays, a point when it stops moving (an
+/// equilibrium), otherwise of its last [`TAIL`] states of 5 [`MAX_PERIODS`] (a limit cycle);
+/// `None` when the run fails or blows up.
+fn attractor(sys: &System, step: &FlowStep, x0: &[f64]) -> Option<FBox> {
+    let w: Vec<f64> = trestle_bridge::flow_falsify::held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
     let period = trestle_ir::num::to_f64_nearest(&step.period);
     let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
     let mut x = x0.to_vec();
-    for _ in 0..20 * MAX_PERIODS {
+    let mut tail: Option<FBox> = None;
+    let periods = 5 * MAX_PERIODS;
+    for j in 0..periods {
         let u = trestle_ir::sim::controller_actions(sys, &x, &w, &mut memory).ok()?;
         let next = step.flow().simulate(&x, &u, &w, period, 1e-12).ok()?;
         let moved = next.iter().zip(&x).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
@@ -176,11 +180,23 @@ fn equilibrium(sys: &System, step: &FlowStep, x0: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
         if moved < 1e-9 {
-            return Some(x);
+            return Some(FBox::new(x.clone(), x));
+        }
+        if j + TAIL >= periods {
+            tail = Some(match tail {
+                None => FBox::new(x.clone(), x.clone()),
+                Some(t) => FBox::new(
+                    t.lo.iter().zip(&x).map(|(a, b)| a.min(*b)).collect(),
+                    t.hi.iter().zip(&x).map(|(a, b)| a.max(*b)).collect(),
+                ),
+            });
         }
     }
-    None
+    tail
 }
+
+/// The periods of the f64 run whose hull is the terminal set's core when it does not settle.
+pub const TAIL: usize = 200;
 
 /// A proof found: the certificate and figures.
 #[derive(Debug)]
@@ -205,14 +221,14 @@ pub fn prove_forever(
     let hull = init.iter().skip(1).fold(init[0].clone(), |h, b| {
         FBox::new((0..n).map(|i| h.lo[i].min(b.lo[i])).collect(), (0..n).map(|i| h.hi[i].max(b.hi[i])).collect())
     });
-    let Some(x_star) = equilibrium(sys, &step, &hull.center()) else {
-        return Ok(Err("the f64 run from Init's centre does not settle at an equilibrium".into()));
+    let Some(core) = attractor(sys, &step, &hull.center()) else {
+        return Ok(Err("the f64 run from Init's centre fails or blows up".into()));
     };
     // The terminal cube: the largest that returns into itself.
     let mut found = None;
     let mut last_why = String::new();
     for &r in &TERMINAL_RADII {
-        let t = FBox::new(x_star.iter().map(|c| c - r).collect(), x_star.iter().map(|c| c + r).collect());
+        let t = FBox::new(core.lo.iter().map(|c| c - r).collect(), core.hi.iter().map(|c| c + r).collect());
         match chain(sys, &step, &safe, Zonotope::from_box(&t.intervals()), &t, budget) {
             Ok(cycle) => {
                 found = Some((t, cycle, r));
@@ -222,7 +238,10 @@ pub fn prove_forever(
         }
     }
     let Some((t, cycle, radius)) = found else {
-        return Ok(Err(format!("no terminal cube around the equilibrium {x_star:?} returns into itself ({last_why})")));
+        return Ok(Err(format!(
+            "no box around the f64 run's attractor [{:?}, {:?}] returns into itself ({last_why})",
+            core.lo, core.hi
+        )));
     };
     let mut chains = Vec::new();
     let mut queue: Vec<(FBox, usize)> = init.into_iter().map(|b| (b, 0)).collect();
