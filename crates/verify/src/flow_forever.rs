@@ -165,7 +165,8 @@ fn chain(
 /// equilibrium), otherwise of its last [`TAIL`] states of 5 [`MAX_PERIODS`] (a limit cycle);
 /// `None` when the run fails or blows up.
 fn attractor(sys: &System, step: &FlowStep, x0: &[f64]) -> Option<FBox> {
-    let w: Vec<f64> = trestle_bridge::flow_falsify::held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
+    let w: Vec<f64> =
+        trestle_bridge::flow_falsify::held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
     let period = trestle_ir::num::to_f64_nearest(&step.period);
     let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
     let mut x = x0.to_vec();
