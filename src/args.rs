@@ -2,8 +2,8 @@
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand};
-use trestle_verify::options::{self, Choice};
 use std::path::PathBuf;
+use trestle_verify::options::{self, Choice};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -78,24 +78,25 @@ pub enum Command {
 }
 
 impl Command {
-    pub fn json(&self) -> bool {
+    /// `--json`, and the name and `--timeout` of a command that decides a question (for the
+    /// process's time-limit backstop, `trestle_verify::process::backstop`).
+    pub fn output_and_limit(&self) -> (bool, Option<(&'static str, Option<f64>)>) {
         match self {
-            Command::Info(a) => a.system.json,
-            Command::Simulate(a) => a.system.json,
-            Command::Eval(a) => a.json,
-            Command::Bounds(a) => a.json,
-            Command::Check(a) => a.system.json,
-            Command::Ctl(a) => a.system.json,
-            Command::Ltl(a) => a.system.json,
-            Command::Cegar(a) => a.system.json,
-            Command::Certify(a) => a.system.json,
-            Command::Synth(a) => a.system.json,
-            Command::Verify(a) => a.system.json,
-            Command::Campaign(CampaignCommand::Run(a)) => a.batch.json,
-            Command::Suite(SuiteCommand::Run(a)) => a.batch.json,
-            Command::Maze(MazeCommand::Generate(a)) => a.batch.json,
-            Command::Arena(ArenaCommand::Generate(a)) => a.batch.json,
-            Command::Campaign(_) | Command::Spread(_) | Command::Planning(_) => false,
+            Command::Info(a) => (a.system.json, None),
+            Command::Simulate(a) => (a.system.json, Some(("simulate", a.limits.timeout))),
+            Command::Eval(a) => (a.json, None),
+            Command::Bounds(a) => (a.json, None),
+            Command::Check(a) => (a.system.json, Some(("check", a.limits.timeout))),
+            Command::Ctl(a) => (a.system.json, Some(("ctl", a.limits.timeout))),
+            Command::Ltl(a) => (a.system.json, Some(("ltl", a.limits.timeout))),
+            Command::Cegar(a) => (a.system.json, Some(("cegar", a.limits.timeout))),
+            Command::Certify(a) => (a.system.json, None),
+            Command::Synth(a) => (a.system.json, Some(("synth", a.limits.timeout))),
+            Command::Verify(a) => (a.system.json, Some(("verify", a.limits.timeout))),
+            Command::Campaign(CampaignCommand::Run(a)) => (a.batch.json, None),
+            Command::Suite(SuiteCommand::Run(a)) => (a.batch.json, None),
+            Command::Maze(MazeCommand::Generate(a)) | Command::Arena(ArenaCommand::Generate(a)) => (a.batch.json, None),
+            Command::Campaign(_) | Command::Spread(_) | Command::Planning(_) => (false, None),
         }
     }
 }

@@ -64,9 +64,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return argument_error(e),
     };
-    let json = cli.command.json();
+    let (json, limit) = cli.command.output_and_limit();
     trestle_verify::process::install(json);
-    if let Some((name, timeout)) = commands::time_limit(&cli.command) {
+    if let Some((name, timeout)) = limit {
         trestle_verify::process::backstop(timeout, json, name);
     }
     let result = std::panic::catch_unwind(|| commands::run(cli.command));

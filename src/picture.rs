@@ -3,8 +3,8 @@
 //! certificates themselves are the driver's (`trestle_verify::picture`, `certificate_file`).
 
 use std::path::{Path, PathBuf};
-use trestle_ir::system::System;
 use trestle_core::RunResult;
+use trestle_ir::system::System;
 use trestle_verify::DriverError;
 use trestle_verify::picture::View;
 

@@ -1,17 +1,17 @@
 //! `trestle bounds MODEL --lo .. --hi .. --method ..`: sound output bounds over an input box.
 
-use super::eval::{load_model, parse_values};
 use crate::args::BoundsArgs;
 use crate::output::{driver_error, print_json};
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use trestle_bounds::{InputBox, Method};
-use trestle_verify::options;
+use trestle_verify::{model, options};
 
 pub fn run(a: &BoundsArgs) -> CliResult {
-    let net = load_model(&a.model, a.nnet_normalization)?;
+    let net = model::load(&a.model, a.nnet_normalization.into()).map_err(driver_error)?;
     let method: Method = options::bound_method("--method", &a.method).map_err(driver_error)?;
-    let input = InputBox::new(parse_values(&a.lo)?, parse_values(&a.hi)?);
+    let values = |text: &str| model::values(text).map_err(driver_error);
+    let input = InputBox::new(values(&a.lo)?, values(&a.hi)?);
     let b = trestle_bounds::bound(&net, &input, &method)
         .map_err(|e| CliError::Input(anyhow!("{}: {e}", a.model.display())))?;
     let (json, text) = trestle_verify::render::output_bounds(&b, net.input_dim(), &a.method);

@@ -36,7 +36,6 @@ impl BatchArgs {
     }
 }
 
-
 pub fn run(c: CampaignCommand) -> CliResult {
     match c {
         CampaignCommand::Explain(a) => explain(&a),

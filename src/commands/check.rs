@@ -4,9 +4,9 @@ use crate::args::CheckArgs;
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
 use std::path::Path;
-use trestle_verify::picture::View;
 use trestle_verify::CheckOptions;
 use trestle_verify::options::{CheckRequest, Spelling};
+use trestle_verify::picture::View;
 
 /// The engine configuration from the flags (defaults: the best measured configuration).
 pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {

@@ -6,6 +6,7 @@ use crate::args::{LimitArgs, SystemArgs, choices};
 use crate::output::{driver_error, finish};
 use crate::progress::Bar;
 use crate::{CliError, CliResult};
+use serde_json::Value;
 use std::sync::Arc;
 use trestle_core::Budget;
 use trestle_ir::System;
@@ -13,6 +14,7 @@ use trestle_ir::formula::Ltl;
 use trestle_ir::plant::SampledPlant;
 use trestle_ltl::StageReport;
 use trestle_verify::Progress;
+use trestle_verify::flow_ltl::ltl_flow;
 use trestle_verify::formula::Asked;
 use trestle_verify::options::{self, LtlRequest, Spelling};
 
@@ -89,12 +91,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
         trestle_verify::temporal::ltl(&sys, &phi, &property, &opts, threads, &budget, &*bar).map_err(driver_error)?;
     drop(opts);
     drop(bar);
-    if let Some(path) = &a.certificate {
-        match &run.certificate {
-            Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
-            None => eprintln!("no certificate written: {}", run.why_no_certificate(&sys)),
-        }
-    }
+    write_certificate(a, run.certificate.as_ref(), || run.why_no_certificate(&sys))?;
     let mut result = run.result.clone();
     if let Some((path, view)) = picture {
         let title = format!("{} {}: {}", sys.name, property.name, result.verdict);
@@ -120,23 +117,20 @@ fn run_flow(a: &LtlArgs, sys: &System, plant: &SampledPlant, asked: Asked<'_>, b
         return Err(CliError::input("--k and --plot are not available on a continuous-time system ([flow])"));
     }
     let (sys, phi, property) = super::asked_formula::<Ltl>(&a.system, sys, asked)?;
-    let bar = Bar::new(a.system.silent());
-    let run = trestle_verify::flow_ltl::ltl_flow(
-        &sys,
-        plant,
-        &phi,
-        &property,
-        trestle_verify::FlowSettings::default(),
-        budget,
-        &bar,
-    )
-    .map_err(driver_error)?;
+    let (bar, settings) = (Bar::new(a.system.silent()), trestle_verify::FlowSettings::default());
+    let run = ltl_flow(&sys, plant, &phi, &property, settings, budget, &bar).map_err(driver_error)?;
     drop(bar);
-    if let Some(path) = &a.certificate {
-        match &run.certificate {
-            Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
-            None => eprintln!("no certificate written: {}", trestle_verify::flow_ltl::NO_CERTIFICATE),
-        }
-    }
+    write_certificate(a, run.certificate.as_ref(), || trestle_verify::flow_ltl::NO_CERTIFICATE.into())?;
     finish(a.system.json, &run.result)
+}
+
+/// Writes the certificate of an exact proof where `--certificate` asks for one; without one, says
+/// why on stderr.
+fn write_certificate(a: &LtlArgs, cert: Option<&Value>, why: impl FnOnce() -> String) -> Result<(), CliError> {
+    match (&a.certificate, cert) {
+        (Some(path), Some(cert)) => return trestle_verify::write_json(path, cert).map_err(driver_error),
+        (Some(_), None) => eprintln!("no certificate written: {}", why()),
+        (None, _) => {}
+    }
+    Ok(())
 }

@@ -48,20 +48,6 @@ pub fn run(command: Command) -> CliResult {
     }
 }
 
-/// The command's name and `--timeout`, for the process's [`trestle_verify::process::backstop`].
-pub fn time_limit(command: &Command) -> Option<(&'static str, Option<f64>)> {
-    Some(match command {
-        Command::Check(a) => ("check", a.limits.timeout),
-        Command::Synth(a) => ("synth", a.limits.timeout),
-        Command::Verify(a) => ("verify", a.limits.timeout),
-        Command::Ctl(a) => ("ctl", a.limits.timeout),
-        Command::Ltl(a) => ("ltl", a.limits.timeout),
-        Command::Cegar(a) => ("cegar", a.limits.timeout),
-        Command::Simulate(a) => ("simulate", a.limits.timeout),
-        _ => return None,
-    })
-}
-
 /// The formula a `ctl` or `ltl` command asks of `sys`, read from `args`'s file
 /// (`trestle_verify::formula::asked`): a property with `--k` is read again from the file.
 pub fn asked_formula<F: Logic>(

@@ -12,9 +12,17 @@ pub fn run(a: &SimulateArgs) -> CliResult {
     let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
     limits.threads(Spelling::Cli).map_err(driver_error)?;
     let (sys, plant) = super::load_sampled(&a.system)?;
-    let opts = SimulateOptions { steps: a.steps, runs: a.runs, seed: a.seed, float: a.float, plant, budget, ..Default::default() }
-        .with_text(a.from.as_deref(), a.nondet.as_deref(), a.branch.as_deref())
-        .map_err(driver_error)?;
+    let opts = SimulateOptions {
+        steps: a.steps,
+        runs: a.runs,
+        seed: a.seed,
+        float: a.float,
+        plant,
+        budget,
+        ..Default::default()
+    }
+    .with_text(a.from.as_deref(), a.nondet.as_deref(), a.branch.as_deref())
+    .map_err(driver_error)?;
     let runs = simulate(&sys, &opts).map_err(driver_error)?;
     trestle_verify::process::answered();
     let limit = trestle_verify::simulate::limit(&opts, &runs);

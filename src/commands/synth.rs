@@ -5,9 +5,9 @@ use crate::args::{LimitArgs, SystemArgs};
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
 use std::path::Path;
-use trestle_verify::picture::View;
 use trestle_synth::SynthConfig;
 use trestle_verify::options::{Spelling, SynthRequest};
+use trestle_verify::picture::View;
 
 #[derive(clap::Args, Debug)]
 pub struct SynthArgs {

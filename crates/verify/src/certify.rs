@@ -81,7 +81,8 @@ impl Certified {
             (true, "proof", Some(f)) => format!("certificate VALID: '{f}' holds on every run"),
             (true, "proof", None) => "certificate VALID: the system is safe".into(),
             (true, ..) if c.checks.iter().any(|c| c.0.starts_with("witness validated")) => {
-                "refutation VALID: the counterexample is validated (exact start, successor enclosed strictly outside)".into()
+                "refutation VALID: the counterexample is validated (exact start, successor enclosed strictly outside)"
+                    .into()
             }
             (true, trestle_bridge::certificate::run::UNSAFE_RUN, _) => {
                 "refutation VALID: the run from Init leaves Safe (re-run from its exact start and choices)".into()

@@ -69,12 +69,20 @@ pub const CTL_METHODS: &[Choice<trestle_ctl::Method>] = &[
         trestle_ctl::Method::Compositional,
     ),
     choice("monolithic", "One MILP for the whole formula", trestle_ctl::Method::Monolithic),
-    choice("explicit", "Exact explicit-state evaluation (finitely many initial states, finite inputs)", trestle_ctl::Method::Explicit),
+    choice(
+        "explicit",
+        "Exact explicit-state evaluation (finitely many initial states, finite inputs)",
+        trestle_ctl::Method::Explicit,
+    ),
 ];
 
 /// `ltl --method`.
 pub const LTL_METHODS: &[Choice<trestle_ltl::Method>] = &[
-    choice("auto", "Bound propagation first, then the recursive MILP for what it leaves open", trestle_ltl::Method::Auto),
+    choice(
+        "auto",
+        "Bound propagation first, then the recursive MILP for what it leaves open",
+        trestle_ltl::Method::Auto,
+    ),
     choice("bpt", "Bound propagation through time alone (exact, incomplete)", trestle_ltl::Method::Bpt),
     choice("rmilp", "The recursive MILP alone", trestle_ltl::Method::Rmilp),
     choice("lasso", "The lasso search alone (refutes unbounded F p and p U q)", trestle_ltl::Method::Lasso),
@@ -84,7 +92,11 @@ pub const LTL_METHODS: &[Choice<trestle_ltl::Method>] = &[
 /// `ltl --bpt`: the domain of bound propagation.
 pub const LTL_DOMAINS: &[Choice<trestle_ltl::bpt::Domain>] = &[
     choice("interval", "Interval arithmetic through the networks (the notes' BPT)", trestle_ltl::bpt::Domain::Interval),
-    choice("crown", "Intervals met with CROWN's bounds of every layer (tighter, costlier)", trestle_ltl::bpt::Domain::Crown),
+    choice(
+        "crown",
+        "Intervals met with CROWN's bounds of every layer (tighter, costlier)",
+        trestle_ltl::bpt::Domain::Crown,
+    ),
 ];
 
 /// `ltl --tighten`.
@@ -107,7 +119,11 @@ pub const CEGAR_METHODS: &[Choice<usize>] = &[
 
 /// `cegar --refine`.
 pub const CEGAR_REFINEMENTS: &[Choice<Refine>] = &[
-    choice("ws", "Witness splitting: separate the spurious state from the abstract edge's witness", Refine::WitnessSplit),
+    choice(
+        "ws",
+        "Witness splitting: separate the spurious state from the abstract edge's witness",
+        Refine::WitnessSplit,
+    ),
     choice(
         "ce",
         "Concretisation exclusion: separate the spurious state from every other state",

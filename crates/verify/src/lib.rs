@@ -40,6 +40,7 @@ pub mod formula;
 pub mod json;
 pub mod load;
 pub mod milp;
+pub mod model;
 pub mod options;
 pub mod picture;
 pub mod process;

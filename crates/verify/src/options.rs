@@ -7,14 +7,14 @@
 
 use crate::cegar::CegarMethod;
 use crate::check::CheckOptions;
+pub use crate::choices::*;
 use crate::error::DriverError;
 use crate::properties::VerifyOptions;
-pub use crate::choices::*;
 use std::path::PathBuf;
 use std::time::Duration;
+use trestle_cegar::CegarOptions;
 use trestle_cegar::bmc::BmcOptions;
 use trestle_cegar::explicit::ExplicitOptions;
-use trestle_cegar::CegarOptions;
 use trestle_core::Budget;
 use trestle_ctl::CtlOptions;
 use trestle_ltl::LtlOptions;
@@ -283,10 +283,8 @@ pub struct CtlRequest {
 
 impl CtlRequest {
     pub fn options(&self, limits: &Limits, s: Spelling) -> Result<CtlOptions, DriverError> {
-        let mut opts = CtlOptions {
-            method: pick(&s.flag("method"), &self.method, CTL_METHODS)?,
-            ..CtlOptions::default()
-        };
+        let mut opts =
+            CtlOptions { method: pick(&s.flag("method"), &self.method, CTL_METHODS)?, ..CtlOptions::default() };
         if let Some(p) = self.pieces {
             if p == 0 {
                 return Err(DriverError::input(format!("{} must be at least 1", s.flag("pieces"))));

@@ -123,7 +123,10 @@ pub fn run_table(run: &crate::simulate::Run, sys: &trestle_ir::System) -> String
         r.extend(tr.state.iter().map(show));
         r.extend(tr.nondet.iter().map(show));
         r.extend(
-            tr.actions.iter().enumerate().map(|(i, v)| trestle_ir::sim::action_label(sys, i, v).unwrap_or_else(|| show(v))),
+            tr.actions
+                .iter()
+                .enumerate()
+                .map(|(i, v)| trestle_ir::sim::action_label(sys, i, v).unwrap_or_else(|| show(v))),
         );
         if branched {
             r.push(sys.step.branches[tr.branch].name.clone());

@@ -47,7 +47,12 @@ impl SimulateOptions {
     /// These options with the start values, fixed inputs and branches of the CLI's flags:
     /// `from` "h=-129,tau=25", `nondet` "c=0.5" (every step) or "c=0.5;0.7;1" (per step),
     /// `branch` a name or index, or a comma list per step. Numbers are exact decimals or `p/q`.
-    pub fn with_text(mut self, from: Option<&str>, nondet: Option<&str>, branch: Option<&str>) -> Result<Self, DriverError> {
+    pub fn with_text(
+        mut self,
+        from: Option<&str>,
+        nondet: Option<&str>,
+        branch: Option<&str>,
+    ) -> Result<Self, DriverError> {
         for (k, v) in assignments(from.unwrap_or_default(), "--from")? {
             self.from.push((k, exact(&v, "--from")?));
         }
