@@ -419,6 +419,9 @@ impl SynthRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CheckMethod;
+    use trestle_bridge::config::Queue;
+    use trestle_cegar::PolicyEncoding;
 
     #[test]
     fn each_front_end_names_the_option_its_way() {
