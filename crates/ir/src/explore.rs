@@ -112,6 +112,7 @@ pub struct Search<K> {
 /// A state of a [`Search`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reached<K> {
+    /// The state (with the memory, where the search keys on it).
     pub key: K,
     /// The parent's index and the branch taken from it; `None` for a start state.
     pub parent: Option<(usize, usize)>,
@@ -121,7 +122,10 @@ pub struct Reached<K> {
 
 /// A state reached when the [`Search`] already holds its most states: it is not added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TooMany(pub usize);
+pub struct TooMany(
+    /// The most states the search holds.
+    pub usize,
+);
 
 impl std::fmt::Display for TooMany {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -171,18 +175,22 @@ impl<K: Hash + Eq + Clone> Search<K> {
         Ok(self.push(key, Some((from, branch)), depth))
     }
 
+    /// Whether `key` was reached.
     pub fn contains(&self, key: &K) -> bool {
         self.index.contains_key(key)
     }
 
+    /// The states reached so far.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether no state was reached (no start state).
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
+    /// State `i`, in the order first reached.
     pub fn get(&self, i: usize) -> &Reached<K> {
         &self.nodes[i]
     }
