@@ -1,7 +1,9 @@
 //! Command-line arguments (clap). Raw flags only; commands resolve them into engine configs.
 
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use trestle_verify::options::{self, Choice};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -76,24 +78,25 @@ pub enum Command {
 }
 
 impl Command {
-    pub fn json(&self) -> bool {
+    /// `--json`, and the name and `--timeout` of a command that decides a question (for the
+    /// process's time-limit backstop, `trestle_verify::process::backstop`).
+    pub fn output_and_limit(&self) -> (bool, Option<(&'static str, Option<f64>)>) {
         match self {
-            Command::Info(a) => a.system.json,
-            Command::Simulate(a) => a.system.json,
-            Command::Eval(a) => a.json,
-            Command::Bounds(a) => a.json,
-            Command::Check(a) => a.system.json,
-            Command::Ctl(a) => a.system.json,
-            Command::Ltl(a) => a.system.json,
-            Command::Cegar(a) => a.system.json,
-            Command::Certify(a) => a.system.json,
-            Command::Synth(a) => a.system.json,
-            Command::Verify(a) => a.system.json,
-            Command::Campaign(CampaignCommand::Run(a)) => a.batch.json,
-            Command::Suite(SuiteCommand::Run(a)) => a.batch.json,
-            Command::Maze(MazeCommand::Generate(a)) => a.batch.json,
-            Command::Arena(ArenaCommand::Generate(a)) => a.batch.json,
-            Command::Campaign(_) | Command::Spread(_) | Command::Planning(_) => false,
+            Command::Info(a) => (a.system.json, None),
+            Command::Simulate(a) => (a.system.json, Some(("simulate", a.limits.timeout))),
+            Command::Eval(a) => (a.json, None),
+            Command::Bounds(a) => (a.json, None),
+            Command::Check(a) => (a.system.json, Some(("check", a.limits.timeout))),
+            Command::Ctl(a) => (a.system.json, Some(("ctl", a.limits.timeout))),
+            Command::Ltl(a) => (a.system.json, Some(("ltl", a.limits.timeout))),
+            Command::Cegar(a) => (a.system.json, Some(("cegar", a.limits.timeout))),
+            Command::Certify(a) => (a.system.json, None),
+            Command::Synth(a) => (a.system.json, Some(("synth", a.limits.timeout))),
+            Command::Verify(a) => (a.system.json, Some(("verify", a.limits.timeout))),
+            Command::Campaign(CampaignCommand::Run(a)) => (a.batch.json, None),
+            Command::Suite(SuiteCommand::Run(a)) => (a.batch.json, None),
+            Command::Maze(MazeCommand::Generate(a)) | Command::Arena(ArenaCommand::Generate(a)) => (a.batch.json, None),
+            Command::Campaign(_) | Command::Spread(_) | Command::Planning(_) => (false, None),
         }
     }
 }
@@ -212,15 +215,15 @@ pub struct CheckArgs {
     /// bridge (compositional, default), monolithic (whole network in Z3) or milp (big-M MILP in
     /// HiGHS: its "no violation" is floating-point evidence, confirmed by the exact bridge engine;
     /// unconfirmed, the verdict is safe-by-milp-evidence with exit code 3).
-    #[arg(long, value_enum, default_value_t = CheckMethodArg::Bridge)]
-    pub method: CheckMethodArg,
+    #[arg(long, value_parser = choices(options::CHECK_METHODS), default_value = "bridge")]
+    pub method: String,
     /// Start from the original tool's configuration (forward bounds, box psi, all-dims split, FIFO,
     /// no fast path, no search); later flags override it.
     #[arg(long)]
     pub paper: bool,
     /// Postcondition (default crown).
-    #[arg(long, value_enum)]
-    pub post: Option<BoundMethodArg>,
+    #[arg(long, value_parser = choices(options::BOUND_METHODS))]
+    pub post: Option<String>,
     /// Use the linear bounds in psi (a bridge over state and action; the default).
     #[arg(long, overrides_with = "no_linear_bridge")]
     pub linear_bridge: bool,
@@ -228,19 +231,16 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_linear_bridge: bool,
     /// Split strategy (default influence).
-    #[arg(long, value_enum)]
-    pub split: Option<SplitArg>,
+    #[arg(long, value_parser = choices(options::SPLITS))]
+    pub split: Option<String>,
     /// Queue order (default fifo).
-    #[arg(long, value_enum)]
-    pub queue: Option<QueueArg>,
+    #[arg(long, value_parser = choices(options::QUEUES))]
+    pub queue: Option<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
     /// Stop with verdict unknown after this many splits.
     #[arg(long)]
     pub max_splits: Option<usize>,
-    /// Per-query Z3 time limit, in seconds.
-    #[arg(long)]
-    pub smt_timeout: Option<f64>,
     /// Smallest box width, as a fraction of the invariant's extent, that is still split.
     #[arg(long)]
     pub min_width: Option<f64>,
@@ -261,11 +261,8 @@ pub struct CheckArgs {
     /// Write every Z3 query as SMT-LIB 2 into this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_smt: Option<PathBuf>,
-    /// Write the certificate (proof) or the refutation (witness) as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub certificate: Option<PathBuf>,
     #[command(flatten)]
-    pub plot: crate::picture::PlotArgs,
+    pub proof: crate::picture::ProofArgs,
     /// When the candidate cannot be proven, look for another invariant (as `trestle synth`) before
     /// reporting; the verdict and exit code are then the synthesis's.
     #[arg(long)]
@@ -302,8 +299,8 @@ pub struct BoundsArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub hi: String,
     /// The bound propagation method.
-    #[arg(long, value_enum, default_value_t = BoundMethodArg::Crown)]
-    pub method: BoundMethodArg,
+    #[arg(long, value_parser = choices(options::BOUND_METHODS), default_value = "crown")]
+    pub method: String,
     /// NNet header normalisation: header or none.
     #[arg(long, value_enum, default_value_t = NnetNormalizationArg::Header)]
     pub nnet_normalization: NnetNormalizationArg,
@@ -372,51 +369,13 @@ pub struct CampaignReportArgs {
     pub out: Option<PathBuf>,
 }
 
-/// The name a user writes for a flag's value (`alpha-crown` for `BoundMethodArg::AlphaCrown`).
-pub fn value_name<T: clap::ValueEnum>(value: &T) -> String {
-    value.to_possible_value().expect("no skipped values").get_name().to_string()
-}
-
-/// `check --method`: the compositional engine or one of its baselines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckMethodArg {
-    /// Compositional: boxes, bound propagation, the environment step in Z3.
-    Bridge,
-    /// The whole network encoded in Z3.
-    Monolithic,
-    /// Big-M MILP in HiGHS (floating-point evidence).
-    Milp,
-}
-
-/// A bound propagation method (`--post`, `bounds --method`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BoundMethodArg {
-    Crown,
-    /// CROWN with optimised lower slopes (default configuration).
-    AlphaCrown,
-    Ibp,
-    Forward,
-}
-
-/// `check --split`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SplitArg {
-    /// The input with the largest influence by the linear bounds (from 3 state dimensions on,
-    /// every one within half of the largest, at once).
-    Influence,
-    Widest,
-    /// Every dimension at once (the paper).
-    All,
-}
-
-/// `check --queue`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum QueueArg {
-    /// Breadth first (the paper).
-    Fifo,
-    Dfs,
-    /// Largest estimated violation first.
-    Priority,
+/// A flag's parser that accepts the names of a driver's choices (`trestle_verify::options`),
+/// each with its help.
+pub fn choices<T>(table: &'static [Choice<T>]) -> PossibleValuesParser {
+    PossibleValuesParser::new(table.iter().map(|c| match c.help {
+        "" => PossibleValue::new(c.name),
+        help => PossibleValue::new(c.name).help(help),
+    }))
 }
 
 /// `--nnet-normalization`.

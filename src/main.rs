@@ -13,11 +13,10 @@
 //!   "out of memory: ..." (with `--json`, the error object of kind `out-of-memory`), exit 3
 //! - 4: internal error (a bug: never turned into a verdict)
 //! - 128 + signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing is
-//!   claimed, and no result file is left half-written (see `interrupt`)
+//!   claimed, and no result file is left half-written (see `trestle_verify::process`)
 
 mod args;
 mod commands;
-mod interrupt;
 mod output;
 mod picture;
 mod progress;
@@ -25,6 +24,7 @@ mod progress;
 use clap::Parser;
 use clap::error::ErrorKind;
 use std::process::ExitCode;
+use trestle_verify::process::PanicReport;
 
 /// How a command ended; mapped to the exit codes above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,75 +53,32 @@ impl CliError {
 
 pub type CliResult = Result<Outcome, CliError>;
 
-/// Where the last panic happened, for the internal-error report (the default hook's message and
-/// backtrace are replaced by one clear line).
-static PANIC_LOCATION: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-
-/// Set when a panic was a resource running out (a Z3 context or a thread that could not be
-/// created), in whichever thread it happened: the run ends with "out of memory", exit 3. Scoped
-/// threads hand their panics on as "a scoped thread panicked", so the hook, which sees the
-/// original payload, is where this is known.
-static OUT_OF_MEMORY: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-
-/// The message of a panic that is a resource running out, not a bug.
-fn resource_panic(payload: &(dyn std::any::Any + Send)) -> Option<String> {
-    if let Some(oom) = payload.downcast_ref::<trestle_smt::OutOfMemory>() {
-        return Some(oom.to_string());
-    }
-    let text =
-        payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied())?;
-    // A thread that could not be created (its stack could not be mapped: EAGAIN under an
-    // address-space or process limit): std's spawn, or rayon's global pool, which panics with its
-    // build error on first use.
-    let thread = text.starts_with("failed to spawn thread")
-        || (text.contains("ThreadPoolBuildError") && text.contains("IOError"));
-    thread.then(|| {
-        let first = text.lines().next().unwrap_or_default();
-        format!("out of memory: could not start a thread: {first} (the process's memory, address-space or thread limit is too low)")
-    })
-}
-
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`trestle ... | head`), like other command-line tools.
     #[cfg(unix)]
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    std::panic::set_hook(Box::new(|info| {
-        if let Ok(mut slot) = PANIC_LOCATION.lock() {
-            *slot = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
-        }
-        if let Some(message) = resource_panic(info.payload())
-            && let Ok(mut slot) = OUT_OF_MEMORY.lock()
-        {
-            slot.get_or_insert(message);
-        }
-    }));
+    trestle_verify::process::panic_hook();
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return argument_error(e),
     };
-    let json = cli.command.json();
-    interrupt::install(json);
-    if let Some((name, timeout)) = commands::time_limit(&cli.command) {
-        interrupt::backstop(timeout, json, name);
+    let (json, limit) = cli.command.output_and_limit();
+    trestle_verify::process::install(json);
+    if let Some((name, timeout)) = limit {
+        trestle_verify::process::backstop(timeout, json, name);
     }
     let result = std::panic::catch_unwind(|| commands::run(cli.command));
     let result = match result {
         Ok(r) => r,
-        Err(panic) => {
-            if let Some(message) = OUT_OF_MEMORY.lock().ok().and_then(|m| m.clone()) {
+        Err(panic) => match trestle_verify::process::panic_report(&*panic) {
+            PanicReport::OutOfMemory(message) => {
                 output::report_error(json, "out-of-memory", &anyhow::anyhow!(message));
                 return ExitCode::from(3);
             }
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            let at = PANIC_LOCATION.lock().ok().and_then(|l| l.clone()).map(|l| format!(" at {l}")).unwrap_or_default();
-            Err(CliError::Internal(anyhow::anyhow!("internal error (a bug in trestle, please report it): {msg}{at}")))
-        }
+            PanicReport::Internal(message) => Err(CliError::Internal(anyhow::anyhow!(message))),
+        },
     };
     match result {
         Ok(Outcome::Done) => ExitCode::from(0),
@@ -151,7 +108,7 @@ fn argument_error(e: clap::Error) -> ExitCode {
     if json {
         let text = e.render().to_string();
         let message = text.trim().strip_prefix("error: ").unwrap_or(text.trim()).to_string();
-        output::print_error_json("input", &message);
+        trestle_verify::process::print_error_json("input", &message);
     }
     let _ = e.print();
     ExitCode::from(2)

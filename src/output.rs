@@ -1,34 +1,26 @@
 //! Printing: human text on stdout, or exactly one JSON object with `--json`; errors on stderr
 //! (and as a JSON object on stdout with `--json`, so scripts always get one object).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
 pub fn report_error(json: bool, kind: &str, e: &anyhow::Error) {
     let text = format!("{e:#}");
     if json {
-        let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
-        print_error_json(kind, &text);
+        let mut printed = trestle_verify::process::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
+        trestle_verify::process::print_error_json(kind, &text);
         *printed = true;
     }
     eprintln!("error: {text}");
 }
 
-/// The one JSON object of a run that ended in an error. (Also called by the interrupt, which
-/// holds the output lock itself.)
-pub fn print_error_json(kind: &str, message: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", json!({ "error": { "kind": kind, "message": message } }));
-    let _ = out.flush();
-}
-
 /// The run's one JSON object, printed whole under the output lock (an interrupt waits for it and
 /// then prints nothing more).
 pub fn print_json(v: &Value) {
-    crate::interrupt::answered();
+    trestle_verify::process::answered();
     let text = serde_json::to_string_pretty(v).expect("JSON values always serialise");
-    let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
+    let mut printed = trestle_verify::process::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}");
     let _ = out.flush();
@@ -47,11 +39,11 @@ pub fn outcome(status: trestle_core::Status) -> crate::Outcome {
 /// Prints a result (one JSON object with `--json`, its text otherwise) and ends the command with
 /// its status's exit code.
 pub fn finish(json: bool, r: &trestle_core::RunResult) -> crate::CliResult {
-    crate::interrupt::answered();
+    trestle_verify::process::answered();
     if json {
         print_json(&serde_json::to_value(r).expect("results serialise"));
     } else {
-        let mut printed = crate::interrupt::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
+        let mut printed = trestle_verify::process::OUTPUT.lock().unwrap_or_else(|p| p.into_inner());
         print!("{}", trestle_verify::render::text(r));
         *printed = true;
     }
@@ -73,24 +65,4 @@ pub fn check_output(flag: &str, path: Option<&Path>) -> Result<(), crate::CliErr
         Some(Err(e)) => Err(crate::CliError::input(format!("{flag} {}: {e}", path.expect("some").display()))),
         _ => Ok(()),
     }
-}
-
-/// An aligned text table.
-pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            widths[i] = widths[i].max(c.len());
-        }
-    }
-    let line = |cells: &[String]| {
-        cells.iter().enumerate().map(|(i, c)| format!("{c:>w$}", w = widths[i])).collect::<Vec<_>>().join("  ")
-    };
-    let mut out = line(header);
-    out.push('\n');
-    for r in rows {
-        out.push_str(&line(r));
-        out.push('\n');
-    }
-    out
 }

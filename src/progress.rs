@@ -43,7 +43,7 @@ impl trestle_verify::Progress for Bar {
     }
 
     fn decided(&self, result: &trestle_core::RunResult) {
-        crate::interrupt::decided(result);
+        trestle_verify::process::decided(result);
     }
 
     fn update(&self, fraction: Option<f64>, message: &str) {

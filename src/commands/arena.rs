@@ -1,9 +1,10 @@
 //! `trestle arena generate`: an n-dimensional arena suite from a spec (see `trestle_arena`).
 
-use super::maze::Generation;
+use super::maze::finish;
 use crate::args::{ArenaCommand, SuiteGenerateArgs};
 use crate::{CliError, CliResult};
 use trestle_arena::{ArenaError, Spec};
+use trestle_maze::Generation;
 
 pub fn run(c: ArenaCommand) -> CliResult {
     match c {
@@ -38,8 +39,9 @@ fn generate(a: &SuiteGenerateArgs) -> CliResult {
         truths: generated.instances.iter().map(|i| &i.truth).collect(),
         suite: &generated.suite,
         seconds: start.elapsed().as_secs_f64(),
+        extra: None,
     };
-    generation.finish(a.batch.json, None)
+    finish(&generation, a.batch.json)
 }
 
 fn arena_error(e: ArenaError) -> CliError {

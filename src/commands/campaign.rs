@@ -6,7 +6,7 @@ use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
 use clap::Parser;
 use std::path::{Path, PathBuf};
-use trestle_campaign::{CampaignError, ExportFormat, RunOptions, RunSummary, Shard, SlurmOptions, Store, shell_quote};
+use trestle_campaign::{CampaignError, ExportFormat, RunOptions, Shard, SlurmOptions, Store, default_out, shell_quote};
 
 /// The version every job id includes.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -33,40 +33,6 @@ impl BatchArgs {
     pub fn deadline(&self) -> Result<Option<std::time::Instant>, CliError> {
         let t = self.timeout.map(|t| trestle_verify::options::seconds(t, "--timeout")).transpose();
         Ok(trestle_core::deadline_after(t.map_err(crate::output::driver_error)?))
-    }
-}
-
-/// A run of many jobs as one result object: `verdict` `complete` or `incomplete`, `status`
-/// `done`, or `unknown` when the run's time limit cut it; the counts by status in `stats`.
-pub fn batch_json(command: &str, name: &str, s: &RunSummary, details: serde_json::Value) -> serde_json::Value {
-    let counts: serde_json::Map<String, serde_json::Value> =
-        s.counts.iter().map(|(st, n)| (st.as_str().to_string(), (*n).into())).collect();
-    let mut out = serde_json::json!({
-        "verdict": if s.complete { "complete" } else { "incomplete" },
-        "status": if s.stopped.is_some() { "unknown" } else { "done" },
-        "format": trestle_core::RESULT_FORMAT,
-        "version": VERSION,
-        "command": command,
-        "system": name,
-        "stats": {
-            "jobs": s.planned, "ran": s.ran, "done_before": s.skipped, "seconds": s.seconds, "by_status": counts,
-        },
-        "details": details,
-    });
-    if let Some(stop) = s.stopped {
-        let why = trestle_core::Unknown::from(stop);
-        out["reason"] = why.to_string().into();
-        out["reason_kind"] = why.kind().into();
-    }
-    out["details"]["run_id"] = s.run_id.into();
-    out["details"]["store"] = s.store.display().to_string().into();
-    out
-}
-
-/// Says, after the summary, that the run's time limit cut it.
-fn print_stopped(s: &RunSummary) {
-    if let Some(stop) = s.stopped {
-        println!("unknown: {stop}: {} of {} jobs finished (this run {})", s.skipped + s.ran, s.planned, s.ran);
     }
 }
 
@@ -100,35 +66,14 @@ pub fn program() -> Result<PathBuf, CliError> {
     std::env::current_exe().map_err(|e| CliError::Internal(anyhow!("cannot locate the trestle binary: {e}")))
 }
 
-/// `results/KIND/NAME` under the working directory.
-pub fn default_out(kind: &str, name: &str) -> PathBuf {
-    Path::new("results").join(kind).join(name)
-}
-
-/// Children at a time per core, at most. Every job is a solver process (often several threads):
-/// beyond a few per core they only contend and their times mean nothing, and `--jobs 10000`
-/// started 10,000 children at once on 2 cores (4.6 GB).
-pub const JOBS_PER_CORE: usize = 4;
-
-/// A `--jobs` value: at least 1; above [`JOBS_PER_CORE`] per core it is capped there, with a
-/// warning (a typo should not bring the machine down, and a large value on a big node is fine).
+/// A `--jobs` value ([`trestle_campaign::jobs_cap`] on this machine's cores; its warning printed).
 pub fn jobs_flag(jobs: usize) -> Result<usize, CliError> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    jobs_cap(jobs, cores)
-}
-
-fn jobs_cap(jobs: usize, cores: usize) -> Result<usize, CliError> {
-    let cap = JOBS_PER_CORE * cores;
-    match jobs {
-        0 => Err(CliError::input("--jobs must be at least 1")),
-        j if j > cap => {
-            eprintln!(
-                "warning: --jobs {j} is more than {JOBS_PER_CORE} per core (this machine has {cores}): running {cap} at a time"
-            );
-            Ok(cap)
-        }
-        j => Ok(j),
+    let (jobs, warning) = trestle_campaign::jobs_cap(jobs, cores).map_err(cli_error)?;
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
     }
+    Ok(jobs)
 }
 
 fn load(file: &Path) -> Result<trestle_campaign::Plan, CliError> {
@@ -140,30 +85,7 @@ fn shard(text: Option<&str>) -> Result<Option<Shard>, CliError> {
 }
 
 fn explain(a: &CampaignExplainArgs) -> CliResult {
-    let plan = load(&a.file)?;
-    let shard = shard(a.shard.as_deref())?;
-    let jobs: Vec<_> = plan.jobs.iter().filter(|j| shard.is_none_or(|s| s.contains(j))).collect();
-    println!(
-        "campaign {}: {} jobs{} (plan {}, trestle {})",
-        plan.name,
-        plan.jobs.len(),
-        shard.map(|s| format!(", shard {s}: {} of them", jobs.len())).unwrap_or_default(),
-        plan.hash(),
-        plan.version
-    );
-    for j in jobs {
-        let memory = j.limits.memory.map(|m| format!(", {}", trestle_campaign::memory_text(m))).unwrap_or_default();
-        println!(
-            "{:>4}  {}  {} · {} (repetition {}; limit {} s{memory})",
-            j.ordinal,
-            j.id,
-            j.instance,
-            j.run,
-            j.repetition + 1,
-            j.limits.timeout.as_secs_f64()
-        );
-        println!("      in {}: {}", j.cwd.display(), j.command_line());
-    }
+    print!("{}", load(&a.file)?.explain(shard(a.shard.as_deref())?));
     Ok(Outcome::Done)
 }
 
@@ -179,8 +101,8 @@ fn run_campaign(a: &CampaignRunArgs) -> CliResult {
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("campaigns", &plan.name));
     let mut store = Store::create(&out).map_err(cli_error)?;
-    let resume = resume_command(a, &out);
-    crate::interrupt::set_stopped(format!(
+    let resume = trestle_campaign::resume_command(&a.file, &out, a.shard.as_deref());
+    trestle_verify::process::set_stopped(format!(
         "the campaign stopped; its finished jobs are in {}, and `{resume}` runs the rest",
         store.path().display()
     ));
@@ -189,38 +111,19 @@ fn run_campaign(a: &CampaignRunArgs) -> CliResult {
     if a.batch.json {
         let resume = (!summary.complete).then_some(resume);
         let details = serde_json::json!({ "resume": resume, "report": report });
-        crate::output::print_json(&batch_json("campaign run", &plan.name, &summary, details));
+        crate::output::print_json(&summary.to_json("campaign run", &plan.name, VERSION, details));
     } else {
-        print_summary(&format!("campaign {}", plan.name), &summary);
-        print_stopped(&summary);
+        print!("{}", summary.text(&format!("campaign {}", plan.name)));
+        if let Some(stop) = summary.stopped {
+            let (s, done) = (&summary, summary.skipped + summary.ran);
+            println!("unknown: {stop}: {done} of {} jobs finished (this run {})", s.planned, s.ran);
+        }
         if !summary.complete {
             println!("resume: {resume}");
         }
         println!("report: {report}");
     }
     Ok(if summary.stopped.is_some() { Outcome::Unknown } else { Outcome::Done })
-}
-
-/// The command line that resumes this run (same file, results directory and shard).
-fn resume_command(a: &CampaignRunArgs, out: &Path) -> String {
-    let q = |p: &Path| shell_quote(&p.display().to_string());
-    let shard = a.shard.as_deref().map(|s| format!(" --shard {}", shell_quote(s))).unwrap_or_default();
-    format!("trestle campaign run {} --out {}{shard} --resume", q(&a.file), q(out))
-}
-
-/// The run's counts on stdout.
-pub fn print_summary(what: &str, s: &RunSummary) {
-    let counts = s.counts.iter().map(|(st, n)| format!("{n} {}", st.as_str())).collect::<Vec<_>>().join(", ");
-    println!(
-        "{what}: run {}, {} jobs ({} run now, {} done before): {counts}; {:.1} s{}",
-        s.run_id,
-        s.planned,
-        s.ran,
-        s.skipped,
-        s.seconds,
-        if s.complete { "" } else { " (incomplete)" }
-    );
-    println!("store: {}", s.store.display());
 }
 
 fn report(a: &CampaignReportArgs) -> CliResult {
@@ -267,12 +170,9 @@ fn export(a: &CampaignExportArgs) -> CliResult {
 fn merge(a: &CampaignMergeArgs) -> CliResult {
     let merged = trestle_campaign::merge(&a.out, &a.dirs).map_err(cli_error)?;
     for m in &merged {
-        println!(
-            "run {} ({}, plan {}): {} of {} jobs ({} added now, {} found twice with the same outcome)",
-            m.run_id, m.name, m.plan_hash, m.jobs, m.expected, m.added, m.duplicates
-        );
-        if m.jobs < m.expected {
-            eprintln!("warning: {} jobs of {} are missing (a shard did not finish?)", m.expected - m.jobs, m.name);
+        println!("{}", m.text());
+        if let Some(w) = m.missing() {
+            eprintln!("warning: {w}");
         }
     }
     println!("store: {}", a.out.join(trestle_campaign::STORE_FILE).display());
@@ -295,18 +195,6 @@ fn slurm(a: &CampaignSlurmArgs) -> CliResult {
         workdir: std::env::current_dir().map_err(|e| CliError::input(format!("working directory: {e}")))?,
     };
     let scripts = trestle_campaign::write_scripts(&plan, &opts).map_err(cli_error)?;
-    println!(
-        "wrote {}\nwrote {}\nwrote {}",
-        scripts.array.display(),
-        scripts.merge.display(),
-        scripts.submit.display()
-    );
-    println!(
-        "submit: {}   ({} shards of {} jobs; results merged into {})",
-        scripts.submit.display(),
-        a.shards,
-        plan.jobs.len(),
-        opts.out.display()
-    );
+    print!("{}", scripts.text(&plan, a.shards, &opts.out));
     Ok(Outcome::Done)
 }

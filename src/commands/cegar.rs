@@ -3,47 +3,19 @@
 //! bounded-model-checking and explicit-state baselines over the same IR.
 
 use crate::CliResult;
-use crate::args::{LimitArgs, SystemArgs, value_name};
+use crate::args::{LimitArgs, SystemArgs, choices};
 use crate::output::{driver_error, finish};
-use trestle_verify::options::{CegarRequest, Spelling};
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MethodArg {
-    /// Policy predicate abstraction refined by CEGAR (proves and refutes).
-    Cegar,
-    /// Bounded model checking: the network copied per step, loop-free paths (complete once no
-    /// loop-free path of the current length exists).
-    Bmc,
-    /// Breadth-first search of the concrete states reachable under the policy (the oracle).
-    Explicit,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RefineArg {
-    /// Witness splitting: separate the spurious state from the abstract edge's witness.
-    Ws,
-    /// Concretisation exclusion: separate the spurious state from every other state.
-    Ce,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EncodingArg {
-    /// Z3 decides the linear part; the network runs exactly on Z3's proposals, and boxes where a
-    /// label provably loses (outward-rounded CROWN bounds) are excluded.
-    Lazy,
-    /// The network inside every Z3 query, ReLUs as `ite` (the paper's encoding; slow).
-    Z3,
-}
+use trestle_verify::options::{self, CegarRequest, Spelling};
 
 #[derive(clap::Args, Debug)]
 pub struct CegarArgs {
     #[command(flatten)]
     pub system: SystemArgs,
-    #[arg(long, value_enum, default_value_t = MethodArg::Cegar)]
-    pub method: MethodArg,
+    #[arg(long, value_parser = choices(options::CEGAR_METHODS), default_value = "cegar")]
+    pub method: String,
     /// How policy spuriousness is refined (CEGAR).
-    #[arg(long, value_enum, default_value_t = RefineArg::Ws)]
-    pub refine: RefineArg,
+    #[arg(long, value_parser = choices(options::CEGAR_REFINEMENTS), default_value = "ws")]
+    pub refine: String,
     /// Breadth-first abstract search instead of greedy best-first by the Hamming heuristic.
     #[arg(long)]
     pub no_heuristic: bool,
@@ -51,8 +23,8 @@ pub struct CegarArgs {
     #[arg(long)]
     pub no_incremental: bool,
     /// How the queries of CEGAR and BMC treat the network.
-    #[arg(long, value_enum, default_value_t = EncodingArg::Lazy)]
-    pub encoding: EncodingArg,
+    #[arg(long, value_parser = choices(options::CEGAR_ENCODINGS), default_value = "lazy")]
+    pub encoding: String,
     /// The deepest unrolling of --method bmc.
     #[arg(long, default_value_t = 100)]
     pub depth: usize,
@@ -74,11 +46,11 @@ pub fn run(a: &CegarArgs) -> CliResult {
         eprintln!("warning: cegar runs on one thread: --{} {n} adds none", limits.threads_flag);
     }
     let request = CegarRequest {
-        method: value_name(&a.method),
-        refine: value_name(&a.refine),
+        method: a.method.clone(),
+        refine: a.refine.clone(),
         heuristic: !a.no_heuristic,
         incremental: !a.no_incremental,
-        encoding: value_name(&a.encoding),
+        encoding: a.encoding.clone(),
         depth: a.depth,
     };
     let method = request.method(Spelling::Cli).map_err(driver_error)?;

@@ -25,7 +25,6 @@ pub fn run(a: &CertifyArgs) -> CliResult {
         DriverError::Input(e) => CliError::Input(anyhow!("{}: {e}", a.certificate.display())),
         internal => crate::output::driver_error(internal),
     })?;
-    let (result, formula) = (&certified.certification, &certified.ltl);
     if a.system.json {
         let mut doc = json!({ "certificate": a.certificate.display().to_string() });
         if let (Some(o), serde_json::Value::Object(rest)) = (doc.as_object_mut(), certified.to_json()) {
@@ -33,26 +32,7 @@ pub fn run(a: &CertifyArgs) -> CliResult {
         }
         print_json(&doc);
     } else {
-        for (name, ok, detail) in &result.checks {
-            println!("{} {name}: {detail}", if *ok { "ok  " } else { "FAIL" });
-        }
-        // The formula proven is the certificate's (for `F p` proven by `F<=d p`, the latter).
-        println!(
-            "{}",
-            match (result.valid, result.kind, formula) {
-                (true, "proof", Some(f)) => format!("certificate VALID: '{f}' holds on every run"),
-                (true, "proof", None) => "certificate VALID: the system is safe".into(),
-                (true, ..) if result.checks.iter().any(|c| c.0.starts_with("witness validated")) => {
-                    "refutation VALID: the counterexample is validated (exact start, successor enclosed strictly outside)"
-                        .into()
-                }
-                (true, trestle_bridge::certificate::run::UNSAFE_RUN, _) => {
-                    "refutation VALID: the run from Init leaves Safe (re-run from its exact start and choices)".into()
-                }
-                (true, ..) => "refutation VALID: the counterexample replays exactly".into(),
-                (false, ..) => "certificate REJECTED: it proves nothing (the system itself may be safe or not)".into(),
-            }
-        );
+        print!("{}", certified.text());
     }
-    Ok(if result.valid { Outcome::Done } else { Outcome::Refuted })
+    Ok(if certified.certification.valid { Outcome::Done } else { Outcome::Refuted })
 }

@@ -1,23 +1,25 @@
 //! `trestle check`: the compositional inductive-invariant check (and its baselines).
 
-use crate::args::{CheckArgs, value_name};
+use crate::args::CheckArgs;
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
+use std::path::Path;
 use trestle_verify::CheckOptions;
 use trestle_verify::options::{CheckRequest, Spelling};
+use trestle_verify::picture::View;
 
 /// The engine configuration from the flags (defaults: the best measured configuration).
 pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
     let request = CheckRequest {
-        method: value_name(&a.method),
+        method: a.method.clone(),
         paper: a.paper,
-        post: a.post.as_ref().map(value_name),
+        post: a.post.clone(),
         linear_bridge: a.linear_bridge,
         no_linear_bridge: a.no_linear_bridge,
-        split: a.split.as_ref().map(value_name),
-        queue: a.queue.as_ref().map(value_name),
+        split: a.split.clone(),
+        queue: a.queue.clone(),
         max_splits: a.max_splits,
-        smt_timeout: a.smt_timeout,
+        smt_timeout: a.proof.smt_timeout,
         min_width: a.min_width,
         no_fast_path: a.no_fast_path,
         no_search: a.no_search,
@@ -37,21 +39,13 @@ pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
 pub fn run(a: &CheckArgs) -> CliResult {
     let budget = a.limits.limits().budget(Spelling::Cli).map_err(driver_error)?;
     let opts = options(a)?;
-    crate::output::check_output("--certificate", a.certificate.as_deref())?;
-    crate::output::check_output("--plot", a.plot.plot.as_deref())?;
+    a.proof.check_outputs()?;
     let (sys, plant) = super::load_sampled(&a.system)?;
-    let picture = a.plot.target(&sys, false).map_err(driver_error)?;
+    let picture = a.proof.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let run = trestle_verify::check_sampled(&sys, plant.as_ref(), &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);
-    let mut result = run.result.clone();
-    if let Some(path) = &a.certificate {
-        trestle_verify::write_json(path, &run.certificate_file(&sys)).map_err(driver_error)?;
-        result.artifacts.insert("certificate".into(), path.display().to_string().into());
-    }
-    if let Some((path, view)) = picture {
-        trestle_verify::picture::draw_check(&sys, &run, &view, path).map_err(driver_error)?;
-        result.artifacts.insert("plot".into(), path.display().to_string().into());
-    }
+    let draw = |path: &Path, view: &View| trestle_verify::picture::draw_check(&sys, &run, view, path);
+    let result = a.proof.write(run.result.clone(), || run.certificate_file(&sys), picture, draw)?;
     finish(a.system.json, &result)
 }

@@ -2,27 +2,14 @@
 //! monolithic MILP engine or the explicit exact engine.
 
 use crate::CliResult;
-use crate::args::{LimitArgs, SystemArgs, value_name};
+use crate::args::{LimitArgs, SystemArgs, choices};
 use crate::output::{driver_error, finish};
 use crate::progress::Bar;
 use std::sync::Arc;
 use trestle_ir::formula::Ctl;
 use trestle_verify::Progress;
 use trestle_verify::formula::Asked;
-use trestle_verify::options::{CtlRequest, Spelling};
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MethodArg {
-    /// Explicit when the states the formula looks at are few and finite, otherwise the
-    /// compositional and monolithic engines raced (the first to decide wins).
-    Auto,
-    /// A set of small MILPs built lazily depth first, pruned by bounds, solved in parallel.
-    Compositional,
-    /// One MILP for the whole formula.
-    Monolithic,
-    /// Exact explicit-state evaluation (finitely many initial states, finite inputs).
-    Explicit,
-}
+use trestle_verify::options::{self, CtlRequest, Spelling};
 
 #[derive(clap::Args, Debug)]
 pub struct CtlArgs {
@@ -38,8 +25,8 @@ pub struct CtlArgs {
     #[arg(long)]
     pub k: Option<u32>,
     /// auto (default), compositional, monolithic or explicit.
-    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
-    pub method: MethodArg,
+    #[arg(long, value_parser = choices(options::CTL_METHODS), default_value = "auto")]
+    pub method: String,
     /// `--threads` (or `--jobs`) solve the compositional method's MILPs.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -53,7 +40,7 @@ pub fn run(a: &CtlArgs) -> CliResult {
     let asked = Asked { formula: a.formula.as_deref(), property: a.property.as_deref(), k: a.k };
     let (sys, phi, property) = super::asked_formula::<Ctl>(&a.system, &super::load(&a.system)?, asked)?;
     let limits = a.limits.limits();
-    let request = CtlRequest { method: value_name(&a.method), pieces: a.pieces };
+    let request = CtlRequest { method: a.method.clone(), pieces: a.pieces };
     let mut opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
     let budget = limits.budget(Spelling::Cli).map_err(driver_error)?;
     let bar = Arc::new(Bar::new(a.system.silent()));

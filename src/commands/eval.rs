@@ -1,60 +1,21 @@
-use crate::args::{EvalArgs, NnetNormalizationArg};
-use crate::output::print_json;
-use crate::{CliError, CliResult, Outcome};
-use anyhow::anyhow;
-use serde_json::json;
-use trestle_nn::LoadOptions;
-use trestle_verify::render::decimal as fmt_f64;
+//! `trestle eval MODEL --input ..`: a network's outputs on one input (`trestle_verify::model`).
 
-/// Loads a model file for the model-level commands.
-pub fn load_model(
-    path: &std::path::Path,
-    normalization: NnetNormalizationArg,
-) -> Result<trestle_ir::Network, CliError> {
-    trestle_nn::load_network(path, &LoadOptions { nnet_normalization: normalization.into() })
-        .map_err(|e| CliError::Input(e.into()))
-}
+use crate::args::EvalArgs;
+use crate::output::{driver_error, print_json};
+use crate::{CliResult, Outcome};
+use trestle_verify::model;
 
 pub fn run(a: &EvalArgs) -> CliResult {
-    let net = load_model(&a.model, a.nnet_normalization)?;
-    let input = parse_values(&a.input)?;
-    if input.len() != net.input_dim() {
-        return Err(CliError::Input(anyhow!(
-            "--input has {} values but {} takes {}",
-            input.len(),
-            a.model.display(),
-            net.input_dim()
-        )));
-    }
-    if net.is_recurrent() {
-        return Err(CliError::Input(anyhow!("{} is recurrent: use `trestle simulate` on a system", a.model.display())));
-    }
-    let output = net.eval(&input).map_err(|e| CliError::Input(e.into()))?;
-    // A trailing softmax is left out by the loader: these are its inputs, which have the same
-    // argmax; said on stderr so that stdout stays the values alone.
+    let net = model::load(&a.model, a.nnet_normalization.into()).map_err(driver_error)?;
+    let input = model::values(&a.input).map_err(driver_error)?;
+    let evaluation = model::eval(&net, &a.model, &input).map_err(driver_error)?;
     if a.json {
-        let mut value = json!({ "output": output });
-        if let Some(node) = &net.trailing_softmax {
-            value["softmax_left_out"] = json!(node);
-        }
-        print_json(&value);
+        print_json(&evaluation.to_json());
     } else {
-        if let Some(node) = &net.trailing_softmax {
+        if let Some(node) = &evaluation.softmax_left_out {
             eprintln!("note: {node} is left out: the values are its inputs (same argmax)");
         }
-        println!("{}", output.iter().map(|v| fmt_f64(*v)).collect::<Vec<_>>().join(", "));
+        println!("{}", evaluation.text());
     }
     Ok(Outcome::Done)
-}
-
-pub fn parse_values(text: &str) -> Result<Vec<f64>, CliError> {
-    text.split(',')
-        .map(|s| {
-            let s = s.trim();
-            s.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| CliError::Input(anyhow!("'{s}' is not a finite number")))
-        })
-        .collect()
 }

@@ -2,10 +2,11 @@
 //! bound propagation through time (exact when it decides) and the recursive MILP (floating-point
 //! evidence when no path violates it, a replayed path when one does).
 
-use crate::args::{LimitArgs, SystemArgs, value_name};
+use crate::args::{LimitArgs, SystemArgs, choices};
 use crate::output::{driver_error, finish};
 use crate::progress::Bar;
 use crate::{CliError, CliResult};
+use serde_json::Value;
 use std::sync::Arc;
 use trestle_core::Budget;
 use trestle_ir::System;
@@ -13,40 +14,9 @@ use trestle_ir::formula::Ltl;
 use trestle_ir::plant::SampledPlant;
 use trestle_ltl::StageReport;
 use trestle_verify::Progress;
+use trestle_verify::flow_ltl::ltl_flow;
 use trestle_verify::formula::Asked;
-use trestle_verify::options::{LtlRequest, Spelling};
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MethodArg {
-    /// Bound propagation first, then the recursive MILP for what it leaves open.
-    Auto,
-    /// Bound propagation through time alone (exact, incomplete).
-    Bpt,
-    /// The recursive MILP alone.
-    Rmilp,
-    /// The lasso search alone (refutes unbounded F p and p U q).
-    Lasso,
-    /// Invariants alone (prove unbounded G p).
-    Invariant,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BptArg {
-    /// Interval arithmetic through the networks (the notes' BPT).
-    Interval,
-    /// Intervals met with CROWN's bounds of every layer (tighter, costlier).
-    Crown,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TightenArg {
-    /// Both encodings at once on two threads; the first to decide cancels the other.
-    Race,
-    /// Every step's bounds narrowed by the LP relaxation of the steps before it.
-    On,
-    /// Bounds propagated one step at a time only.
-    Off,
-}
+use trestle_verify::options::{self, LtlRequest, Spelling};
 
 #[derive(clap::Args, Debug)]
 pub struct LtlArgs {
@@ -61,11 +31,11 @@ pub struct LtlArgs {
     /// The horizon `k` of a property defined with one (or of --formula).
     #[arg(long)]
     pub k: Option<u32>,
-    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
-    pub method: MethodArg,
+    #[arg(long, value_parser = choices(options::LTL_METHODS), default_value = "auto")]
+    pub method: String,
     /// The domain of --method bpt (auto tries interval, then crown).
-    #[arg(long, value_enum, default_value_t = BptArg::Interval)]
-    pub bpt: BptArg,
+    #[arg(long, value_parser = choices(options::LTL_DOMAINS), default_value = "interval")]
+    pub bpt: String,
     /// For unbounded F, G and U: the horizon of the bounded checks and the longest lasso (the
     /// invariant search iterates up to 16 times this).
     #[arg(long, default_value_t = 10)]
@@ -80,8 +50,8 @@ pub struct LtlArgs {
     pub no_adaptive: bool,
     /// With adaptive splitting: whether each step's values are bounded by the LP relaxation of
     /// the steps before it (neither encoding is always faster; `race` runs both).
-    #[arg(long, value_enum, default_value_t = TightenArg::Race)]
-    pub tighten: TightenArg,
+    #[arg(long, value_parser = choices(options::LTL_TIGHTENINGS), default_value = "race")]
+    pub tighten: String,
     /// Write the certificate of an exact proof: a bounded formula proven by bound propagation
     /// (its enclosures), or a `G p` proven by an invariant (re-check it with `trestle certify
     /// CERT SYSTEM`); other verdicts write none (a note on stderr says so).
@@ -104,11 +74,11 @@ pub fn run(a: &LtlArgs) -> CliResult {
         return run_flow(a, &sys, &plant, asked, &budget);
     }
     let request = LtlRequest {
-        method: value_name(&a.method),
-        bpt: value_name(&a.bpt),
+        method: a.method.clone(),
+        bpt: a.bpt.clone(),
         depth: a.depth,
         adaptive: !a.no_adaptive,
-        tighten: value_name(&a.tighten),
+        tighten: a.tighten.clone(),
     };
     let mut opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
     let threads = limits.threads_or_cores(Spelling::Cli).map_err(driver_error)?;
@@ -121,12 +91,7 @@ pub fn run(a: &LtlArgs) -> CliResult {
         trestle_verify::temporal::ltl(&sys, &phi, &property, &opts, threads, &budget, &*bar).map_err(driver_error)?;
     drop(opts);
     drop(bar);
-    if let Some(path) = &a.certificate {
-        match &run.certificate {
-            Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
-            None => eprintln!("no certificate written: {}", run.why_no_certificate(&sys)),
-        }
-    }
+    write_certificate(a, run.certificate.as_ref(), || run.why_no_certificate(&sys))?;
     let mut result = run.result.clone();
     if let Some((path, view)) = picture {
         let title = format!("{} {}: {}", sys.name, property.name, result.verdict);
@@ -142,33 +107,30 @@ pub fn run(a: &LtlArgs) -> CliResult {
 /// `ltl` on a continuous-time system: `G<=k p` by bound propagation on the flow, refuted by a
 /// validated run (`trestle_verify::flow_ltl`).
 fn run_flow(a: &LtlArgs, sys: &System, plant: &SampledPlant, asked: Asked<'_>, budget: &Budget) -> CliResult {
-    if !matches!(a.method, MethodArg::Bpt | MethodArg::Auto) {
+    if !matches!(a.method.as_str(), "bpt" | "auto") {
         return Err(CliError::input(format!(
             "--method {}: a continuous-time system ([flow]) is decided by --method bpt alone",
-            value_name(&a.method)
+            a.method
         )));
     }
     if a.k.is_some() || a.plot.plot.is_some() {
         return Err(CliError::input("--k and --plot are not available on a continuous-time system ([flow])"));
     }
     let (sys, phi, property) = super::asked_formula::<Ltl>(&a.system, sys, asked)?;
-    let bar = Bar::new(a.system.silent());
-    let run = trestle_verify::flow_ltl::ltl_flow(
-        &sys,
-        plant,
-        &phi,
-        &property,
-        trestle_verify::FlowSettings::default(),
-        budget,
-        &bar,
-    )
-    .map_err(driver_error)?;
+    let (bar, settings) = (Bar::new(a.system.silent()), trestle_verify::FlowSettings::default());
+    let run = ltl_flow(&sys, plant, &phi, &property, settings, budget, &bar).map_err(driver_error)?;
     drop(bar);
-    if let Some(path) = &a.certificate {
-        match &run.certificate {
-            Some(cert) => trestle_verify::write_json(path, cert).map_err(driver_error)?,
-            None => eprintln!("no certificate written: {}", trestle_verify::flow_ltl::NO_CERTIFICATE),
-        }
-    }
+    write_certificate(a, run.certificate.as_ref(), || trestle_verify::flow_ltl::NO_CERTIFICATE.into())?;
     finish(a.system.json, &run.result)
+}
+
+/// Writes the certificate of an exact proof where `--certificate` asks for one; without one, says
+/// why on stderr.
+fn write_certificate(a: &LtlArgs, cert: Option<&Value>, why: impl FnOnce() -> String) -> Result<(), CliError> {
+    match (&a.certificate, cert) {
+        (Some(path), Some(cert)) => return trestle_verify::write_json(path, cert).map_err(driver_error),
+        (Some(_), None) => eprintln!("no certificate written: {}", why()),
+        (None, _) => {}
+    }
+    Ok(())
 }

@@ -20,10 +20,8 @@ pub mod verify;
 
 use crate::args::{Command, SystemArgs};
 use crate::{CliError, CliResult};
-use trestle_config::Overrides;
 use trestle_ir::System;
 use trestle_ir::plant::SampledPlant;
-use trestle_verify::DriverError;
 use trestle_verify::formula::{Asked, Logic};
 use trestle_verify::options::Spelling;
 use trestle_verify::temporal::Named;
@@ -50,20 +48,6 @@ pub fn run(command: Command) -> CliResult {
     }
 }
 
-/// The command's name and `--timeout`, for the process's [`crate::interrupt::backstop`].
-pub fn time_limit(command: &Command) -> Option<(&'static str, Option<f64>)> {
-    Some(match command {
-        Command::Check(a) => ("check", a.limits.timeout),
-        Command::Synth(a) => ("synth", a.limits.timeout),
-        Command::Verify(a) => ("verify", a.limits.timeout),
-        Command::Ctl(a) => ("ctl", a.limits.timeout),
-        Command::Ltl(a) => ("ltl", a.limits.timeout),
-        Command::Cegar(a) => ("cegar", a.limits.timeout),
-        Command::Simulate(a) => ("simulate", a.limits.timeout),
-        _ => return None,
-    })
-}
-
 /// The formula a `ctl` or `ltl` command asks of `sys`, read from `args`'s file
 /// (`trestle_verify::formula::asked`): a property with `--k` is read again from the file.
 pub fn asked_formula<F: Logic>(
@@ -71,12 +55,9 @@ pub fn asked_formula<F: Logic>(
     sys: &System,
     asked: Asked<'_>,
 ) -> Result<(System, F, Named), CliError> {
-    let reload = |horizon: String| -> Result<System, DriverError> {
-        let mut set = args.set.clone();
-        set.push(horizon);
-        let overrides = Overrides::parse(&set).map_err(DriverError::input)?;
-        let (sys, _) = trestle_config::load_sampled_system(&args.system, &overrides).map_err(DriverError::input)?;
-        Ok(sys)
+    let reload = |horizon: String| {
+        let set: Vec<String> = args.set.iter().cloned().chain([horizon]).collect();
+        trestle_verify::load::sampled(&args.system, &set).map(|(sys, ..)| sys)
     };
     let file = args.system.display().to_string();
     trestle_verify::formula::asked(sys, &file, asked, reload, Spelling::Cli).map_err(crate::output::driver_error)
@@ -86,28 +67,19 @@ pub fn asked_formula<F: Logic>(
 /// end the command with `--deny-warnings`. A continuous-time system (`[flow]`) is refused (exit
 /// 2): only `simulate`, `check`, `synth`, `certify` and `ltl` read those ([`load_sampled`]).
 pub fn load(args: &SystemArgs) -> Result<System, CliError> {
-    let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
-    let sys = trestle_config::load_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
-    report_warnings(args, &trestle_ir::lint::warnings(&sys))?;
-    crate::interrupt::set_system(&sys.name);
+    let (sys, warnings) = trestle_verify::load::system(&args.system, &args.set).map_err(crate::output::driver_error)?;
+    report_warnings(args, &warnings)?;
+    trestle_verify::process::set_system(&sys.name);
     Ok(sys)
 }
 
 /// Like [`load`], and a continuous-time system is read too: the system (whose step is then the
-/// identity) and its plant. Its warnings are those of the system with the rates in place of
-/// the step.
+/// identity) and its plant.
 pub fn load_sampled(args: &SystemArgs) -> Result<(System, Option<SampledPlant>), CliError> {
-    let overrides = Overrides::parse(&args.set).map_err(|e| CliError::Input(anyhow::anyhow!(e)))?;
-    let (sys, plant) =
-        trestle_config::load_sampled_system(&args.system, &overrides).map_err(|e| CliError::Input(e.into()))?;
-    let mut linted = sys.clone();
-    if let Some(p) = &plant {
-        for b in &mut linted.step.branches {
-            b.updates = p.rates.clone();
-        }
-    }
-    report_warnings(args, &trestle_ir::lint::warnings(&linted))?;
-    crate::interrupt::set_system(&sys.name);
+    let (sys, plant, warnings) =
+        trestle_verify::load::sampled(&args.system, &args.set).map_err(crate::output::driver_error)?;
+    report_warnings(args, &warnings)?;
+    trestle_verify::process::set_system(&sys.name);
     Ok((sys, plant))
 }
 

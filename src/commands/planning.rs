@@ -17,16 +17,7 @@ fn generate(a: &PlanningGenerateArgs) -> CliResult {
         PlanningError::Internal(m) => CliError::Internal(anyhow::anyhow!(m)),
     })?;
     for g in &all {
-        println!(
-            "{}: {} ({} start states, {} reachable under the policy, accuracy {:.1}%, {}: {})",
-            g.name,
-            g.system.display(),
-            g.start_states,
-            g.reachable,
-            100.0 * g.accuracy,
-            g.expected.as_str(),
-            g.unsafe_condition
-        );
+        println!("{}", g.text());
     }
     println!("{} instances in {:.1} s", all.len(), start.elapsed().as_secs_f64());
     Ok(Outcome::Done)

@@ -17,12 +17,7 @@ fn generate(a: &SpreadGenerateArgs) -> CliResult {
         SpreadError::Internal(m) => CliError::Internal(anyhow::anyhow!(m)),
     })?;
     for p in &generated.policies {
-        println!(
-            "agent {}: {} (agrees with the expert on {:.1}% of the training steps)",
-            p.agent,
-            p.model.display(),
-            100.0 * p.accuracy
-        );
+        println!("{}", p.text());
     }
     println!("system: {} ({:.1} s)", generated.system.display(), start.elapsed().as_secs_f64());
     Ok(Outcome::Done)

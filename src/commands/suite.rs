@@ -1,12 +1,12 @@
 //! `trestle suite run`: a suite's instances through the campaign runner, judged against their
 //! expected verdicts and, optionally, a baseline run.
 
-use super::campaign::{VERSION, batch_json, cli_error, default_out, jobs_flag, print_summary, program, validate};
+use super::campaign::{VERSION, cli_error, jobs_flag, program, validate};
 use crate::args::{SuiteCommand, SuiteRunArgs};
 use crate::output::print_json;
 use crate::{CliError, CliResult, Outcome};
 use std::path::Path;
-use trestle_campaign::{JobRow, Plan, RunOptions, Store};
+use trestle_campaign::{JobRow, Plan, RunOptions, Store, default_out};
 
 pub fn run(c: SuiteCommand) -> CliResult {
     match c {
@@ -33,7 +33,7 @@ fn run_suite(a: &SuiteRunArgs) -> CliResult {
     };
     let out = a.out.clone().unwrap_or_else(|| default_out("suites", &plan.name));
     let mut store = Store::create(&out).map_err(cli_error)?;
-    crate::interrupt::set_stopped(format!(
+    trestle_verify::process::set_stopped(format!(
         "the suite stopped without a judgement; its finished jobs are in {} (a suite run starts afresh: run it again)",
         store.path().display()
     ));
@@ -55,11 +55,11 @@ fn run_suite(a: &SuiteRunArgs) -> CliResult {
     };
     if a.batch.json {
         let details = serde_json::json!({ "suite": verdict, "report": report });
-        print_json(&batch_json("suite run", &plan.name, &summary, details));
+        print_json(&summary.to_json("suite run", &plan.name, VERSION, details));
     } else {
         print!("{md}");
         println!();
-        print_summary(&format!("suite {}", plan.name), &summary);
+        print!("{}", summary.text(&format!("suite {}", plan.name)));
         if let Some(stop) = summary.stopped {
             println!(
                 "unknown: {stop}: {} of {} instances' jobs finished; the suite is not judged",

@@ -4,9 +4,10 @@
 use crate::args::{LimitArgs, SystemArgs};
 use crate::output::{driver_error, finish};
 use crate::{CliError, CliResult};
-use std::path::PathBuf;
+use std::path::Path;
 use trestle_synth::SynthConfig;
 use trestle_verify::options::{Spelling, SynthRequest};
+use trestle_verify::picture::View;
 
 #[derive(clap::Args, Debug)]
 pub struct SynthArgs {
@@ -35,14 +36,8 @@ pub struct SynthArgs {
     /// Steps simulated from Init when searching for a run that leaves Safe (default 200).
     #[arg(long)]
     pub attack_steps: Option<usize>,
-    /// Per-query Z3 time limit of the proof, in seconds.
-    #[arg(long)]
-    pub smt_timeout: Option<f64>,
-    /// Write the proof certificate (re-check it with `trestle certify`), or the outcome.
-    #[arg(long, value_name = "FILE")]
-    pub certificate: Option<PathBuf>,
     #[command(flatten)]
-    pub plot: crate::picture::PlotArgs,
+    pub proof: crate::picture::ProofArgs,
     /// Sampled-data systems (`[flow]`): prove Safe forever by a reach chain of zonotopes into a
     /// terminal box that returns into itself (its certificate re-checked by `certify`).
     #[arg(long)]
@@ -58,7 +53,7 @@ pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
         forward: a.forward,
         full: a.full,
         attack_steps: a.attack_steps,
-        smt_timeout: a.smt_timeout,
+        smt_timeout: a.proof.smt_timeout,
     };
     request.config(&a.limits.limits(), Spelling::Cli).map_err(driver_error)
 }
@@ -66,10 +61,9 @@ pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
 pub fn run(a: &SynthArgs) -> CliResult {
     let budget = a.limits.limits().budget(Spelling::Cli).map_err(driver_error)?;
     let cfg = config(a)?;
-    crate::output::check_output("--certificate", a.certificate.as_deref())?;
-    crate::output::check_output("--plot", a.plot.plot.as_deref())?;
+    a.proof.check_outputs()?;
     let (sys, plant) = super::load_sampled(&a.system)?;
-    let picture = a.plot.target(&sys, false).map_err(driver_error)?;
+    let picture = a.proof.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let flow = trestle_verify::FlowSettings::default();
     if a.reach && plant.is_none() {
@@ -78,7 +72,7 @@ pub fn run(a: &SynthArgs) -> CliResult {
     if let (true, Some(plant)) = (a.reach, plant.as_ref()) {
         let (mut result, cert) =
             trestle_verify::flow_forever::synth_reach(&sys, plant, flow, &budget).map_err(driver_error)?;
-        if let (Some(path), Some(cert)) = (&a.certificate, cert) {
+        if let (Some(path), Some(cert)) = (&a.proof.certificate, cert) {
             trestle_verify::write_json(path, &cert).map_err(driver_error)?;
             result.artifacts.insert("certificate".into(), path.display().to_string().into());
         }
@@ -87,14 +81,7 @@ pub fn run(a: &SynthArgs) -> CliResult {
     let run = trestle_verify::synthesize_sampled(&sys, plant.as_ref(), &flow, &cfg, &budget, &progress)
         .map_err(driver_error)?;
     drop(progress);
-    let mut result = run.result.clone();
-    if let Some(path) = &a.certificate {
-        trestle_verify::write_json(path, &run.certificate_file(&sys)).map_err(driver_error)?;
-        result.artifacts.insert("certificate".into(), path.display().to_string().into());
-    }
-    if let Some((path, view)) = picture {
-        trestle_verify::picture::draw_synth(&sys, &run, &view, path).map_err(driver_error)?;
-        result.artifacts.insert("plot".into(), path.display().to_string().into());
-    }
+    let draw = |path: &Path, view: &View| trestle_verify::picture::draw_synth(&sys, &run, view, path);
+    let result = a.proof.write(run.result.clone(), || run.certificate_file(&sys), picture, draw)?;
     finish(a.system.json, &result)
 }

@@ -36,7 +36,7 @@ pub fn run(a: &VerifyArgs) -> CliResult {
     let opts = request.options(&limits, Spelling::Cli).map_err(driver_error)?;
     let sys = super::load(&a.system)?;
     let asked = trestle_verify::properties::asked(&sys, &opts.properties).map_err(driver_error)?;
-    crate::interrupt::set_rows(asked.iter().map(|p| undecided(&sys.name, p, &Unknown::Timeout)).collect());
+    trestle_verify::process::set_rows(asked.iter().map(|p| undecided(&sys.name, p, &Unknown::Timeout)).collect());
     let progress = crate::progress::Bar::new(a.system.silent());
     let v = verify(&sys, &opts, &budget, &progress).map_err(driver_error)?;
     drop(progress);

@@ -3,14 +3,16 @@
 //! difference layer and bounded as any network, so the bounding method keeps the correlations
 //! that the intervals `[lo_i - hi_j, hi_i - lo_j]` lose.
 //!
-//! The bridge engine's argmax (which outputs may win on a box, `trestle_bridge::argmax`) bounds
-//! the same differences backward from the coefficients `e_i - e_j` ([`crate::bound_affine_of`]).
-//! The two agree but for rounding, neither tighter everywhere (`tests/soundness.rs`); the bridge
-//! keeps its own because its certificates and CEGAR's refinements depend on those last bits
-//! (switching it changes CEGAR's work on blocks5-h16, same verdict).
+//! The same differences bounded backward from the coefficients `e_i - e_j`
+//! ([`crate::bound_affine_of`]) agree with these but for rounding, neither tighter everywhere
+//! (they round different sums; `tests/soundness.rs`). The bridge engine's argmax (which outputs
+//! may win on a box, `trestle_bridge::argmax`) takes the intersection of both
+//! ([`tightest_difference_bounds`]): at least as tight as either, so whatever it ruled out with one
+//! of them it still rules out, and a certificate re-checked with it is never rejected for want of
+//! bits the other had.
 
 use crate::{BoundsError, InputBox, Method, bound};
-use trestle_ir::network::{Activation, DenseLayer, Layer, Network};
+use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network};
 
 /// A network whose outputs are the differences of another's, one per pair.
 #[derive(Clone, Debug)]
@@ -51,6 +53,31 @@ pub fn difference_bounds(
         if let Some(c) = *c {
             (lo[r], hi[r]) = (c, c);
         }
+    }
+    Ok((lo, hi))
+}
+
+/// [`difference_bounds`] met with the differences bounded backward from the coefficients
+/// `e_i - e_j` ([`crate::bound_affine_of`]): both sound, so the intersection is, and it is at
+/// least as tight as each.
+pub fn tightest_difference_bounds(
+    net: &Network,
+    input: &InputBox,
+    method: &Method,
+    pairs: &[(usize, usize)],
+) -> Result<(Vec<f64>, Vec<f64>), BoundsError> {
+    let (mut lo, mut hi) = difference_bounds(net, input, method, pairs)?;
+    let (k, n, n_in) = (pairs.len(), net.output_dim(), net.input_dim());
+    let mut out = Matrix::new(k, n, vec![0.0; k * n]);
+    for (r, &(i, j)) in pairs.iter().enumerate() {
+        out.data[r * n + i] = 1.0;
+        out.data[r * n + j] = -1.0;
+    }
+    let zero_in = Matrix::new(k, n_in, vec![0.0; k * n_in]);
+    let (back_lo, back_hi) = crate::bound_affine_of(net, input, method, &out, &zero_in, &vec![0.0; k])?;
+    for r in 0..k {
+        lo[r] = lo[r].max(back_lo[r]);
+        hi[r] = hi[r].min(back_hi[r]);
     }
     Ok((lo, hi))
 }

@@ -81,7 +81,7 @@ mod relax;
 mod support;
 
 pub use alpha::AlphaConfig;
-pub use differences::{DifferenceNetwork, difference_bounds, difference_network};
+pub use differences::{DifferenceNetwork, difference_bounds, difference_network, tightest_difference_bounds};
 pub use error::BoundsError;
 pub use layers::{LayerBounds, layer_bounds, layer_bounds_batch, layer_bounds_unrolled};
 pub use linear::{AffineMap, LinearBounds};

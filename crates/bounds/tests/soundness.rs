@@ -180,10 +180,12 @@ fn recurrent_steps_and_unrolled_runs_are_bounded() {
 /// network) against the same differences bounded backward from the coefficients `e_i - e_j`
 /// (`bound_affine_of`, how the bridge engine bounded them before the bridge and the MILP
 /// encodings shared one function): both contain every sampled exact difference, and they agree
-/// but for rounding (neither is tighter everywhere: they round different sums).
+/// but for rounding (neither is tighter everywhere: they round different sums). Their
+/// intersection (`tightest_difference_bounds`, the bridge's argmax) is at least as tight as each
+/// and contains every sampled difference too.
 #[test]
 fn difference_bounds_contain_sampled_differences_and_agree_with_the_backward_combination() {
-    let mut compared = 0;
+    let (mut compared, mut tighter) = (0, 0);
     for seed in 0..NETWORKS {
         let mut rng = ChaCha8Rng::seed_from_u64(3000 + seed);
         let mut sizes = random_sizes(&mut rng);
@@ -215,6 +217,12 @@ fn difference_bounds_contain_sampled_differences_and_agree_with_the_backward_com
                     compared += 1;
                 }
             }
+            // The bridge's argmax meets both: at least as tight as each, on every pair.
+            let (t_lo, t_hi) = trestle_bounds::tightest_difference_bounds(&net, &b, &m, &pairs).unwrap();
+            for r in 0..k {
+                assert!(t_hi[r] <= hi[r].min(old_hi[r]) && t_lo[r] >= lo[r].max(old_lo[r]), "seed {seed} {method}");
+                tighter += usize::from(t_hi[r] < old_hi[r] || t_lo[r] > old_lo[r]);
+            }
             for point in sample_points(&mut rng, &b, 20) {
                 let y = exact_output(&net, &point);
                 for (r, &(i, j)) in pairs.iter().enumerate() {
@@ -224,9 +232,13 @@ fn difference_bounds_contain_sampled_differences_and_agree_with_the_backward_com
                         "seed {seed} {method} pair {:?}",
                         pairs[r]
                     );
+                    assert!(rational_from_f64(t_lo[r]) <= d && d <= rational_from_f64(t_hi[r]), "seed {seed} {method}");
                 }
             }
         }
     }
     assert!(compared > 1000, "{compared}");
+    // The intersection is strictly tighter than the backward combination alone somewhere (else
+    // meeting them would change nothing for the bridge).
+    assert!(tighter > 0, "{tighter}");
 }

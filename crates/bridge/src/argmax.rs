@@ -6,8 +6,10 @@
 //! some `j < i` (a tie goes to `j`) or `q_i < q_j` for some `j > i`. Four tests, each sound under
 //! rounding, each tried only on the pairs the previous ones leave open:
 //! 1. the output intervals (`hi_i <= lo_j`, resp. `hi_i < lo_j`, compared exactly);
-//! 2. an upper bound of the difference `q_i - q_j` itself (the bounding method run backward from
-//!    the coefficients `e_i - e_j`, which keeps correlations the intervals lose);
+//! 2. an upper bound of the difference `q_i - q_j` itself (the bounding method on the network
+//!    followed by the differences, met with the method run backward from the coefficients
+//!    `e_i - e_j`: [`trestle_bounds::tightest_difference_bounds`], which keeps correlations the
+//!    intervals lose; the MILP encodings' big-M constants come from the same difference network);
 //! 3. exact ties: when rows `i` and `j` of the last layer have the same weights on every neuron that
 //!    is not exactly 0 on the box, `q_i - q_j` is `b_i - b_j` before the activation, and the f64
 //!    biases are compared exactly. Outward-rounded bounds never show `q_i - q_j <= 0` for outputs
@@ -23,7 +25,7 @@ use crate::error::BridgeError;
 use num_traits::{Signed, Zero};
 use trestle_bounds::{InputBox, Method, OutputBounds};
 use trestle_ir::Rational;
-use trestle_ir::network::{Activation, DenseLayer, Layer, Matrix, Network, Piece};
+use trestle_ir::network::{Activation, DenseLayer, Layer, Network, Piece};
 use trestle_ir::num::rational_from_f64;
 
 /// Whether `i` loses to `j` wherever `q_i <= a` and `b <= q_j` (`a`, `b` sound bounds; with
@@ -82,7 +84,8 @@ fn winners_among(
     }
     open.retain(|&(i, _)| possible[i]);
     if !open.is_empty() && *method != Method::Ibp {
-        let diff_hi = difference_upper_bounds(net, input, method, &open)?;
+        let (_, diff_hi) =
+            trestle_bounds::tightest_difference_bounds(net, input, method, &open).map_err(|e| bounds_error(net, e))?;
         for (&(i, j), &hi) in open.iter().zip(&diff_hi) {
             if loses(i, j, hi, 0.0) {
                 possible[i] = false;
@@ -169,25 +172,6 @@ fn difference_max(piece: &AffinePiece<'_>, input: &InputBox, i: usize, j: usize)
         let end = if cj.is_negative() { input.lo[col] } else { input.hi[col] };
         acc + cj * rational_from_f64(end)
     })
-}
-
-/// Upper bounds of `q_i - q_j` for the pairs, in one backward pass.
-fn difference_upper_bounds(
-    net: &Network,
-    input: &InputBox,
-    method: &Method,
-    pairs: &[(usize, usize)],
-) -> Result<Vec<f64>, BridgeError> {
-    let (k, n, n_in) = (pairs.len(), net.output_dim(), net.input_dim());
-    let mut out = Matrix::new(k, n, vec![0.0; k * n]);
-    for (r, &(i, j)) in pairs.iter().enumerate() {
-        out.data[r * n + i] = 1.0;
-        out.data[r * n + j] = -1.0;
-    }
-    let zero_in = Matrix::new(k, n_in, vec![0.0; k * n_in]);
-    let (_, hi) = trestle_bounds::bound_affine_of(net, input, method, &out, &zero_in, &vec![0.0; k])
-        .map_err(|e| bounds_error(net, e))?;
-    Ok(hi)
 }
 
 /// The third test of the module documentation, on the pairs still open.

@@ -43,6 +43,7 @@ mod slurm;
 mod spec;
 mod store;
 mod suite;
+mod summary;
 mod table;
 
 pub use error::{CampaignError, Result};
@@ -62,3 +63,4 @@ pub use slurm::{SlurmOptions, SlurmScripts, write_scripts};
 pub use spec::load_campaign;
 pub use store::{JobRow, RunRow, STORE_FILE, Store, SystemFacts};
 pub use suite::{Suite, SuiteInstance, Validate, load_suite};
+pub use summary::{JOBS_PER_CORE, default_out, jobs_cap, resume_command};

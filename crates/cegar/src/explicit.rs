@@ -1,5 +1,5 @@
 //! Explicit-state search: every concrete state reachable under the policy, breadth-first from
-//! every start state, the policy evaluated exactly (the simulator's forward pass in rationals and
+//! every start state (`trestle_ir::explore::Search`), the policy evaluated exactly (the simulator's forward pass in rationals and
 //! its argmax). Complete on finite systems; the tests' oracle for CEGAR and BMC.
 //!
 //! Start states are enumerated by Z3 (the start condition over the domains, one model at a
@@ -8,11 +8,10 @@
 
 use crate::model::Discrete;
 use crate::{CegarError, Outcome, Stats, confirm_unsafe, holds};
-use std::collections::HashMap;
-use std::collections::VecDeque;
 use std::time::Instant;
 use trestle_core::{Budget, Verdict};
 use trestle_core::{Trace, Unknown};
+use trestle_ir::explore::Search;
 use trestle_ir::expr::{Expr, VarRef};
 use trestle_ir::pred::{CmpOp, Pred};
 use trestle_ir::{Rational, sim};
@@ -56,51 +55,12 @@ pub fn start_states(d: &Discrete<'_>, max: usize, cfg: CheckerConfig) -> Result<
     }
 }
 
-/// The states a breadth-first search has visited, each with how it was first reached (parent
-/// index, branch; none for a start state), and the queue of those not yet expanded.
-struct Visited {
-    index: HashMap<Vec<Rational>, usize>,
-    nodes: Vec<(Vec<Rational>, Option<(usize, usize)>)>,
-    queue: VecDeque<usize>,
-}
-
-impl Visited {
-    fn new(starts: Vec<Vec<Rational>>) -> Visited {
-        let mut v = Visited { index: HashMap::new(), nodes: Vec::new(), queue: VecDeque::new() };
-        for s in starts {
-            v.add(s, None);
-        }
-        v
-    }
-
-    /// Adds `state` unless it was visited before.
-    fn add(&mut self, state: Vec<Rational>, from: Option<(usize, usize)>) {
-        if !self.index.contains_key(&state) {
-            self.index.insert(state.clone(), self.nodes.len());
-            self.queue.push_back(self.nodes.len());
-            self.nodes.push((state, from));
-        }
-    }
-
-    fn seen(&self, state: &[Rational]) -> bool {
-        self.index.contains_key(state)
-    }
-
-    fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// The run from a start state to node `i`, replayed exactly (`what` names it in errors).
-    fn run_to(&self, sys: &trestle_ir::System, mut i: usize, what: &str) -> Result<Trace, CegarError> {
-        let mut branches = Vec::new();
-        while let Some((p, b)) = self.nodes[i].1 {
-            branches.push(b);
-            i = p;
-        }
-        branches.reverse();
-        Trace::simulate(sys, self.nodes[i].0.clone(), branches.into_iter().map(|b| (Vec::new(), b)))
-            .map_err(|e| CegarError::Internal(format!("{what} does not simulate: {e}")))
-    }
+/// The run from a start state to state `i` of the search, replayed exactly (`what` names it in
+/// errors).
+fn run_to(sys: &trestle_ir::System, search: &Search<Vec<Rational>>, i: usize, what: &str) -> Result<Trace, CegarError> {
+    let (start, branches) = search.run_to(i);
+    Trace::simulate(sys, start.clone(), branches.into_iter().map(|b| (Vec::new(), b)))
+        .map_err(|e| CegarError::Internal(format!("{what} does not simulate: {e}")))
 }
 
 /// Breadth-first search of the states reachable under the policy.
@@ -108,13 +68,12 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
     let start = Instant::now();
     let sys = d.sys;
     let cfg = CheckerConfig::new().without_timeout().with_budget(budget);
-    let starts = start_states(d, opts.max_states, cfg)?;
-    let mut visited = Visited::new(starts);
+    let mut search = Search::new(start_states(d, opts.max_states, cfg)?, opts.max_states);
     let mut found = None;
     let mut memory = sim::initial_memory::<Rational>(sys);
-    while let Some(i) = visited.queue.pop_front() {
+    while let Some(i) = search.next() {
         if let Err(stop) = budget.check() {
-            let stats = Stats { states: visited.len(), seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
+            let stats = Stats { states: search.len(), seconds: start.elapsed().as_secs_f64(), ..Stats::default() };
             return Ok(Outcome {
                 verdict: Verdict::Unknown(stop.into()),
                 predicates: Vec::new(),
@@ -122,7 +81,7 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
                 stats,
             });
         }
-        let state = visited.nodes[i].0.clone();
+        let state = search.get(i).key.clone();
         if holds(&d.unsafe_, &state)? {
             found = Some(i);
             break;
@@ -130,23 +89,16 @@ pub fn check_explicit(d: &Discrete<'_>, opts: &ExplicitOptions, budget: &Budget)
         let succ = sim::successors(sys, &state, &mut memory, &[])
             .map_err(|e| CegarError::Internal(format!("simulating from {state:?}: {e}")))?;
         for (branch, next) in succ.next {
-            if visited.seen(&next) {
-                continue;
-            }
-            if visited.len() >= opts.max_states {
-                return Err(CegarError::TooLarge(format!(
-                    "more than {} reachable states: explicit search gives up",
-                    opts.max_states
-                )));
-            }
-            visited.add(next, Some((i, branch)));
+            search
+                .reach(next, i, branch)
+                .map_err(|too_many| CegarError::TooLarge(format!("{too_many}: explicit search gives up")))?;
         }
     }
-    let mut stats = Stats { states: visited.len(), ..Stats::default() };
+    let mut stats = Stats { states: search.len(), ..Stats::default() };
     let verdict = match found {
         None => Verdict::proven(),
         Some(i) => {
-            let trace = visited.run_to(sys, i, "the explicit path")?;
+            let trace = run_to(sys, &search, i, "the explicit path")?;
             confirm_unsafe(d, &trace)?;
             stats.depth = trace.len();
             Verdict::refuted(trace)
@@ -180,13 +132,13 @@ pub fn dead_end(d: &Discrete<'_>, max_states: usize, budget: &Budget) -> Result<
         Err(CegarError::TooLarge(why)) => return Ok(DeadEnd::Incomplete(why)),
         Err(e) => return Err(e),
     };
-    let mut visited = Visited::new(starts);
+    let mut search = Search::new(starts, max_states);
     let mut memory = sim::initial_memory::<Rational>(sys);
-    while let Some(i) = visited.queue.pop_front() {
+    while let Some(i) = search.next() {
         if let Err(stop) = budget.check() {
             return Ok(DeadEnd::Incomplete(Unknown::from(stop).to_string()));
         }
-        let state = visited.nodes[i].0.clone();
+        let state = search.get(i).key.clone();
         let succ = sim::successors(sys, &state, &mut memory, &[])
             .map_err(|e| CegarError::Internal(format!("simulating from {state:?}: {e}")))?;
         if succ.next.is_empty() {
@@ -196,16 +148,12 @@ pub fn dead_end(d: &Discrete<'_>, max_states: usize, budget: &Budget) -> Result<
                 .and_then(|a| a.to_integer().try_into().ok())
                 .and_then(|k: usize| d.labels.get(k));
             let label = label.cloned().unwrap_or_default();
-            return Ok(DeadEnd::Found(visited.run_to(sys, i, "the run to a dead end")?, label));
+            return Ok(DeadEnd::Found(run_to(sys, &search, i, "the run to a dead end")?, label));
         }
         for (branch, next) in succ.next {
-            if visited.seen(&next) {
-                continue;
+            if let Err(too_many) = search.reach(next, i, branch) {
+                return Ok(DeadEnd::Incomplete(too_many.to_string()));
             }
-            if visited.len() >= max_states {
-                return Ok(DeadEnd::Incomplete(format!("more than {max_states} reachable states")));
-            }
-            visited.add(next, Some((i, branch)));
         }
     }
     Ok(DeadEnd::None)

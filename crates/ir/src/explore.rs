@@ -1,8 +1,10 @@
 //! Exact exploration of a system's states: the initial states of Init when they are finitely many,
-//! the finite choices of the non-deterministic inputs, and the reachability sweep from Init that
-//! finds where a run stops. One implementation for every engine that needs them (bounded CTL's
-//! and LTL's checks that no run stops, their explicit evaluation); the sweep evaluates through
-//! [`crate::sim`], the simulator every replay uses, in exact rationals.
+//! the finite choices of the non-deterministic inputs, the breadth-first [`Search`] (each state
+//! once, with a shortest run to it), and the reachability sweep from Init that finds where a run
+//! stops. One implementation for every engine that needs them (bounded CTL's and LTL's checks
+//! that no run stops, their explicit evaluation, CEGAR's explicit-state baseline, the planning
+//! benchmarks' verdicts); the sweep evaluates through [`crate::sim`], the simulator every replay
+//! uses, in exact rationals.
 
 use crate::Env;
 use crate::RBox;
@@ -10,7 +12,8 @@ use crate::num::{Rational, display_rational};
 use crate::sim::{Memory, StepsFrom, initial_memory};
 use crate::space;
 use crate::system::{NondetDomain, System, VarKind};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 
 /// Every combination of one value per axis, in order (the last axis fastest), or `None` when there
 /// would be more than `limit`.
@@ -93,6 +96,129 @@ pub fn input_choices(sys: &System, limit: usize) -> Result<Vec<Vec<Rational>>, S
     product(&axes, limit).ok_or(format!("more than {limit} combinations of the inputs"))
 }
 
+/// A breadth-first search's states: each key (a state, or a state with the controllers' memory)
+/// once, in the order first reached, with how it was first reached (the parent's index and the
+/// branch taken) and its depth. The caller expands the states in order ([`Search::next`]), with
+/// whatever each engine needs of a state (its successors under every input, a property checked),
+/// and adds what it reaches ([`Search::reach`]); [`Search::path`] is a shortest run to any state.
+#[derive(Clone, Debug)]
+pub struct Search<K> {
+    nodes: Vec<Reached<K>>,
+    index: HashMap<K, usize>,
+    expanded: usize,
+    max_states: usize,
+}
+
+/// A state of a [`Search`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reached<K> {
+    /// The state (with the memory, where the search keys on it).
+    pub key: K,
+    /// The parent's index and the branch taken from it; `None` for a start state.
+    pub parent: Option<(usize, usize)>,
+    /// The length of a shortest run from a start state.
+    pub depth: usize,
+}
+
+/// A state reached when the [`Search`] already holds its most states: it is not added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooMany(
+    /// The most states the search holds.
+    pub usize,
+);
+
+impl std::fmt::Display for TooMany {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "more than {} reachable states", self.0)
+    }
+}
+
+impl<K: Hash + Eq + Clone> Search<K> {
+    /// A search from `starts` (a key given twice is kept once; starts are not limited), holding
+    /// at most `max_states` states.
+    pub fn new(starts: impl IntoIterator<Item = K>, max_states: usize) -> Search<K> {
+        let mut search = Search { nodes: Vec::new(), index: HashMap::new(), expanded: 0, max_states };
+        for key in starts {
+            if !search.index.contains_key(&key) {
+                search.push(key, None, 0);
+            }
+        }
+        search
+    }
+
+    fn push(&mut self, key: K, parent: Option<(usize, usize)>, depth: usize) -> usize {
+        let i = self.nodes.len();
+        self.index.insert(key.clone(), i);
+        self.nodes.push(Reached { key, parent, depth });
+        i
+    }
+
+    /// The next state to expand, in breadth-first order (depths never decrease).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<usize> {
+        (self.expanded < self.nodes.len()).then(|| {
+            self.expanded += 1;
+            self.expanded - 1
+        })
+    }
+
+    /// The index of `key`, reached from state `from` by `branch`: a new state unless it was
+    /// reached before; [`TooMany`] when it is new and the search is full.
+    pub fn reach(&mut self, key: K, from: usize, branch: usize) -> Result<usize, TooMany> {
+        if let Some(&i) = self.index.get(&key) {
+            return Ok(i);
+        }
+        if self.nodes.len() >= self.max_states {
+            return Err(TooMany(self.max_states));
+        }
+        let depth = self.nodes[from].depth + 1;
+        Ok(self.push(key, Some((from, branch)), depth))
+    }
+
+    /// Whether `key` was reached.
+    pub fn contains(&self, key: &K) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// The states reached so far.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether no state was reached (no start state).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// State `i`, in the order first reached.
+    pub fn get(&self, i: usize) -> &Reached<K> {
+        &self.nodes[i]
+    }
+
+    /// Every state reached, in the order first reached.
+    pub fn reached(&self) -> &[Reached<K>] {
+        &self.nodes
+    }
+
+    /// A shortest run to state `i`: the indices of its states, from a start state to `i`.
+    pub fn path(&self, mut i: usize) -> Vec<usize> {
+        let mut run = vec![i];
+        while let Some((p, _)) = self.nodes[i].parent {
+            run.push(p);
+            i = p;
+        }
+        run.reverse();
+        run
+    }
+
+    /// A shortest run to state `i` as its start and the branches taken.
+    pub fn run_to(&self, i: usize) -> (&K, Vec<usize>) {
+        let path = self.path(i);
+        let branches = path[1..].iter().map(|&k| self.nodes[k].parent.expect("not a start state").1).collect();
+        (&self.nodes[path[0]].key, branches)
+    }
+}
+
 /// What the sweep found.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Sweep<S> {
@@ -127,55 +253,48 @@ pub fn sweep<S>(
         Ok(inputs) => inputs,
         Err(why) => return Sweep::Unswept(why),
     };
-    let mut frontier: Vec<(Vec<Rational>, Memory<Rational>)> = match initial_states(sys, inits, max_states) {
+    let starts: Vec<(Vec<Rational>, Memory<Rational>)> = match initial_states(sys, inits, max_states) {
         Ok(states) => states.into_iter().map(|s| (s, initial_memory::<Rational>(sys))).collect(),
         Err(why) => return Sweep::Unswept(why),
     };
     let show = |s: &[Rational]| show_state(sys, s);
-    let mut seen: HashSet<(Vec<Rational>, Memory<Rational>)> = frontier.iter().cloned().collect();
-    let mut step = 0;
-    while !frontier.is_empty() && depth.is_none_or(|d| step < d) {
-        let mut next = Vec::new();
-        for (state, memory) in &frontier {
-            if let Err(stop) = keep_going() {
-                return Sweep::Stopped(stop);
-            }
-            let mut steps = match StepsFrom::new(sys, state, memory) {
+    let mut search = Search::new(starts, max_states);
+    while let Some(i) = search.next() {
+        if depth.is_some_and(|d| search.get(i).depth >= d) {
+            break; // breadth first: every later state is as deep
+        }
+        if let Err(stop) = keep_going() {
+            return Sweep::Stopped(stop);
+        }
+        let (state, memory) = search.get(i).key.clone();
+        let mut steps = match StepsFrom::new(sys, &state, &memory) {
+            Ok(s) => s,
+            Err(e) => return stop_or_unswept(&e, &show(&state)),
+        };
+        let mut any = false;
+        for input in &inputs {
+            let (succ, after) = match steps.under(input) {
                 Ok(s) => s,
-                Err(e) => return stop_or_unswept(&e, &show(state)),
+                Err(e) => return stop_or_unswept(&e, &show(&state)),
             };
-            let mut any = false;
-            for input in &inputs {
-                let (succ, after) = match steps.under(input) {
-                    Ok(s) => s,
-                    Err(e) => return stop_or_unswept(&e, &show(state)),
-                };
-                if let Some((b, n, e)) = succ.exits.first() {
-                    return Sweep::Stop(format!(
-                        "at {}, branch '{}' leads to {} outside the declared domains ({e})",
-                        show(state),
-                        sys.step.branches[*b].name,
-                        show(n)
-                    ));
-                }
-                for (_, n) in succ.next {
-                    any = true;
-                    let key = (n, after.clone());
-                    if !seen.contains(&key) {
-                        if seen.len() >= max_states {
-                            return Sweep::Unswept(format!("more than {max_states} reachable states"));
-                        }
-                        seen.insert(key.clone());
-                        next.push(key);
-                    }
-                }
+            if let Some((b, n, e)) = succ.exits.first() {
+                return Sweep::Stop(format!(
+                    "at {}, branch '{}' leads to {} outside the declared domains ({e})",
+                    show(&state),
+                    sys.step.branches[*b].name,
+                    show(n)
+                ));
             }
-            if !any {
-                return Sweep::Stop(format!("the state {} has no successor (a deadlock)", show(state)));
+            for (b, n) in succ.next {
+                any = true;
+                if let Err(too_many) = search.reach((n, after.clone()), i, b) {
+                    return Sweep::Unswept(too_many.to_string());
+                }
             }
         }
-        frontier = next;
-        step += 1;
+        if !any {
+            return Sweep::Stop(format!("the state {} has no successor (a deadlock)", show(&state)));
+        }
     }
     Sweep::NoStop
 }
@@ -188,5 +307,49 @@ fn stop_or_unswept<S>(e: &crate::sim::SimError, state: &str) -> Sweep<S> {
         Sweep::Unswept(format!("at {state}: {e}; the exact sweep follows rational values only"))
     } else {
         Sweep::Stop(format!("at {state}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A graph on the integers: from k, branch 0 to k + 1 and branch 1 to 2k (below 10).
+    fn expand(search: &mut Search<u32>, i: usize) -> Result<(), TooMany> {
+        let k = search.get(i).key;
+        for (branch, next) in [k + 1, 2 * k].into_iter().enumerate().filter(|(_, n)| *n < 10) {
+            search.reach(next, i, branch)?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_search_reaches_each_state_once_breadth_first_with_a_shortest_run() {
+        let mut search = Search::new([1, 1, 3], 100);
+        assert_eq!(search.len(), 2, "a start given twice is kept once");
+        while let Some(i) = search.next() {
+            expand(&mut search, i).unwrap();
+        }
+        let keys: Vec<u32> = search.reached().iter().map(|r| r.key).collect();
+        assert_eq!(keys, vec![1, 3, 2, 4, 6, 5, 8, 7, 9]);
+        let depths: Vec<usize> = search.reached().iter().map(|r| r.depth).collect();
+        assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
+        // 9 is first reached from 8, 8 from 4, and 4 from the start 3 (before 2 is expanded).
+        let nine = keys.iter().position(|&k| k == 9).unwrap();
+        let path: Vec<u32> = search.path(nine).into_iter().map(|i| search.get(i).key).collect();
+        assert_eq!(path, vec![3, 4, 8, 9]);
+        let (start, branches) = search.run_to(nine);
+        assert_eq!((*start, branches), (3, vec![0, 1, 0]));
+    }
+
+    #[test]
+    fn a_full_search_refuses_new_states_but_finds_old_ones() {
+        let mut search = Search::new([1], 3);
+        let i = search.next().unwrap();
+        assert_eq!(search.reach(2, i, 0), Ok(1));
+        assert_eq!(search.reach(3, i, 1), Ok(2));
+        assert_eq!(search.reach(4, i, 0), Err(TooMany(3)));
+        assert_eq!(search.reach(2, i, 1), Ok(1), "a state reached before is found, not added");
+        assert_eq!(TooMany(3).to_string(), "more than 3 reachable states");
     }
 }

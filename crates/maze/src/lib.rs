@@ -17,10 +17,12 @@
 
 mod generate;
 mod spec;
+mod summary;
 pub mod truth;
 
 pub use generate::{Generated, InstanceSummary, SuiteEntry, generate, on_workers, relative, suite_file_text};
 pub use spec::{Arena, Defect, Dynamics, Family, Spec, parse_shape, syntax_error as spec_syntax_error};
+pub use summary::Generation;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MazeError {

@@ -150,6 +150,23 @@ pub struct Generated {
     pub unsafe_distance: Option<u32>,
 }
 
+impl Generated {
+    /// One line for `trestle planning generate`: the file, the state counts, the policy's
+    /// accuracy and the verdict of the exact search.
+    pub fn text(&self) -> String {
+        format!(
+            "{}: {} ({} start states, {} reachable under the policy, accuracy {:.1}%, {}: {})",
+            self.name,
+            self.system.display(),
+            self.start_states,
+            self.reachable,
+            100.0 * self.accuracy,
+            self.expected.as_str(),
+            self.unsafe_condition
+        )
+    }
+}
+
 fn internal(what: impl std::fmt::Display) -> impl Fn(String) -> PlanningError {
     move |e| PlanningError::Internal(format!("{what}: {e}"))
 }

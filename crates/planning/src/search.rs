@@ -1,6 +1,6 @@
 //! The exact explicit-state search that establishes a generated instance's verdict: every start
 //! state (the states of `init`, enumerated), then breadth-first every state reachable under the
-//! policy, each step executed by [`trestle_ir::sim::successors`] over exact rationals (the network
+//! policy (`trestle_ir::explore`), each step executed by [`trestle_ir::sim::successors`] over exact rationals (the network
 //! evaluated exactly, argmax ties to the lowest index, successors outside the domains dropped or
 //! refused as the system says). The system is unsafe iff some reached state violates `safe`.
 //!
@@ -8,12 +8,9 @@
 //! bounded domains, no non-deterministic inputs, feed-forward controllers) and nothing else.
 
 use crate::{PlanningError, Truth};
-use num_traits::ToPrimitive;
-use std::collections::HashMap;
-use trestle_ir::num::rational_from_i64;
+use trestle_ir::explore::{self, Search, TooMany};
 use trestle_ir::sim;
-use trestle_ir::system::VarKind;
-use trestle_ir::{Env, Pred, Rational, System};
+use trestle_ir::{Env, Pred, RBox, Rational, System};
 
 /// What the search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,83 +40,19 @@ fn input(msg: impl Into<String>) -> PlanningError {
     PlanningError::Input(msg.into())
 }
 
-/// The integer range `[lo, hi]` of state variable `i` within `lo..hi` (rational ends, `None` =
-/// unbounded) and its domain, or an error when it is unbounded.
-fn int_range(
-    sys: &System,
-    i: usize,
-    lo: Option<&Rational>,
-    hi: Option<&Rational>,
-) -> Result<(i64, i64), PlanningError> {
-    let v = &sys.state[i];
-    if v.kind == VarKind::Real {
-        return Err(input(format!(
-            "explicit search: '{}' is a real variable; only int and bool states are enumerated",
-            v.name
-        )));
-    }
-    let pick = |a: Option<&Rational>, b: Option<&Rational>, max: bool| match (a, b) {
-        (Some(x), Some(y)) => Some(if (x > y) == max { x.clone() } else { y.clone() }),
-        (Some(x), None) | (None, Some(x)) => Some(x.clone()),
-        (None, None) => None,
-    };
-    let (kind_lo, kind_hi) = match v.kind {
-        VarKind::Bool => (Some(rational_from_i64(0)), Some(rational_from_i64(1))),
-        _ => (None, None),
-    };
-    let lo = pick(pick(lo, v.domain.lo.as_ref(), true).as_ref(), kind_lo.as_ref(), true);
-    let hi = pick(pick(hi, v.domain.hi.as_ref(), false).as_ref(), kind_hi.as_ref(), false);
-    let (Some(lo), Some(hi)) = (lo, hi) else {
-        return Err(input(format!("explicit search: '{}' has no bounded domain", v.name)));
-    };
-    let as_i64 = |q: Rational| {
-        q.to_integer().to_i64().ok_or_else(|| input(format!("explicit search: '{}' is out of range", v.name)))
-    };
-    Ok((as_i64(lo.ceil())?, as_i64(hi.floor())?))
-}
-
-/// The states of `init`: the integer points of the boxes `init` is a union of (or of the domains'
-/// box when it is no such union) that satisfy it, at most `limit` points enumerated, first
-/// occurrences in enumeration order.
+/// The states of `init`: the legal points of the boxes `init` is a union of (or of the domains'
+/// box when it is no such union) that satisfy it, at most `limit` candidates enumerated, first
+/// occurrences in enumeration order (`trestle_ir::explore::initial_states` on the boxes met with
+/// the domains).
 pub fn initial_states(sys: &System, limit: usize) -> Result<Vec<Vec<Rational>>, PlanningError> {
     let dims = sys.state.len();
-    let boxes = sys.init.to_box_union(dims, limit).unwrap_or_else(|| vec![trestle_ir::RBox::unbounded(dims)]);
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut enumerated = 0usize;
-    for b in &boxes {
-        let ranges =
-            (0..dims).map(|i| int_range(sys, i, b.lo[i].as_ref(), b.hi[i].as_ref())).collect::<Result<Vec<_>, _>>()?;
-        if ranges.iter().any(|&(lo, hi)| lo > hi) {
-            continue;
-        }
-        let count = ranges.iter().try_fold(1usize, |acc, &(lo, hi)| acc.checked_mul((hi - lo + 1) as usize));
-        enumerated = count
-            .and_then(|c| c.checked_add(enumerated))
-            .filter(|&c| c <= limit)
-            .ok_or_else(|| input(format!("explicit search: init covers more than {limit} candidate states")))?;
-        let mut point: Vec<i64> = ranges.iter().map(|r| r.0).collect();
-        'points: loop {
-            let state: Vec<Rational> = point.iter().map(|&x| rational_from_i64(x)).collect();
-            if sim::check_state(sys, &state).is_ok() && holds(&sys.init, &state)? && seen.insert(state.clone()) {
-                out.push(state);
-            }
-            // The next point of the box (an odometer, the last variable fastest).
-            let mut k = dims;
-            loop {
-                if k == 0 {
-                    break 'points;
-                }
-                k -= 1;
-                if point[k] < ranges[k].1 {
-                    point[k] += 1;
-                    continue 'points;
-                }
-                point[k] = ranges[k].0;
-            }
-        }
-    }
-    Ok(out)
+    let domains = RBox {
+        lo: sys.state.iter().map(|v| v.domain.lo.clone()).collect(),
+        hi: sys.state.iter().map(|v| v.domain.hi.clone()).collect(),
+    };
+    let boxes = sys.init.to_box_union(dims, limit).unwrap_or_else(|| vec![RBox::unbounded(dims)]);
+    let boxes: Vec<RBox> = boxes.iter().filter_map(|b| b.intersect(&domains)).collect();
+    explore::initial_states(sys, &boxes, limit).map_err(|why| input(format!("explicit search: {why}")))
 }
 
 fn holds(p: &Pred, state: &[Rational]) -> Result<bool, PlanningError> {
@@ -137,22 +70,15 @@ pub fn explore(sys: &System, starts: &[Vec<Rational>], limit: usize) -> Result<E
     if sys.networks.iter().any(|n| n.network.is_recurrent()) {
         return Err(input("explicit search: recurrent controllers carry memory; only feed-forward ones are searched"));
     }
-    let mut index: HashMap<Vec<Rational>, usize> = HashMap::new();
-    let mut reachable: Vec<Reached> = Vec::new();
-    let mut parent: Vec<Option<usize>> = Vec::new();
     for s in starts {
         sim::check_state(sys, s).map_err(|e| input(format!("explicit search: a start state: {e}")))?;
-        if !index.contains_key(s) {
-            index.insert(s.clone(), reachable.len());
-            reachable.push(Reached { state: s.clone(), depth: 0, actions: Vec::new(), next: Vec::new() });
-            parent.push(None);
-        }
     }
+    let mut search = Search::new(starts.iter().cloned(), limit);
+    let mut reachable: Vec<Reached> = Vec::new();
     let mut first_unsafe = None;
     let mut memory = sim::initial_memory::<Rational>(sys);
-    let mut i = 0;
-    while i < reachable.len() {
-        let (state, depth) = (reachable[i].state.clone(), reachable[i].depth);
+    while let Some(i) = search.next() {
+        let state = search.get(i).key.clone();
         if first_unsafe.is_none() && !holds(safe, &state)? {
             first_unsafe = Some(i);
         }
@@ -163,36 +89,17 @@ pub fn explore(sys: &System, starts: &[Vec<Rational>], limit: usize) -> Result<E
             return Err(input(format!("explicit search: a run ends in an error at ({}): {e}", show.join(", "))));
         }
         let mut targets = Vec::with_capacity(succ.next.len());
-        for (_, next) in succ.next {
-            let k = match index.get(&next) {
-                Some(&k) => k,
-                None => {
-                    if reachable.len() >= limit {
-                        return Err(input(format!(
-                            "explicit search: more than {limit} states reachable under the policy"
-                        )));
-                    }
-                    index.insert(next.clone(), reachable.len());
-                    reachable.push(Reached { state: next, depth: depth + 1, actions: Vec::new(), next: Vec::new() });
-                    parent.push(Some(i));
-                    reachable.len() - 1
-                }
-            };
+        for (branch, next) in succ.next {
+            let k = search.reach(next, i, branch).map_err(|TooMany(limit)| {
+                input(format!("explicit search: more than {limit} states reachable under the policy"))
+            })?;
             targets.push(k);
         }
-        reachable[i].actions = succ.actions;
-        reachable[i].next = targets;
-        i += 1;
+        let depth = search.get(i).depth;
+        reachable.push(Reached { state, depth, actions: succ.actions, next: targets });
     }
-    let counterexample = first_unsafe.map(|mut k| {
-        let mut run = vec![reachable[k].state.clone()];
-        while let Some(p) = parent[k] {
-            run.push(reachable[p].state.clone());
-            k = p;
-        }
-        run.reverse();
-        run
-    });
+    let counterexample =
+        first_unsafe.map(|k| search.path(k).into_iter().map(|p| search.get(p).key.clone()).collect::<Vec<_>>());
     let verdict = if counterexample.is_some() { Truth::Unsafe } else { Truth::Safe };
     Ok(Exploration { verdict, starts: starts.len(), reachable, counterexample })
 }
@@ -200,7 +107,9 @@ pub fn explore(sys: &System, starts: &[Vec<Rational>], limit: usize) -> Result<E
 #[cfg(test)]
 mod tests {
     use super::*;
+    use num_traits::ToPrimitive;
     use std::path::Path;
+    use trestle_ir::num::rational_from_i64;
 
     /// A counter x in [0, 5] with labels [inc, dec]; the inline network scores [5/2 - x, x], so
     /// inc wins (ties to inc) exactly for x <= 5/4: x in {0, 1} increments, x >= 2 decrements.

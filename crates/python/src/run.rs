@@ -11,6 +11,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 use trestle_core::Budget;
 use trestle_verify::DriverError;
+use trestle_verify::process::PanicReport;
 
 /// How often the waiting thread checks Python's signals.
 const POLL: Duration = Duration::from_millis(50);
@@ -60,16 +61,12 @@ pub fn interruptible<T: Send>(
     })
 }
 
-/// A panic of the run: a resource that ran out (a Z3 context that could not be created) is a
-/// `MemoryError`, anything else a bug.
+/// A panic of the run: a resource that ran out (a Z3 context or a thread that could not be
+/// created) is a `MemoryError`, anything else a bug (`trestle_verify::process::panic_report`, as
+/// the CLI reports it).
 fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
-    if let Some(oom) = panic.downcast_ref::<trestle_smt::OutOfMemory>() {
-        return PyMemoryError::new_err(oom.to_string());
+    match trestle_verify::process::panic_report(&*panic) {
+        PanicReport::OutOfMemory(message) => PyMemoryError::new_err(message),
+        PanicReport::Internal(message) => InternalError::new_err(message),
     }
-    let msg = panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "unknown panic".into());
-    InternalError::new_err(format!("internal error (a bug in trestle, please report it): {msg}"))
 }

@@ -373,9 +373,7 @@ impl NativeSystem {
         branch: Option<Vec<String>>,
         float: bool,
     ) -> PyResult<String> {
-        let exact = |text: &str, what: &str| {
-            trestle_ir::num::parse_rational(text).ok_or_else(|| input(format!("{what}: '{text}' is not a number")))
-        };
+        let exact = |text: &str, what: &str| trestle_verify::simulate::exact(text, what).map_err(driver_error);
         let opts = trestle_verify::simulate::SimulateOptions {
             steps,
             runs,

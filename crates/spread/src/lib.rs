@@ -140,6 +140,18 @@ pub struct Policy {
     pub accuracy: f64,
 }
 
+impl Policy {
+    /// One line for `trestle spread generate`: the model and its agreement with the expert.
+    pub fn text(&self) -> String {
+        format!(
+            "agent {}: {} (agrees with the expert on {:.1}% of the training steps)",
+            self.agent,
+            self.model.display(),
+            100.0 * self.accuracy
+        )
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Generated {
     pub system: PathBuf,

@@ -75,4 +75,30 @@ impl Certified {
             "checks": c.checks.iter().map(|(name, ok, detail)| serde_json::json!({"check": name, "ok": ok, "detail": detail})).collect::<Vec<_>>(),
         })
     }
+
+    /// The re-check as text: a line per check, then the verdict on the certificate.
+    pub fn text(&self) -> String {
+        let c = &self.certification;
+        let mut out = String::new();
+        for (name, ok, detail) in &c.checks {
+            out.push_str(&format!("{} {name}: {detail}\n", if *ok { "ok  " } else { "FAIL" }));
+        }
+        // The formula proven is the certificate's (for `F p` proven by `F<=d p`, the latter).
+        let verdict = match (c.valid, c.kind, &self.ltl) {
+            (true, "proof", Some(f)) => format!("certificate VALID: '{f}' holds on every run"),
+            (true, "proof", None) => "certificate VALID: the system is safe".into(),
+            (true, ..) if c.checks.iter().any(|c| c.0.starts_with("witness validated")) => {
+                "refutation VALID: the counterexample is validated (exact start, successor enclosed strictly outside)"
+                    .into()
+            }
+            (true, trestle_bridge::certificate::run::UNSAFE_RUN, _) => {
+                "refutation VALID: the run from Init leaves Safe (re-run from its exact start and choices)".into()
+            }
+            (true, ..) => "refutation VALID: the counterexample replays exactly".into(),
+            (false, ..) => "certificate REJECTED: it proves nothing (the system itself may be safe or not)".into(),
+        };
+        out.push_str(&verdict);
+        out.push('\n');
+        out
+    }
 }

@@ -19,6 +19,8 @@
 //! - one result per question, `trestle_core::RunResult` (`trestle-result/1`), and its text
 //!   ([`render`]), the same for the CLI, the campaign store and the Python package;
 //! - certificate files ([`write_file`]), written atomically, and their re-check ([`certify`]);
+//! - the process of a command-line front end ([`process`]: stop signals, the time-limit
+//!   backstop, one JSON object under `--json`, panics reported as internal errors);
 //! - concrete runs of the closed loop ([`simulate`]) and pictures of a run ([`picture`]);
 //! - bounded properties `G<=k p` of sampled-data systems ([`flow_ltl`]: bound propagation with the
 //!   flow's enclosure as the step, or a validated run from Init; the controllers bounded by the
@@ -29,6 +31,7 @@
 pub mod cegar;
 pub mod certify;
 pub mod check;
+mod choices;
 pub mod describe;
 mod error;
 pub mod flow_crown;
@@ -37,9 +40,12 @@ pub mod flow_ltl;
 pub mod flow_reach;
 pub mod formula;
 pub mod json;
+pub mod load;
 pub mod milp;
+pub mod model;
 pub mod options;
 pub mod picture;
+pub mod process;
 mod progress;
 pub mod properties;
 pub mod render;

@@ -6,18 +6,18 @@
 //! errors.
 
 use crate::cegar::CegarMethod;
-use crate::check::{CheckMethod, CheckOptions};
+use crate::check::CheckOptions;
+pub use crate::choices::*;
 use crate::error::DriverError;
 use crate::properties::VerifyOptions;
 use std::path::PathBuf;
 use std::time::Duration;
-use trestle_bridge::config::{Queue, Split};
+use trestle_cegar::CegarOptions;
 use trestle_cegar::bmc::BmcOptions;
 use trestle_cegar::explicit::ExplicitOptions;
-use trestle_cegar::{CegarOptions, PolicyEncoding, Refine};
 use trestle_core::Budget;
 use trestle_ctl::CtlOptions;
-use trestle_ltl::{LtlOptions, Tightening};
+use trestle_ltl::LtlOptions;
 
 /// Most worker threads a run may ask for. Results never depend on the thread count and threads
 /// beyond the cores only contend; the cap turns a typo (`--threads 20000`, which spent minutes
@@ -106,18 +106,10 @@ pub fn width(w: f64, flag: &str) -> Result<f64, DriverError> {
     if w > 0.0 && w < 1.0 { Ok(w) } else { Err(DriverError::input(format!("{flag} must be in (0, 1)"))) }
 }
 
-/// The value among `names` that `value` names; `flag` names the option in the error.
-pub fn pick<T: Copy>(flag: &str, value: &str, names: &[(&str, T)]) -> Result<T, DriverError> {
-    names.iter().find(|(n, _)| *n == value).map(|(_, v)| *v).ok_or_else(|| {
-        let all: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
-        DriverError::input(format!("{flag}='{value}': expected one of {}", all.join(", ")))
-    })
-}
-
 /// A bound propagation method by the name users write (`crown`, `alpha-crown`, `ibp`,
 /// `forward`); `flag` names the option in the error.
 pub fn bound_method(flag: &str, name: &str) -> Result<trestle_bounds::Method, DriverError> {
-    Ok(match pick(flag, name, &[("crown", 0), ("alpha-crown", 1), ("ibp", 2), ("forward", 3)])? {
+    Ok(match pick(flag, name, BOUND_METHODS)? {
         0 => trestle_bounds::Method::Crown,
         1 => trestle_bounds::Method::AlphaCrown(Default::default()),
         2 => trestle_bounds::Method::Ibp,
@@ -189,11 +181,7 @@ impl Default for CheckRequest {
 
 impl CheckRequest {
     pub fn options(&self, limits: &Limits, s: Spelling) -> Result<CheckOptions, DriverError> {
-        let method = pick(
-            &s.flag("method"),
-            &self.method,
-            &[("bridge", CheckMethod::Bridge), ("monolithic", CheckMethod::Monolithic), ("milp", CheckMethod::Milp)],
-        )?;
+        let method = pick(&s.flag("method"), &self.method, CHECK_METHODS)?;
         let mut c = if self.paper { trestle_bridge::Config::paper() } else { trestle_bridge::Config::default() };
         if let Some(p) = &self.post {
             c.post = bound_method(&s.flag("post"), p)?;
@@ -204,18 +192,10 @@ impl CheckRequest {
             c.linear_bridge = true;
         }
         if let Some(name) = &self.split {
-            c.split = pick(
-                &s.flag("split"),
-                name,
-                &[("influence", Split::Influence), ("widest", Split::Widest), ("all", Split::All)],
-            )?;
+            c.split = pick(&s.flag("split"), name, SPLITS)?;
         }
         if let Some(name) = &self.queue {
-            c.queue = pick(
-                &s.flag("queue"),
-                name,
-                &[("fifo", Queue::Fifo), ("dfs", Queue::Dfs), ("priority", Queue::Priority)],
-            )?;
+            c.queue = pick(&s.flag("queue"), name, QUEUES)?;
         }
         if let Some(t) = limits.threads(s)? {
             c.threads = t;
@@ -303,20 +283,8 @@ pub struct CtlRequest {
 
 impl CtlRequest {
     pub fn options(&self, limits: &Limits, s: Spelling) -> Result<CtlOptions, DriverError> {
-        use trestle_ctl::Method;
-        let mut opts = CtlOptions {
-            method: pick(
-                &s.flag("method"),
-                &self.method,
-                &[
-                    ("auto", Method::Auto),
-                    ("compositional", Method::Compositional),
-                    ("monolithic", Method::Monolithic),
-                    ("explicit", Method::Explicit),
-                ],
-            )?,
-            ..CtlOptions::default()
-        };
+        let mut opts =
+            CtlOptions { method: pick(&s.flag("method"), &self.method, CTL_METHODS)?, ..CtlOptions::default() };
         if let Some(p) = self.pieces {
             if p == 0 {
                 return Err(DriverError::input(format!("{} must be at least 1", s.flag("pieces"))));
@@ -349,33 +317,17 @@ impl LtlRequest {
     /// The engine's options; the threads are HiGHS's per MILP (the driver's invariant chain takes
     /// [`Limits::threads_or_cores`] for its engines).
     pub fn options(&self, limits: &Limits, s: Spelling) -> Result<LtlOptions, DriverError> {
-        use trestle_ltl::Method;
-        use trestle_ltl::bpt::Domain;
         if self.depth == 0 || self.depth > 10_000 {
             return Err(DriverError::input(format!("{} must be between 1 and 10000", s.flag("depth"))));
         }
         let mut opts = LtlOptions {
-            method: pick(
-                &s.flag("method"),
-                &self.method,
-                &[
-                    ("auto", Method::Auto),
-                    ("bpt", Method::Bpt),
-                    ("rmilp", Method::Rmilp),
-                    ("lasso", Method::Lasso),
-                    ("invariant", Method::Invariant),
-                ],
-            )?,
+            method: pick(&s.flag("method"), &self.method, LTL_METHODS)?,
             depth: self.depth,
-            bpt: pick(&s.flag("bpt"), &self.bpt, &[("interval", Domain::Interval), ("crown", Domain::Crown)])?,
+            bpt: pick(&s.flag("bpt"), &self.bpt, LTL_DOMAINS)?,
             ..LtlOptions::default()
         };
         opts.rmilp.adaptive = self.adaptive;
-        opts.rmilp.tightening = pick(
-            &s.flag("tighten"),
-            &self.tighten,
-            &[("race", Tightening::Race), ("on", Tightening::On), ("off", Tightening::Off)],
-        )?;
+        opts.rmilp.tightening = pick(&s.flag("tighten"), &self.tighten, LTL_TIGHTENINGS)?;
         opts.rmilp.threads = limits.threads(s)?;
         Ok(opts)
     }
@@ -401,15 +353,10 @@ impl CegarRequest {
         if self.depth == 0 || self.depth > 100_000 {
             return Err(DriverError::input(format!("{} must be between 1 and 100000", s.flag("depth"))));
         }
-        let encoding =
-            pick(&s.flag("encoding"), &self.encoding, &[("lazy", PolicyEncoding::Lazy), ("z3", PolicyEncoding::Z3)])?;
-        Ok(match pick(&s.flag("method"), &self.method, &[("cegar", 0), ("bmc", 1), ("explicit", 2)])? {
+        let encoding = pick(&s.flag("encoding"), &self.encoding, CEGAR_ENCODINGS)?;
+        Ok(match pick(&s.flag("method"), &self.method, CEGAR_METHODS)? {
             0 => CegarMethod::Cegar(CegarOptions {
-                refine: pick(
-                    &s.flag("refine"),
-                    &self.refine,
-                    &[("ws", Refine::WitnessSplit), ("ce", Refine::ConcretisationExclusion)],
-                )?,
+                refine: pick(&s.flag("refine"), &self.refine, CEGAR_REFINEMENTS)?,
                 heuristic: self.heuristic,
                 incremental: self.incremental,
                 encoding,
@@ -472,6 +419,9 @@ impl SynthRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CheckMethod;
+    use trestle_bridge::config::Queue;
+    use trestle_cegar::PolicyEncoding;
 
     #[test]
     fn each_front_end_names_the_option_its_way() {

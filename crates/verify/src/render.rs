@@ -105,6 +105,103 @@ fn plain(v: &Value) -> String {
     }
 }
 
+/// A run of `trestle simulate` as an aligned table: the step, the state, the inputs, the actions
+/// (by label where the controller names them) and the branch, with a last row for the final state.
+pub fn run_table(run: &crate::simulate::Run, sys: &trestle_ir::System) -> String {
+    let mut header = vec!["t".to_string()];
+    header.extend(sys.state_names());
+    header.extend(sys.nondet_names());
+    header.extend(sys.action_names());
+    let branched = sys.step.branches.len() > 1;
+    if branched {
+        header.push("branch".into());
+    }
+    let show = |x: &trestle_ir::num::Rational| decimal(trestle_ir::num::to_f64_nearest(x));
+    let mut rows = Vec::new();
+    for (t, tr) in run.steps.iter().enumerate() {
+        let mut r = vec![t.to_string()];
+        r.extend(tr.state.iter().map(show));
+        r.extend(tr.nondet.iter().map(show));
+        r.extend(
+            tr.actions
+                .iter()
+                .enumerate()
+                .map(|(i, v)| trestle_ir::sim::action_label(sys, i, v).unwrap_or_else(|| show(v))),
+        );
+        if branched {
+            r.push(sys.step.branches[tr.branch].name.clone());
+        }
+        rows.push(r);
+    }
+    let mut last = vec![run.steps.len().to_string()];
+    last.extend(run.last.iter().map(show));
+    last.resize(header.len(), String::new());
+    rows.push(last);
+    let mut out = String::new();
+    if !run.start_in_init {
+        out.push_str("note: the start state is outside Init\n");
+    }
+    out.push_str(&table(&header, &rows));
+    out
+}
+
+/// An aligned text table, right-justified.
+pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.len());
+        }
+    }
+    let line = |cells: &[String]| {
+        cells.iter().enumerate().map(|(i, c)| format!("{c:>w$}", w = widths[i])).collect::<Vec<_>>().join("  ")
+    };
+    let mut out = line(header);
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r));
+        out.push('\n');
+    }
+    out
+}
+
+/// `trestle bounds`: a network's output bounds over an input box of `n_in` dimensions, found by
+/// `method`, as JSON and as text. IBP has no linear relaxation: its box is the (constant) linear
+/// bound.
+pub fn output_bounds(b: &trestle_bounds::OutputBounds, n_in: usize, method: &str) -> (Value, String) {
+    use trestle_ir::Matrix;
+    let constant = |c: &Vec<f64>| (Matrix::new(c.len(), n_in, vec![0.0; c.len() * n_in]), c.clone());
+    let (lower, upper) = match &b.linear {
+        Some(l) => ((l.lower.a.clone(), l.lower.c.clone()), (l.upper.a.clone(), l.upper.c.clone())),
+        None => (constant(&b.lo), constant(&b.hi)),
+    };
+    let rows = |m: &Matrix| (0..m.rows).map(|r| m.row(r).to_vec()).collect::<Vec<_>>();
+    let json = serde_json::json!({
+        "method": method,
+        "lo": b.lo,
+        "hi": b.hi,
+        "linear": {
+            "lower": { "A": rows(&lower.0), "c": lower.1 },
+            "upper": { "A": rows(&upper.0), "c": upper.1 },
+        },
+    });
+    let mut text = format!("output box ({method}), sound under rounding:\n");
+    for i in 0..b.lo.len() {
+        let _ = writeln!(text, "  y{i} in [{}, {}]", decimal(b.lo[i]), decimal(b.hi[i]));
+    }
+    text.push_str("linear bounds over the box:\n");
+    let term = |m: &Matrix, c: &[f64], i: usize| {
+        let mut t: Vec<String> =
+            (0..n_in).filter(|&j| m.get(i, j) != 0.0).map(|j| format!("{}*x{j}", decimal(m.get(i, j)))).collect();
+        t.push(decimal(c[i]));
+        t.join(" + ")
+    };
+    for i in 0..b.lo.len() {
+        let _ = writeln!(text, "  {} <= y{i} <= {}", term(&lower.0, &lower.1, i), term(&upper.0, &upper.1, i));
+    }
+    (json, text)
+}
+
 /// An f64 for reading: short, never misleading (the exact value is in the JSON).
 pub fn decimal(x: f64) -> String {
     if x == 0.0 {

@@ -43,6 +43,44 @@ pub struct SimulateOptions {
     pub budget: Budget,
 }
 
+impl SimulateOptions {
+    /// These options with the start values, fixed inputs and branches of the CLI's flags:
+    /// `from` "h=-129,tau=25", `nondet` "c=0.5" (every step) or "c=0.5;0.7;1" (per step),
+    /// `branch` a name or index, or a comma list per step. Numbers are exact decimals or `p/q`.
+    pub fn with_text(
+        mut self,
+        from: Option<&str>,
+        nondet: Option<&str>,
+        branch: Option<&str>,
+    ) -> Result<Self, DriverError> {
+        for (k, v) in assignments(from.unwrap_or_default(), "--from")? {
+            self.from.push((k, exact(&v, "--from")?));
+        }
+        for (k, v) in assignments(nondet.unwrap_or_default(), "--nondet")? {
+            let vals = v.split(';').map(|x| exact(x.trim(), "--nondet")).collect::<Result<Vec<_>, _>>()?;
+            self.nondet.push((k, vals));
+        }
+        self.branches = branch.map(|text| text.split(',').map(|b| b.trim().to_string()).collect());
+        Ok(self)
+    }
+}
+
+fn assignments(text: &str, what: &str) -> Result<Vec<(String, String)>, DriverError> {
+    text.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| DriverError::input(format!("{what} '{kv}': expected NAME=VALUE")))
+        })
+        .collect()
+}
+
+/// A value a user wrote (an exact decimal or `p/q`); `what` names it in the error.
+pub fn exact(text: &str, what: &str) -> Result<Rational, DriverError> {
+    trestle_ir::num::parse_rational(text).ok_or_else(|| DriverError::input(format!("{what}: '{text}' is not a number")))
+}
+
 /// Most states a simulation holds, runs times (steps + 1): every run is kept until it is printed,
 /// so `--runs 4294967296` asked for 481 GB (an abort under any memory limit) and `--runs 2^63`
 /// overflowed a vector's capacity (exit 4). A million states of exact values is already minutes

@@ -1,4 +1,8 @@
-//! Stopping cleanly on SIGINT (Ctrl-C), SIGTERM and SIGHUP.
+//! What a command-line front end of the driver guarantees of its process: it stops cleanly on
+//! SIGINT (Ctrl-C), SIGTERM and SIGHUP, ends near its time limit even when an engine does not
+//! ([`backstop`]), prints exactly one JSON object under `--json` ([`OUTPUT`]), and reports a
+//! panic as an internal error, or as "out of memory" when a resource ran out ([`panic_hook`],
+//! [`panic_report`]). The CLI installs all of it; the Python package uses [`panic_report`].
 //!
 //! No signal handler runs any code of ours: the signals are blocked in the main thread before any
 //! other thread exists (every thread inherits the mask, Z3's and rayon's included), and one
@@ -81,7 +85,7 @@ fn stop(signal: i32, json: bool) -> ! {
     let message = format!("interrupted by {name}: {}", stopped.as_deref().unwrap_or("stopped without a verdict"));
     if json && let Some(mut printed) = wait_for_output() {
         if !*printed {
-            crate::output::print_error_json("interrupted", &message);
+            print_error_json("interrupted", &message);
             *printed = true;
         }
         eprintln!("\nerror: {message}");
@@ -162,7 +166,7 @@ fn backstop_output(command: &str, json: bool, note: &str) -> (String, i32) {
         for r in rows.iter_mut().filter(|r| r.reason_kind.as_deref() == Some("time-limit") && r.method == "none") {
             r.details.insert("note".into(), note.into());
         }
-        let code = match trestle_verify::properties::Verification::worst(&rows) {
+        let code = match crate::properties::Verification::worst(&rows) {
             trestle_core::Status::Refuted => 1,
             trestle_core::Status::Proven => 0,
             _ => 3,
@@ -171,7 +175,7 @@ fn backstop_output(command: &str, json: bool, note: &str) -> (String, i32) {
             let doc = serde_json::json!({ "system": system, "results": rows });
             format!("{}\n", serde_json::to_string_pretty(&doc).expect("results serialise"))
         } else {
-            trestle_verify::render::verification(&system, &rows)
+            crate::render::verification(&system, &rows)
         };
         return (text, code);
     }
@@ -181,7 +185,7 @@ fn backstop_output(command: &str, json: bool, note: &str) -> (String, i32) {
     let text = if json {
         format!("{}\n", serde_json::to_string_pretty(&r).expect("results serialise"))
     } else {
-        trestle_verify::render::text(&r)
+        crate::render::text(&r)
     };
     (text, 3)
 }
@@ -229,4 +233,80 @@ pub fn backstop(timeout: Option<f64>, json: bool, command: &'static str) {
         // SAFETY: ends the process at once, as `stop` does: threads may still be inside Z3.
         unsafe { libc::_exit(code) }
     });
+}
+
+/// The one JSON object of a run that ended in an error. (Also printed by the interrupt, which
+/// holds the output lock itself.)
+pub fn print_error_json(kind: &str, message: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", serde_json::json!({ "error": { "kind": kind, "message": message } }));
+    let _ = out.flush();
+}
+
+/// Where the last panic happened, for the internal-error report (the default hook's message and
+/// backtrace are replaced by one clear line).
+static PANIC_LOCATION: Mutex<Option<String>> = Mutex::new(None);
+
+/// Set when a panic was a resource running out (a Z3 context or a thread that could not be
+/// created), in whichever thread it happened: the run ends with "out of memory", exit 3. Scoped
+/// threads hand their panics on as "a scoped thread panicked", so the hook, which sees the
+/// original payload, is where this is known.
+static OUT_OF_MEMORY: Mutex<Option<String>> = Mutex::new(None);
+
+/// The message of a panic that is a resource running out, not a bug.
+fn resource_panic(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    if let Some(oom) = payload.downcast_ref::<trestle_smt::OutOfMemory>() {
+        return Some(oom.to_string());
+    }
+    let text =
+        payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied())?;
+    // A thread that could not be created (its stack could not be mapped: EAGAIN under an
+    // address-space or process limit): std's spawn, or rayon's global pool, which panics with its
+    // build error on first use.
+    let thread = text.starts_with("failed to spawn thread")
+        || (text.contains("ThreadPoolBuildError") && text.contains("IOError"));
+    thread.then(|| {
+        let first = text.lines().next().unwrap_or_default();
+        format!("out of memory: could not start a thread: {first} (the process's memory, address-space or thread limit is too low)")
+    })
+}
+
+/// Replaces the default panic hook (its message and backtrace) by one that records where the
+/// panic happened and whether it was a resource running out, for [`panic_report`].
+pub fn panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        if let Ok(mut slot) = PANIC_LOCATION.lock() {
+            *slot = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+        }
+        if let Some(message) = resource_panic(info.payload())
+            && let Ok(mut slot) = OUT_OF_MEMORY.lock()
+        {
+            slot.get_or_insert(message);
+        }
+    }));
+}
+
+/// What a panic of a run was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PanicReport {
+    /// A resource ran out (exit 3, "out of memory: ..."): not a bug, nothing claimed.
+    OutOfMemory(String),
+    /// A bug (exit 4), with the message the user sees.
+    Internal(String),
+}
+
+/// The report of a run's panic, from its payload (and, when [`panic_hook`] is installed, what
+/// the hook saw: the place, and a resource that ran out in another thread).
+pub fn panic_report(payload: &(dyn std::any::Any + Send)) -> PanicReport {
+    let recorded = OUT_OF_MEMORY.lock().ok().and_then(|m| m.clone());
+    if let Some(message) = recorded.or_else(|| resource_panic(payload)) {
+        return PanicReport::OutOfMemory(message);
+    }
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into());
+    let at = PANIC_LOCATION.lock().ok().and_then(|l| l.clone()).map(|l| format!(" at {l}")).unwrap_or_default();
+    PanicReport::Internal(format!("internal error (a bug in trestle, please report it): {msg}{at}"))
 }
