@@ -182,9 +182,9 @@ fn vcas_look_ahead_and_subtree_models_keep_every_verdict() {
     // against the plain expansion: the same verdict on cells of both kinds around the slow
     // column, every refutation replayed, and the look-ahead drops whole subtrees (fewer jobs).
     let plain = CtlOptions { method: Method::Compositional, lookahead: 0, subtree_depth: 0, ..CtlOptions::default() };
-    let ahead = CtlOptions { subtree_depth: 0, ..plain.clone() };
-    let both = CtlOptions { lookahead: 3, subtree_depth: 4, ..plain.clone() };
-    for (h, k) in [("-19.5", 7), ("-22.5", 3), ("-34.5", 7), ("-37.5", 6), ("-37.5", 8), ("-40.5", 7), ("-43.5", 7)] {
+    let ahead = CtlOptions { lookahead: 3, ..plain.clone() };
+    let both = CtlOptions { lookahead: 3, subtree_depth: 5, ..plain.clone() };
+    for (h, k) in [("-19.5", 6), ("-22.5", 3), ("-34.5", 7), ("-37.5", 6), ("-37.5", 8), ("-40.5", 7), ("-43.5", 7)] {
         let sys = vcas(h, k);
         let PropertyFormula::Ctl(phi) = &sys.properties[0].formula else { panic!() };
         let run = |opts: &CtlOptions| {
