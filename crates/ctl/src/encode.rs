@@ -234,19 +234,12 @@ impl<'a> Encoder<'a> {
             };
             shape.push(here);
         }
-        Encoder {
-            sys,
-            normal,
-            choices,
-            step,
-            mode,
-            strict_gap,
-            tabulate: 0,
-            lookahead: LOOKAHEAD_DEPTH,
-            shape,
-            subtree_milp: SUBTREE_DEPTH,
-            observes,
-        }
+        // A state of integers only may be tabulated (FrozenLake), where the jobs of one path are
+        // decided exactly by their tables and a hull over every choice would only replace that
+        // exact answer by a MILP's: the look-ahead and subtree models are for real states.
+        let real = sys.state.iter().any(|v| v.kind == VarKind::Real);
+        let (lookahead, subtree_milp) = if real { (LOOKAHEAD_DEPTH, SUBTREE_DEPTH) } else { (0, 0) };
+        Encoder { sys, normal, choices, step, mode, strict_gap, tabulate: 0, lookahead, shape, subtree_milp, observes }
     }
 
     /// A job at the states of `init` (kinds and domains), owing the root. `None` when the box holds

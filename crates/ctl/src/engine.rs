@@ -89,7 +89,8 @@ pub struct CtlOptions {
     pub stop_free: Option<String>,
     /// Compositional: before a choice whose obligation looks at least this many steps ahead (none
     /// through an `AX`), the rest is encoded once over every choice and the whole subtree dropped
-    /// when the outward-rounded enclosures rule it out (exact; 0: never). See
+    /// when the outward-rounded enclosures rule it out (exact; 0: never; never for states of
+    /// integers only, which may be tabulated). See
     /// [`crate::encode::Encoder::lookahead`].
     pub lookahead: usize,
     /// Compositional: a choice whose obligations look at most this many steps ahead (none through
@@ -424,8 +425,13 @@ impl<'a> Run<'a> {
         let step = StepOptions { bounds, strictness };
         let mut enc = Encoder::new(self.sys, self.normal, self.choices, step, mode);
         enc.tabulate = self.opts.tabulate;
-        enc.lookahead = self.opts.lookahead;
-        enc.subtree_milp = self.opts.subtree_depth;
+        // Zero where the encoder turned them off (states of integers only).
+        if enc.lookahead > 0 {
+            enc.lookahead = self.opts.lookahead;
+        }
+        if enc.subtree_milp > 0 {
+            enc.subtree_milp = self.opts.subtree_depth;
+        }
         enc
     }
 
