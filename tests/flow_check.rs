@@ -257,7 +257,8 @@ fn ltl_on_flows_takes_bounded_always_by_bpt_and_the_others_refuse_flows() {
     assert!(ctl.stderr.contains("`ltl`"), "{}", ctl.stderr);
 }
 
-/// ARCH-COMP TORA's bounded property (published verified by NNV): `ltl` never refutes it.
+/// ARCH-COMP TORA's bounded property (published verified by NNV): `ltl` never refutes it (with a
+/// 5 s limit here: the proof takes about 20 CPU seconds, see the ignored test below).
 #[test]
 fn archcomp_tora_bounded_property_is_never_refuted() {
     let Some(models) = trestle_testkit::shared_models() else { return };
@@ -272,9 +273,36 @@ fn archcomp_tora_bounded_property_is_never_refuted() {
         "--set",
         &set,
         "--json",
+        "--timeout",
+        "5",
     ]);
     assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
     assert_ne!(run.json()["status"], "refuted");
+}
+
+/// TORA's bounded property is verified by zonotope propagation (about 20 CPU seconds, 82 boxes
+/// of Init, at most 48 generators: too long for CI). Run with `cargo test --release --test
+/// flow_check archcomp_tora_bounded_property_is_verified -- --ignored`.
+#[test]
+#[ignore]
+fn archcomp_tora_bounded_property_is_verified() {
+    let Some(models) = trestle_testkit::shared_models() else { return };
+    let set = format!("controller.model={}", s(&models.join("archcomp/Benchmark9-Tora/controllerTora.onnx")));
+    let run = trestle(&[
+        "ltl",
+        "configs/systems/archcomp/tora.toml",
+        "--property",
+        "arch",
+        "--method",
+        "bpt",
+        "--set",
+        &set,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["status"], "proven", "{json}");
+    assert!(json["details"]["bpt_zonotope_boxes"].as_u64().unwrap() >= 1, "{json}");
 }
 
 /// `synth` on a flow: the damped oscillator's Safe is itself inductive; the harmonic oscillator
@@ -348,4 +376,51 @@ fn archcomp_acc_bounded_property_is_never_refuted() {
     let j = run.json();
     assert_ne!(j["status"], "refuted", "{j}");
     assert_eq!(j["method"], "bpt-flow", "{j}");
+}
+
+/// `synth --reach` proves the damped oscillator safe forever by a reach chain of zonotopes into a
+/// terminal box around the equilibrium; `certify` re-derives every set, and refuses the
+/// certificate once a set is moved or against a smaller Safe.
+#[test]
+fn synth_reach_proves_the_damped_oscillator_forever_and_certify_re_derives_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("reach.json");
+    let run = trestle(&["synth", DAMPED, "--reach", "--certificate", s(&cert), "--json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!((json["status"].as_str(), json["method"].as_str()), (Some("proven"), Some("reach-flow")), "{json}");
+    assert!(json["details"]["sets"].as_u64().unwrap() >= 3, "{json}");
+    let c = read_json(&cert);
+    assert_eq!(c["format"], "trestle-flow-reach-certificate/1");
+    let ok = trestle(&["certify", s(&cert), DAMPED]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    assert!(ok.stdout.contains("certificate VALID"), "{}", ok.stdout);
+    // A chain's second set moved: its recomputed image no longer matches.
+    let mut moved = c.clone();
+    let x = moved["chains"][0]["sets"][1]["center"][0].as_f64().unwrap();
+    moved["chains"][0]["sets"][1]["center"][0] = serde_json::json!(x + 1e-3);
+    write_json(&cert, &moved);
+    let bad = trestle(&["certify", s(&cert), DAMPED]);
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    // Against a Safe that cuts through the first set, the untouched certificate is refused.
+    write_json(&cert, &c);
+    let bad = trestle(&["certify", s(&cert), DAMPED, "--set", "safe=-1 <= x <= 1 and -1 <= y <= 0.45"]);
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+}
+
+/// Planted truth (the damped oscillator's header): from (1, 0) the flow reaches y < -0.3 within
+/// one period (and so from x >= 0.9: the action -x pulls y down at about 2 per second), so with
+/// Safe cut at y >= -0.3 this Init is unsafe; `synth --reach` must never answer safe, and it
+/// stops at the first period's set. `--reach` on a discrete system is an input error.
+#[test]
+fn synth_reach_never_proves_a_planted_unsafe_flow() {
+    let planted =
+        ["--set", "safe=-1 <= x <= 1 and -0.3 <= y <= 1", "--set", "init=0.9 <= x <= 0.99 and -0.05 <= y <= 0.05"];
+    let run = trestle(&[&["synth", DAMPED, "--reach", "--json"][..], &planted].concat());
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["status"], "unknown");
+    let reason = run.json()["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("not decided on the set of period 1"), "{reason}");
+    let discrete = trestle(&["synth", "examples/double-integrator.toml", "--reach"]);
+    assert_eq!(discrete.code, 2, "{}", discrete.stderr);
 }

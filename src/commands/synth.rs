@@ -43,6 +43,10 @@ pub struct SynthArgs {
     pub certificate: Option<PathBuf>,
     #[command(flatten)]
     pub plot: crate::picture::PlotArgs,
+    /// Sampled-data systems (`[flow]`): prove Safe forever by a reach chain of zonotopes into a
+    /// terminal box that returns into itself (its certificate re-checked by `certify`).
+    #[arg(long)]
+    pub reach: bool,
 }
 
 /// The synthesis configuration from the flags.
@@ -68,6 +72,18 @@ pub fn run(a: &SynthArgs) -> CliResult {
     let picture = a.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let flow = trestle_verify::FlowSettings::default();
+    if a.reach && plant.is_none() {
+        return Err(driver_error(trestle_verify::DriverError::input("--reach needs a sampled-data system ([flow])")));
+    }
+    if let (true, Some(plant)) = (a.reach, plant.as_ref()) {
+        let (mut result, cert) =
+            trestle_verify::flow_forever::synth_reach(&sys, plant, flow, &budget).map_err(driver_error)?;
+        if let (Some(path), Some(cert)) = (&a.certificate, cert) {
+            trestle_verify::write_json(path, &cert).map_err(driver_error)?;
+            result.artifacts.insert("certificate".into(), path.display().to_string().into());
+        }
+        return finish(a.system.json, &result);
+    }
     let run = trestle_verify::synthesize_sampled(&sys, plant.as_ref(), &flow, &cfg, &budget, &progress)
         .map_err(driver_error)?;
     drop(progress);

@@ -21,16 +21,22 @@
 //! smooth (no `min`, `max`, `relu`, `abs`, `if`, `lookup`: [`FlowError::NotSmooth`]). The period is
 //! an exact rational.
 //!
+//! [`Zonotope`] carries a set through many periods as an affine form in its generators (no
+//! wrapping when the closed loop rotates; [`zonotope`]).
+//!
 //! Layout: [`coef`] (the number domains of the Taylor coefficients), [`tape`] (the compiled
 //! right-hand side and its coefficient recurrences), [`enclose`] (the validated step and the
-//! linear enclosure), [`simulate`] (the integrators).
+//! linear enclosure), [`simulate`] (the integrators), [`zonotope`] (sets
+//! through periods).
 
 pub mod coef;
 pub mod enclose;
 pub mod simulate;
 pub mod tape;
+pub mod zonotope;
 
 pub use enclose::{FlowEnclosure, FlowSettings, LinearEnclosure};
+pub use zonotope::{AffineForm, Zonotope};
 
 use rug::Float;
 use trestle_ir::{Expr, Interval, Rational};

@@ -1,7 +1,8 @@
 //! `certify`: a certificate re-checked against a system, without trusting the run that wrote it:
 //! a bridge proof of the system's Safe or a refutation (`trestle_bridge::certificate`), a proof
 //! of `G p` over the system with its hidden states lifted (a bridge proof carrying `ltl`), or the
-//! enclosures proving a bounded LTL formula ([`trestle_ltl::certificate`]).
+//! enclosures proving a bounded LTL formula ([`trestle_ltl::certificate`]), or a reach-chain
+//! invariant of a sampled-data system ([`crate::flow_forever`]).
 
 use crate::error::DriverError;
 use crate::temporal::formula_scope;
@@ -29,6 +30,12 @@ pub fn certify_text(text: &str, sys: &System) -> Result<Certified, DriverError> 
 /// [`certify_text`] for a system that may be sampled-data (`[flow]`, its plant given): only the
 /// certificates `check` writes for such a system (format `/3`) are read for it.
 pub fn certify_text_sampled(text: &str, sys: &System, plant: Option<&SampledPlant>) -> Result<Certified, DriverError> {
+    if let Some(plant) = plant
+        && crate::flow_forever::is_reach(text)
+    {
+        let certification = crate::flow_forever::certify_reach(text, sys, plant)?;
+        return Ok(Certified { certification, ltl: None });
+    }
     if plant.is_some() {
         let cert = parse(text).map_err(DriverError::input)?;
         return Ok(Certified { certification: certify_sampled(&cert, sys, plant)?, ltl: None });
