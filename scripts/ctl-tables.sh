@@ -38,12 +38,12 @@ cell() {
   verdict="$(printf '%s' "$json" | grep -o '"verdict": "[a-z]*"' | head -1 | cut -d'"' -f4)"
   secs="$(printf '%s' "$json" | grep -o '"seconds": [0-9.e+-]*' | head -1 | awk '{printf "%.2f", $2}')"
   local reason
-  reason="$(printf '%s' "$json" | grep -o '"reason": "[^"]*"' | head -1 | cut -d'"' -f4)"
+  reason="$(printf '%s' "$json" | grep -o '"reason_kind": "[^"]*"' | head -1 | cut -d'"' -f4)"
   case "$verdict/$status/$code" in
     true/proven/0) echo "T $secs" ;;
     true/evidence/3) echo "T~ $secs" ;;
     false/refuted/1) echo "F $secs" ;;
-    unknown/unknown/3) case "$reason" in time-out*) echo "TO >$limit" ;; *) echo "? $secs" ;; esac ;;
+    unknown/unknown/3) case "$reason" in time-limit) echo "TO >$limit" ;; *) echo "? $secs" ;; esac ;;
     *) echo "error (exit $code)" ;;
   esac
 }
