@@ -322,7 +322,8 @@ fn prove(
     let cells: Vec<FBox> = search.invariant.iter().map(|&id| search.part.cells[id].bx.clone()).collect();
     let merged = merge(cells.clone());
     let before = merged.len();
-    let grown = grow(imager, safe, merged, &cells, budget)?;
+    let slice = budget.sub(Some(budget.remaining_capped(GROW_TIME).min(GROW_TIME)));
+    let grown = grow(imager, safe, merged, &cells, &slice)?;
     let (merged, cells) = (grown.boxes, grown.cover);
     report.stats.images += grown.images;
     report.stats.invariant_cells = search.invariant.len();
@@ -479,6 +480,9 @@ fn safe_is_inductive(
     Ok(report.verdict.is_proven())
 }
 
+/// The most time growing the found union along the field may take (what grew by then is kept).
+const GROW_TIME: Duration = Duration::from_secs(2);
+
 /// The most time the bridge engine gets to prove the box grown from Init before the grid search.
 const BOX_FIRST: Duration = Duration::from_secs(2);
 
@@ -509,9 +513,20 @@ fn box_is_inductive(
     let mut bridge = cfg.bridge.clone();
     bridge.threads = cfg.threads;
     let boxes = vec![b];
-    let run = inductive(sys, imager.flow(), &boxes_pred(&boxes), &pieces, &bridge, &slice, &|p| {
+    // The box as the engine's one starting box: it splits only where the bounds need it, so the
+    // certificate has a few clauses rather than one per piece; the pieces (whose images were
+    // found inside) are the cover when that is not enough in time.
+    let mut run = inductive(sys, imager.flow(), &boxes_pred(&boxes), &boxes, &bridge, &slice, &|p| {
         progress(SynthProgress::Proof(p))
     })?;
+    let mut pieces = pieces;
+    if !matches!(run.outcome, Inductiveness::Proven) && !slice.is_over() {
+        run = inductive(sys, imager.flow(), &boxes_pred(&boxes), &pieces, &bridge, &slice, &|p| {
+            progress(SynthProgress::Proof(p))
+        })?;
+    } else {
+        pieces = boxes.clone();
+    }
     if !matches!(run.outcome, Inductiveness::Proven) {
         return Ok(false);
     }
