@@ -322,7 +322,9 @@ fn prove(
     let cells: Vec<FBox> = search.invariant.iter().map(|&id| search.part.cells[id].bx.clone()).collect();
     let merged = merge(cells.clone());
     let before = merged.len();
-    let slice = budget.sub(Some(budget.remaining_capped(GROW_TIME).min(GROW_TIME)));
+    // Not through a flow's enclosures (milliseconds each): its union is proven as found.
+    let time = if imager.flow().is_some() { Duration::ZERO } else { GROW_TIME };
+    let slice = budget.sub(Some(budget.remaining_capped(time).min(time)));
     let grown = grow(imager, safe, merged, &cells, &slice)?;
     let (merged, cells) = (grown.boxes, grown.cover);
     report.stats.images += grown.images;
@@ -501,8 +503,9 @@ fn box_is_inductive(
     progress: &(dyn Fn(SynthProgress) + Sync),
 ) -> Result<bool, SynthError> {
     let Some(init) = &regions.init else { return Ok(false) };
-    // An explicit grid (a resolution, forward or full) asks for the grid search.
-    if cfg.resolution.is_some() || cfg.forward || cfg.full {
+    // An explicit grid (a resolution, forward or full) asks for the grid search; a flow's images
+    // are validated enclosures (milliseconds each, 256 per round) and are left to the grid.
+    if cfg.resolution.is_some() || cfg.forward || cfg.full || imager.flow().is_some() {
         return Ok(false);
     }
     let t = Instant::now();
