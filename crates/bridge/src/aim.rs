@@ -29,6 +29,9 @@ use trestle_ir::num::{Rational, rational_from_i64, to_f64_nearest};
 use trestle_ir::{FBox, Pred, System, VarRef, space};
 use trestle_smt::Postcondition;
 
+/// Exact legal ranges, one per state variable.
+type Ranges = Vec<(Rational, Rational)>;
+
 /// Most invariant boxes aimed at from one search box (those overlapping it most).
 const MAX_BOXES: usize = 4;
 
@@ -103,14 +106,9 @@ impl Aim {
     }
 
     /// [`Aim::inside`] with the index of each invariant box.
-    fn inside_boxes(
-        &self,
-        sys: &System,
-        p: &FBox,
-        ranges: &[(Rational, Rational)],
-    ) -> Vec<(usize, Vec<(Rational, Rational)>)> {
+    fn inside_boxes(&self, sys: &System, p: &FBox, ranges: &[(Rational, Rational)]) -> Vec<(usize, Ranges)> {
         let Some(union) = &self.union else { return Vec::new() };
-        let mut found: Vec<(f64, usize, Vec<(Rational, Rational)>)> = union
+        let mut found: Vec<(f64, usize, Ranges)> = union
             .near(p)
             .into_iter()
             .filter_map(|k| {

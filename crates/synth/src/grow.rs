@@ -137,6 +137,9 @@ fn hull(a: &FBox, b: &FBox) -> FBox {
     )
 }
 
+/// A box candidate and the pieces its image was computed on.
+type Candidate = (FBox, Vec<FBox>);
+
 /// Most image computations per round of [`box_from_init`] (the box is cut into `r^d` pieces).
 const BOX_PIECES: usize = 256;
 
@@ -161,7 +164,7 @@ pub(crate) fn box_from_init(
     init: &[FBox],
     safe: &[InnerBox],
     budget: &Budget,
-) -> Result<(Option<(FBox, Vec<FBox>)>, usize), SynthError> {
+) -> Result<(Option<Candidate>, usize), SynthError> {
     let mut images = 0;
     let Some(first) = init.first() else { return Ok((None, images)) };
     let mut b = init.iter().fold(first.clone(), |h, i| hull(&h, i));
@@ -192,12 +195,12 @@ pub(crate) fn box_from_init(
         }
         let mut next = hull(&b, &image);
         let w = next.widths();
-        for i in 0..d {
+        for (i, wi) in w.iter().enumerate() {
             if image.lo[i] < b.lo[i] {
-                next.lo[i] -= BOX_WIDENING * w[i];
+                next.lo[i] -= BOX_WIDENING * wi;
             }
             if image.hi[i] > b.hi[i] {
-                next.hi[i] += BOX_WIDENING * w[i];
+                next.hi[i] += BOX_WIDENING * wi;
             }
         }
         b = next;
