@@ -236,7 +236,7 @@ impl<'s> Ctx<'s> {
         if self.cfg.search && !self.budget.is_over() {
             let t = Instant::now();
             w.searched = true;
-            let found = self.search.search(p, hint.as_ref());
+            let found = self.search.search(p, Some(&post), hint.as_ref());
             w.search_time = t.elapsed();
             if let Some(wit) = found {
                 w.result = BoxResult::Counterexample(wit);

@@ -29,6 +29,7 @@
 //! ([`flow_falsify`]); their certificates (unsafe runs of format `/3`) are re-derived by
 //! [`flow_run::certify_run`].
 
+mod aim;
 pub mod argmax;
 mod boxloop;
 pub mod certificate;

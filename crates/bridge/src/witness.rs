@@ -3,10 +3,13 @@
 //! exact rational arithmetic through the IR's one definition of a step ([`sim::successors`],
 //! which checks that the state is a state: ints integral, bools 0 or 1, inside the domains).
 //!
-//! Candidates are exact legal states of a box: the hint (a solver's abstract witness), the centre,
-//! the corners, a few random points, and the points where a guard, `if` condition or kink of the
+//! Candidates are exact legal states of a box, inside the invariant's box it overlaps most (the
+//! search's box is an outward f64 enclosure: its upper corners may lie outside the exact
+//! candidate): the hint (a solver's abstract witness), the centre,
+//! the corners, a few random points, the points where a guard, `if` condition or kink of the
 //! step switches (exact thresholds such as `x = 2/5` for `x < 0.4`, and midpoints of narrow
-//! windows), then coordinate-ascent steps from the best of them when its successors leave (or
+//! windows), and the states aimed at each face of the invariant with the inputs that push the
+//! successor across it ([`crate::aim`]), then coordinate-ascent steps from the best of them when its successors leave (or
 //! nearly) in floating point. Floating point only ranks candidates and decides which are worth a
 //! replay (a search policy, never a verdict): one whose successors stay inside by more than
 //! [`REPLAY_MARGIN`] is skipped, one nearer the boundary is skipped only when outward-rounded
@@ -21,6 +24,7 @@
 //! then 1024 and 4096, the successor's enclosure strictly outside the invariant); an enclosure
 //! that straddles the boundary at every precision is no counterexample.
 
+use crate::aim::Aim;
 use crate::error::BridgeError;
 use crate::post::PostEngine;
 use std::collections::HashSet;
@@ -32,9 +36,9 @@ use trestle_ir::interval::Interval;
 use trestle_ir::nondet::{self, Choices};
 use trestle_ir::num::{Rational, rational_from_f64, rational_from_i64, to_f64_nearest};
 use trestle_ir::sim;
-use trestle_ir::system::System;
+use trestle_ir::system::{NondetDomain, System};
 use trestle_ir::{Env, Expr, FBox, Pred, space};
-use trestle_smt::Witness;
+use trestle_smt::{Postcondition, Witness};
 
 /// Most fixed environment choices a search tries per state.
 const MAX_CHOICES: usize = 256;
@@ -140,12 +144,14 @@ pub struct Searcher<'s> {
     nondet_hull: Vec<Interval>,
     /// Whether every value of a step is rational (exact replay), else validated replay.
     rational: bool,
+    /// Candidates aimed at the invariant's faces, and the legal ranges inside its boxes.
+    aim: Aim,
 }
 
 impl<'s> Searcher<'s> {
     pub fn new(sys: &'s System, inv: &'s Pred, cover: Arc<BoxIndex>) -> Result<Searcher<'s>, BridgeError> {
         let choices = Choices::new(sys, MAX_CHOICES);
-        let fchoices = choices.fixed().iter().map(|v| v.iter().map(to_f64_nearest).collect()).collect();
+        let fchoices = choices.fixed().iter().map(|v| f64_inputs(sys, v)).collect();
         let nondet_hull = sys.nondet.iter().map(nondet::hull).collect();
         Ok(Searcher {
             sys,
@@ -157,6 +163,7 @@ impl<'s> Searcher<'s> {
             ibp: PostEngine::new(sys, Method::Ibp, false)?,
             nondet_hull,
             rational: trestle_core::validate::is_rational_valued(sys),
+            aim: Aim::new(sys, inv),
         })
     }
 
@@ -190,7 +197,7 @@ impl<'s> Searcher<'s> {
         let scale = point.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         let mut leaving: Vec<(f64, &Vec<Rational>, usize)> = Vec::new();
         for nondet in extra.iter().chain(self.choices.fixed()) {
-            let Ok((s, _)) = steps.under(&approx(nondet)) else { continue };
+            let Ok((s, _)) = steps.under(&f64_inputs(self.sys, nondet)) else { continue };
             let nexts = s.next.iter().map(|(b, n)| (*b, n)).chain(s.exits.iter().map(|(b, n, _)| (*b, n)));
             for (branch, next) in nexts {
                 let d = self.cover.distance_outside(next);
@@ -273,32 +280,42 @@ impl<'s> Searcher<'s> {
         out
     }
 
-    /// Searches `p` for a concrete counterexample (see the module documentation). `hint` is a
-    /// solver's abstract witness: its state is a candidate and its inputs an extra choice.
-    pub fn search(&self, p: &FBox, hint: Option<&Witness>) -> Option<Counterexample> {
-        let ranges = space::legal_box(self.sys, p)?;
+    /// Searches `p` for a concrete counterexample (see the module documentation). `post` is the
+    /// controllers' postcondition on `p` (it aims candidates at the invariant's faces,
+    /// [`crate::aim`]); `hint` is a solver's abstract witness: its state is a candidate and its
+    /// inputs an extra choice.
+    pub fn search(&self, p: &FBox, post: Option<&Postcondition>, hint: Option<&Witness>) -> Option<Counterexample> {
+        let legal = space::legal_box(self.sys, p)?;
+        let ranges = self.aim.inside(self.sys, p, &legal).into_iter().next().unwrap_or(legal.clone());
         let extra: Vec<Vec<Rational>> =
             hint.map(|h| h.nondet.clone()).filter(|n| sim::check_nondet(self.sys, n).is_ok()).into_iter().collect();
-        let fextra: Vec<Vec<f64>> = extra.iter().map(|n| n.iter().map(to_f64_nearest).collect()).collect();
+        // The extra choices with a candidate's own aimed inputs, exact and as f64.
+        let with = |aimed: Option<&Vec<Rational>>| {
+            let mut e = extra.clone();
+            e.extend(aimed.cloned());
+            let f: Vec<Vec<f64>> = e.iter().map(|n| f64_inputs(self.sys, n)).collect();
+            (e, f)
+        };
         let mut tried: HashSet<Vec<Rational>> = HashSet::new();
         let scale = p.lo.iter().chain(&p.hi).fold(1.0f64, |m, v| m.max(v.abs()));
         let inside_by_far = -REPLAY_MARGIN * scale;
-        let mut decide = |x: &[Rational], v: f64| -> Option<Counterexample> {
-            if v < inside_by_far || !tried.insert(x.to_vec()) || (v <= 0.0 && self.surely_stays(x)) {
+        let mut decide = |x: &[Rational], v: f64, aimed: Option<&Vec<Rational>>| -> Option<Counterexample> {
+            let key: Vec<Rational> = x.iter().chain(aimed.into_iter().flatten()).cloned().collect();
+            if v < inside_by_far || !tried.insert(key) || (v <= 0.0 && self.surely_stays(x)) {
                 return None;
             }
-            self.replay(x, &extra)
+            self.replay(x, &with(aimed).0)
         };
-        let approx = |x: &[Rational]| x.iter().map(to_f64_nearest).collect::<Vec<f64>>();
-        let mut ranked: Vec<(f64, Vec<Rational>)> = self
-            .candidates(p, &ranges, hint.map(|h| h.state.as_slice()))
-            .into_iter()
-            .map(|x| (self.violation(&approx(&x), &fextra), x))
+        let generic = self.candidates(p, &ranges, hint.map(|h| h.state.as_slice())).into_iter().map(|x| (x, None));
+        let aimed = self.aim.candidates(self.sys, p, &legal, post).into_iter().map(|a| (a.state, Some(a.nondet)));
+        let mut ranked: Vec<(f64, Vec<Rational>, Option<Vec<Rational>>)> = generic
+            .chain(aimed)
+            .map(|(x, aimed)| (self.violation(&approx(&x), &with(aimed.as_ref()).1), x, aimed))
             .collect();
         // Farthest out first; the sort is stable, so ties keep the candidates' order.
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (v, x) in &ranked {
-            if let Some(w) = decide(x, *v) {
+        for (v, x, aimed) in &ranked {
+            if let Some(w) = decide(x, *v, aimed.as_ref()) {
                 return Some(w);
             }
         }
@@ -309,10 +326,11 @@ impl<'s> Searcher<'s> {
         // found started from there, while on safe instances the ascent from candidates inside was
         // most of the search's cost (16 network evaluations per search against ~10 for the
         // candidates) and found nothing.
-        let (mut value, best) = ranked.into_iter().next()?;
+        let (mut value, best, aimed) = ranked.into_iter().next()?;
         if value < inside_by_far {
             return None;
         }
+        let fchoices = with(aimed.as_ref()).1;
         let mut x = approx(&best);
         let mut step: Vec<f64> = p.widths().iter().map(|w| w * 0.25).collect();
         for _ in 0..4 {
@@ -324,8 +342,8 @@ impl<'s> Searcher<'s> {
                     let exact =
                         space::nearest(self.sys, &ranges, &y.iter().map(|&v| rational_from_f64(v)).collect::<Vec<_>>());
                     let y = approx(&exact);
-                    let v = self.violation(&y, &fextra);
-                    if let Some(w) = decide(&exact, v) {
+                    let v = self.violation(&y, &fchoices);
+                    if let Some(w) = decide(&exact, v, aimed.as_ref()) {
                         return Some(w);
                     }
                     if v > value {
@@ -345,7 +363,8 @@ impl<'s> Searcher<'s> {
     /// A counterexample at some legal state of `p` (centre, then corners), for a box every state
     /// of which leaves: `None` when `p` holds no legal state in the invariant.
     pub fn at_some_state(&self, p: &FBox) -> Option<Counterexample> {
-        let ranges = space::legal_box(self.sys, p)?;
+        let legal = space::legal_box(self.sys, p)?;
+        let ranges = self.aim.inside(self.sys, p, &legal).into_iter().next().unwrap_or(legal);
         self.centre_and_corners(&ranges).iter().find_map(|s| self.replay(s, &[]))
     }
 
@@ -363,6 +382,31 @@ impl<'s> Searcher<'s> {
         }
         out
     }
+}
+
+/// The f64 values of exact inputs for the f64 step, each inside its interval domain: the nearest
+/// f64 of a decimal end (`0.02`) may lie just outside the exact interval, and the step refuses an
+/// input outside its domain, so such a value moves one f64 inward. (Before this, every f64
+/// ranking of a system disturbed in `[-0.02, 0.02]` failed at every vertex and ranked every
+/// candidate at minus infinity: the search replayed none of them.) A member of a set with no f64
+/// form stays at its nearest f64, which the step refuses.
+pub fn f64_inputs(sys: &System, exact: &[Rational]) -> Vec<f64> {
+    exact
+        .iter()
+        .zip(&sys.nondet)
+        .map(|(q, v)| {
+            let mut x = to_f64_nearest(q);
+            if let NondetDomain::Interval(lo, hi) = &v.domain {
+                if rational_from_f64(x) > *hi {
+                    x = x.next_down();
+                }
+                if rational_from_f64(x) < *lo {
+                    x = x.next_up();
+                }
+            }
+            x
+        })
+        .collect()
 }
 
 /// A witness's exact values as the nearest floats, for printing and JSON.

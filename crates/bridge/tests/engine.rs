@@ -124,3 +124,70 @@ fn tampered_certificates_are_rejected() {
     }
     assert!(!certify(&CertificateJson::Proof(wide), &sys).unwrap().valid);
 }
+
+/// The disturbed 8-D arena `xi' = xi + 0.1*ai + di`, `di` in `[-0.02, 0.02]`, whose controller
+/// is the go-to-goal law plus a thin bump at the corner `(0.8, ..., 0.8)` of the candidate
+/// `[0.2, 0.8]^8`: only there, and only with `d1 = 0.02`, does `x1'` leave (by 0.02 at the
+/// corner; nowhere beyond 0.003 of it, in every coordinate). Before, the search found nothing
+/// in 30 s (1,390 splits, the exact leaf off): its f64 ranking ran every input vertex at the
+/// nearest f64 of `0.02`, which lies outside the exact interval, so every step failed; and past
+/// 6 dimensions it tries no corner at all. Candidates aimed at the faces (the crossing face, the
+/// input vertex pushing across, the vertex where the controller's linear bounds make the crossing
+/// likeliest), taken inside the candidate exactly, find it on the first box.
+#[test]
+fn a_disturbed_corner_counterexample_is_found_by_aiming_at_the_faces() {
+    let n = 8;
+    let vars = |c: char| (1..=n).map(|i| format!("\"{c}{i}\"")).collect::<Vec<_>>().join(", ");
+    let cube = |lo: &str, hi: &str| (1..=n).map(|i| format!("{lo} <= x{i} <= {hi}")).collect::<Vec<_>>().join(" and ");
+    // Row k of a layer: `v` at column k, then the columns of `extra`.
+    let row = |k: usize, v: f64, extra: &[f64]| {
+        let cols: Vec<String> = (0..n)
+            .map(|j| if j == k { v } else { 0.0 })
+            .chain(extra.iter().copied())
+            .map(|x| format!("{x:?}"))
+            .collect();
+        format!("[{}]", cols.join(", "))
+    };
+    // Hidden: x1..xn (stable on the candidate) and relu(x1 + ... + xn - (0.8 n - 0.003)).
+    let hidden_w: Vec<String> =
+        (0..n).map(|k| row(k, 1.0, &[])).chain([format!("[{}]", vec!["1.0"; n].join(", "))]).collect();
+    let hidden_b = format!("[{}, -6.397]", vec!["0.0"; n].join(", "));
+    // Outputs: ai = 0.5 - xi, plus 100 times the bump for a1.
+    let out_w: Vec<String> = (0..n).map(|k| row(k, -1.0, &[if k == 0 { 100.0 } else { 0.0 }])).collect();
+    let text = format!(
+        "init = \"{}\"\nsafe = \"{}\"\ninvariant = \"{}\"\n[system]\nname = \"corner-bump\"\n[state]\n{}[nondet]\n{}\
+         [networks.net]\nlayers = [\n  {{ weights = [{}], bias = {hidden_b}, activation = \"relu\" }},\n  \
+         {{ weights = [{}], bias = [{}], activation = \"identity\" }},\n]\n\
+         [controller]\nnetwork = \"net\"\ninputs = [{}]\nactions = [{}]\n[step]\n{}",
+        cube("0.45", "0.55"),
+        cube("0.15", "0.85"),
+        cube("0.2", "0.8"),
+        (1..=n).map(|i| format!("x{i} = {{ type = \"real\" }}\n")).collect::<String>(),
+        (1..=n).map(|i| format!("d{i} = {{ interval = [-0.02, 0.02] }}\n")).collect::<String>(),
+        hidden_w.join(", "),
+        out_w.join(", "),
+        vec!["0.5"; n].join(", "),
+        vars('x'),
+        vars('a'),
+        (1..=n).map(|i| format!("x{i} = \"x{i} + 0.1*a{i} + d{i}\"\n")).collect::<String>(),
+    );
+    let sys = load_system_from_str(&text, &repo().join("corner-bump.toml"), &Overrides::default()).unwrap();
+    let q = |s: &str| trestle_ir::num::parse_rational(s).unwrap();
+    // The f64 form of an interval input's end is inside its interval.
+    let ends = trestle_bridge::witness::f64_inputs(&sys, &vec![q("0.02"); n]);
+    assert!(ends.iter().all(|&x| trestle_ir::num::rational_from_f64(x) <= q("0.02") && x > 0.0199));
+    // The search alone: no exact leaf (which would also find it, by Z3 on a small enough box).
+    let cfg = Config { exact_after: None, threads: 1, ..Config::default() };
+    let budget = Budget::new(Some(Duration::from_secs(120)));
+    let r = check(&sys, &cfg, &budget, &quiet).unwrap();
+    assert_eq!(r.word(), "not-inductive", "{:?}", r.inductive.stats);
+    assert_eq!(r.inductive.stats.exact_queries, 0);
+    assert!(r.inductive.stats.splits <= 2, "found only after {} splits", r.inductive.stats.splits);
+    let Inductiveness::Refuted(refutation) = &r.inductive.outcome else { panic!("{:?}", r.inductive.outcome) };
+    // The witness: x1 leaves upward under d1 = 0.02, from a state within 0.003 of the corner.
+    let w = &refutation.witness;
+    assert_eq!(w.nondet[0], q("0.02"));
+    assert!(w.next[0] > q("0.8"), "{w}");
+    assert!(w.state.iter().all(|x| *x >= q("0.797") && *x <= q("0.8")), "{w}");
+    assert!(certify(&from_report(&sys, &r), &sys).unwrap().valid);
+}

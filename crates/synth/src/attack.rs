@@ -150,7 +150,7 @@ impl<'a> Attack<'a> {
         let vertices = Choices::new(sys, MAX_CHOICES)
             .fixed()
             .iter()
-            .map(|v| (v.iter().map(to_f64_nearest).collect(), v.clone()))
+            .map(|v| (trestle_bridge::witness::f64_inputs(sys, v), v.clone()))
             .collect();
         let d = sys.state.len();
         let tolerance = (0..d)

@@ -14,6 +14,10 @@
 //!    substituted by the sign of its coefficient, the affine result maximised over the box),
 //!    interval evaluation otherwise (`trestle_smt::SuccessorBounds`). Images are computed in
 //!    parallel; each is a function of its cell alone, so results do not depend on the threads.
+//!    Before gridding, two candidates go to the bridge engine in a short slice of the budget:
+//!    Safe itself, and one box grown from Init along the field (`grow.rs`: the hull of Init
+//!    and its one-step image, repeated until the image stays inside; on a controller whose field
+//!    wobbles the grid follows every wobble where that one box is inductive).
 //! 3. **Search**, one of:
 //!    * the *greatest fixed point* (default): every cell starts kept; each round judges the
 //!      cells Init reaches through images inside the kept set, drops those some image of which
@@ -32,13 +36,17 @@
 //!    that loses Init (or cannot refine an escape) is run once more with *tolerant* images,
 //!    shrunk by 1e-9 of Safe's extent: an invariant with no margin (`x' = -x` on `[-1, 1]`) has
 //!    images that touch its boundary exactly, which outward rounding turns into escapes.
-//! 4. **Merge** cells sharing a full face, repeatedly; the union is unchanged.
+//! 4. **Merge** cells sharing a full face, repeatedly; the union is unchanged. Then **grow** it
+//!    along the field (`grow.rs`): two touching boxes are replaced by their hull when the hull
+//!    lies in Safe and its one-step image is covered by the union with the hull in it (a union
+//!    that only grows keeps every state it had mapping inside it). On a controller whose field
+//!    wobbles this turns hundreds of boxes into a few; the proof covers a grown box as one box.
 //! 5. **Proof.** The bridge engine ([`trestle_bridge::engine::check_inductive`]) proves the
 //!    union, as an exact predicate over the merged boxes, covered by the cells: Algorithm 1 with
 //!    fresh bounds on each cell and an environment check per cell, decided by the checker's fast
 //!    path (the image box covered by the union, by exact box subtraction) or by Z3. `Init => I`
 //!    and `I => Safe` are checked by the checker (fast path, then Z3). A certificate in the
-//!    bridge format lists the merged boxes as the invariant and one clause per cell (a cell whose
+//!    bridge format lists the merged boxes as the invariant and one clause per cell or grown box (a cell whose
 //!    postcondition cannot prove it, one with no margin, is decided at once by the engine's exact
 //!    leaf, Z3 with the networks on the cell, and is an exact clause). The proof
 //!    is cheap by construction: psi on a cell is the same deterministic computation as during the
@@ -83,6 +91,7 @@ mod error;
 mod flow_attack;
 mod forward;
 mod gfp;
+mod grow;
 mod image;
 pub mod merge;
 mod partition;

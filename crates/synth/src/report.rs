@@ -88,7 +88,7 @@ pub struct SynthStats {
     pub dropped: usize,
     /// Cells of the invariant before merging.
     pub invariant_cells: usize,
-    /// Boxes of the invariant after merging.
+    /// Boxes of the invariant after merging and growing.
     pub invariant_boxes: usize,
     /// A limit that stopped refinement somewhere, even when the run succeeded.
     pub budget_hit: Option<String>,
@@ -121,7 +121,8 @@ pub struct SynthReport {
     pub reason: String,
     /// The invariant: merged boxes (empty when none was found).
     pub invariant: Vec<FBox>,
-    /// The invariant's cells before merging (the boxes the proof covered it with).
+    /// The boxes the proof covered the invariant with: its cells before merging, and the boxes
+    /// grown along the field as a whole.
     pub cells: Vec<FBox>,
     /// The bridge engine's run on the invariant.
     pub proof: Option<InductiveRun>,

@@ -66,7 +66,7 @@ pub(crate) struct Closure {
 
 pub(crate) struct Search<'a, 's> {
     pub sys: &'s trestle_ir::System,
-    /// The vertices of the environment's inputs, as f64 (for sampling successors).
+    /// The vertices of the environment's inputs, as f64 inside their domains (for sampling successors).
     pub vertices: Vec<Vec<f64>>,
     pub part: Partition,
     pub imager: &'a Imager<'s>,
@@ -108,7 +108,7 @@ impl<'a, 's> Search<'a, 's> {
         let vertices = trestle_ir::nondet::Choices::new(sys, 256)
             .fixed()
             .iter()
-            .map(|v| v.iter().map(trestle_ir::num::to_f64_nearest).collect())
+            .map(|v| trestle_bridge::witness::f64_inputs(sys, v))
             .collect();
         let initial_cells = part.cells.len();
         Search {

@@ -1,6 +1,7 @@
 //! The driver: search, merge, prove, and when that fails, explain and attack.
 
 use crate::attack::Attack;
+use crate::grow::grow;
 use crate::image::Imager;
 use crate::merge::merge;
 use crate::partition::{Cell, Partition, Status, overlaps};
@@ -139,6 +140,9 @@ pub fn synthesize_sampled(
     if safe_is_inductive(sys, imager.flow(), cfg, &regions, &mut side, &mut report, budget, progress)? {
         return Ok(finish(report, &side_stats, start, budget));
     }
+    if box_is_inductive(sys, cfg, &regions, &imager, &mut side, &mut report, budget, progress)? {
+        return Ok(finish(report, &side_stats, start, budget));
+    }
     let (mut search, mut end) = search_once(sys, cfg, &imager, &regions, start, budget, progress, false)?;
     // Init lost to images that escape by a rounding error, maybe (an invariant with no margin):
     // again with images accepted within the tolerance; the proof then decides those cells exactly.
@@ -153,7 +157,7 @@ pub fn synthesize_sampled(
     report.stats.initial_cells = search.initial_cells;
     record_search(&mut report, &search, &regions);
     if end == End::Closed {
-        prove(sys, cfg, &search, &mut side, &mut report, budget, &imager)?;
+        prove(sys, cfg, &search, &regions.inner, &mut side, &mut report, budget, &imager)?;
         if report.verdict.is_proven() {
             return Ok(finish(report, &side_stats, start, budget));
         }
@@ -301,12 +305,15 @@ fn failure(end: &End, report: &SynthReport, budget: Option<&str>) -> String {
     }
 }
 
-/// Merges the cells, proves the union with the bridge engine and the side conditions with the
-/// checker, and sets the verdict Safe with a certificate when all three hold.
+/// Merges the cells and grows the union along the field ([`crate::grow`]), proves it with the
+/// bridge engine and the side conditions with the checker, and sets the verdict Safe with a
+/// certificate when all three hold. `safe`: Safe's boxes rounded inward.
+#[allow(clippy::too_many_arguments)]
 fn prove(
     sys: &System,
     cfg: &SynthConfig,
     search: &Search<'_, '_>,
+    safe: &[InnerBox],
     side: &mut Checker<'_>,
     report: &mut SynthReport,
     budget: &Budget,
@@ -314,7 +321,14 @@ fn prove(
 ) -> Result<(), SynthError> {
     let cells: Vec<FBox> = search.invariant.iter().map(|&id| search.part.cells[id].bx.clone()).collect();
     let merged = merge(cells.clone());
-    report.stats.invariant_cells = cells.len();
+    let before = merged.len();
+    // Not through a flow's enclosures (milliseconds each): its union is proven as found.
+    let time = if imager.flow().is_some() { Duration::ZERO } else { GROW_TIME };
+    let slice = budget.sub(Some(budget.remaining_capped(time).min(time)));
+    let grown = grow(imager, safe, merged, &cells, &slice)?;
+    let (merged, cells) = (grown.boxes, grown.cover);
+    report.stats.images += grown.images;
+    report.stats.invariant_cells = search.invariant.len();
     report.stats.invariant_boxes = merged.len();
     let inv = boxes_pred(&merged);
     let t = Instant::now();
@@ -351,7 +365,11 @@ fn prove(
         report.proof = Some(run);
         return Ok(());
     }
-    record_proof(sys, side, report, merged, cells, run, t)
+    record_proof(sys, side, report, merged, cells, run, t)?;
+    if report.verdict.is_proven() && report.invariant.len() < before {
+        report.reason = format!("{} (the {before} merged boxes grown along the field)", report.reason);
+    }
+    Ok(())
 }
 
 /// The bridge engine's inductiveness run on `inv` covered by `cells`: with the flow's enclosure as
@@ -460,6 +478,66 @@ fn safe_is_inductive(
     report.stats.invariant_boxes = report.invariant.len();
     if report.verdict.is_proven() {
         report.reason = format!("Safe itself is inductive ({} boxes): {}", report.invariant.len(), report.reason);
+    }
+    Ok(report.verdict.is_proven())
+}
+
+/// The most time growing the found union along the field may take (what grew by then is kept).
+const GROW_TIME: Duration = Duration::from_secs(2);
+
+/// The most time the bridge engine gets to prove the box grown from Init before the grid search.
+const BOX_FIRST: Duration = Duration::from_secs(2);
+
+/// One box grown from Init along the field ([`crate::grow::box_from_init`]) as the candidate,
+/// before any gridding (unless the configuration asks for a grid: a resolution, forward, full), proven by the bridge engine over the pieces its image was computed on,
+/// in a short slice of the budget; anything but a proof only means the search goes on.
+#[allow(clippy::too_many_arguments)]
+fn box_is_inductive(
+    sys: &System,
+    cfg: &SynthConfig,
+    regions: &Regions<'_>,
+    imager: &Imager<'_>,
+    side: &mut Checker<'_>,
+    report: &mut SynthReport,
+    budget: &Budget,
+    progress: &(dyn Fn(SynthProgress) + Sync),
+) -> Result<bool, SynthError> {
+    let Some(init) = &regions.init else { return Ok(false) };
+    // An explicit grid (a resolution, forward or full) asks for the grid search; a flow's images
+    // are validated enclosures (milliseconds each, 256 per round) and are left to the grid.
+    if cfg.resolution.is_some() || cfg.forward || cfg.full || imager.flow().is_some() {
+        return Ok(false);
+    }
+    let t = Instant::now();
+    let slice = budget.sub(Some(budget.remaining_capped(BOX_FIRST).min(BOX_FIRST)));
+    let (found, images) = crate::grow::box_from_init(imager, init, &regions.inner, &slice)?;
+    report.stats.images += images;
+    let Some((b, pieces)) = found else { return Ok(false) };
+    let mut bridge = cfg.bridge.clone();
+    bridge.threads = cfg.threads;
+    let boxes = vec![b];
+    // The box as the engine's one starting box: it splits only where the bounds need it, so the
+    // certificate has a few clauses rather than one per piece; the pieces (whose images were
+    // found inside) are the cover when that is not enough in time.
+    let mut run = inductive(sys, imager.flow(), &boxes_pred(&boxes), &boxes, &bridge, &slice, &|p| {
+        progress(SynthProgress::Proof(p))
+    })?;
+    let mut pieces = pieces;
+    if !matches!(run.outcome, Inductiveness::Proven) && !slice.is_over() {
+        run = inductive(sys, imager.flow(), &boxes_pred(&boxes), &pieces, &bridge, &slice, &|p| {
+            progress(SynthProgress::Proof(p))
+        })?;
+    } else {
+        pieces = boxes.clone();
+    }
+    if !matches!(run.outcome, Inductiveness::Proven) {
+        return Ok(false);
+    }
+    report.stats.invariant_cells = pieces.len();
+    record_proof(sys, side, report, boxes, pieces, run, t)?;
+    report.stats.invariant_boxes = report.invariant.len();
+    if report.verdict.is_proven() {
+        report.reason = format!("one box grown from Init along the field is inductive: {}", report.reason);
     }
     Ok(report.verdict.is_proven())
 }

@@ -49,7 +49,9 @@ fn det_128_is_safe_by_synthesis_and_its_certificate_is_accepted() {
         return;
     }
     let sys = peer("det", 128);
-    let r = run(&sys, &SynthConfig::default());
+    // The grid search (a resolution asks for it; by default one box grown from Init is tried
+    // first, and proves this one too).
+    let r = run(&sys, &SynthConfig { resolution: Some(8), ..Default::default() });
     assert_eq!(r.word(), "safe", "{}", r.reason);
     // The candidate fails near x = 0.95 (y' exceeds 0.95); the invariant found reaches beyond it.
     assert!(r.invariant.iter().any(|b| b.hi[1] > 0.95));
@@ -157,7 +159,8 @@ fn the_full_fixed_point_also_proves_safety() {
     }
     for (kind, h) in [("det", 32), ("nondet", 32)] {
         let sys = peer(kind, h);
-        let lazy = run(&sys, &SynthConfig::default());
+        // Both on the grid (a resolution asks for it rather than the box grown from Init).
+        let lazy = run(&sys, &SynthConfig { resolution: Some(8), ..Default::default() });
         let full = run(&sys, &SynthConfig { full: true, ..Default::default() });
         assert_eq!(full.word(), "safe", "{kind} 2x{h}: {}", full.reason);
         // The full iteration judges every cell of Safe, the lazy one what Init reaches.
