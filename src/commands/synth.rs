@@ -66,16 +66,13 @@ pub fn run(a: &SynthArgs) -> CliResult {
     let picture = a.proof.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
     let flow = trestle_verify::FlowSettings::default();
-    if a.reach && plant.is_none() {
-        return Err(driver_error(trestle_verify::DriverError::input("--reach needs a sampled-data system ([flow])")));
-    }
-    if let (true, Some(plant)) = (a.reach, plant.as_ref()) {
-        let (mut result, cert) =
-            trestle_verify::flow_forever::synth_reach(&sys, plant, flow, &budget).map_err(driver_error)?;
-        if let (Some(path), Some(cert)) = (&a.proof.certificate, cert) {
-            trestle_verify::write_json(path, &cert).map_err(driver_error)?;
-            result.artifacts.insert("certificate".into(), path.display().to_string().into());
-        }
+    if a.reach {
+        let reach = trestle_verify::flow_forever::synth_reach(&sys, plant.as_ref(), flow, &budget);
+        let (result, cert) = reach.map_err(driver_error)?;
+        let result = match cert {
+            Some(cert) => a.proof.write(result, || cert, None, |_, _| Ok(()))?,
+            None => result,
+        };
         return finish(a.system.json, &result);
     }
     let run = trestle_verify::synthesize_sampled(&sys, plant.as_ref(), &flow, &cfg, &budget, &progress)

@@ -95,7 +95,11 @@ pub struct CtlOptions {
     pub lookahead: usize,
     /// Compositional: a choice whose obligations look at most this many steps ahead (none through
     /// an `AX`) is first solved as one model of its whole subtree, expanded job by job only when
-    /// that decides nothing (0: never). See [`crate::encode::Encoder::subtree_milp`].
+    /// that decides nothing (0: never, the default). See [`crate::encode::Encoder::subtree_milp`].
+    /// Off by default because a subtree's infeasible MILP is floating-point evidence where the
+    /// job-by-job expansion may drop every path by the rounded bounds, an exact proof: ARCH-COMP
+    /// VCAS middle -19.5 went from proven to evidence with it. [`crate::encode::SUBTREE_DEPTH`]
+    /// is the depth measured best where evidence is enough.
     pub subtree_depth: usize,
 }
 
@@ -114,7 +118,7 @@ impl Default for CtlOptions {
             progress: None,
             stop_free: None,
             lookahead: crate::encode::LOOKAHEAD_DEPTH,
-            subtree_depth: crate::encode::SUBTREE_DEPTH,
+            subtree_depth: 0,
         }
     }
 }

@@ -408,14 +408,16 @@ pub fn certify_reach(text: &str, sys: &System, plant: &SampledPlant) -> Result<C
 }
 
 /// `synth --reach` on a sampled-data system: "safe" with the reach certificate, or "unknown"
-/// with why no reach chain was found (never "unsafe": look for runs with `ltl --method bpt`).
+/// with why no reach chain was found (never "unsafe": look for runs with `ltl --method bpt`). A
+/// system without `[flow]` is an input error.
 pub fn synth_reach(
     sys: &System,
-    plant: &SampledPlant,
+    plant: Option<&SampledPlant>,
     settings: FlowSettings,
     budget: &Budget,
 ) -> Result<(trestle_core::RunResult, Option<serde_json::Value>), DriverError> {
     use trestle_core::{RunResult, Unknown, Verdict};
+    let plant = plant.ok_or_else(|| DriverError::input("--reach needs a sampled-data system ([flow])"))?;
     let clock = Instant::now();
     let found = prove_forever(sys, plant, settings, budget)?;
     let seconds = clock.elapsed().as_secs_f64();
