@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::cli::{s, trestle};
+use common::cli::{Run, s, trestle};
 use serde_json::Value;
 use trestle_ir::num::{parse_rational, to_f64_nearest};
 
@@ -257,13 +257,12 @@ fn ltl_on_flows_takes_bounded_always_by_bpt_and_the_others_refuse_flows() {
     assert!(ctl.stderr.contains("`ltl`"), "{}", ctl.stderr);
 }
 
-/// ARCH-COMP TORA's bounded property (published verified by NNV): `ltl` never refutes it (with a
-/// 5 s limit here: the proof takes about 20 CPU seconds, see the ignored test below).
-#[test]
-fn archcomp_tora_bounded_property_is_never_refuted() {
-    let Some(models) = trestle_testkit::shared_models() else { return };
+/// `ltl --method bpt --json` on ARCH-COMP TORA's bounded property with the shared controller and
+/// `extra` flags; `None` (the test skips) without ../shared/models.
+fn tora_bpt(extra: &[&str]) -> Option<Run> {
+    let models = trestle_testkit::shared_models()?;
     let set = format!("controller.model={}", s(&models.join("archcomp/Benchmark9-Tora/controllerTora.onnx")));
-    let run = trestle(&[
+    let mut args = vec![
         "ltl",
         "configs/systems/archcomp/tora.toml",
         "--property",
@@ -273,9 +272,16 @@ fn archcomp_tora_bounded_property_is_never_refuted() {
         "--set",
         &set,
         "--json",
-        "--timeout",
-        "5",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    Some(trestle(&args))
+}
+
+/// ARCH-COMP TORA's bounded property (published verified by NNV): `ltl` never refutes it (with a
+/// 5 s limit here: the proof takes about 20 CPU seconds, see the ignored test below).
+#[test]
+fn archcomp_tora_bounded_property_is_never_refuted() {
+    let Some(run) = tora_bpt(&["--timeout", "5"]) else { return };
     assert!(run.code == 0 || run.code == 3, "{}{}", run.stdout, run.stderr);
     assert_ne!(run.json()["status"], "refuted");
 }
@@ -286,19 +292,7 @@ fn archcomp_tora_bounded_property_is_never_refuted() {
 #[test]
 #[ignore]
 fn archcomp_tora_bounded_property_is_verified() {
-    let Some(models) = trestle_testkit::shared_models() else { return };
-    let set = format!("controller.model={}", s(&models.join("archcomp/Benchmark9-Tora/controllerTora.onnx")));
-    let run = trestle(&[
-        "ltl",
-        "configs/systems/archcomp/tora.toml",
-        "--property",
-        "arch",
-        "--method",
-        "bpt",
-        "--set",
-        &set,
-        "--json",
-    ]);
+    let Some(run) = tora_bpt(&[]) else { return };
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let json = run.json();
     assert_eq!(json["status"], "proven", "{json}");

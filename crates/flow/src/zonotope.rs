@@ -44,6 +44,7 @@
 //! intervals of the rationals); any other atom by interval evaluation on the box hull.
 
 use trestle_ir::expr::VarRef;
+use trestle_ir::pred::{kleene_and, kleene_or};
 use trestle_ir::round::{add_up, sub_down, sub_up};
 use trestle_ir::{CmpOp, Env, Interval, Pred, Rational};
 
@@ -251,28 +252,8 @@ impl Zonotope {
             Pred::True => Some(true),
             Pred::False => Some(false),
             Pred::Not(p) => self.decide(p).map(|b| !b),
-            Pred::And(ps) => {
-                let mut all = Some(true);
-                for p in ps {
-                    match self.decide(p) {
-                        Some(false) => return Some(false),
-                        None => all = None,
-                        Some(true) => {}
-                    }
-                }
-                all
-            }
-            Pred::Or(ps) => {
-                let mut any = Some(false);
-                for p in ps {
-                    match self.decide(p) {
-                        Some(true) => return Some(true),
-                        None => any = None,
-                        Some(false) => {}
-                    }
-                }
-                any
-            }
+            Pred::And(ps) => kleene_and(ps.iter().map(|p| self.decide(p))),
+            Pred::Or(ps) => kleene_or(ps.iter().map(|p| self.decide(p))),
             Pred::Cmp(a, op, b) => match Pred::linear_atom(a, *op, b) {
                 Some(atom) if atom.lhs.coeffs.keys().all(|v| matches!(v, VarRef::State(i) if *i < self.dim())) => {
                     let mut coeffs = vec![point(0.0); self.dim()];

@@ -50,6 +50,27 @@ impl CmpOp {
     }
 }
 
+/// Kleene's three-valued conjunction: `Some(false)` at the first false item (the rest are not
+/// looked at: pass a lazy iterator), `Some(true)` when every item is true, `None` otherwise.
+/// [`Pred::eval`] writes the same walk with its errors propagated.
+pub fn kleene_and(items: impl IntoIterator<Item = Option<bool>>) -> Option<bool> {
+    let mut all = Some(true);
+    for t in items {
+        match t {
+            Some(false) => return Some(false),
+            Some(true) => {}
+            None => all = None,
+        }
+    }
+    all
+}
+
+/// Kleene's three-valued disjunction: `Some(true)` at the first true item, `Some(false)` when
+/// every item is false, `None` otherwise.
+pub fn kleene_or(items: impl IntoIterator<Item = Option<bool>>) -> Option<bool> {
+    kleene_and(items.into_iter().map(|t| t.map(|b| !b))).map(|b| !b)
+}
+
 /// The truth of a comparison in a point domain (exact or f64), which always has one.
 pub fn decided(t: Option<bool>) -> bool {
     t.expect("comparisons of points are always decided")

@@ -84,28 +84,8 @@ impl PathFormula {
             PathFormula::True => Some(true),
             PathFormula::False => Some(false),
             PathFormula::Atom { pred, t } => pred.eval_interval(&Env::new(boxes.get(*t)?, &[], &[])),
-            PathFormula::And(xs) => {
-                let mut all = Some(true);
-                for x in xs {
-                    match x.holds_on_boxes(boxes) {
-                        Some(false) => return Some(false),
-                        Some(true) => {}
-                        None => all = None,
-                    }
-                }
-                all
-            }
-            PathFormula::Or(xs) => {
-                let mut any = Some(false);
-                for x in xs {
-                    match x.holds_on_boxes(boxes) {
-                        Some(true) => return Some(true),
-                        Some(false) => {}
-                        None => any = None,
-                    }
-                }
-                any
-            }
+            PathFormula::And(xs) => trestle_ir::pred::kleene_and(xs.iter().map(|x| x.holds_on_boxes(boxes))),
+            PathFormula::Or(xs) => trestle_ir::pred::kleene_or(xs.iter().map(|x| x.holds_on_boxes(boxes))),
         }
     }
 

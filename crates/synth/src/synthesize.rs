@@ -489,8 +489,9 @@ const GROW_TIME: Duration = Duration::from_secs(2);
 const BOX_FIRST: Duration = Duration::from_secs(2);
 
 /// One box grown from Init along the field ([`crate::grow::box_from_init`]) as the candidate,
-/// before any gridding (unless the configuration asks for a grid: a resolution, forward, full), proven by the bridge engine over the pieces its image was computed on,
-/// in a short slice of the budget; anything but a proof only means the search goes on.
+/// before any gridding (unless the configuration asks for a grid: a resolution, forward, full),
+/// proven by the bridge engine over the pieces its image was computed on, in a short slice of
+/// the budget; anything but a proof only means the search goes on.
 #[allow(clippy::too_many_arguments)]
 fn box_is_inductive(
     sys: &System,
