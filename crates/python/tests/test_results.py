@@ -160,7 +160,17 @@ def test_timeout_ends_in_unknown(root):
     assert (result.status, result.reason_kind) == ("unknown", "time-limit"), str(result)
 
 
-def test_ctrl_c_cancels_a_run(root):
+@pytest.fixture
+def ctrl_c():
+    """Python's Ctrl-C handler, whatever the process inherited: a shell starts background jobs
+    with SIGINT ignored, and Python then installs no handler, so the signal these tests send
+    would be dropped and the run would go on to its limit."""
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, inherited)
+
+
+def test_ctrl_c_cancels_a_run(root, ctrl_c):
     # Bound propagation through 3000 steps with CROWN takes minutes; it polls the run's token.
     system = trestle.load(root / "configs/systems/pi-tuned.toml")
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -174,7 +184,7 @@ def test_ctrl_c_cancels_a_run(root):
     assert system.ltl(property="stays").proven
 
 
-def test_ctrl_c_cancels_cegar(root):
+def test_ctrl_c_cancels_cegar(root, ctrl_c):
     # CEGAR on the 8-puzzle runs far longer than its limit; it used to look at the deadline only,
     # so Ctrl-C waited for the 600 s. The run's token now stops its loops and its Z3 query.
     system = trestle.load(root / "configs/systems/puzzle8-h64.toml")
