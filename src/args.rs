@@ -509,6 +509,10 @@ pub struct SuiteGenerateArgs {
     /// The suite file to write (default OUT_DIR/suite.toml); its paths are relative to it.
     #[arg(long, value_name = "FILE")]
     pub suite: Option<PathBuf>,
+    /// Only the instances whose name contains PATTERN (repeatable), each with the controller and
+    /// verdict of a full run (its seed is its place in the whole spec); the suite file lists them.
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Vec<String>,
     /// No line per instance on stderr.
     #[arg(long)]
     pub quiet: bool,

@@ -17,7 +17,7 @@ fn generate(a: &SuiteGenerateArgs) -> CliResult {
     let spec = Spec::read(&a.spec).map_err(arena_error)?;
     let quiet = a.quiet || a.batch.json;
     let start = std::time::Instant::now();
-    let generated = trestle_arena::generate(&spec, &a.out_dir, a.suite.as_deref(), deadline, &|i| {
+    let generated = trestle_arena::generate(&spec, &a.out_dir, a.suite.as_deref(), deadline, &a.only, &|i| {
         if !quiet {
             eprintln!(
                 "[{:7.1} s] {:<28} {} (trained in {:.1} s, loss {:.2e}; judged in {:.1} s)",

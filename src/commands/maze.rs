@@ -16,7 +16,7 @@ fn generate(a: &SuiteGenerateArgs) -> CliResult {
     let spec = Spec::read(&a.spec).map_err(maze_error)?;
     let quiet = a.quiet || a.batch.json;
     let start = std::time::Instant::now();
-    let generated = trestle_maze::generate(&spec, &a.out_dir, a.suite.as_deref(), deadline, &|i| {
+    let generated = trestle_maze::generate(&spec, &a.out_dir, a.suite.as_deref(), deadline, &a.only, &|i| {
         if !quiet {
             eprintln!("[{:7.1} s] {:<28} {}", start.elapsed().as_secs_f64(), i.name, i.truth.describe());
         }

@@ -214,11 +214,14 @@ fn train_controller(spec: &Spec, p: &Plan) -> Result<(trestle_ir::Network, f64),
 
 /// Generates every instance of `spec` under `out_dir` (`models/`, `systems/`) and the suite file
 /// (`suite`, default `out_dir/suite.toml`). `progress` is told each instance as it is done.
+/// A non-empty `only` keeps the instances whose name contains one of its patterns; each keeps
+/// the seed it has in the whole spec, so its controller and verdict are those of a full run.
 pub fn generate(
     spec: &Spec,
     out_dir: &Path,
     suite: Option<&Path>,
     deadline: Option<Instant>,
+    only: &[String],
     progress: &(dyn Fn(&InstanceSummary) + Sync),
 ) -> Result<Generated, ArenaError> {
     let models = out_dir.join("models");
@@ -226,7 +229,10 @@ pub fn generate(
     for d in [&models, &systems] {
         std::fs::create_dir_all(d).map_err(|e| output_error(d, e))?;
     }
-    let plans = plans(spec);
+    let mut plans = plans(spec);
+    if !only.is_empty() {
+        plans.retain(|p| only.iter().any(|o| p.name.contains(o.as_str())));
+    }
     let one = |p: &Plan| -> Result<InstanceSummary, ArenaError> {
         let start = std::time::Instant::now();
         let model = models.join(format!("{}.onnx", p.name));

@@ -54,8 +54,8 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn generation_is_byte_identical_and_verdicts_are_established() {
     let spec = Spec::parse(SPEC).unwrap();
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let first = generate(&spec, a.path(), None, None, &|_| {}).unwrap();
-    generate(&spec, b.path(), None, None, &|_| {}).unwrap();
+    let first = generate(&spec, a.path(), None, None, &[], &|_| {}).unwrap();
+    generate(&spec, b.path(), None, None, &[], &|_| {}).unwrap();
     let (fa, fb) = (files(a.path()), files(b.path()));
     assert_eq!(fa.len(), 3 * 2 + 1, "{:?}", fa.keys().collect::<Vec<_>>());
     assert_eq!(fa, fb, "two generations from one spec differ");

@@ -285,11 +285,14 @@ fn check_side_conditions(spec: &Spec, sys: &System) -> Result<(), MazeError> {
 
 /// Generates every instance of `spec` under `out_dir` (`models/`, `systems/`) and the suite file
 /// (`suite`, default `out_dir/suite.toml`). `progress` is told each instance as it is done.
+/// A non-empty `only` keeps the instances whose name contains one of its patterns; each keeps
+/// the seed it has in the whole spec, so its controller and verdict are those of a full run.
 pub fn generate(
     spec: &Spec,
     out_dir: &Path,
     suite: Option<&Path>,
     deadline: Option<Instant>,
+    only: &[String],
     progress: &(dyn Fn(&InstanceSummary) + Sync),
 ) -> Result<Generated, MazeError> {
     let models = out_dir.join("models");
@@ -297,7 +300,10 @@ pub fn generate(
     for d in [&models, &systems] {
         std::fs::create_dir_all(d).map_err(|e| output_error(d, e))?;
     }
-    let plans = plans(spec);
+    let mut plans = plans(spec);
+    if !only.is_empty() {
+        plans.retain(|p| only.iter().any(|o| p.name.contains(o.as_str())));
+    }
     let one = |p: &Plan| -> Result<InstanceSummary, MazeError> {
         let model = models.join(format!("{}.onnx", p.name));
         // The model's path is the user's: one that cannot be written (a directory, a FIFO) is an

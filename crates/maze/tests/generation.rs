@@ -51,11 +51,22 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn generation_is_byte_identical_and_verdicts_are_established() {
     let spec = Spec::parse(SPEC).unwrap();
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let first = generate(&spec, a.path(), None, None, &|_| {}).unwrap();
-    generate(&spec, b.path(), None, None, &|_| {}).unwrap();
+    let first = generate(&spec, a.path(), None, None, &[], &|_| {}).unwrap();
+    generate(&spec, b.path(), None, None, &[], &|_| {}).unwrap();
     let (fa, fb) = (files(a.path()), files(b.path()));
     assert_eq!(fa.len(), 3 * 2 + 1, "{:?}", fa.keys().collect::<Vec<_>>());
     assert_eq!(fa, fb, "two generations from one spec differ");
+    // `--only` keeps an instance's place in the whole spec: the last instance alone is the same
+    // controller and system as in the full run, and its suite file lists it alone.
+    let c = tempfile::tempdir().unwrap();
+    let last = "nondet0.5to1-dist-0.002to0.002-1x8-undertrained";
+    let alone = generate(&spec, c.path(), None, None, &["-dist".into()], &|_| {}).unwrap();
+    assert_eq!(alone.instances.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), [last]);
+    let fc = files(c.path());
+    for f in [format!("models/{last}.onnx"), format!("systems/{last}.toml")] {
+        assert_eq!(fc[&f], fa[&f], "{f} differs when generated alone");
+    }
+    assert_eq!(String::from_utf8(fc["suite.toml"].clone()).unwrap().matches("[[instance]]").count(), 1);
 
     let by_name = |n: &str| first.instances.iter().find(|i| i.name == n).unwrap();
     // The law toward a goal inside the candidate is contracting: a certified proof.
@@ -94,7 +105,7 @@ fn tanh_and_sigmoid_controllers_are_trained_and_judged_by_validated_replay() {
     );
     let spec = Spec::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let generated = generate(&spec, dir.path(), None, None, &|_| {}).unwrap();
+    let generated = generate(&spec, dir.path(), None, None, &[], &|_| {}).unwrap();
     let by_name = |n: &str| generated.instances.iter().find(|i| i.name == n).unwrap_or_else(|| panic!("{n}"));
     assert!(matches!(by_name("det-2x16-none").truth, Truth::Safe { .. }));
     for name in ["det-tanh-2x16-none", "det-sigmoid-2x16-none"] {
@@ -145,14 +156,14 @@ fn bad_specs_are_input_errors() {
     )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    match generate(&spec, dir.path(), None, None, &|_| {}) {
+    match generate(&spec, dir.path(), None, None, &[], &|_| {}) {
         Err(MazeError::Input(m)) => assert!(m.contains("obstacles"), "{m}"),
         other => panic!("{other:?}"),
     }
     // A candidate that does not contain Init is refused when the first system is judged.
     let spec = Spec::parse(&SPEC.replace("candidate = [[[0.25, 0.95]", "candidate = [[[0.35, 0.95]")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    match generate(&spec, dir.path(), None, None, &|_| {}) {
+    match generate(&spec, dir.path(), None, None, &[], &|_| {}) {
         Err(MazeError::Input(m)) => assert!(m.contains("contain init"), "{m}"),
         other => panic!("{other:?}"),
     }
