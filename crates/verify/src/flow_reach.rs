@@ -26,7 +26,7 @@ use trestle_ir::expr::VarRef;
 use trestle_ir::interval::Interval;
 use trestle_ir::round::mul_up;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy};
-use trestle_ir::{Env, FBox, Pred, System};
+use trestle_ir::{Env, FBox, System};
 
 use trestle_bridge::flow::FlowStep;
 
@@ -180,30 +180,4 @@ pub fn step(sys: &System, flow: &FlowStep, z: &Zonotope) -> Result<Zonotope, Ste
         return Err("a successor may leave a state variable's domain".into());
     }
     Ok(next)
-}
-
-/// `p` at every step 0..=k from every state of `region`: the largest hull side and the number of
-/// generators of each step's zonotope, or why not.
-pub fn propagate(
-    sys: &System,
-    flow: &FlowStep,
-    p: &Pred,
-    k: u32,
-    region: &FBox,
-) -> Result<(Vec<f64>, Vec<usize>), StepError> {
-    let mut z = Zonotope::from_box(&region.intervals());
-    let (mut widths, mut generators) = (Vec::new(), Vec::new());
-    for j in 0..=k {
-        widths.push(z.width());
-        generators.push(z.generators.len());
-        match z.decide(p) {
-            Some(true) => {}
-            Some(false) => return Err(format!("the predicate is false on all of step {j}")),
-            None => return Err(format!("step {j} straddles the predicate")),
-        }
-        if j < k {
-            z = step(sys, flow, &z)?;
-        }
-    }
-    Ok((widths, generators))
 }
