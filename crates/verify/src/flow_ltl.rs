@@ -171,7 +171,7 @@ fn propagate(sys: &System, step: &FlowStep, p: &Pred, k: u32, region: &FBox, bud
         }
         if let Some(z) = &zonotope {
             generators = generators.max(z.generators.len());
-            match crate::flow_reach::step(sys, step, z) {
+            match crate::flow_reach::step(sys, step, z, crate::flow_reach::GENERATORS_PER_STATE) {
                 Ok(next) => zonotope = Some(next),
                 Err(_) => {
                     zonotope = None;
@@ -349,6 +349,8 @@ pub fn ltl_flow(
                     }
                     Verdict::RefutedValidated { trace }
                 }
+                // The search stops at the time limit (FalsifySettings::deadline).
+                None if budget.is_over() => Verdict::Unknown(Unknown::Timeout),
                 None => Verdict::Unknown(Unknown::Incomplete(format!(
                     "{why}; no validated run from Init violates it (f64 falsification)"
                 ))),
