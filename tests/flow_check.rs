@@ -441,6 +441,10 @@ fn synth_reach_never_proves_a_planted_unsafe_flow() {
     assert_eq!(run.json()["status"], "unknown");
     let reason = run.json()["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("not decided on the set of period 1"), "{reason}");
+    // Stopped by its time limit, it says so (the chains' last error is not the reason then).
+    let stopped = trestle(&[&["synth", DAMPED, "--reach", "--json", "--timeout", "0"][..], &planted].concat());
+    assert_eq!(stopped.code, 3, "{}{}", stopped.stdout, stopped.stderr);
+    assert_eq!(stopped.json()["reason_kind"], "time-limit", "{}", stopped.stdout);
     let discrete = trestle(&["synth", "examples/double-integrator.toml", "--reach"]);
     assert_eq!(discrete.code, 2, "{}", discrete.stderr);
 }

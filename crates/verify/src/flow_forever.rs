@@ -459,6 +459,8 @@ pub fn synth_reach(
     let seconds = clock.elapsed().as_secs_f64();
     let verdict = match &found {
         Ok(_) => Verdict::proven(),
+        // The chains stop at the time limit: their last error is not the reason then.
+        Err(_) if budget.is_over() => Verdict::Unknown(Unknown::Timeout),
         Err(why) => Verdict::Unknown(Unknown::Incomplete(why.clone())),
     };
     let word = if verdict.holds() == Some(true) { "safe" } else { "unknown" };
