@@ -144,8 +144,10 @@ fn a_campaign_runs_into_its_store_then_reports_and_exports() {
 /// A `[[systems]]` entry may take only some runs (`runs = [..]`, a name that is no run is an input
 /// error), and `campaign export --format arch` writes ARCH-COMP's results.csv: the benchmark is
 /// the instance's name, the instance its matrix values (or the run's name), `verified` for a
-/// proof, `violated` for a refutation; the shipped ARCH-COMP campaign expands to the 21 jobs of
-/// its 9 flows and 12 VCAS instances, each run by the command its kind takes.
+/// proof, `violated` for a refutation; a sampled-data system's job may run `synth --reach` (the
+/// damped oscillator proven safe forever: its row's instance is the run's name, "forever"); the
+/// shipped ARCH-COMP campaign expands to the 22 jobs of its 9 flows (TORA's twice: bounded and
+/// forever) and 12 VCAS instances, each run by the command its kind takes.
 #[test]
 fn systems_take_only_their_runs_and_export_arch_writes_results_csv() {
     let dir = tempfile::tempdir().unwrap();
@@ -165,6 +167,11 @@ file = "{ex}/maze-nondet.toml"
 name = "Nondet"
 runs = ["synth"]
 
+[[systems]]
+file = "{flows}/damped-oscillator.toml"
+name = "Damped"
+runs = ["forever"]
+
 [[runs]]
 name = "bridge"
 command = "check"
@@ -174,13 +181,19 @@ options = {{ threads = 1 }}
 name = "synth"
 command = "synth"
 options = {{ threads = 1 }}
+
+[[runs]]
+name = "forever"
+command = "synth"
+options = {{ reach = true, threads = 1 }}
 "#,
-        ex = examples().display()
+        ex = examples().display(),
+        flows = std::fs::canonicalize(repo().join("configs/systems/flow")).unwrap().display()
     );
     let file = dir.path().join("subset.toml");
     std::fs::write(&file, &text).unwrap();
     let explain = trestle(&["campaign", "explain", s(&file)]);
-    assert!(explain.stdout.starts_with("campaign subset: 3 jobs"), "{}", explain.stdout);
+    assert!(explain.stdout.starts_with("campaign subset: 4 jobs"), "{}", explain.stdout);
     let out = dir.path().join("out");
     let r = trestle(&["campaign", "run", s(&file), "--out", s(&out), "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -195,6 +208,7 @@ options = {{ threads = 1 }}
             ["Maze", "safe=0.22 <= x <= 0.98 and 0.54 <= y <= 0.98", "verified"],
             ["Maze", "safe=0.2 <= x <= 0.3 and 0.2 <= y <= 0.3", "violated"],
             ["Nondet", "synth", "verified"],
+            ["Damped", "forever", "verified"],
         ],
         "{}",
         arch.stdout
@@ -208,7 +222,8 @@ options = {{ threads = 1 }}
 
     let shipped = trestle(&["campaign", "explain", "configs/campaigns/archcomp.toml"]);
     assert_eq!(shipped.code, 0, "{}", shipped.stderr);
-    assert!(shipped.stdout.starts_with("campaign archcomp: 21 jobs"), "{}", shipped.stdout);
+    assert!(shipped.stdout.starts_with("campaign archcomp: 22 jobs"), "{}", shipped.stdout);
+    assert!(shipped.stdout.contains("TORA · forever"), "{}", shipped.stdout);
     assert!(shipped.stdout.contains("VCAS-worst[hdot0=-22.5] · ctl"), "{}", shipped.stdout);
     assert!(shipped.stdout.contains("ACC · ltl-bpt"), "{}", shipped.stdout);
 }

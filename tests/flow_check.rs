@@ -257,6 +257,20 @@ fn ltl_on_flows_takes_bounded_always_by_bpt_and_the_others_refuse_flows() {
     assert!(ctl.stderr.contains("`ltl`"), "{}", ctl.stderr);
 }
 
+/// `--timeout` stops `ltl` on a flow in its falsification: bound propagation gives up at once
+/// (`(x - y)^2 >= 0` written expanded straddles on every box along the diagonal) and the search
+/// would simulate 10^5 periods from each candidate start. The run ends by itself with the time
+/// limit as its reason (the CLI's backstop notes a run still going 2 s after its limit).
+#[test]
+fn ltl_on_a_flow_stops_at_its_time_limit_during_falsification() {
+    let formula = "G<=100000 (x*x + y*y >= 2*x*y)";
+    let run = trestle(&["ltl", HARMONIC, "--formula", formula, "--method", "bpt", "--timeout", "1", "--json"]);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["reason_kind"], "time-limit", "{json}");
+    assert!(json["details"].get("note").is_none(), "{json}");
+}
+
 /// `ltl --method bpt --json` on ARCH-COMP TORA's bounded property with the shared controller and
 /// `extra` flags; `None` (the test skips) without ../shared/models.
 fn tora_bpt(extra: &[&str]) -> Option<Run> {
@@ -400,6 +414,18 @@ fn synth_reach_proves_the_damped_oscillator_forever_and_certify_re_derives_the_c
     write_json(&cert, &c);
     let bad = trestle(&["certify", s(&cert), DAMPED, "--set", "safe=-1 <= x <= 1 and -1 <= y <= 0.45"]);
     assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    // The search's flags: the terminal margins tried, the generators kept (in the certificate,
+    // which certify's recomputed steps use), the flow's tolerance; bad values are input errors.
+    let tuned = ["--reach-margins", "0.3,0.1", "--reach-generators", "6", "--flow-tolerance", "1e-10"];
+    let run = trestle(&[&["synth", DAMPED, "--reach", "--certificate", s(&cert), "--json"][..], &tuned].concat());
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["details"]["terminal_half_side"], 0.3, "{}", run.stdout);
+    let c = read_json(&cert);
+    assert_eq!((c["generators_per_state"].as_u64(), c["flow"]["tolerance"].as_f64()), (Some(6), Some(1e-10)));
+    assert_eq!(trestle(&["certify", s(&cert), DAMPED]).code, 0);
+    for bad in [&["--reach-margins", "0,1"][..], &["--reach-max-chains", "0"], &["--flow-order", "31"]] {
+        trestle(&[&["synth", DAMPED, "--reach"][..], bad].concat()).expect_input_error(&[bad[0]]);
+    }
 }
 
 /// Planted truth (the damped oscillator's header): from (1, 0) the flow reaches y < -0.3 within
@@ -415,6 +441,10 @@ fn synth_reach_never_proves_a_planted_unsafe_flow() {
     assert_eq!(run.json()["status"], "unknown");
     let reason = run.json()["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("not decided on the set of period 1"), "{reason}");
+    // Stopped by its time limit, it says so (the chains' last error is not the reason then).
+    let stopped = trestle(&[&["synth", DAMPED, "--reach", "--json", "--timeout", "0"][..], &planted].concat());
+    assert_eq!(stopped.code, 3, "{}{}", stopped.stdout, stopped.stderr);
+    assert_eq!(stopped.json()["reason_kind"], "time-limit", "{}", stopped.stdout);
     let discrete = trestle(&["synth", "examples/double-integrator.toml", "--reach"]);
     assert_eq!(discrete.code, 2, "{}", discrete.stderr);
 }

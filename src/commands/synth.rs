@@ -42,11 +42,33 @@ pub struct SynthArgs {
     /// terminal box that returns into itself (its certificate re-checked by `certify`).
     #[arg(long)]
     pub reach: bool,
+    /// Continuous-time systems ([flow]): the Taylor order of the flow's validated enclosure
+    /// (default: from --flow-tolerance).
+    #[arg(long, value_name = "N")]
+    pub flow_order: Option<usize>,
+    /// Continuous-time systems: this many equal sub-steps per period (default: adaptive).
+    #[arg(long, value_name = "N")]
+    pub flow_substeps: Option<usize>,
+    /// Continuous-time systems: the largest truncation remainder of an adaptive sub-step,
+    /// relative to max(1, |x|) (default 1e-12).
+    #[arg(long, value_name = "TOL")]
+    pub flow_tolerance: Option<f64>,
+    /// --reach: half-sides of the terminal box around the f64 run's attractor, tried in this
+    /// order (default 0.5,0.2,0.1,0.05,0.02,0.01,0.005,0.002,0.001,0.0005).
+    #[arg(long, value_name = "R,R,..", value_delimiter = ',', requires = "reach")]
+    pub reach_margins: Option<Vec<f64>>,
+    /// --reach: the most chains, i.e. pieces of Init (default 512).
+    #[arg(long, value_name = "N", requires = "reach")]
+    pub reach_max_chains: Option<usize>,
+    /// --reach: generators per state variable each period's zonotope keeps (default 12; stored
+    /// in the certificate).
+    #[arg(long, value_name = "N", requires = "reach")]
+    pub reach_generators: Option<usize>,
 }
 
-/// The synthesis configuration from the flags.
-pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
-    let request = SynthRequest {
+/// The request the flags make.
+fn request(a: &SynthArgs) -> SynthRequest {
+    SynthRequest {
         resolution: a.resolution,
         max_boxes: a.max_boxes,
         min_width: a.min_width,
@@ -54,8 +76,18 @@ pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
         full: a.full,
         attack_steps: a.attack_steps,
         smt_timeout: a.proof.smt_timeout,
-    };
-    request.config(&a.limits.limits(), Spelling::Cli).map_err(driver_error)
+        flow_order: a.flow_order,
+        flow_substeps: a.flow_substeps,
+        flow_tolerance: a.flow_tolerance,
+        reach_margins: a.reach_margins.clone(),
+        reach_max_chains: a.reach_max_chains,
+        reach_generators: a.reach_generators,
+    }
+}
+
+/// The synthesis configuration from the flags.
+pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
+    request(a).config(&a.limits.limits(), Spelling::Cli).map_err(driver_error)
 }
 
 pub fn run(a: &SynthArgs) -> CliResult {
@@ -65,9 +97,10 @@ pub fn run(a: &SynthArgs) -> CliResult {
     let (sys, plant) = super::load_sampled(&a.system)?;
     let picture = a.proof.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
-    let flow = trestle_verify::FlowSettings::default();
+    let flow = request(a).flow(Spelling::Cli).map_err(driver_error)?;
     if a.reach {
-        let reach = trestle_verify::flow_forever::synth_reach(&sys, plant.as_ref(), flow, &budget);
+        let settings = request(a).reach(Spelling::Cli).map_err(driver_error)?;
+        let reach = trestle_verify::flow_forever::synth_reach(&sys, plant.as_ref(), flow, &settings, &budget);
         let (result, cert) = reach.map_err(driver_error)?;
         let result = match cert {
             Some(cert) => a.proof.write(result, || cert, None, |_, _| Ok(()))?,

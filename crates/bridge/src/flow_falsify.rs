@@ -14,6 +14,7 @@
 use crate::flow::FlowStep;
 use crate::flow_run::{EnclosedFlowRun, refute};
 use std::ops::RangeInclusive;
+use std::time::Instant;
 use trestle_core::ValidatedTrace;
 use trestle_ir::expr::Expr;
 use trestle_ir::num::rational_from_f64;
@@ -30,11 +31,13 @@ pub struct FalsifySettings {
     /// How many of the best starts the local search refines.
     pub refined: usize,
     pub seed: u64,
+    /// No simulation or validation starts after it (the search then returns what it validated).
+    pub deadline: Option<Instant>,
 }
 
 impl Default for FalsifySettings {
     fn default() -> Self {
-        FalsifySettings { random_starts: 64, local_moves: 200, refined: 3, seed: 1 }
+        FalsifySettings { random_starts: 64, local_moves: 200, refined: 3, seed: 1, deadline: None }
     }
 }
 
@@ -106,7 +109,10 @@ pub fn falsify(
     settings: &FalsifySettings,
 ) -> Option<(ValidatedTrace, EnclosedFlowRun)> {
     let n = init.dims();
-    let score = |x: &[f64]| window_robustness(sys, step, p, &window, x);
+    let late = || settings.deadline.is_some_and(|d| Instant::now() >= d);
+    // Past the deadline a candidate scores +inf (never validated): the loops below then end
+    // without further simulations.
+    let score = |x: &[f64]| if late() { f64::INFINITY } else { window_robustness(sys, step, p, &window, x) };
     let mut rng = RunSampler::new(settings.seed);
     let mut candidates: Vec<Vec<f64>> = vec![init.center()];
     let free: Vec<usize> = (0..n).filter(|&i| init.lo[i] < init.hi[i]).collect();
@@ -130,7 +136,7 @@ pub fn falsify(
     let periods = vec![held_inputs(sys); *window.end()];
     let validate = |x: &[f64]| {
         let start: Vec<Rational> = x.iter().map(|&v| rational_from_f64(v)).collect();
-        if !in_init(&start) {
+        if late() || !in_init(&start) {
             return None;
         }
         refute(sys, step, p, window.clone(), &start, &periods).ok()
@@ -144,6 +150,9 @@ pub fn falsify(
     for (mut best, mut x) in scored {
         let mut radius = 0.25;
         for _ in 0..settings.local_moves {
+            if late() {
+                break;
+            }
             let y: Vec<f64> = (0..n)
                 .map(|i| {
                     let span = init.hi[i] - init.lo[i];

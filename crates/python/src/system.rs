@@ -247,7 +247,16 @@ impl NativeSystem {
     ) -> PyResult<Answer> {
         let limits = Limits { timeout, threads, threads_flag: "threads" };
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
-        let request = SynthRequest { resolution, max_boxes, min_width, forward, full, attack_steps, smt_timeout };
+        let request = SynthRequest {
+            resolution,
+            max_boxes,
+            min_width,
+            forward,
+            full,
+            attack_steps,
+            smt_timeout,
+            ..SynthRequest::default()
+        };
         let c = request.config(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = Arc::clone(&self.sys);
         let picture = picture_target(&sys, plot, plot_vars, plot_size)?;

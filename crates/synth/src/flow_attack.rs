@@ -21,8 +21,9 @@ pub(crate) const MAX_PERIODS: usize = 100;
 
 /// A validated run from one of `init_boxes` (boxes of states of Init) that leaves `safe` within
 /// `steps` periods (at most [`MAX_PERIODS`]); `seed` varies the random starts, `starts` is how
-/// many are drawn per box. Returns the trajectory (the run's box centres) and how many candidate
+/// many are drawn per box; no simulation starts after `deadline`. Returns the trajectory (the run's box centres) and how many candidate
 /// starts were scored.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search(
     sys: &System,
     step: &FlowStep,
@@ -32,9 +33,10 @@ pub(crate) fn search(
     steps: usize,
     seed: u64,
     starts: usize,
+    deadline: Option<std::time::Instant>,
 ) -> (Option<Trajectory>, usize) {
     let in_init = |x: &[Rational]| sys.init.eval_exact(&Env::new(x, &[], &[])) == Ok(true);
-    let settings = FalsifySettings { random_starts: starts, seed, ..FalsifySettings::default() };
+    let settings = FalsifySettings { random_starts: starts, seed, deadline, ..FalsifySettings::default() };
     let window = 0..=steps.clamp(1, MAX_PERIODS);
     let mut simulations = 0;
     for b in init_boxes {

@@ -565,8 +565,17 @@ fn attack(
         // The final search (after no invariant was proven) draws more random starts, another seed.
         let (seed, starts) = if first { (1, 64) } else { (2, 256) };
         let init = regions.init_starts(sys);
-        let (trajectory, simulations) =
-            crate::flow_attack::search(sys, step, regions.safe, &regions.outer, &init, cfg.attack_steps, seed, starts);
+        let (trajectory, simulations) = crate::flow_attack::search(
+            sys,
+            step,
+            regions.safe,
+            &regions.outer,
+            &init,
+            cfg.attack_steps,
+            seed,
+            starts,
+            deadline,
+        );
         report.trajectory = trajectory;
         report.stats.simulations += simulations;
     } else {

@@ -18,13 +18,14 @@
 //! An f64 simulation from the centre of Init's hull runs until the state stops moving (the closed
 //! loop's equilibrium, e.g. TORA's near (-0.0144, 0, -0.1442, 0)), or else for 5 [`MAX_PERIODS`]
 //! periods, the hull of its last [`TAIL`] states standing for a limit cycle; `T` is that core
-//! widened on every side by a margin tried from [`TERMINAL_RADII`], largest first (a larger `T` shortens the chains; a
+//! widened on every side by a margin tried from [`ReachSettings::terminal_radii`] (by default
+//! [`TERMINAL_RADII`], largest first) (a larger `T` shortens the chains; a
 //! smaller one fixes the ReLU phases, so CROWN is exact there and the cycle contracts). The
 //! simulation is a heuristic: only the chains decide.
 //!
 //! # The certificate ([`FORMAT_REACH`])
 //!
-//! It stores the flow settings, `T`, the cycle `W_0..W_m`, and per chain its box of Init and
+//! It stores the flow settings, the generators per state kept by each step's reduction, `T`, the cycle `W_0..W_m`, and per chain its box of Init and
 //! `Z_0..Z_K` (f64 values, written and read exactly). [`certify_reach`] re-checks it without the
 //! search: every box of Init (as the system gives it) is covered by the chains' boxes (exact
 //! rational comparisons, a box split at the pieces' faces until each part lies in one piece);
@@ -48,14 +49,40 @@ use trestle_ir::{FBox, Pred, System};
 
 /// The certificate's format tag.
 pub const FORMAT_REACH: &str = "trestle-flow-reach-certificate/1";
-/// Half-sides of the terminal cube tried, largest first.
+/// Half-sides of the terminal cube tried by default, largest first.
 pub const TERMINAL_RADII: [f64; 10] = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0005];
 /// The most periods of one chain (and of the cycle).
 pub const MAX_PERIODS: usize = 400;
 /// The most halvings of one box of Init.
 pub const MAX_SPLITS: usize = 12;
-/// The most chains in all.
+/// The most chains in all, by default.
 pub const MAX_CHAINS: usize = 512;
+
+/// The reach-chain search's tuning (`synth --reach`'s `--reach-*` flags).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReachSettings {
+    /// Half-sides of the terminal box around the attractor, tried in this order (module doc).
+    pub terminal_radii: Vec<f64>,
+    /// The most chains (pieces of Init) in all.
+    pub max_chains: usize,
+    /// Girard's reduction keeps at most this many generators per state variable; stored in the
+    /// certificate, whose steps `certify` recomputes with it.
+    pub generators_per_state: usize,
+}
+
+impl Default for ReachSettings {
+    fn default() -> ReachSettings {
+        ReachSettings {
+            terminal_radii: TERMINAL_RADII.to_vec(),
+            max_chains: MAX_CHAINS,
+            generators_per_state: crate::flow_reach::GENERATORS_PER_STATE,
+        }
+    }
+}
+
+fn default_generators() -> usize {
+    crate::flow_reach::GENERATORS_PER_STATE
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ZonotopeJson {
@@ -77,6 +104,9 @@ pub struct ReachCertificate {
     pub format: String,
     pub system: String,
     pub flow: FlowJson,
+    /// Girard's reduction's generators per state variable in every step (12 when absent).
+    #[serde(default = "default_generators")]
+    pub generators_per_state: usize,
     pub terminal: BoxJson,
     /// `W_0 .. W_m`.
     pub cycle: Vec<ZonotopeJson>,
@@ -135,6 +165,7 @@ fn chain(
     safe: &Pred,
     z0: Zonotope,
     t: &FBox,
+    generators: usize,
     budget: &Budget,
 ) -> Result<Vec<Zonotope>, String> {
     let mut sets = vec![z0];
@@ -156,7 +187,8 @@ fn chain(
         if sets.len() > MAX_PERIODS || budget.is_over() {
             return Err(format!("not inside T after {} periods (hull side {:.3e})", sets.len() - 1, z.width()));
         }
-        let next = crate::flow_reach::step(sys, step, z).map_err(|e| format!("period {}: {e}", sets.len() - 1))?;
+        let next =
+            crate::flow_reach::step(sys, step, z, generators).map_err(|e| format!("period {}: {e}", sets.len() - 1))?;
         sets.push(next);
     }
 }
@@ -213,6 +245,7 @@ pub fn prove_forever(
     sys: &System,
     plant: &SampledPlant,
     settings: FlowSettings,
+    reach: &ReachSettings,
     budget: &Budget,
 ) -> Result<Result<ForeverProof, String>, DriverError> {
     let safe = sys.safe.clone().ok_or_else(|| DriverError::input("a proof for all time needs the system's `safe`"))?;
@@ -228,9 +261,10 @@ pub fn prove_forever(
     // The terminal cube: the largest that returns into itself.
     let mut found = None;
     let mut last_why = String::new();
-    for &r in &TERMINAL_RADII {
+    for &r in &reach.terminal_radii {
         let t = FBox::new(core.lo.iter().map(|c| c - r).collect(), core.hi.iter().map(|c| c + r).collect());
-        match chain(sys, &step, &safe, Zonotope::from_box(&t.intervals()), &t, budget) {
+        let generators = reach.generators_per_state;
+        match chain(sys, &step, &safe, Zonotope::from_box(&t.intervals()), &t, generators, budget) {
             Ok(cycle) => {
                 found = Some((t, cycle, r));
                 break;
@@ -249,10 +283,10 @@ pub fn prove_forever(
     let mut sets = cycle.len();
     let mut longest = 0;
     while let Some((b, depth)) = queue.pop() {
-        if chains.len() + queue.len() >= MAX_CHAINS {
-            return Ok(Err(format!("more than {MAX_CHAINS} pieces of Init would be needed")));
+        if chains.len() + queue.len() >= reach.max_chains {
+            return Ok(Err(format!("more than {} pieces of Init would be needed", reach.max_chains)));
         }
-        match chain(sys, &step, &safe, Zonotope::from_box(&b.intervals()), &t, budget) {
+        match chain(sys, &step, &safe, Zonotope::from_box(&b.intervals()), &t, reach.generators_per_state, budget) {
             Ok(zs) => {
                 sets += zs.len();
                 longest = longest.max(zs.len());
@@ -276,6 +310,7 @@ pub fn prove_forever(
         format: FORMAT_REACH.into(),
         system: sys.name.clone(),
         flow: FlowJson::of(&step),
+        generators_per_state: reach.generators_per_state,
         terminal: BoxJson { lo: t.lo.clone(), hi: t.hi.clone() },
         cycle: cycle.iter().map(to_json).collect(),
         chains,
@@ -377,7 +412,7 @@ pub fn certify_reach(text: &str, sys: &System, plant: &SampledPlant) -> Result<C
             }
         }
         for (i, pair) in zs.windows(2).enumerate() {
-            match crate::flow_reach::step(sys, &step, &pair[0]) {
+            match crate::flow_reach::step(sys, &step, &pair[0], cert.generators_per_state) {
                 Ok(image) if image == pair[1] => {}
                 Ok(_) => return Ok((false, format!("{what}: set {} is not the recomputed image of set {i}", i + 1))),
                 Err(e) => return Ok((false, format!("{what}: the step from set {i} fails: {e}"))),
@@ -414,15 +449,18 @@ pub fn synth_reach(
     sys: &System,
     plant: Option<&SampledPlant>,
     settings: FlowSettings,
+    reach: &ReachSettings,
     budget: &Budget,
 ) -> Result<(trestle_core::RunResult, Option<serde_json::Value>), DriverError> {
     use trestle_core::{RunResult, Unknown, Verdict};
     let plant = plant.ok_or_else(|| DriverError::input("--reach needs a sampled-data system ([flow])"))?;
     let clock = Instant::now();
-    let found = prove_forever(sys, plant, settings, budget)?;
+    let found = prove_forever(sys, plant, settings, reach, budget)?;
     let seconds = clock.elapsed().as_secs_f64();
     let verdict = match &found {
         Ok(_) => Verdict::proven(),
+        // The chains stop at the time limit: their last error is not the reason then.
+        Err(_) if budget.is_over() => Verdict::Unknown(Unknown::Timeout),
         Err(why) => Verdict::Unknown(Unknown::Incomplete(why.clone())),
     };
     let word = if verdict.holds() == Some(true) { "safe" } else { "unknown" };

@@ -14,7 +14,7 @@
 //! 3. [`trestle_flow::Zonotope::flow_step`]: the flow's linear enclosure on the zonotope's box
 //!    hull and the actions' box, with the forms substituted (new generators for the action
 //!    radius, the inputs and the remainder), then Girard's reduction to
-//!    [`GENERATORS_PER_STATE`] generators per state variable.
+//!    a given number of generators per state variable ([`GENERATORS_PER_STATE`] by default).
 //!
 //! Every step is a sound over-approximation of the true successors of every state of `Z` (the
 //! rounding argument is in `trestle_flow::zonotope`); a step that cannot be taken (an input that
@@ -26,11 +26,11 @@ use trestle_ir::expr::VarRef;
 use trestle_ir::interval::Interval;
 use trestle_ir::round::mul_up;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy};
-use trestle_ir::{Env, FBox, Pred, System};
+use trestle_ir::{Env, FBox, System};
 
 use trestle_bridge::flow::FlowStep;
 
-/// Girard's reduction keeps at most this many generators per state variable.
+/// Girard's reduction keeps at most this many generators per state variable by default.
 pub const GENERATORS_PER_STATE: usize = 12;
 
 /// Why a zonotope step could not be taken.
@@ -167,43 +167,17 @@ pub fn inside_domains(sys: &System, image: &[Interval]) -> bool {
 }
 
 /// One period from `z` (module doc): a zonotope containing every successor of every state of
-/// `z`, reduced, and inside the domains.
-pub fn step(sys: &System, flow: &FlowStep, z: &Zonotope) -> Result<Zonotope, StepError> {
+/// `z`, reduced to `generators_per_state` generators per state variable, and inside the domains.
+pub fn step(sys: &System, flow: &FlowStep, z: &Zonotope, generators_per_state: usize) -> Result<Zonotope, StepError> {
     let (form, action_box) = action_form(sys, z)?;
     let (mut next, enclosure) = z
         .flow_step(flow.flow(), &form, &action_box, &nondet_hull(sys), &flow.period, &flow.settings)
         .map_err(|e| e.to_string())?;
-    next.reduce(GENERATORS_PER_STATE * z.dim());
+    next.reduce(generators_per_state.saturating_mul(z.dim()));
     let hull: Vec<Interval> =
         next.hull().iter().zip(&enclosure.state).map(|(a, b)| a.intersect(b).unwrap_or(*a)).collect();
     if !inside_domains(sys, &hull) {
         return Err("a successor may leave a state variable's domain".into());
     }
     Ok(next)
-}
-
-/// `p` at every step 0..=k from every state of `region`: the largest hull side and the number of
-/// generators of each step's zonotope, or why not.
-pub fn propagate(
-    sys: &System,
-    flow: &FlowStep,
-    p: &Pred,
-    k: u32,
-    region: &FBox,
-) -> Result<(Vec<f64>, Vec<usize>), StepError> {
-    let mut z = Zonotope::from_box(&region.intervals());
-    let (mut widths, mut generators) = (Vec::new(), Vec::new());
-    for j in 0..=k {
-        widths.push(z.width());
-        generators.push(z.generators.len());
-        match z.decide(p) {
-            Some(true) => {}
-            Some(false) => return Err(format!("the predicate is false on all of step {j}")),
-            None => return Err(format!("step {j} straddles the predicate")),
-        }
-        if j < k {
-            z = step(sys, flow, &z)?;
-        }
-    }
-    Ok((widths, generators))
 }

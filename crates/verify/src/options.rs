@@ -225,31 +225,42 @@ impl CheckRequest {
             c.exact_after = None;
         }
         c.dump_smt = self.dump_smt.clone();
-        let mut flow = trestle_flow::FlowSettings::default();
-        if let Some(o) = self.flow_order {
-            if !(1..=30).contains(&o) {
-                return Err(DriverError::input(format!("{} must be in 1..=30", s.flag("flow-order"))));
-            }
-            flow.order = Some(o);
-        }
-        if let Some(n) = self.flow_substeps {
-            if n == 0 || n > flow.max_substeps {
-                return Err(DriverError::input(format!(
-                    "{} must be in 1..={}",
-                    s.flag("flow-substeps"),
-                    flow.max_substeps
-                )));
-            }
-            flow.substeps = Some(n);
-        }
-        if let Some(t) = self.flow_tolerance {
-            if !(t > 0.0 && t < 1.0) {
-                return Err(DriverError::input(format!("{} must be in (0, 1)", s.flag("flow-tolerance"))));
-            }
-            flow.tolerance = t;
-        }
+        let flow = flow_settings(self.flow_order, self.flow_substeps, self.flow_tolerance, s)?;
         Ok(CheckOptions { method, bridge: c, synthesize_on_failure: self.synthesize_on_failure, flow })
     }
+}
+
+/// A flow's enclosure settings from the `--flow-*` options (`check` and `synth`), each checked.
+pub fn flow_settings(
+    order: Option<usize>,
+    substeps: Option<usize>,
+    tolerance: Option<f64>,
+    s: Spelling,
+) -> Result<trestle_flow::FlowSettings, DriverError> {
+    let mut flow = trestle_flow::FlowSettings::default();
+    if let Some(o) = order {
+        if !(1..=30).contains(&o) {
+            return Err(DriverError::input(format!("{} must be in 1..=30", s.flag("flow-order"))));
+        }
+        flow.order = Some(o);
+    }
+    if let Some(n) = substeps {
+        if n == 0 || n > flow.max_substeps {
+            return Err(DriverError::input(format!(
+                "{} must be in 1..={}",
+                s.flag("flow-substeps"),
+                flow.max_substeps
+            )));
+        }
+        flow.substeps = Some(n);
+    }
+    if let Some(t) = tolerance {
+        if !(t > 0.0 && t < 1.0) {
+            return Err(DriverError::input(format!("{} must be in (0, 1)", s.flag("flow-tolerance"))));
+        }
+        flow.tolerance = t;
+    }
+    Ok(flow)
 }
 
 /// `verify`: which properties and each one's time limit.
@@ -377,6 +388,16 @@ pub struct SynthRequest {
     pub full: bool,
     pub attack_steps: Option<usize>,
     pub smt_timeout: Option<f64>,
+    /// A flow's enclosure (`[flow]` systems), as `check`'s.
+    pub flow_order: Option<usize>,
+    pub flow_substeps: Option<usize>,
+    pub flow_tolerance: Option<f64>,
+    /// `--reach`: half-sides of the terminal box tried, in order.
+    pub reach_margins: Option<Vec<f64>>,
+    /// `--reach`: the most chains (pieces of Init).
+    pub reach_max_chains: Option<usize>,
+    /// `--reach`: generators per state variable kept by each step's reduction.
+    pub reach_generators: Option<usize>,
 }
 
 impl SynthRequest {
@@ -413,6 +434,38 @@ impl SynthRequest {
         c.forward = self.forward;
         c.full = self.full;
         Ok(c)
+    }
+
+    /// The flow's enclosure settings (`[flow]` systems).
+    pub fn flow(&self, s: Spelling) -> Result<trestle_flow::FlowSettings, DriverError> {
+        flow_settings(self.flow_order, self.flow_substeps, self.flow_tolerance, s)
+    }
+
+    /// The reach-chain search's settings (`--reach`).
+    pub fn reach(&self, s: Spelling) -> Result<crate::flow_forever::ReachSettings, DriverError> {
+        let mut r = crate::flow_forever::ReachSettings::default();
+        if let Some(m) = &self.reach_margins {
+            if m.is_empty() || m.iter().any(|&x| !(x.is_finite() && x > 0.0)) {
+                return Err(DriverError::input(format!(
+                    "{} must be one or more positive numbers",
+                    s.flag("reach-margins")
+                )));
+            }
+            r.terminal_radii = m.clone();
+        }
+        if let Some(c) = self.reach_max_chains {
+            if c == 0 {
+                return Err(DriverError::input(format!("{} must be at least 1", s.flag("reach-max-chains"))));
+            }
+            r.max_chains = c;
+        }
+        if let Some(g) = self.reach_generators {
+            if !(1..=1000).contains(&g) {
+                return Err(DriverError::input(format!("{} must be in 1..=1000", s.flag("reach-generators"))));
+            }
+            r.generators_per_state = g;
+        }
+        Ok(r)
     }
 }
 
