@@ -171,3 +171,76 @@ fn vcas_compositional_refutation_does_not_depend_on_the_thread_count() {
     assert_eq!(one, run(2));
     assert_eq!(one, run(3));
 }
+
+#[test]
+fn vcas_look_ahead_and_subtree_models_keep_every_verdict() {
+    if shared_models().is_none() {
+        return;
+    }
+    // The compositional engine's look-ahead (subtrees dropped when the monolithic encoding of
+    // their rest is ruled out by the bounds) and its subtree models (one MILP for a whole subtree)
+    // against the plain expansion: the same verdict on cells of both kinds around the slow
+    // column, every refutation replayed, and the look-ahead drops whole subtrees (fewer jobs).
+    let plain = CtlOptions { method: Method::Compositional, lookahead: 0, subtree_depth: 0, ..CtlOptions::default() };
+    let ahead = CtlOptions { lookahead: 3, ..plain.clone() };
+    let both = CtlOptions { lookahead: 3, subtree_depth: 5, ..plain.clone() };
+    for (h, k) in [("-19.5", 6), ("-22.5", 3), ("-34.5", 7), ("-37.5", 6), ("-37.5", 8), ("-40.5", 7), ("-43.5", 7)] {
+        let sys = vcas(h, k);
+        let PropertyFormula::Ctl(phi) = &sys.properties[0].formula else { panic!() };
+        let run = |opts: &CtlOptions| {
+            let r = check_ctl(&sys, phi, opts, &Budget::unlimited()).unwrap();
+            if let Verdict::Refuted { trace, others } = &r.verdict {
+                for t in std::iter::once(trace).chain(others) {
+                    t.replay(&sys).unwrap_or_else(|e| panic!("hdot0 {h} k {k}: a witness does not replay: {e}"));
+                }
+            }
+            r
+        };
+        let (p, a, b) = (run(&plain), run(&ahead), run(&both));
+        assert!(p.verdict.holds().is_some(), "hdot0 {h} k {k}: {:?}", p.verdict);
+        assert_eq!(a.verdict.holds(), p.verdict.holds(), "hdot0 {h} k {k}: look-ahead {:?}", a.verdict);
+        assert_eq!(b.verdict.holds(), p.verdict.holds(), "hdot0 {h} k {k}: subtree models {:?}", b.verdict);
+        if h == "-19.5" {
+            // Every job is ruled out by the bounds: exact, and the look-ahead needs far fewer.
+            assert!(matches!(a.verdict, Verdict::Proven { .. }), "{:?}", a.verdict);
+            let jobs = |r: &trestle_ctl::CtlResult| r.stats.milps_pruned + r.stats.milps_built;
+            assert!(jobs(&a) * 10 < jobs(&p), "look-ahead {:?}, plain {:?}", a.stats, p.stats);
+        }
+    }
+}
+
+/// The measurements behind the VerticalCAS table (docs/temporal.md): per cell and engine, the
+/// verdict, seconds (total and inside HiGHS), MILPs built and pruned, and the largest MILP's
+/// binaries, rows and kinks (ReLU phases) per step `[fixed active, fixed inactive, binary]`. Not
+/// an assertion of anything (times vary); run it with
+/// `VCAS_CELLS="-40.5:10 -43.5:9" cargo test --release --workspace --test case_studies -- --ignored vcas_measure --nocapture`.
+#[test]
+#[ignore]
+fn vcas_measure() {
+    if shared_models().is_none() {
+        return;
+    }
+    let cells = std::env::var("VCAS_CELLS").unwrap_or_else(|_| "-40.5:9 -43.5:9".into());
+    for cell in cells.split_whitespace() {
+        let (h, k) = cell.split_once(':').expect("cells are hdot0:k");
+        let sys = vcas(h, k.parse().expect("k is a number"));
+        let PropertyFormula::Ctl(phi) = &sys.properties[0].formula else { panic!() };
+        for method in [Method::Monolithic, Method::Compositional] {
+            let opts = CtlOptions { method, threads: 1, ..CtlOptions::default() };
+            let r = check_ctl(&sys, phi, &opts, &Budget::new(Some(std::time::Duration::from_secs(120)))).unwrap();
+            let s = &r.stats;
+            println!(
+                "hdot0 {h} k {k} {method:?}: {} in {:.2} s ({:.2} s in HiGHS), {} MILPs built, {} pruned; largest: {} \
+                 binaries, {} rows, kinks per step {:?}",
+                r.verdict.status().as_str(),
+                s.seconds,
+                s.solver_seconds,
+                s.milps_built,
+                s.milps_pruned,
+                s.binaries,
+                s.rows,
+                s.kinks
+            );
+        }
+    }
+}
