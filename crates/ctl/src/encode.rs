@@ -46,6 +46,7 @@ use crate::normal::{Node, NodeId, Normal};
 use good_lp::{Expression, Variable};
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use trestle_ir::Rational;
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::pred::Pred;
@@ -77,6 +78,14 @@ pub const LOOKAHEAD_DEPTH: usize = 3;
 /// (hdot0 = -39, k = 9, compositional, on a loaded machine: 46.5 s plain, 22.8 s with the
 /// look-ahead alone, 5.7 / 8.7 / 6.2 s with subtree models of depth 4 / 5 / 6).
 pub const SUBTREE_DEPTH: usize = 5;
+
+/// The most matrix entries one look-ahead encodes before it gives up (deciding nothing). Without
+/// a cap, a deep formula's look-ahead encoded the monolithic model of its whole rest until the
+/// job size limit ([`MAX_JOB_ENTRIES`]): `AX^100000` on VerticalCAS, compositional, spent over
+/// 120 s in such encodings (each swallowed as "decides nothing") where the per-path size check
+/// ends the expansion in 3.6 s. The largest VerticalCAS look-ahead of its table (k = 10,
+/// compositional, 8 steps ahead) holds 14 656 entries.
+pub const LOOKAHEAD_ENTRIES: usize = 50_000;
 
 /// How `Or` and `EX` are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +181,8 @@ pub struct Expansion<'s> {
     pub reused: usize,
     /// Matrix entries of the jobs kept on the current path while their alternatives expand.
     held: usize,
+    /// Matrix entries the look-aheads encoded (each at most about [`LOOKAHEAD_ENTRIES`]).
+    pub looked_ahead: usize,
     dead: HashSet<(NodeId, Vec<u64>)>,
     /// Checked between steps: `true` stops the expansion.
     pub stop: Option<Box<dyn Fn() -> bool + 's>>,
@@ -202,6 +213,11 @@ pub struct Encoder<'a> {
     /// successors' enclosures are hulls of every choice's) and the whole subtree is dropped when
     /// the outward-rounded enclosures alone rule it out (0: never).
     pub lookahead: usize,
+    /// Set when a look-ahead gave up at [`LOOKAHEAD_ENTRIES`]: how many steps it had encoded by
+    /// then (`usize::MAX`: none gave up). Obligations looking further ahead than that are not
+    /// looked ahead again by this encoder, in any thread (each would pay the same capped
+    /// encoding and give up again).
+    lookahead_reach: AtomicUsize,
     /// Per node: how many steps it looks ahead, and whether an `AX` is reachable from it (a
     /// look-ahead through `AX` would encode every choice at every level).
     shape: Vec<(usize, bool)>,
@@ -239,7 +255,20 @@ impl<'a> Encoder<'a> {
         // exact answer by a MILP's: the look-ahead and subtree models are for real states.
         let real = sys.state.iter().any(|v| v.kind == VarKind::Real);
         let (lookahead, subtree_milp) = if real { (LOOKAHEAD_DEPTH, SUBTREE_DEPTH) } else { (0, 0) };
-        Encoder { sys, normal, choices, step, mode, strict_gap, tabulate: 0, lookahead, shape, subtree_milp, observes }
+        Encoder {
+            sys,
+            normal,
+            choices,
+            step,
+            mode,
+            strict_gap,
+            tabulate: 0,
+            lookahead,
+            lookahead_reach: AtomicUsize::new(usize::MAX),
+            shape,
+            subtree_milp,
+            observes,
+        }
     }
 
     /// A job at the states of `init` (kinds and domains), owing the root. `None` when the box holds
@@ -319,34 +348,38 @@ impl<'a> Encoder<'a> {
                 self.obligation(&mut job, item, Some(&mut Vec::new()))?;
                 continue;
             };
-            if script.is_none() {
-                if let Some(whole) = self.subtree_job(&job, &item)? {
-                    if whole.model.infeasible_reason().is_some() {
-                        ctx.pruned += 1;
-                        break Flow::Continue;
-                    }
-                    ctx.emitted += 1;
-                    match sink(whole)? {
-                        Flow::Expand => {}
-                        decided => break decided,
-                    }
-                } else if self.ruled_out_ahead(&job, &item)? {
+            let mut whole_decided_nothing = false;
+            if script.is_none()
+                && let Some(whole) = self.subtree_job(&job, &item)?
+            {
+                if whole.model.infeasible_reason().is_some() {
                     ctx.pruned += 1;
                     break Flow::Continue;
+                }
+                ctx.emitted += 1;
+                match sink(whole)? {
+                    Flow::Expand => whole_decided_nothing = true,
+                    decided => break decided,
                 }
             }
             // The alternatives one at a time, each a copy of this job with one choice made:
             // this job is kept while they are expanded, and counted against what an expansion
-            // may hold.
+            // may hold. Checked before any look-ahead, which would encode more first.
             let held = job.model.num_entries();
-            ctx.held += held;
-            if ctx.held > MAX_JOB_ENTRIES {
+            if ctx.held + held > MAX_JOB_ENTRIES {
                 return Err(CtlError::Limit(format!(
                     "the compositional expansion holds {} matrix entries in the jobs of one path (at most \
                      {MAX_JOB_ENTRIES})",
-                    ctx.held
+                    ctx.held + held
                 )));
             }
+            // A subtree model that was built and decided nothing was not ruled out by the bounds
+            // either: the look-ahead would encode the same model again.
+            if script.is_none() && !whole_decided_nothing && self.ruled_out_ahead(&job, &item, ctx)? {
+                ctx.pruned += 1;
+                break Flow::Continue;
+            }
+            ctx.held += held;
             let at = job.decisions.len();
             let mut flow = Flow::Continue;
             let mut produced = 0;
@@ -437,26 +470,40 @@ impl<'a> Encoder<'a> {
     /// missing successor is false under a constant-true literal (exact: outward-rounded bounds).
     /// Every job of the subtree is a restriction of that encoding, so none can be feasible. Only
     /// for literals that are constant true, obligations at least [`Encoder::lookahead`] steps deep
-    /// and without an `AX` below; a look-ahead that cannot be built decides nothing.
-    pub fn ruled_out_ahead(&self, job: &Job, item: &(NodeId, usize, Lit)) -> R<bool> {
+    /// (and within the reach of a look-ahead that gave up) without an `AX` below; a look-ahead
+    /// that cannot be built, or grows past [`LOOKAHEAD_ENTRIES`], decides nothing.
+    pub fn ruled_out_ahead(&self, job: &Job, item: &(NodeId, usize, Lit), ctx: &mut Expansion<'_>) -> R<bool> {
         let (depth, universal) = self.shape[item.0];
-        if self.lookahead == 0 || depth < self.lookahead || universal || !matches!(item.2, Lit::True) {
+        if self.lookahead == 0
+            || depth < self.lookahead
+            || depth > self.lookahead_reach.load(Ordering::Relaxed)
+            || universal
+            || !matches!(item.2, Lit::True)
+        {
             return Ok(false);
         }
+        let base = job.model.num_entries();
         let mut probe = Job { queue: vec![item.clone()], ..job.clone() };
-        while let Some(next) = probe.queue.pop() {
+        let ruled_out = loop {
+            let Some(next) = probe.queue.pop() else { break false };
             self.step.bounds.budget.check()?;
             match self.obligation(&mut probe, next, None) {
                 Ok(()) => {}
                 Err(e @ CtlError::Stopped(_)) => return Err(e),
                 Err(CtlError::Milp(trestle_milp::MilpError::Stopped(s))) => return Err(CtlError::Stopped(s)),
-                Err(_) => return Ok(false),
+                Err(_) => break false,
             }
             if probe.model.infeasible_reason().is_some() {
-                return Ok(true);
+                break true;
             }
-        }
-        Ok(false)
+            if probe.model.num_entries() - base > LOOKAHEAD_ENTRIES {
+                let steps = probe.slots.iter().map(|s| s.depth).max().unwrap_or(0) - job.slots[item.1].depth;
+                self.lookahead_reach.fetch_min(steps, Ordering::Relaxed);
+                break false;
+            }
+        };
+        ctx.looked_ahead += probe.model.num_entries() - base;
+        Ok(ruled_out)
     }
 
     /// The whole subtree below the choice `item` as one model (see [`Encoder::subtree_milp`]),
