@@ -5,12 +5,16 @@
 mod common;
 
 use common::decided;
+use std::cell::Cell;
 use trestle_core::Trace;
 use trestle_core::{Budget, Verdict};
-use trestle_ctl::{CtlOptions, Method, check_ctl};
+use trestle_ctl::encode::{Encoder, Expansion, Flow, LOOKAHEAD_ENTRIES, Mode};
+use trestle_ctl::{CtlError, CtlOptions, Method, Normal, check_ctl};
 use trestle_ir::System;
 use trestle_ir::num::{parse_rational, to_f64_nearest};
+use trestle_ir::parse::{SimpleScope, parse_ctl};
 use trestle_ir::system::PropertyFormula;
+use trestle_milp::StepOptions;
 use trestle_testkit::{load, repo, shared_models};
 
 fn system(file: &str, set: &[String]) -> System {
@@ -243,4 +247,66 @@ fn vcas_measure() {
             );
         }
     }
+}
+
+/// Issue 38: on a deep formula the compositional look-ahead encoded the monolithic model of each
+/// obligation's whole rest up to the job size limit (4M matrix entries, swallowed as "decides
+/// nothing") at every level: `AX^100000` took over 120 s where the per-path size check ends the
+/// expansion in seconds. Now a look-ahead gives up at `LOOKAHEAD_ENTRIES` and no later one looks
+/// that far again: counted in matrix entries, not time, over the first two steps of the
+/// expansion (the first look-ahead alone was the slow part).
+#[test]
+fn vcas_deep_formula_look_ahead_is_capped() {
+    if shared_models().is_none() {
+        return;
+    }
+    let (sys, normal, choices) = deep_vcas();
+    // Not a timing assertion: a guard so that an uncapped look-ahead (500 s under load) fails
+    // the test as `Stopped` instead of running on; the capped one takes about a second.
+    let mut step = StepOptions::default();
+    step.bounds.budget = Budget::new(Some(std::time::Duration::from_secs(60)));
+    let enc = Encoder::new(&sys, &normal, &choices, step, Mode::Compositional);
+    let init = sys.init.to_box_union(sys.state.len(), 16).unwrap();
+    let steps = Cell::new(0);
+    let mut ctx = Expansion::stopped_by(|| {
+        steps.set(steps.get() + 1);
+        steps.get() > 2
+    });
+    let flow = enc.expand(enc.start(&init[0]).unwrap().unwrap(), None, &mut ctx, &mut |_| Ok(Flow::Continue));
+    assert!(matches!(flow, Ok(Flow::Stop)), "{:?}", flow.err());
+    // It looked ahead, and stopped at the first encoding past the cap (one step more at most):
+    // 100 000 entries, where the uncapped look-ahead reached the job limit (4 000 000).
+    assert_eq!(LOOKAHEAD_ENTRIES, 50_000);
+    assert!(0 < ctx.looked_ahead && ctx.looked_ahead <= 100_000, "looked ahead {}", ctx.looked_ahead);
+}
+
+/// The same expansion run to its end: the per-path size check ends it, with one capped look-ahead
+/// in all. About 4 s alone on 2 cores (more under load), so not in every run:
+/// `cargo test --release --workspace --test case_studies -- --ignored vcas_deep_formula_ends`.
+#[test]
+#[ignore]
+fn vcas_deep_formula_ends_at_the_path_limit() {
+    if shared_models().is_none() {
+        return;
+    }
+    let (sys, normal, choices) = deep_vcas();
+    let enc = Encoder::new(&sys, &normal, &choices, StepOptions::default(), Mode::Compositional);
+    let init = sys.init.to_box_union(sys.state.len(), 16).unwrap();
+    let mut ctx = Expansion::default();
+    let flow = enc.expand(enc.start(&init[0]).unwrap().unwrap(), None, &mut ctx, &mut |_| Ok(Flow::Continue));
+    match flow {
+        Err(CtlError::Limit(why)) => assert!(why.contains("jobs of one path"), "{why}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    assert!(ctx.looked_ahead <= 100_000, "looked ahead {}", ctx.looked_ahead);
+}
+
+/// VerticalCAS with `AX^100000 (h > 100 or h < -100)`: its normal form and the choices.
+fn deep_vcas() -> (System, Normal, Vec<trestle_ctl::Choice>) {
+    let sys = vcas("-19.5", 1);
+    let scope = SimpleScope::with_state(&["h", "hdot0", "tau", "adv"]);
+    let phi = parse_ctl("AX^100000 (h > 100 or h < -100)", &scope).unwrap();
+    let normal = Normal::negation(&phi, &Budget::unlimited()).unwrap();
+    let choices = trestle_ctl::choices(&sys).unwrap();
+    (sys, normal, choices)
 }
