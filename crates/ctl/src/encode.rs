@@ -28,6 +28,17 @@
 //! meets a false atom is dropped without a solve. A subtree rooted at a fully known state (every
 //! enclosure a point) whose jobs were all dropped is remembered, so the same state is not expanded
 //! again under the same node.
+//!
+//! Look-ahead and subtree models (compositional, obligations without an `AX` below): before a
+//! choice that looks at least [`Encoder::lookahead`] steps ahead, the rest of the obligation is
+//! encoded once as the monolithic engine encodes it (each `EX` one successor over every choice,
+//! its enclosure the hull of theirs); when the bounds alone rule that out, the whole subtree is
+//! dropped (exact, like the pruning above). A choice at most [`Encoder::subtree_milp`] steps deep
+//! is first offered to the solver as that one model: its evidence covers every job below it, and
+//! only a candidate that does not replay, or no answer, sends the expansion on job by job. On
+//! VerticalCAS the networks along one path have almost every ReLU phase fixed (31-41 active,
+//! 58-69 inactive, 0-2 with a binary per step at hdot0 = -40.5); what makes a path's job costly
+//! is the count of paths (`3^k`), which these two cut.
 
 use crate::error::CtlError;
 use crate::exact::{Choice, product};
@@ -35,6 +46,7 @@ use crate::normal::{Node, NodeId, Normal};
 use good_lp::{Expression, Variable};
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use trestle_ir::Rational;
 use trestle_ir::num::to_f64_nearest;
 use trestle_ir::pred::Pred;
@@ -56,6 +68,24 @@ pub const MAX_JOB_ENTRIES: usize = 4_000_000;
 /// Most choices (alternatives of `Or` and `EX`) one compositional job nests: the expansion
 /// recurses once per choice, on threads with `engine::ENGINE_STACK` of stack.
 pub const MAX_NESTING: usize = 8192;
+
+/// The default of [`Encoder::lookahead`]: a look-ahead costs about one network copy per step it
+/// looks at (per selector value), a subtree it drops at least `choices^depth` of them.
+pub const LOOKAHEAD_DEPTH: usize = 3;
+
+/// The default of [`Encoder::subtree_milp`]: on VerticalCAS a model of a subtree five steps deep
+/// is solved in about the time of a few dozen path jobs and stands for up to `4^5` of them
+/// (hdot0 = -39, k = 9, compositional, on a loaded machine: 46.5 s plain, 22.8 s with the
+/// look-ahead alone, 5.7 / 8.7 / 6.2 s with subtree models of depth 4 / 5 / 6).
+pub const SUBTREE_DEPTH: usize = 5;
+
+/// The most matrix entries one look-ahead encodes before it gives up (deciding nothing). Without
+/// a cap, a deep formula's look-ahead encoded the monolithic model of its whole rest until the
+/// job size limit ([`MAX_JOB_ENTRIES`]): `AX^100000` on VerticalCAS, compositional, spent over
+/// 120 s in such encodings (each swallowed as "decides nothing") where the per-path size check
+/// ends the expansion in 3.6 s. The largest VerticalCAS look-ahead of its table (k = 10,
+/// compositional, 8 steps ahead) holds 14 656 entries.
+pub const LOOKAHEAD_ENTRIES: usize = 50_000;
 
 /// How `Or` and `EX` are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +137,8 @@ pub struct Job {
     /// Atoms stated exactly on tabulated slots: the smallest violation among the states they
     /// exclude, an upper bound of the margin.
     cap: f64,
+    /// Per depth: the kinks of the networks encoded there (`MilpModel::kinks`).
+    kinks: Vec<[usize; 3]>,
 }
 
 /// A finished job, ready for HiGHS (everything a worker thread needs).
@@ -120,6 +152,13 @@ pub struct Ready {
     pub decisions: Vec<usize>,
     /// The most margin the job's evidence may claim (see [`Job`]).
     pub cap: f64,
+    /// Per depth of the slots: the networks' kinks encoded there, `[fixed active, fixed
+    /// inactive, needing a binary]` (what the bounds fixed, step by step).
+    pub kinks: Vec<[usize; 3]>,
+    /// A whole subtree of the compositional expansion in one model ([`Encoder::subtree_milp`]):
+    /// its evidence covers every job below it; a candidate that does not replay, or no answer,
+    /// asks for the subtree to be expanded ([`Flow::Expand`]).
+    pub subtree: bool,
 }
 
 /// Whether to go on generating jobs.
@@ -127,6 +166,8 @@ pub struct Ready {
 pub enum Flow {
     Continue,
     Stop,
+    /// Answer to a [`Ready::subtree`] job: it decided nothing, expand the subtree job by job.
+    Expand,
 }
 
 /// Counters of a compositional expansion.
@@ -140,6 +181,8 @@ pub struct Expansion<'s> {
     pub reused: usize,
     /// Matrix entries of the jobs kept on the current path while their alternatives expand.
     held: usize,
+    /// Matrix entries the look-aheads encoded (each at most about [`LOOKAHEAD_ENTRIES`]).
+    pub looked_ahead: usize,
     dead: HashSet<(NodeId, Vec<u64>)>,
     /// Checked between steps: `true` stops the expansion.
     pub stop: Option<Box<dyn Fn() -> bool + 's>>,
@@ -165,6 +208,31 @@ pub struct Encoder<'a> {
     /// Controllers whose observation reads only integer state variables with at most this many
     /// value combinations in a slot's enclosure are tabulated exactly (0: never).
     pub tabulate: usize,
+    /// Compositional look-ahead: before a choice whose obligation looks at least this many steps
+    /// ahead, the rest of it is encoded once over every choice (the monolithic encoding, whose
+    /// successors' enclosures are hulls of every choice's) and the whole subtree is dropped when
+    /// the outward-rounded enclosures alone rule it out (0: never).
+    pub lookahead: usize,
+    /// Set when a look-ahead gave up at [`LOOKAHEAD_ENTRIES`]: how many steps it had encoded by
+    /// then (`usize::MAX`: none gave up). Obligations looking further ahead than that are not
+    /// looked ahead again by this encoder, in any thread (each would pay the same capped
+    /// encoding and give up again).
+    lookahead_reach: AtomicUsize,
+    /// Per node: how many steps it looks ahead, and whether an `AX` is reachable from it (a
+    /// look-ahead through `AX` would encode every choice at every level).
+    shape: Vec<(usize, bool)>,
+    /// Per node: how many steps ahead its obligations keep a constant-true literal in the
+    /// monolithic encoding (through `And` and `EX`). An `Or` of several disjuncts gives each a
+    /// binary, and under a binary the bounds alone rule nothing out: a look-ahead needs this
+    /// many steps, not just the node's depth (`EF^k` alternates `Or` and `EX`, and its
+    /// look-aheads, all in vain, made ARCH-COMP VCAS every-acceleration -19.5 take 71 s instead
+    /// of 53 s).
+    firm: Vec<usize>,
+    /// Compositional: a choice whose obligations look at most this many steps ahead (none
+    /// through an `AX`) is first offered to the sink as one model of its whole subtree (the
+    /// monolithic encoding of what is left), and expanded job by job only when that decides
+    /// nothing (0: never).
+    pub subtree_milp: usize,
     observes: bool,
 }
 
@@ -177,7 +245,49 @@ impl<'a> Encoder<'a> {
             trestle_milp::Strictness::Closure => 0.0,
         };
         let observes = trestle_ir::sim::observes_nondet(sys);
-        Encoder { sys, normal, choices, step, mode, strict_gap, tabulate: 0, observes }
+        // Children come before parents in the normal form.
+        let mut shape: Vec<(usize, bool)> = Vec::with_capacity(normal.nodes.len());
+        for node in &normal.nodes {
+            let below = |xs: &[NodeId]| xs.iter().fold((0, false), |(d, u), &x| (d.max(shape[x].0), u || shape[x].1));
+            let here = match node {
+                Node::True | Node::False | Node::Atom(_) => (0, false),
+                Node::And(xs) | Node::Or(xs) => below(xs),
+                Node::Ex(a) => (shape[*a].0 + 1, shape[*a].1),
+                Node::Ax(a) => (shape[*a].0 + 1, true),
+            };
+            shape.push(here);
+        }
+        let mut firm: Vec<usize> = Vec::with_capacity(normal.nodes.len());
+        for node in &normal.nodes {
+            let here = match node {
+                Node::True | Node::False | Node::Atom(_) | Node::Ax(_) => 0,
+                Node::And(xs) => xs.iter().map(|&x| firm[x]).max().unwrap_or(0),
+                Node::Or(xs) if xs.len() == 1 => firm[xs[0]],
+                Node::Or(_) => 0,
+                Node::Ex(a) => firm[*a] + 1,
+            };
+            firm.push(here);
+        }
+        // A state of integers only may be tabulated (FrozenLake), where the jobs of one path are
+        // decided exactly by their tables and a hull over every choice would only replace that
+        // exact answer by a MILP's: the look-ahead and subtree models are for real states.
+        let real = sys.state.iter().any(|v| v.kind == VarKind::Real);
+        let (lookahead, subtree_milp) = if real { (LOOKAHEAD_DEPTH, SUBTREE_DEPTH) } else { (0, 0) };
+        Encoder {
+            sys,
+            normal,
+            choices,
+            step,
+            mode,
+            strict_gap,
+            tabulate: 0,
+            lookahead,
+            lookahead_reach: AtomicUsize::new(usize::MAX),
+            shape,
+            firm,
+            subtree_milp,
+            observes,
+        }
     }
 
     /// A job at the states of `init` (kinds and domains), owing the root. `None` when the box holds
@@ -194,6 +304,7 @@ impl<'a> Encoder<'a> {
             queue: vec![(self.normal.root, 0, Lit::True)],
             decisions: Vec::new(),
             cap: MAX_SLACK,
+            kinks: Vec::new(),
         }))
     }
 
@@ -256,18 +367,38 @@ impl<'a> Encoder<'a> {
                 self.obligation(&mut job, item, Some(&mut Vec::new()))?;
                 continue;
             };
+            let mut whole_decided_nothing = false;
+            if script.is_none()
+                && let Some(whole) = self.subtree_job(&job, &item)?
+            {
+                if whole.model.infeasible_reason().is_some() {
+                    ctx.pruned += 1;
+                    break Flow::Continue;
+                }
+                ctx.emitted += 1;
+                match sink(whole)? {
+                    Flow::Expand => whole_decided_nothing = true,
+                    decided => break decided,
+                }
+            }
             // The alternatives one at a time, each a copy of this job with one choice made:
             // this job is kept while they are expanded, and counted against what an expansion
-            // may hold.
+            // may hold. Checked before any look-ahead, which would encode more first.
             let held = job.model.num_entries();
-            ctx.held += held;
-            if ctx.held > MAX_JOB_ENTRIES {
+            if ctx.held + held > MAX_JOB_ENTRIES {
                 return Err(CtlError::Limit(format!(
                     "the compositional expansion holds {} matrix entries in the jobs of one path (at most \
                      {MAX_JOB_ENTRIES})",
-                    ctx.held
+                    ctx.held + held
                 )));
             }
+            // A subtree model that was built and decided nothing was not ruled out by the bounds
+            // either: the look-ahead would encode the same model again.
+            if script.is_none() && !whole_decided_nothing && self.ruled_out_ahead(&job, &item, ctx)? {
+                ctx.pruned += 1;
+                break Flow::Continue;
+            }
+            ctx.held += held;
             let at = job.decisions.len();
             let mut flow = Flow::Continue;
             let mut produced = 0;
@@ -319,6 +450,12 @@ impl<'a> Encoder<'a> {
                         break None;
                     }
                     let Some(item) = job.queue.pop() else { break Some(Vec::new()) };
+                    // A choice the expansion offers as one subtree model stays whole here, so the
+                    // models (and the first refutation) do not depend on the thread count.
+                    if self.branching(&item).is_some() && self.takes_subtree(&job, &item) {
+                        job.queue.push(item);
+                        break Some(Vec::new());
+                    }
                     let mut alternatives = Vec::new();
                     self.obligation(&mut job, item, Some(&mut alternatives))?;
                     if !alternatives.is_empty() {
@@ -346,14 +483,91 @@ impl<'a> Encoder<'a> {
         Ok(items)
     }
 
+    /// Whether the enclosures alone rule out `item` on every choice below it: its rest encoded
+    /// into a copy of `job` as the monolithic engine encodes it (one successor per `EX` over every
+    /// choice, its enclosure the hull of theirs; binaries at `Or`), stopped as soon as an atom or a
+    /// missing successor is false under a constant-true literal (exact: outward-rounded bounds).
+    /// Every job of the subtree is a restriction of that encoding, so none can be feasible. Only
+    /// for literals that are constant true, obligations keeping one at least
+    /// [`Encoder::lookahead`] steps deep (through `And` and `EX` only, within the reach of a
+    /// look-ahead that gave up) without an `AX` below; a look-ahead
+    /// that cannot be built, or grows past [`LOOKAHEAD_ENTRIES`], decides nothing.
+    pub fn ruled_out_ahead(&self, job: &Job, item: &(NodeId, usize, Lit), ctx: &mut Expansion<'_>) -> R<bool> {
+        let (depth, universal) = self.shape[item.0];
+        if self.lookahead == 0
+            || self.firm[item.0] < self.lookahead
+            || depth > self.lookahead_reach.load(Ordering::Relaxed)
+            || universal
+            || !matches!(item.2, Lit::True)
+        {
+            return Ok(false);
+        }
+        let base = job.model.num_entries();
+        let mut probe = Job { queue: vec![item.clone()], ..job.clone() };
+        let ruled_out = loop {
+            let Some(next) = probe.queue.pop() else { break false };
+            self.step.bounds.budget.check()?;
+            match self.obligation(&mut probe, next, None) {
+                Ok(()) => {}
+                Err(e @ CtlError::Stopped(_)) => return Err(e),
+                Err(CtlError::Milp(trestle_milp::MilpError::Stopped(s))) => return Err(CtlError::Stopped(s)),
+                Err(_) => break false,
+            }
+            if probe.model.infeasible_reason().is_some() {
+                break true;
+            }
+            if probe.model.num_entries() - base > LOOKAHEAD_ENTRIES {
+                let steps = probe.slots.iter().map(|s| s.depth).max().unwrap_or(0) - job.slots[item.1].depth;
+                self.lookahead_reach.fetch_min(steps, Ordering::Relaxed);
+                break false;
+            }
+        };
+        ctx.looked_ahead += probe.model.num_entries() - base;
+        Ok(ruled_out)
+    }
+
+    /// The whole subtree below the choice `item` as one model (see [`Encoder::subtree_milp`]),
+    /// when it qualifies: every obligation left (`item` and the job's queue) at most
+    /// `subtree_milp` steps deep, none through an `AX`. `None` also when the encoding cannot be
+    /// built (the expansion then decides).
+    fn subtree_job(&self, job: &Job, item: &(NodeId, usize, Lit)) -> R<Option<Ready>> {
+        if !self.takes_subtree(job, item) {
+            return Ok(None);
+        }
+        let mut whole = job.clone();
+        whole.queue.push(item.clone());
+        while let Some(next) = whole.queue.pop() {
+            self.step.bounds.budget.check()?;
+            match self.obligation(&mut whole, next, None) {
+                Ok(()) => {}
+                Err(e @ CtlError::Stopped(_)) => return Err(e),
+                Err(CtlError::Milp(trestle_milp::MilpError::Stopped(s))) => return Err(CtlError::Stopped(s)),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(Ready { subtree: true, ..self.ready(whole) }))
+    }
+
+    /// Whether the choice `item` of `job` is offered as one subtree model: every obligation left
+    /// at most [`Encoder::subtree_milp`] steps deep, none through an `AX`.
+    fn takes_subtree(&self, job: &Job, item: &(NodeId, usize, Lit)) -> bool {
+        let fits = |(node, _, _): &(NodeId, usize, Lit)| {
+            let (depth, universal) = self.shape[*node];
+            depth <= self.subtree_milp && !universal
+        };
+        self.subtree_milp > 0 && fits(item) && job.queue.iter().all(fits)
+    }
+
     fn ready(&self, job: Job) -> Ready {
         Ready {
+            subtree: false,
             start: job.slots[0].state.clone(),
             slots: job.slots.iter().map(|s| (s.depth, s.state.clone())).collect(),
             model: job.model,
             slack: job.slack,
             decisions: job.decisions,
             cap: job.cap,
+            kinks: job.kinks,
         }
     }
 
@@ -524,7 +738,16 @@ impl<'a> Encoder<'a> {
             nondet: nondet.iter().map(Bounded::rational).collect(),
         };
         let hidden = s.hidden.clone();
-        let Some(out) = encode_controllers(&mut job.model, self.sys, &mut vars, &hidden, &self.step)? else {
+        let depth = s.depth;
+        let before = job.model.kinks();
+        let encoded = encode_controllers(&mut job.model, self.sys, &mut vars, &hidden, &self.step)?;
+        if job.kinks.len() <= depth {
+            job.kinks.resize(depth + 1, [0; 3]);
+        }
+        for (k, (now, was)) in job.kinks[depth].iter_mut().zip(job.model.kinks().into_iter().zip(before)) {
+            *k += now - was;
+        }
+        let Some(out) = encoded else {
             return Err(CtlError::Semantics(
                 "some state of a region the formula looks at has no network to run (its selector is out of range)"
                     .into(),

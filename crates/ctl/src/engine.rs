@@ -87,6 +87,20 @@ pub struct CtlOptions {
     /// MILP engines then needs no sweep of the states runs reach (`None`: it does, where the
     /// system's text lets a run stop).
     pub stop_free: Option<String>,
+    /// Compositional: before a choice whose obligation looks at least this many steps ahead (none
+    /// through an `AX`), the rest is encoded once over every choice and the whole subtree dropped
+    /// when the outward-rounded enclosures rule it out (exact; 0: never; never for states of
+    /// integers only, which may be tabulated). See
+    /// [`crate::encode::Encoder::lookahead`].
+    pub lookahead: usize,
+    /// Compositional: a choice whose obligations look at most this many steps ahead (none through
+    /// an `AX`) is first solved as one model of its whole subtree, expanded job by job only when
+    /// that decides nothing (0: never, the default). See [`crate::encode::Encoder::subtree_milp`].
+    /// Off by default because a subtree's infeasible MILP is floating-point evidence where the
+    /// job-by-job expansion may drop every path by the rounded bounds, an exact proof: ARCH-COMP
+    /// VCAS middle -19.5 went from proven to evidence with it. [`crate::encode::SUBTREE_DEPTH`]
+    /// is the depth measured best where evidence is enough.
+    pub subtree_depth: usize,
 }
 
 impl Default for CtlOptions {
@@ -103,6 +117,8 @@ impl Default for CtlOptions {
             max_traces: 16,
             progress: None,
             stop_free: None,
+            lookahead: crate::encode::LOOKAHEAD_DEPTH,
+            subtree_depth: 0,
         }
     }
 }
@@ -123,6 +139,13 @@ pub struct CtlStats {
     pub milps_pruned: usize,
     /// Binaries of the largest MILP.
     pub binaries: usize,
+    /// Rows (constraints) of the MILP with the most binaries.
+    pub rows: usize,
+    /// Per depth, in the MILP with the most binaries: the networks' kinks (ReLU phases) the
+    /// bounds fixed active, fixed inactive, and left to a binary.
+    pub kinks: Vec<[usize; 3]>,
+    /// Wall-clock seconds inside HiGHS (summed over threads).
+    pub solver_seconds: f64,
     /// States whose successors the exact engine computed.
     pub states_expanded: usize,
     /// Candidates evaluated exactly.
@@ -274,11 +297,27 @@ struct Subtree {
 }
 
 impl CtlStats {
+    /// Counts one MILP built: its size, kept when it is the largest so far.
+    fn record(&mut self, ready: &Ready) {
+        self.milps_built += 1;
+        let (binaries, rows) = (ready.model.num_binaries(), ready.model.num_constraints());
+        if self.milps_built == 1 || binaries > self.binaries || (binaries == self.binaries && rows > self.rows) {
+            self.binaries = binaries;
+            self.rows = rows;
+            self.kinks = ready.kinks.clone();
+        }
+    }
+
     fn add(&mut self, o: &CtlStats) {
         self.milps_built += o.milps_built;
         self.milps_solved += o.milps_solved;
         self.milps_pruned += o.milps_pruned;
-        self.binaries = self.binaries.max(o.binaries);
+        if o.binaries > self.binaries || (o.binaries == self.binaries && o.rows > self.rows) {
+            self.binaries = o.binaries;
+            self.rows = o.rows;
+            self.kinks = o.kinks.clone();
+        }
+        self.solver_seconds += o.solver_seconds;
         self.states_expanded += o.states_expanded;
         self.candidates += o.candidates;
     }
@@ -390,6 +429,13 @@ impl<'a> Run<'a> {
         let step = StepOptions { bounds, strictness };
         let mut enc = Encoder::new(self.sys, self.normal, self.choices, step, mode);
         enc.tabulate = self.opts.tabulate;
+        // Zero where the encoder turned them off (states of integers only).
+        if enc.lookahead > 0 {
+            enc.lookahead = self.opts.lookahead;
+        }
+        if enc.subtree_milp > 0 {
+            enc.subtree_milp = self.opts.subtree_depth;
+        }
         enc
     }
 
@@ -512,7 +558,10 @@ impl<'a> Run<'a> {
         };
         let Some(r) = rebuilt else { return Ok(None) };
         stats.milps_solved += 1;
-        match self.solve(&r)? {
+        let solving = Instant::now();
+        let solved = self.solve(&r)?;
+        stats.solver_seconds += solving.elapsed().as_secs_f64();
+        match solved {
             Solved::Candidate { start, hints } => self.confirm(init, &start, hints, stats),
             _ => Ok(None),
         }
@@ -555,14 +604,15 @@ impl<'a> Run<'a> {
             let enc = self.encoder(Mode::Monolithic, Strictness::Closure);
             let Some(job) = enc.start(init)? else { continue };
             let ready = enc.encode_all(job)?;
-            self.stats.milps_built += 1;
-            self.stats.binaries = self.stats.binaries.max(ready.model.num_binaries());
+            self.stats.record(&ready);
             if ready.model.infeasible_reason().is_some() {
                 self.stats.milps_pruned += 1;
                 continue;
             }
             self.stats.milps_solved += 1;
+            let solving = Instant::now();
             let solved = self.solve(&ready)?;
+            self.stats.solver_seconds += solving.elapsed().as_secs_f64();
             let mut stats = std::mem::take(&mut self.stats);
             let settled = self.settle(init, &ready, solved, Mode::Monolithic, &mut tally, &mut stats);
             self.stats = stats;
@@ -635,10 +685,28 @@ impl<'a> Run<'a> {
         let mut sub = Subtree::default();
         let mut ctx = Expansion::stopped_by(self.stopper(Some((i, found))));
         enc.expand(job, None, &mut ctx, &mut |ready| {
-            sub.stats.milps_built += 1;
+            sub.stats.record(&ready);
             sub.stats.milps_solved += 1;
-            sub.stats.binaries = sub.stats.binaries.max(ready.model.num_binaries());
+            let solving = Instant::now();
             let solved = self.solve(&ready)?;
+            sub.stats.solver_seconds += solving.elapsed().as_secs_f64();
+            if ready.subtree {
+                // A whole subtree in one model: its evidence covers every job below; anything
+                // else (a candidate that does not replay, no answer) is left to the expansion.
+                match solved {
+                    Solved::Evidence(m) => sub.tally.add(m),
+                    Solved::Candidate { start, hints } => match self.confirm(init, &start, hints, &mut sub.stats)? {
+                        Some(v) => {
+                            sub.verdict = Some(v);
+                            found.fetch_min(i, Ordering::Relaxed);
+                            return Ok(Flow::Stop);
+                        }
+                        None => return Ok(Flow::Expand),
+                    },
+                    Solved::Unknown(_) => return Ok(Flow::Expand),
+                }
+                return Ok(Flow::Continue);
+            }
             let settled = self.settle(init, &ready, solved, Mode::Compositional, &mut sub.tally, &mut sub.stats)?;
             if let Some(p) = &self.opts.progress
                 && let Ok(mut shown) = progress.lock()

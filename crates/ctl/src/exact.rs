@@ -145,7 +145,7 @@ impl<'a> Exact<'a> {
         if self.expanded >= self.max_expanded {
             return Err(CtlError::Limit(format!("more than {} states to expand exactly", self.max_expanded)));
         }
-        if self.expanded % CHECK_EVERY == 0 {
+        if self.expanded.is_multiple_of(CHECK_EVERY) {
             self.budget.check()?;
         }
         self.expanded += 1;

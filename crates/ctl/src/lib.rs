@@ -9,7 +9,8 @@
 //! * [`encode`]: the MILP encodings over `trestle-milp` (networks with big-M constants from sound
 //!   bounds, argmax one-hot pruned by bounds, selectors, guarded branches), monolithic (one model,
 //!   binaries at `Or`/`EX`) and compositional (a set of models generated lazily depth first,
-//!   pruned by bounds).
+//!   pruned by bounds, whole subtrees dropped by a bounds-only look-ahead or decided by one model
+//!   of the subtree).
 //! * [`engine`]: [`check_ctl`] with [`Method::Compositional`], [`Method::Monolithic`] or
 //!   [`Method::Explicit`], or [`Method::Auto`] (the default, [`auto`]): the explicit engine when
 //!   the states the formula looks at are few and finite, otherwise the two MILP engines raced.

@@ -186,7 +186,7 @@ impl Builder<'_> {
         {
             return Ok(i);
         }
-        if nodes.len() % CHECK_EVERY == 0 {
+        if nodes.len().is_multiple_of(CHECK_EVERY) {
             self.budget.check().map_err(CtlError::Stopped)?;
         }
         nodes.push(n);

@@ -176,6 +176,8 @@ pub struct MilpModel {
     infeasible: Option<String>,
     /// The tanh and sigmoid neurons encoded by their relaxation, in order ([`crate::smooth`]).
     relaxed: Vec<crate::smooth::RelaxedNeuron>,
+    /// Kinks of the networks encoded so far: fixed active, fixed inactive, with a binary.
+    kinks: [usize; 3],
 }
 
 impl std::fmt::Debug for MilpModel {
@@ -249,6 +251,19 @@ impl MilpModel {
 
     pub(crate) fn record_relaxed(&mut self, neuron: crate::smooth::RelaxedNeuron) {
         self.relaxed.push(neuron);
+    }
+
+    /// The kinks (ReLU phases) of every network encoded into this model so far
+    /// ([`crate::encode_network_step`]): `[fixed active, fixed inactive, needing a binary]`, the
+    /// measure of how much the bounds fixed.
+    pub fn kinks(&self) -> [usize; 3] {
+        self.kinks
+    }
+
+    pub(crate) fn count_kinks(&mut self, counts: [usize; 3]) {
+        for (k, c) in self.kinks.iter_mut().zip(counts) {
+            *k += c;
+        }
     }
 
     pub fn infeasible_reason(&self) -> Option<&str> {

@@ -218,6 +218,7 @@ pub fn encode_layers(
     let activation = net.layers.last().expect("a validated network has layers").activation();
     let out = last.activated(activation);
     let output_bounds = (0..x.len()).map(|i| Interval::new(out.lo[i], out.hi[i])).collect();
+    model.count_kinks(counts);
     let [stable_active, stable_inactive, unstable] = counts;
     Ok(EncodedNetwork {
         outputs: x,
