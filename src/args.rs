@@ -267,6 +267,13 @@ pub struct CheckArgs {
     /// reporting; the verdict and exit code are then the synthesis's.
     #[arg(long)]
     pub synthesize_on_failure: bool,
+    #[command(flatten)]
+    pub flow: FlowArgs,
+}
+
+/// The validated flow enclosure's flags (`check`, `synth` on `[flow]` systems).
+#[derive(Args, Debug)]
+pub struct FlowArgs {
     /// Continuous-time systems ([flow]): the Taylor order of the flow's validated enclosure
     /// (default: from --flow-tolerance).
     #[arg(long, value_name = "N")]

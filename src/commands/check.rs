@@ -27,9 +27,9 @@ pub fn options(a: &CheckArgs) -> Result<CheckOptions, CliError> {
         no_exact_leaf: a.no_exact_leaf,
         dump_smt: a.dump_smt.clone(),
         synthesize_on_failure: a.synthesize_on_failure,
-        flow_order: a.flow_order,
-        flow_substeps: a.flow_substeps,
-        flow_tolerance: a.flow_tolerance,
+        flow_order: a.flow.flow_order,
+        flow_substeps: a.flow.flow_substeps,
+        flow_tolerance: a.flow.flow_tolerance,
     };
     request.options(&a.limits.limits(), Spelling::Cli).map_err(driver_error)
 }

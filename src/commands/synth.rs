@@ -42,17 +42,8 @@ pub struct SynthArgs {
     /// terminal box that returns into itself (its certificate re-checked by `certify`).
     #[arg(long)]
     pub reach: bool,
-    /// Continuous-time systems ([flow]): the Taylor order of the flow's validated enclosure
-    /// (default: from --flow-tolerance).
-    #[arg(long, value_name = "N")]
-    pub flow_order: Option<usize>,
-    /// Continuous-time systems: this many equal sub-steps per period (default: adaptive).
-    #[arg(long, value_name = "N")]
-    pub flow_substeps: Option<usize>,
-    /// Continuous-time systems: the largest truncation remainder of an adaptive sub-step,
-    /// relative to max(1, |x|) (default 1e-12).
-    #[arg(long, value_name = "TOL")]
-    pub flow_tolerance: Option<f64>,
+    #[command(flatten)]
+    pub flow: crate::args::FlowArgs,
     /// --reach: half-sides of the terminal box around the f64 run's attractor, tried in this
     /// order (default 0.5,0.2,0.1,0.05,0.02,0.01,0.005,0.002,0.001,0.0005).
     #[arg(long, value_name = "R,R,..", value_delimiter = ',', requires = "reach")]
@@ -76,9 +67,9 @@ fn request(a: &SynthArgs) -> SynthRequest {
         full: a.full,
         attack_steps: a.attack_steps,
         smt_timeout: a.proof.smt_timeout,
-        flow_order: a.flow_order,
-        flow_substeps: a.flow_substeps,
-        flow_tolerance: a.flow_tolerance,
+        flow_order: a.flow.flow_order,
+        flow_substeps: a.flow.flow_substeps,
+        flow_tolerance: a.flow.flow_tolerance,
         reach_margins: a.reach_margins.clone(),
         reach_max_chains: a.reach_max_chains,
         reach_generators: a.reach_generators,
