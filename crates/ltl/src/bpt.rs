@@ -175,15 +175,20 @@ impl<'s> Relaxation<'s> {
         Some(Relaxation { post, succ })
     }
 
+    /// psi on the box `region`: the controllers' CROWN bounds, linear in the state.
+    pub fn psi(&self, region: &FBox) -> Option<trestle_smt::Postcondition> {
+        if !region.lo.iter().chain(&region.hi).all(|v| v.is_finite()) {
+            return None;
+        }
+        self.post.compute(region).ok()
+    }
+
     /// Per branch that may fire on `state`, a box of its successors. `None` when the box cannot be
     /// bounded this way (an unbounded side, a network the bounds fail on): the interval step then
     /// stands alone.
     pub fn images(&self, state: &[Interval]) -> Option<Vec<(usize, FBox)>> {
         let region = FBox::from_intervals(state);
-        if !region.lo.iter().chain(&region.hi).all(|v| v.is_finite()) {
-            return None;
-        }
-        let psi = self.post.compute(&region).ok()?;
+        let psi = self.psi(&region)?;
         self.succ.relaxed_images(&region, &psi).ok()
     }
 }
