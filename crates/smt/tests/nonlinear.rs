@@ -208,5 +208,5 @@ fn relaxed_images_hold_every_sampled_successor_and_lie_in_the_interval_images() 
         }
     }
     assert!(samples > 5000, "only {samples} samples");
-    assert!(tighter > 200, "the relaxation was tighter on only {tighter} sides");
+    assert!(tighter > 100, "the relaxation was tighter (by 10%) on only {tighter} of 800 sides");
 }
