@@ -3,7 +3,8 @@
 # target/maze-nightly; regenerated when the spec changes), runs it into a results store that keeps
 # every night's run, judges each instance against its expected verdict and against the previous
 # night (a flipped verdict or an instance slower than the suite's slowdown factor fails), and keeps
-# the night's report as nightly-YYYY-MM-DD.md beside the store. Exit 1 on any regression.
+# the night's report as nightly-YYYY-MM-DD.md beside the store; it also runs every pair of the
+# planted-truth soundness suite. Non-zero exit on any regression.
 #
 #   scripts/nightly.sh [STORE_DIR]      # default target/nightly-results
 set -euo pipefail
@@ -29,7 +30,10 @@ mkdir -p "$store"
 baseline=()
 [ -f "$store/results.sqlite" ] && baseline=(--baseline "$store")
 status=0
-"$bin" suite run "$suite" --jobs "$(nproc)" --quiet --out "$store" "${baseline[@]}" || status=$?
+# The planted-truth suite with every (system, engine) pair: CI runs each bridge variant on a third
+# of the systems (tests/planted.rs).
+TRESTLE_PLANTED_FULL=1 cargo test --release --workspace --quiet --test planted || status=$?
+"$bin" suite run "$suite" --jobs "$(nproc)" --quiet --out "$store" "${baseline[@]}" || status=$((status ? status : $?))
 cp "$store/suite-report.md" "$store/nightly-$(date -u +%F).md"
 echo "nightly: report $store/nightly-$(date -u +%F).md (exit $status)"
 exit "$status"

@@ -17,7 +17,7 @@ run_one() {
   local kind=$1 h=$2 out
   out=$("$bin" "$cmd" "configs/systems/peer-maze-$kind.toml" \
     --set "controller.model=../shared/models/maze/$kind/maze_2d_${h}x${h}.onnx" --threads 1 $flags 2>&1) || true
-  printf '%-7s 2x%-4s %s\n        %s\n' "$kind" "$h" "$(echo "$out" | head -1)" "$(echo "$out" | grep '^stats:' || true)"
+  printf '%-7s 2x%-4s %s\n        %s\n' "$kind" "$h" "$(echo "$out" | head -1)" "$(echo "$out" | grep '^ *stats:' | sed 's/^ *//' || true)"
 }
 export -f run_one
 start=$(date +%s.%N)

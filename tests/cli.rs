@@ -541,6 +541,34 @@ fn simulate_uses_init_and_the_seed() {
     assert!(t.stdout.lines().next().unwrap().contains("a0"), "{}", t.stdout);
 }
 
+/// `simulate --float` feeds the step the f64 of each drawn disturbance, and that f64 lies in the
+/// declared interval even where the nearest f64 of an end does not (the nearest f64 of -0.005 is
+/// below -1/200; this interval holds one or two floats, so draws land on its ends half the time).
+/// The step `x = d` records every drawn value exactly as the next state.
+#[test]
+fn simulate_float_draws_disturbances_inside_their_interval() {
+    let text = INT_BUG
+        .replace("type = \"int\" }", "type = \"real\" }\n[nondet]\nd = { interval = [-0.005, -0.004999999999999999] }")
+        .replace("x = \"if x > 0 and x < 1 then 100 else a\"", "x = \"d + 0*a\"")
+        .replace("safe = \"0 <= x <= 1\"", "safe = \"-1 <= x <= 1\"");
+    let (_d, p) = scratch("float.toml", &text);
+    let r = trestle(&["simulate", p.to_str().unwrap(), "--float", "--steps", "20", "--runs", "3", "--json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let q = |t: &str| trestle_ir::num::parse_rational(t).unwrap();
+    let (lo, hi) = (q("-0.005"), q("-0.004999999999999999"));
+    let j = r.json();
+    for run in j["runs"].as_array().unwrap() {
+        assert_eq!(run["stopped"], Value::Null, "{run}");
+        let steps = run["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 20);
+        let drawn = steps[1..].iter().map(|s| &s["state_exact"][0]).chain([&run["final_exact"][0]]);
+        for x in drawn {
+            let x = q(x.as_str().unwrap());
+            assert!(lo <= x && x <= hi, "{x} outside [-0.005, -0.004999999999999999]");
+        }
+    }
+}
+
 /// A rejected certificate exits 1 with the failing checks named; a file that is not a certificate
 /// of the system exits 2 with the problem named.
 #[test]

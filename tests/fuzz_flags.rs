@@ -11,7 +11,7 @@
 //! `BUDGET_MIB` of address space with glibc held to two malloc arenas (`MALLOC_ARENA_MAX=2`, as
 //! the campaign runner runs its jobs); reaching it ("out of memory", exit 3) fails the case.
 //!
-//! `PROPTEST_CASES=N` runs N cases (by default as many of 200 as start within 45 s); long local
+//! `PROPTEST_CASES=N` runs N cases (by default as many of 200 as start within 25 s); long local
 //! runs use thousands
 //! (`FUZZ_FLAGS_LOG=1` prints each command line with its outcome; `FUZZ_FLAGS_LOG=survey` also
 //! prints every failure and goes on, to find several defects in one run; `FUZZ_FLAGS_SKIP=WORD`
@@ -502,7 +502,7 @@ fn cases_wanted() -> (u32, Option<Duration>) {
     }
 }
 
-const DEFAULT_SECONDS: Duration = Duration::from_secs(45);
+const DEFAULT_SECONDS: Duration = Duration::from_secs(25);
 
 #[test]
 fn no_flag_value_or_small_file_crashes_hangs_or_runs_out_of_memory() {

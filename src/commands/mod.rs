@@ -84,17 +84,10 @@ pub fn load_sampled(args: &SystemArgs) -> Result<(System, Option<SampledPlant>),
 }
 
 fn report_warnings(args: &SystemArgs, warnings: &[String]) -> Result<(), CliError> {
-    if args.deny_warnings && !warnings.is_empty() {
-        return Err(CliError::input(format!(
-            "{} has warnings and --deny-warnings is given: {}",
-            args.system.display(),
-            warnings.join("; ")
-        )));
-    }
-    if !args.quiet {
-        for w in warnings {
-            eprintln!("warning: {w}");
-        }
+    trestle_verify::load::deny_warnings(&args.system, warnings, args.deny_warnings)
+        .map_err(crate::output::driver_error)?;
+    for w in warnings.iter().filter(|_| !args.quiet) {
+        eprintln!("warning: {w}");
     }
     Ok(())
 }

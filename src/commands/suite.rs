@@ -4,9 +4,8 @@
 use super::campaign::{VERSION, cli_error, jobs_flag, program, validate};
 use crate::args::{SuiteCommand, SuiteRunArgs};
 use crate::output::print_json;
-use crate::{CliError, CliResult, Outcome};
-use std::path::Path;
-use trestle_campaign::{JobRow, Plan, RunOptions, Store, default_out};
+use crate::{CliResult, Outcome};
+use trestle_campaign::{RunOptions, Store, default_out};
 
 pub fn run(c: SuiteCommand) -> CliResult {
     match c {
@@ -17,12 +16,7 @@ pub fn run(c: SuiteCommand) -> CliResult {
 fn run_suite(a: &SuiteRunArgs) -> CliResult {
     let suite = trestle_campaign::load_suite(&a.suite, &validate).map_err(cli_error)?;
     let mut plan = suite.plan(VERSION).map_err(cli_error)?;
-    if let Some(f) = a.slowdown {
-        if !(f >= 1.0 && f.is_finite()) {
-            return Err(CliError::input("--slowdown must be a factor of at least 1"));
-        }
-        plan.tolerance.slowdown = f;
-    }
+    plan.tolerance = plan.tolerance.with_slowdown(a.slowdown).map_err(cli_error)?;
     let opts = RunOptions {
         program: program()?,
         jobs: jobs_flag(a.jobs)?,
@@ -38,16 +32,14 @@ fn run_suite(a: &SuiteRunArgs) -> CliResult {
         store.path().display()
     ));
     // Read before this run is stored: "the latest run" of the output directory is the previous one.
-    let baseline = a.baseline.as_deref().map(|b| baseline(&store, b, &plan)).transpose()?;
+    let baseline = a.baseline.as_deref().map(|b| trestle_campaign::baseline(&store, b, &plan.name));
+    let baseline = baseline.transpose().map_err(cli_error)?;
     let summary = trestle_campaign::run_plan(&plan, &mut store, &opts).map_err(cli_error)?;
     let rows = store.jobs(summary.run_id).map_err(cli_error)?;
     let judged =
         trestle_campaign::judge(&rows, baseline.as_ref().map(|(n, r)| (n.as_str(), r.as_slice())), plan.tolerance);
-    let md = judged.markdown(&plan.name);
-    for name in [format!("suite-report-run-{}.md", summary.run_id), "suite-report.md".to_string()] {
-        trestle_campaign::write_file(&out.join(name), md.as_bytes()).map_err(cli_error)?;
-    }
-    let report = out.join("suite-report.md").display().to_string();
+    let (md, report) = judged.write(&plan.name, &out, summary.run_id).map_err(cli_error)?;
+    let report = report.display().to_string();
     // A suite cut by its time limit is not judged: its unfinished instances say nothing.
     let verdict = match (summary.stopped, judged.passed()) {
         (Some(_), _) => None,
@@ -73,21 +65,4 @@ fn run_suite(a: &SuiteRunArgs) -> CliResult {
         Some("passed") => Outcome::Done,
         Some(_) => Outcome::Refuted,
     })
-}
-
-/// The baseline's name and jobs: a run id of the output store, or a results directory's latest
-/// finished run of this suite (its latest run when none finished).
-fn baseline(store: &Store, which: &str, plan: &Plan) -> Result<(String, Vec<JobRow>), CliError> {
-    let missing = || CliError::input(format!("--baseline {which}: no run of suite {} there", plan.name));
-    if let Some(id) = which.parse::<i64>().ok().filter(|_| !Path::new(which).exists()) {
-        let run = store.run(id).map_err(cli_error)?.filter(|r| r.kind == "suite").ok_or_else(missing)?;
-        return Ok((format!("run {id} of {}", store.path().display()), store.jobs(run.run_id).map_err(cli_error)?));
-    }
-    let other = Store::open(Path::new(which)).map_err(cli_error)?;
-    let latest = |finished| other.latest_run(Some("suite"), Some(&plan.name), finished).map_err(cli_error);
-    let run = match latest(true)? {
-        Some(r) => r,
-        None => latest(false)?.ok_or_else(missing)?,
-    };
-    Ok((format!("run {} of {which}", run.run_id), other.jobs(run.run_id).map_err(cli_error)?))
 }

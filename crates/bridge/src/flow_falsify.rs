@@ -13,12 +13,11 @@
 
 use crate::flow::FlowStep;
 use crate::flow_run::{EnclosedFlowRun, refute};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use std::ops::RangeInclusive;
 use trestle_core::ValidatedTrace;
 use trestle_ir::expr::Expr;
 use trestle_ir::num::rational_from_f64;
+use trestle_ir::random::RunSampler;
 use trestle_ir::{CmpOp, Env, FBox, Pred, Rational, System};
 
 /// How hard [`falsify`] searches.
@@ -70,7 +69,7 @@ const SIMULATION_TOLERANCE: f64 = 1e-10;
 /// The smallest robustness of `p` over the window's states of the f64 run from `x0`, up to the
 /// first state that violates `p` (negative from there on).
 pub fn window_robustness(sys: &System, step: &FlowStep, p: &Pred, window: &RangeInclusive<usize>, x0: &[f64]) -> f64 {
-    let w: Vec<f64> = held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
+    let w = trestle_ir::nondet::f64_inputs(sys, &held_inputs(sys));
     let period = trestle_ir::num::to_f64_nearest(&step.period);
     let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
     let (mut x, mut worst) = (x0.to_vec(), f64::INFINITY);
@@ -108,7 +107,7 @@ pub fn falsify(
 ) -> Option<(ValidatedTrace, EnclosedFlowRun)> {
     let n = init.dims();
     let score = |x: &[f64]| window_robustness(sys, step, p, &window, x);
-    let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
+    let mut rng = RunSampler::new(settings.seed);
     let mut candidates: Vec<Vec<f64>> = vec![init.center()];
     let free: Vec<usize> = (0..n).filter(|&i| init.lo[i] < init.hi[i]).collect();
     if free.len() <= 12 {
@@ -122,13 +121,8 @@ pub fn falsify(
             candidates.push(x);
         }
     }
-    let draw = |rng: &mut ChaCha8Rng| -> Vec<f64> {
-        (0..n)
-            .map(|i| if init.lo[i] < init.hi[i] { rng.random_range(init.lo[i]..=init.hi[i]) } else { init.lo[i] })
-            .collect()
-    };
     for _ in 0..settings.random_starts {
-        candidates.push(draw(&mut rng));
+        candidates.push(rng.point(init));
     }
     let mut scored: Vec<(f64, Vec<f64>)> = candidates.into_iter().map(|x| (score(&x), x)).collect();
     scored.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -153,7 +147,7 @@ pub fn falsify(
             let y: Vec<f64> = (0..n)
                 .map(|i| {
                     let span = init.hi[i] - init.lo[i];
-                    (x[i] + radius * span * rng.random_range(-1.0..=1.0)).clamp(init.lo[i], init.hi[i])
+                    (x[i] + radius * span * rng.signed_unit()).clamp(init.lo[i], init.hi[i])
                 })
                 .collect();
             let s = score(&y);

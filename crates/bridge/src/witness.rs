@@ -36,7 +36,7 @@ use trestle_ir::interval::Interval;
 use trestle_ir::nondet::{self, Choices};
 use trestle_ir::num::{Rational, rational_from_f64, rational_from_i64, to_f64_nearest};
 use trestle_ir::sim;
-use trestle_ir::system::{NondetDomain, System};
+use trestle_ir::system::System;
 use trestle_ir::{Env, Expr, FBox, Pred, space};
 use trestle_smt::{Postcondition, Witness};
 
@@ -384,30 +384,11 @@ impl<'s> Searcher<'s> {
     }
 }
 
-/// The f64 values of exact inputs for the f64 step, each inside its interval domain: the nearest
-/// f64 of a decimal end (`0.02`) may lie just outside the exact interval, and the step refuses an
-/// input outside its domain, so such a value moves one f64 inward. (Before this, every f64
-/// ranking of a system disturbed in `[-0.02, 0.02]` failed at every vertex and ranked every
-/// candidate at minus infinity: the search replayed none of them.) A member of a set with no f64
-/// form stays at its nearest f64, which the step refuses.
-pub fn f64_inputs(sys: &System, exact: &[Rational]) -> Vec<f64> {
-    exact
-        .iter()
-        .zip(&sys.nondet)
-        .map(|(q, v)| {
-            let mut x = to_f64_nearest(q);
-            if let NondetDomain::Interval(lo, hi) = &v.domain {
-                if rational_from_f64(x) > *hi {
-                    x = x.next_down();
-                }
-                if rational_from_f64(x) < *lo {
-                    x = x.next_up();
-                }
-            }
-            x
-        })
-        .collect()
-}
+/// The f64 values of exact inputs for the f64 step, each inside its interval domain (one
+/// function for every f64 run: `trestle_ir::nondet::f64_inputs`). Before inputs were moved
+/// inward, every f64 ranking of a system disturbed in `[-0.02, 0.02]` failed at every vertex and
+/// ranked every candidate at minus infinity: the search replayed none of them.
+pub use trestle_ir::nondet::f64_inputs;
 
 /// A witness's exact values as the nearest floats, for printing and JSON.
 pub fn approx(xs: &[Rational]) -> Vec<f64> {

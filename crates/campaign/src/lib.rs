@@ -55,7 +55,7 @@ pub use options::memory_text;
 pub use outcome::{JobStatus, Outcome, classify};
 pub use plan::{Plan, PlanKind, Tolerance};
 pub use plots::svg_to_png;
-pub use regress::{InstanceCheck, SuiteJudgement, judge};
+pub use regress::{InstanceCheck, SuiteJudgement, baseline, judge};
 pub use report::{ReportSpec, write_file, write_report};
 pub use runner::{RunOptions, RunSummary, count_statuses, run_plan};
 pub use shard::Shard;

@@ -31,6 +31,17 @@ pub struct Tolerance {
     pub slack: f64,
 }
 
+impl Tolerance {
+    /// The tolerance with the slowdown factor `--slowdown` gives, if given (at least 1).
+    pub fn with_slowdown(self, slowdown: Option<f64>) -> Result<Tolerance> {
+        match slowdown {
+            None => Ok(self),
+            Some(f) if f >= 1.0 && f.is_finite() => Ok(Tolerance { slowdown: f, ..self }),
+            Some(_) => Err(CampaignError::usage("--slowdown must be a factor of at least 1")),
+        }
+    }
+}
+
 impl Default for Tolerance {
     fn default() -> Tolerance {
         Tolerance { slowdown: 2.0, slack: 0.5 }

@@ -10,10 +10,31 @@
 //! milliseconds does not fail a night). Instances without an expected verdict (truth not
 //! established) are reported but never fail the suite.
 
+use crate::error::{CampaignError, Result};
 use crate::outcome::JobStatus;
 use crate::plan::Tolerance;
-use crate::store::JobRow;
+use crate::store::{JobRow, Store};
 use crate::table::{Cell, Table, format_number};
+use std::path::{Path, PathBuf};
+
+/// The baseline `suite run --baseline WHICH` compares with, by its name and jobs: a run id of
+/// the output store `store`, or a results directory's latest finished run of suite `suite` (its
+/// latest run when none finished). Read before the new run is stored: "the latest run" of the
+/// output directory is then the previous one.
+pub fn baseline(store: &Store, which: &str, suite: &str) -> Result<(String, Vec<JobRow>)> {
+    let missing = || CampaignError::usage(format!("--baseline {which}: no run of suite {suite} there"));
+    if let Some(id) = which.parse::<i64>().ok().filter(|_| !Path::new(which).exists()) {
+        let run = store.run(id)?.filter(|r| r.kind == "suite").ok_or_else(missing)?;
+        return Ok((format!("run {id} of {}", store.path().display()), store.jobs(run.run_id)?));
+    }
+    let other = Store::open(Path::new(which))?;
+    let latest = |finished| other.latest_run(Some("suite"), Some(suite), finished);
+    let run = match latest(true)? {
+        Some(r) => r,
+        None => latest(false)?.ok_or_else(missing)?,
+    };
+    Ok((format!("run {} of {which}", run.run_id), other.jobs(run.run_id)?))
+}
 
 /// One instance's result beside its expectation and baseline.
 #[derive(Clone, Debug)]
@@ -43,6 +64,16 @@ impl SuiteJudgement {
 
     pub fn passed(&self) -> bool {
         self.failures() == 0
+    }
+
+    /// Writes the report ([`SuiteJudgement::markdown`]) into `out` as `suite-report.md` and as
+    /// `suite-report-run-ID.md`; the report and the path of the first.
+    pub fn write(&self, suite: &str, out: &Path, run_id: i64) -> Result<(String, PathBuf)> {
+        let md = self.markdown(suite);
+        for name in [format!("suite-report-run-{run_id}.md"), "suite-report.md".to_string()] {
+            crate::write_file(&out.join(name), md.as_bytes())?;
+        }
+        Ok((md, out.join("suite-report.md")))
     }
 
     /// The report: a verdict line, the side-by-side table, and the failures spelled out.

@@ -31,6 +31,7 @@ pub mod parse;
 pub mod plant;
 pub mod pred;
 pub mod print;
+pub mod random;
 pub mod round;
 pub mod sim;
 pub mod space;

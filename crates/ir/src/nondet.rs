@@ -15,7 +15,7 @@
 
 use crate::expr::{Env, Expr, VarRef};
 use crate::interval::Interval;
-use crate::num::{Rational, rational_from_i64};
+use crate::num::{Rational, clamp_f64_inside, rational_from_i64, to_f64_nearest};
 use crate::pred::Pred;
 use crate::system::{NondetDomain, NondetVar, System};
 use num_traits::Zero;
@@ -97,6 +97,24 @@ pub fn vertices(sys: &System, mask: u64, limit: usize) -> Option<Vec<Vec<Rationa
             .collect();
     }
     Some(out)
+}
+
+/// The f64 values of exact inputs for an f64 step, each interval input inside its interval (see
+/// [`crate::num::clamp_f64_inside`]: the step refuses an input outside its domain). A member of a
+/// set with no f64 form, or an interval that holds no f64, stays at its nearest f64, which the
+/// step refuses.
+pub fn f64_inputs(sys: &System, exact: &[Rational]) -> Vec<f64> {
+    exact
+        .iter()
+        .zip(&sys.nondet)
+        .map(|(q, v)| {
+            let x = to_f64_nearest(q);
+            match &v.domain {
+                NondetDomain::Interval(lo, hi) => clamp_f64_inside(x, lo, hi).unwrap_or(x),
+                NondetDomain::Set(_) => x,
+            }
+        })
+        .collect()
 }
 
 /// The mask of every input (the first 64).

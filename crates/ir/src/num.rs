@@ -133,6 +133,15 @@ pub fn up(q: &Rational) -> f64 {
     if f.is_finite() && rational_from_f64(f) < *q { f.next_up() } else { f }
 }
 
+/// `x` moved to the nearest f64 whose exact value lies in `[lo, hi]`; `None` when the interval
+/// holds no f64. The float nearest to a decimal end may lie outside the exact interval (the
+/// nearest f64 of -0.005 is below -1/200), and an f64 run fed such a value leaves the declared
+/// domain: every conversion of an exact interval member to f64 for a run goes through here.
+pub fn clamp_f64_inside(x: f64, lo: &Rational, hi: &Rational) -> Option<f64> {
+    let (l, h) = (up(lo), down(hi));
+    (l <= h).then(|| x.clamp(l, h))
+}
+
 /// `[down(q), up(q)]`: the tightest f64 pair enclosing `q` (equal when q is a float).
 pub fn enclose(q: &Rational) -> (f64, f64) {
     (down(q), up(q))

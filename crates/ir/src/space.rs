@@ -7,7 +7,7 @@
 
 use crate::expr::{Env, Expr, VarRef};
 use crate::nondet::{expr_switches, pred_switches};
-use crate::num::{Rational, down, rational_from_f64, rational_from_i64, up};
+use crate::num::{Rational, clamp_f64_inside, rational_from_f64, rational_from_i64};
 use crate::pred::FBox;
 use crate::system::{DomainExit, StateVar, System, VarKind};
 
@@ -39,15 +39,19 @@ pub fn legal_range(sys: &System, i: usize, lo: &Rational, hi: &Rational) -> Opti
 }
 
 /// A random value of `kind` in `[lo, hi]`: an f64 drawn uniformly between the nearest f64s of the
-/// ends, taken exactly and clamped into the interval, for reals; a uniform integer for `int` and
-/// `bool`. `None` when no integer lies in the interval (or the span exceeds an i64). Simulators
-/// and falsifiers draw their states and inputs with it.
+/// ends and moved to the nearest f64 inside the interval, for reals (so that an f64 run takes the
+/// very value drawn; clamped exactly into the interval when it holds no f64); a uniform integer
+/// for `int` and `bool`. `None` when no integer lies in the interval (or the span exceeds an
+/// i64). Simulators and falsifiers draw their states and inputs with it.
 pub fn draw<R: rand::Rng + ?Sized>(kind: VarKind, lo: &Rational, hi: &Rational, rng: &mut R) -> Option<Rational> {
     match kind {
         VarKind::Real => {
             let (l, h) = (crate::num::to_f64_nearest(lo), crate::num::to_f64_nearest(hi));
-            let x = rational_from_f64(l + (h - l) * rng.random::<f64>());
-            Some(x.max(lo.clone()).min(hi.clone()))
+            let x = l + (h - l) * rng.random::<f64>();
+            Some(match clamp_f64_inside(x, lo, hi) {
+                Some(inside) => rational_from_f64(inside),
+                None => rational_from_f64(x).max(lo.clone()).min(hi.clone()),
+            })
         }
         VarKind::Int | VarKind::Bool => {
             let (l, h) = (lo.ceil().to_integer(), hi.floor().to_integer());
@@ -106,11 +110,7 @@ pub fn nearest_f64(sys: &System, ranges: &[(Rational, Rational)], x: &[f64]) -> 
     x.iter()
         .zip(ranges)
         .zip(&sys.state)
-        .map(|((&q, (lo, hi)), v)| {
-            let (l, h) = (up(lo), down(hi));
-            let q = if v.kind == VarKind::Real { q } else { q.round() };
-            (l <= h).then(|| q.clamp(l, h))
-        })
+        .map(|((&q, (lo, hi)), v)| clamp_f64_inside(if v.kind == VarKind::Real { q } else { q.round() }, lo, hi))
         .collect()
 }
 

@@ -10,13 +10,9 @@
 
 use crate::error::LtlError;
 use crate::path::PathFormula;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use trestle_core::{Budget, Trace, Verdict};
-use trestle_ir::num::{Rational, rational_from_f64, to_f64_nearest};
-use trestle_ir::sim::{self, SimError};
-use trestle_ir::system::NondetDomain;
-use trestle_ir::system::VarKind;
+use trestle_ir::num::Rational;
+use trestle_ir::random::{Choices, Ends, RunSampler};
 use trestle_ir::{Pred, RBox, System, space};
 
 /// Runs tried per start box.
@@ -33,12 +29,8 @@ pub fn search(
     seed: u64,
     budget: &Budget,
 ) -> Result<Option<Trace>, LtlError> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let Some(ranges) = legal_ranges(sys, start) else { return Ok(None) };
-    for r in 0..runs {
-        budget.check()?;
-        let Some(state) = start_state(sys, &ranges, r < runs / 4, &mut rng) else { continue };
-        let Some((choices, states)) = screen(sys, &state, depth, &mut rng) else { continue };
+    for run in screened(sys, start, depth, runs, seed, budget) {
+        let Screened { state, choices, states } = run?;
         if !negated.holds_exact(&states)? {
             continue;
         }
@@ -70,13 +62,9 @@ pub fn search_validated(
     seed: u64,
     budget: &Budget,
 ) -> Result<Option<Verdict>, LtlError> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let Some(ranges) = legal_ranges(sys, start) else { return Ok(None) };
     let mut validations = 0;
-    for r in 0..runs {
-        budget.check()?;
-        let Some(state) = start_state(sys, &ranges, r < runs / 4, &mut rng) else { continue };
-        let Some((choices, states)) = screen(sys, &state, depth, &mut rng) else { continue };
+    for run in screened(sys, start, depth, runs, seed, budget) {
+        let Screened { state, choices, states } = run?;
         // The screen's candidates: obligations its f64 states violate, earliest step first.
         let mut violated: Vec<&(usize, Pred)> = obligations
             .iter()
@@ -112,15 +100,40 @@ pub(crate) fn run_states(
     seed: u64,
     budget: &Budget,
 ) -> Vec<Vec<Vec<Rational>>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let Some(ranges) = legal_ranges(sys, start) else { return Vec::new() };
-    (0..runs)
-        .take_while(|_| !budget.is_over())
-        .filter_map(|r| {
-            let state = start_state(sys, &ranges, r < runs / 4, &mut rng)?;
-            screen(sys, &state, depth, &mut rng).map(|(_, states)| states)
-        })
-        .collect()
+    screened(sys, start, depth, runs, seed, budget).map_while(Result::ok).map(|run| run.states).collect()
+}
+
+/// A random run from Init screened in f64: its exact start, its choices and its f64 states
+/// taken exactly.
+struct Screened {
+    state: Vec<Rational>,
+    choices: Choices,
+    states: Vec<Vec<Rational>>,
+}
+
+/// The screened runs among `runs` random runs of `depth` steps from a state of `start` (a
+/// quarter of them from its corners first; inputs at their ends half of the time), seeded by
+/// `seed`: the runs that start in Init and go the whole way. `budget` is checked before every
+/// run; its stop ends the runs as an error.
+fn screened<'a>(
+    sys: &'a System,
+    start: &RBox,
+    depth: usize,
+    runs: usize,
+    seed: u64,
+    budget: &'a Budget,
+) -> impl Iterator<Item = Result<Screened, LtlError>> + 'a {
+    let mut rng = RunSampler::new(seed);
+    let ranges = legal_ranges(sys, start).unwrap_or_default();
+    let none = ranges.len() < sys.state.len();
+    (0..if none { 0 } else { runs }).filter_map(move |r| {
+        if let Err(stop) = budget.check() {
+            return Some(Err(stop.into()));
+        }
+        let state = start_state(sys, &ranges, r < runs / 4, &mut rng)?;
+        let (choices, states) = rng.f64_run(sys, &state, depth, Ends::Often)?;
+        Some(Ok(Screened { state, choices, states }))
+    })
 }
 
 /// A random state of the box's legal values that satisfies Init (`None` if the draw does not);
@@ -129,23 +142,9 @@ fn start_state(
     sys: &System,
     ranges: &[(Rational, Rational)],
     corner: bool,
-    rng: &mut ChaCha8Rng,
+    rng: &mut RunSampler,
 ) -> Option<Vec<Rational>> {
-    let corner = corner.then(|| rng.random::<u64>());
-    let state: Vec<Rational> = ranges
-        .iter()
-        .enumerate()
-        .map(|(i, (lo, hi))| match corner {
-            Some(bits) => {
-                if bits >> (i % 64) & 1 == 0 {
-                    lo.clone()
-                } else {
-                    hi.clone()
-                }
-            }
-            None => draw(sys.state[i].kind, lo, hi, rng),
-        })
-        .collect();
+    let state = rng.state(sys, ranges, corner);
     sys.init.eval_exact(&trestle_ir::Env::new(&state, &[], &[])).unwrap_or(false).then_some(state)
 }
 
@@ -158,51 +157,4 @@ fn legal_ranges(sys: &System, start: &RBox) -> Option<Vec<(Rational, Rational)>>
             space::legal_range(sys, i, lo, hi)
         })
         .collect()
-}
-
-/// A value in `[lo, hi]` ([`space::draw`]; the lower integer when the span exceeds an i64).
-fn draw(kind: VarKind, lo: &Rational, hi: &Rational, rng: &mut ChaCha8Rng) -> Rational {
-    space::draw(kind, lo, hi, rng).unwrap_or_else(|| lo.ceil())
-}
-
-type Choices = Vec<(Vec<Rational>, usize)>;
-
-/// A random run of `depth` steps in f64 from `state`: its choices (inputs exact, as drawn) and its
-/// states as the exact values of the f64 ones. `None` when the run stops (a domain exit, a
-/// deadlock) before `depth` steps.
-fn screen(
-    sys: &System,
-    state: &[Rational],
-    depth: usize,
-    rng: &mut ChaCha8Rng,
-) -> Option<(Choices, Vec<Vec<Rational>>)> {
-    let mut x: Vec<f64> = state.iter().map(to_f64_nearest).collect();
-    let mut memory = sim::initial_memory::<f64>(sys);
-    let mut choices = Vec::with_capacity(depth);
-    let mut states = vec![state.to_vec()];
-    for _ in 0..depth {
-        let nondet: Vec<Rational> = sys
-            .nondet
-            .iter()
-            .map(|v| match &v.domain {
-                // Extremes half of the time: bounded disturbances do their worst at the ends.
-                NondetDomain::Interval(lo, hi) => match rng.random_range(0..4) {
-                    0 => lo.clone(),
-                    1 => hi.clone(),
-                    _ => draw(VarKind::Real, lo, hi, rng),
-                },
-                NondetDomain::Set(s) => s[rng.random_range(0..s.len())].clone(),
-            })
-            .collect();
-        let n64: Vec<f64> = nondet.iter().map(to_f64_nearest).collect();
-        let pick = |enabled: &[usize]| -> Result<usize, SimError> { Ok(enabled[rng.random_range(0..enabled.len())]) };
-        let t = sim::step_choosing(sys, &x, &mut memory, &n64, pick).ok()?;
-        if t.next.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
-        choices.push((nondet, t.branch));
-        states.push(t.next.iter().map(|&v| rational_from_f64(v)).collect());
-        x = t.next;
-    }
-    Some((choices, states))
 }

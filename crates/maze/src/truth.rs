@@ -15,7 +15,6 @@
 //!   (coverage by exact box subtraction, every postcondition re-bounded, every environment
 //!   condition in Z3): the certificate, not the run that produced it, establishes the verdict.
 
-use num_traits::ToPrimitive;
 use std::time::Duration;
 use trestle_bridge::{Config, certificate};
 use trestle_core::Budget;
@@ -74,9 +73,10 @@ fn vertices(sys: &System) -> Vec<Vec<Rational>> {
     nondet::vertices(sys, nondet::all_inputs(sys), 1 << 16).unwrap_or_else(|| vec![Vec::new()])
 }
 
-/// The vertices of the inputs as the nearest floats, for ranking.
+/// The vertices of the inputs as floats inside their intervals, for ranking (the nearest f64 of
+/// a decimal end may lie outside the interval, and the f64 step refuses it).
 pub fn f64_vertices(sys: &System) -> Vec<Vec<f64>> {
-    vertices(sys).iter().map(|v| v.iter().map(|q| q.to_f64().unwrap_or(0.0)).collect()).collect()
+    vertices(sys).iter().map(|v| nondet::f64_inputs(sys, v)).collect()
 }
 
 /// Ranks `points` (states, f64) by how far their successors under `fverts` leave the candidate
@@ -230,7 +230,7 @@ pub fn find_unsafe_run(sys: &System, init: &[[f64; 2]; 2], safe: &Pred) -> Optio
             };
             let start = [t(i, 0), t(j, 1)];
             for v in &verts {
-                let fv: Vec<f64> = v.iter().map(|q| q.to_f64().unwrap_or(0.0)).collect();
+                let fv = nondet::f64_inputs(sys, v);
                 let Some(k) = leaves_in_f64(sys, &start, &fv, safe) else { continue };
                 if let Some(steps) = leaves_exactly(sys, &start, v, safe, k) {
                     return Some(steps);

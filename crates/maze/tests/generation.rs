@@ -168,3 +168,21 @@ fn bad_specs_are_input_errors() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The f64 vertices that rank candidates lie in the declared interval even where the nearest f64
+/// of an end does not (the nearest f64 of -0.005 is below -1/200, that of 0.005 above 1/200): the
+/// f64 step refuses an input outside its domain, and a ranking at such a vertex fails.
+#[test]
+fn f64_vertices_lie_inside_the_disturbance_interval() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/maze-nondet.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace("[0.5, 1.0]", "[-0.005, 0.005]");
+    let sys = trestle_config::load_system_from_str(&text, &path, &Default::default()).unwrap();
+    let q = |t: &str| trestle_ir::num::parse_rational(t).unwrap();
+    let verts = trestle_maze::truth::f64_vertices(&sys);
+    assert_eq!(verts.len(), 2);
+    for v in verts.iter().flatten() {
+        let x = trestle_ir::num::rational_from_f64(*v);
+        assert!(q("-0.005") <= x && x <= q("0.005"), "{v:e} outside [-0.005, 0.005]");
+        assert!(v.abs() > 0.00499, "{v:e} is not an end");
+    }
+}

@@ -9,8 +9,9 @@ use crate::run::interruptible;
 use pyo3::prelude::*;
 use serde_json::json;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use trestle_config::Overrides;
-use trestle_core::{Budget, RunResult};
+use trestle_core::{Budget, RunResult, Status, Unknown};
 use trestle_ir::System;
 use trestle_verify::formula::{Asked, Logic};
 use trestle_verify::options::{
@@ -39,6 +40,18 @@ fn answer(r: &RunResult, certificate: Option<serde_json::Value>) -> Answer {
     )
 }
 
+/// The answer of a run the backstop left behind ([`crate::run`]): unknown for the time limit,
+/// with `note`, as the CLI's backstop prints it.
+fn timed_out(command: &'static str, system: &str) -> impl FnOnce(&str) -> Answer + use<> {
+    let system = system.to_string();
+    move |note| {
+        let mut r = RunResult::new(command, &system, "none", "unknown", Status::Unknown);
+        r.set_unknown(&Unknown::Timeout);
+        r.details.insert("note".into(), note.into());
+        answer(&r, None)
+    }
+}
+
 /// Where to draw a run's picture (`plot=`, `plot_vars=`, `plot_size=`, as the CLI's `--plot`
 /// flags), checked before any work is done: an unwritable path or unknown variables are input
 /// errors.
@@ -64,7 +77,8 @@ fn with_plot(mut r: RunResult, drawn: Option<&PathBuf>) -> RunResult {
 /// A system read from a file (or a text) with `set` overrides.
 #[pyclass(frozen, module = "trestle._native")]
 pub struct NativeSystem {
-    sys: System,
+    /// Shared with the runs, which own what they read (see [`crate::run`]).
+    sys: Arc<System>,
     source: Source,
     set: Vec<String>,
 }
@@ -81,7 +95,7 @@ fn read(source: &Source, set: &[String]) -> Result<System, DriverError> {
 impl NativeSystem {
     fn open(py: Python<'_>, source: Source, set: Vec<String>) -> PyResult<NativeSystem> {
         let sys = py.detach(|| read(&source, &set)).map_err(driver_error)?;
-        Ok(NativeSystem { sys, source, set })
+        Ok(NativeSystem { sys: Arc::new(sys), source, set })
     }
 
     /// The file's name in messages, as the CLI names it.
@@ -199,15 +213,16 @@ impl NativeSystem {
             ..CheckRequest::default()
         };
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
-        let sys = &self.sys;
-        let picture = picture_target(sys, plot, plot_vars, plot_size)?;
-        interruptible(py, &budget, || {
-            let run = trestle_verify::check(sys, &opts, &budget, &Silent)?;
+        let sys = Arc::clone(&self.sys);
+        let picture = picture_target(&sys, plot, plot_vars, plot_size)?;
+        let run_budget = budget.clone();
+        interruptible(py, &budget, timed_out("check", &sys.name), move || {
+            let run = trestle_verify::check(&sys, &opts, &run_budget, &Silent)?;
             if let Some((path, view)) = &picture {
-                trestle_verify::picture::draw_check(sys, &run, view, path)?;
+                trestle_verify::picture::draw_check(&sys, &run, view, path)?;
             }
             let result = with_plot(run.result.clone(), picture.as_ref().map(|p| &p.0));
-            Ok(answer(&result, Some(run.certificate_file(sys))))
+            Ok(answer(&result, Some(run.certificate_file(&sys))))
         })
     }
 
@@ -234,15 +249,16 @@ impl NativeSystem {
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
         let request = SynthRequest { resolution, max_boxes, min_width, forward, full, attack_steps, smt_timeout };
         let c = request.config(&limits, Spelling::Python).map_err(driver_error)?;
-        let sys = &self.sys;
-        let picture = picture_target(sys, plot, plot_vars, plot_size)?;
-        interruptible(py, &budget, || {
-            let run = trestle_verify::synthesize(sys, &c, &budget, &Silent)?;
+        let sys = Arc::clone(&self.sys);
+        let picture = picture_target(&sys, plot, plot_vars, plot_size)?;
+        let run_budget = budget.clone();
+        interruptible(py, &budget, timed_out("synth", &sys.name), move || {
+            let run = trestle_verify::synthesize(&sys, &c, &run_budget, &Silent)?;
             if let Some((path, view)) = &picture {
-                trestle_verify::picture::draw_synth(sys, &run, view, path)?;
+                trestle_verify::picture::draw_synth(&sys, &run, view, path)?;
             }
             let result = with_plot(run.result.clone(), picture.as_ref().map(|p| &p.0));
-            Ok(answer(&result, Some(run.certificate_file(sys))))
+            Ok(answer(&result, Some(run.certificate_file(&sys))))
         })
     }
 
@@ -261,9 +277,26 @@ impl NativeSystem {
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
         let request = VerifyRequest { properties, property_timeout };
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
-        let sys = &self.sys;
-        interruptible(py, &budget, || {
-            let v = trestle_verify::properties::verify(sys, &opts, &budget, &Silent)?;
+        let sys = Arc::clone(&self.sys);
+        // The rows so far, for a run the backstop leaves behind: every property unknown for the
+        // time limit until decided (as the CLI's backstop prints them).
+        let asked = trestle_verify::properties::asked(&sys, &opts.properties).map_err(driver_error)?;
+        let rows: Vec<RunResult> =
+            asked.iter().map(|p| trestle_verify::properties::undecided(&sys.name, p, &Unknown::Timeout)).collect();
+        let recorder = Recorder(Arc::new(Mutex::new(rows)));
+        let so_far = Arc::clone(&recorder.0);
+        let name = sys.name.clone();
+        let stuck = move |note: &str| {
+            let mut rows = so_far.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            for r in rows.iter_mut().filter(|r| r.method == "none" && r.reason_kind.as_deref() == Some("time-limit")) {
+                r.details.insert("note".into(), note.into());
+            }
+            let table = trestle_verify::render::verification(&name, &rows);
+            (rows.iter().map(|r| answer(r, None)).collect(), table, Vec::new())
+        };
+        let run_budget = budget.clone();
+        interruptible(py, &budget, stuck, move || {
+            let v = trestle_verify::properties::verify(&sys, &opts, &run_budget, &recorder)?;
             let table = trestle_verify::render::verification(&v.system, &v.results);
             Ok((v.results.iter().map(|r| answer(r, None)).collect(), table, v.internal_errors))
         })
@@ -287,8 +320,9 @@ impl NativeSystem {
         let (sys, phi, named) = self.temporal::<trestle_ir::formula::Ctl>(py, formula, property, k)?;
         let request = CtlRequest { method: method.into(), pieces };
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
-        interruptible(py, &budget, || {
-            let run = trestle_verify::temporal::ctl(&sys, &phi, &named, &opts, &budget, &Silent)?;
+        let run_budget = budget.clone();
+        interruptible(py, &budget, timed_out("ctl", &sys.name), move || {
+            let run = trestle_verify::temporal::ctl(&sys, &phi, &named, &opts, &run_budget, &Silent)?;
             Ok(answer(&run.result, None))
         })
     }
@@ -322,8 +356,9 @@ impl NativeSystem {
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
         let (sys, phi, named) = self.temporal::<trestle_ir::formula::Ltl>(py, formula, property, k)?;
         let threads = limits.threads_or_cores(Spelling::Python).map_err(driver_error)?;
-        interruptible(py, &budget, || {
-            let run = trestle_verify::temporal::ltl(&sys, &phi, &named, &opts, threads, &budget, &Silent)?;
+        let run_budget = budget.clone();
+        interruptible(py, &budget, timed_out("ltl", &sys.name), move || {
+            let run = trestle_verify::temporal::ltl(&sys, &phi, &named, &opts, threads, &run_budget, &Silent)?;
             Ok(answer(&run.result, run.certificate))
         })
     }
@@ -352,9 +387,10 @@ impl NativeSystem {
             depth,
         };
         let method = request.method(Spelling::Python).map_err(driver_error)?;
-        let sys = &self.sys;
-        interruptible(py, &budget, || {
-            let run = trestle_verify::cegar::cegar(sys, &method, &budget)?;
+        let sys = Arc::clone(&self.sys);
+        let run_budget = budget.clone();
+        interruptible(py, &budget, timed_out("cegar", &sys.name), move || {
+            let run = trestle_verify::cegar::cegar(&sys, &method, &run_budget)?;
             Ok(answer(&run.result, None))
         })
     }
@@ -389,26 +425,39 @@ impl NativeSystem {
             plant: None,
             budget: Budget::unlimited(),
         };
-        let sys = &self.sys;
-        interruptible(py, &opts.budget, || {
-            let runs = trestle_verify::simulate::simulate(sys, &opts)?;
-            Ok(trestle_verify::simulate::to_json(sys, &opts, &runs).to_string())
-        })
+        let sys = Arc::clone(&self.sys);
+        let budget = opts.budget.clone();
+        // No time limit here (the package has no `timeout=` for simulate), so never stuck past one.
+        interruptible(
+            py,
+            &budget,
+            |_| String::new(),
+            move || {
+                let runs = trestle_verify::simulate::simulate(&sys, &opts)?;
+                Ok(trestle_verify::simulate::to_json(&sys, &opts, &runs).to_string())
+            },
+        )
     }
 
     /// Re-checks a certificate (its JSON text; `label` names it in messages, as the CLI names the
     /// file): the re-check's JSON.
     #[pyo3(signature = (certificate, label=None))]
     fn certify(&self, py: Python<'_>, certificate: String, label: Option<String>) -> PyResult<String> {
-        let sys = &self.sys;
+        let sys = Arc::clone(&self.sys);
         let label = label.map(|l| format!("{l}: ")).unwrap_or_default();
-        interruptible(py, &Budget::unlimited(), || {
-            let certified = trestle_verify::certify::certify_text(&certificate, sys).map_err(|e| match e {
-                trestle_verify::DriverError::Input(m) => trestle_verify::DriverError::Input(format!("{label}{m}")),
-                internal => internal,
-            })?;
-            Ok(certified.to_json().to_string())
-        })
+        // No time limit: never stuck past one.
+        interruptible(
+            py,
+            &Budget::unlimited(),
+            |_| String::new(),
+            move || {
+                let certified = trestle_verify::certify::certify_text(&certificate, &sys).map_err(|e| match e {
+                    trestle_verify::DriverError::Input(m) => trestle_verify::DriverError::Input(format!("{label}{m}")),
+                    internal => internal,
+                })?;
+                Ok(certified.to_json().to_string())
+            },
+        )
     }
 }
 
@@ -423,4 +472,16 @@ pub fn write_json(path: PathBuf, text: &str) -> PyResult<()> {
 #[pyfunction]
 pub fn versions() -> String {
     json!({ "version": env!("CARGO_PKG_VERSION"), "result_format": trestle_core::RESULT_FORMAT }).to_string()
+}
+
+/// `verify`'s progress, recording each property's row as it is decided (for the backstop's answer).
+struct Recorder(Arc<Mutex<Vec<RunResult>>>);
+
+impl trestle_verify::Progress for Recorder {
+    fn decided(&self, result: &RunResult) {
+        let mut rows = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(row) = rows.iter_mut().find(|r| r.property == result.property) {
+            *row = result.clone();
+        }
+    }
 }

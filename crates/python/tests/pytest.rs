@@ -106,8 +106,13 @@ fn install_package(python: &Path, extension: &Path, cli: &Path) -> Result<(), St
 fn the_python_package_passes_its_pytest_suite() {
     let profile = profile_dir();
     // Built as a dependency of this test, the cdylib stays in deps/ (cargo uplifts it only when
-    // the crate itself is built).
-    let extension = ["lib_native.so", "deps/lib_native.so"].iter().map(|p| profile.join(p)).find(|p| p.is_file());
+    // the crate itself is built, so an uplifted copy may be older): the newer of the two.
+    let modified = |p: &PathBuf| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let extension = ["lib_native.so", "deps/lib_native.so"]
+        .iter()
+        .map(|p| profile.join(p))
+        .filter(|p| p.is_file())
+        .max_by_key(|p| modified(p));
     let cli = profile.join("trestle");
     let Some(extension) = extension else {
         unavailable!("the extension lib_native.so was not built in {}", profile.display());

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import threading
+import time
 from fractions import Fraction as F
 
 import pytest
@@ -198,3 +199,44 @@ def test_ctrl_c_cancels_cegar(root, ctrl_c):
     # The package still works after the cancelled run.
     blocks = trestle.load(root / "configs/systems/blocks4-h16.toml")
     assert blocks.cegar(timeout=60).status in ("proven", "refuted")
+
+
+@pytest.fixture
+def stuck(monkeypatch):
+    """Every run goes on for 30 s after its answer, deaf to its budget (the package's fault
+    injection: a Z3 query that ignores its interrupt does the same, but no real case is stuck
+    that cheaply)."""
+    monkeypatch.setenv("TRESTLE_TEST_HANG_SECONDS", "30")
+
+
+def test_a_run_stuck_past_its_limit_answers_unknown_in_time(root, stuck):
+    system = trestle.load(root / "configs/systems/blocks4-h16.toml")
+    start = time.monotonic()
+    result = system.cegar(timeout=0.5)
+    # The limit, then 2 s of grace (as the CLI's backstop), not the 30 s of the stuck run.
+    assert time.monotonic() - start < 10
+    assert (result.status, result.reason_kind) == ("unknown", "time-limit"), str(result)
+    assert "left to finish in the background" in result.details["note"], str(result)
+
+
+def test_a_stuck_verify_keeps_the_rows_decided(root, stuck):
+    system = trestle.load(root / "configs/systems/frozenlake.toml")
+    start = time.monotonic()
+    results = system.verify(timeout=0.5)
+    assert time.monotonic() - start < 10
+    # The run decided both properties before it got stuck: their rows are kept, not replaced by
+    # time-limit unknowns.
+    assert [(r.property, r.status) for r in results] == [("safe", "proven"), ("succ", "refuted")], str(results)
+
+
+def test_ctrl_c_on_a_stuck_run_raises_in_time(root, stuck, ctrl_c):
+    system = trestle.load(root / "configs/systems/blocks4-h16.toml")
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            system.cegar(timeout=600)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 10

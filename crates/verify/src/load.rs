@@ -30,3 +30,12 @@ pub fn sampled(path: &Path, set: &[String]) -> Result<(System, Option<SampledPla
     let warnings = trestle_ir::lint::warnings(&linted);
     Ok((sys, plant, warnings))
 }
+
+/// Refuses a system with warnings when `deny` (`--deny-warnings`): an input error naming them.
+pub fn deny_warnings(path: &Path, warnings: &[String], deny: bool) -> Result<(), DriverError> {
+    if deny && !warnings.is_empty() {
+        let all = warnings.join("; ");
+        return Err(DriverError::input(format!("{} has warnings and --deny-warnings is given: {all}", path.display())));
+    }
+    Ok(())
+}

@@ -8,15 +8,14 @@
 //! MPFR (f64 with `float`): numerical runs, not bounds; domains checked at the end of each period.
 
 use crate::error::DriverError;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use trestle_core::{Budget, Stop};
 use trestle_flow::Flow;
 use trestle_ir::num::{Rational, display_rational, to_f64_nearest};
 use trestle_ir::plant::SampledPlant;
+use trestle_ir::random::{Ends, RunSampler};
 use trestle_ir::sim::{self, Scalar, SimError, Transition};
-use trestle_ir::system::{NondetDomain, System, VarKind};
+use trestle_ir::system::System;
 use trestle_ir::{Env, RBox, space};
 
 /// What to simulate. Names are the system's; values are exact.
@@ -126,7 +125,7 @@ pub fn simulate(sys: &System, opts: &SimulateOptions) -> Result<Vec<Run>, Driver
     let plan = Plan::new(sys, opts)?;
     let plant = opts.plant.clone().map(|p| Plant::new(sys, p, opts.float)).transpose()?;
     let enclosed = is_enclosed(sys, opts);
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut rng = RunSampler::new(opts.seed);
     let mut runs = Vec::with_capacity(opts.runs);
     for _ in 0..opts.runs {
         if opts.budget.is_over() {
@@ -323,13 +322,13 @@ impl Plan {
     /// The start state: the given values, the rest drawn from Init's boxes. Every start is a state
     /// of the system (kinds and domains): a given value that is not is an input error, and drawn
     /// values are taken inside the domains.
-    fn start_state(&self, sys: &System, rng: &mut ChaCha8Rng) -> Result<Vec<Rational>, DriverError> {
+    fn start_state(&self, sys: &System, rng: &mut RunSampler) -> Result<Vec<Rational>, DriverError> {
         let state = self.draw_start(sys, rng)?;
         sim::check_state(sys, &state).map_err(|e| DriverError::input(format!("start state: {e}")))?;
         Ok(state)
     }
 
-    fn draw_start(&self, sys: &System, rng: &mut ChaCha8Rng) -> Result<Vec<Rational>, DriverError> {
+    fn draw_start(&self, sys: &System, rng: &mut RunSampler) -> Result<Vec<Rational>, DriverError> {
         if self.from.iter().all(Option::is_some) {
             return Ok(self.from.iter().map(|v| v.clone().expect("all given")).collect());
         }
@@ -338,7 +337,7 @@ impl Plan {
                 "Init is not a union of boxes, so a start state cannot be drawn from it: give every variable's start value",
             )
         })?;
-        let b = &boxes[rng.random_range(0..boxes.len())];
+        let b = &boxes[rng.index(boxes.len())];
         let mut state = Vec::new();
         for (i, v) in sys.state.iter().enumerate() {
             if let Some(x) = &self.from[i] {
@@ -351,23 +350,18 @@ impl Plan {
             let no_value =
                 || DriverError::input(format!("Init has no {} value for '{}' in its domain", v.kind.name(), v.name));
             let (lo, hi) = space::legal_range(sys, i, lo, hi).ok_or_else(no_value)?;
-            state.push(space::draw(v.kind, &lo, &hi, rng).ok_or_else(no_value)?);
+            state.push(rng.value(v.kind, &lo, &hi).ok_or_else(no_value)?);
         }
         Ok(state)
     }
 
-    fn nondet_at(&self, sys: &System, t: usize, rng: &mut ChaCha8Rng) -> Vec<Rational> {
+    fn nondet_at(&self, sys: &System, t: usize, rng: &mut RunSampler) -> Vec<Rational> {
         sys.nondet
             .iter()
             .enumerate()
             .map(|(i, n)| match &self.nondet[i] {
                 Some(vals) => vals[t.min(vals.len() - 1)].clone(),
-                None => match &n.domain {
-                    NondetDomain::Interval(lo, hi) => {
-                        space::draw(VarKind::Real, lo, hi, rng).expect("non-empty interval")
-                    }
-                    NondetDomain::Set(s) => s[rng.random_range(0..s.len())].clone(),
-                },
+                None => rng.input(n, Ends::Uniform),
             })
             .collect()
     }
@@ -396,7 +390,7 @@ fn run<T: Scalar>(
     start: &[Rational],
     steps: usize,
     budget: &Budget,
-    rng: &mut ChaCha8Rng,
+    rng: &mut RunSampler,
 ) -> Run {
     let start_in_init = sys.init.eval_exact(&Env::new(start, &[], &[])).unwrap_or(false);
     let mut state: Vec<T> = start.iter().map(T::from_rational).collect();
@@ -423,7 +417,7 @@ fn run<T: Scalar>(
                         Err(SimError::BranchDisabled { name: sys.step.branches[b].name.clone() })
                     }
                 }
-                None => Ok(enabled[rng.random_range(0..enabled.len())]),
+                None => Ok(enabled[rng.index(enabled.len())]),
             }
         };
         match sim::step_choosing(sys, &state, &mut memory, &nondet, pick) {
