@@ -70,6 +70,38 @@ fn cubic_is_proven_by_z3_on_the_polynomial_step_and_certified() {
     assert!(pushed.json()["trace"]["precision_bits"].is_null(), "{}", pushed.stdout);
 }
 
+/// Bounded safety by bound propagation through time on curved steps: intervals alone lose the
+/// controller's correlation with the state (cubic's enclosure overflows f64 within 50 steps,
+/// unicycle's leaves Safe by step 10), while CROWN's domain meets each step's box with the step's
+/// linear relaxation under the controller's linear bounds and proves both; `certify` re-derives
+/// that relaxation on each box of the chain (the unicycle's sin through the environment check's
+/// relaxation, the cubic's polynomial exactly by Z3).
+#[test]
+fn curved_steps_are_proven_bounded_by_bpt_with_the_relaxed_step_and_certified() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("cubic.toml", "G<=50 (-1.5 <= x and x <= 1.5)"),
+        ("unicycle.toml", "G<=20 (-1 <= y and y <= 1 and -1 <= th and th <= 1)"),
+    ];
+    for (file, formula) in cases {
+        let sys = system(file);
+        let cert = dir.path().join(format!("{file}.json"));
+        let ltl = |domain: &str, cert: Option<&Path>| {
+            let mut args = vec!["ltl", s(&sys), "--formula", formula, "--method", "bpt", "--bpt", domain, "--json"];
+            if let Some(c) = cert {
+                args.extend(["--certificate", s(c)]);
+            }
+            trestle(&args)
+        };
+        let plain = ltl("interval", None);
+        assert_eq!(plain.code, 3, "{file}: {}{}", plain.stdout, plain.stderr);
+        let relaxed = ltl("crown", Some(&cert));
+        assert_eq!(relaxed.code, 0, "{file}: {}{}", relaxed.stdout, relaxed.stderr);
+        assert_eq!(relaxed.json()["method"], "bpt-crown", "{}", relaxed.stdout);
+        certified(&cert, &sys, None, "certificate VALID");
+    }
+}
+
 #[test]
 fn unicycle_is_proven_safe_forever_by_synthesis_and_certified() {
     let dir = tempfile::tempdir().unwrap();

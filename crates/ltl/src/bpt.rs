@@ -6,8 +6,15 @@
 //! formula true on the boxes (atoms decided by the sign of an outward-rounded interval, for any
 //! signs of the coefficients: the notes' correction of the paper's test) holds on every path.
 //! Sound and incomplete: an undecided atom leaves the formula undecided.
+//!
+//! A curved step (sin, cos, exp, powers, products of variables) on a memoryless system gets more
+//! under [`Domain::Crown`] ([`Relaxation`]): each branch's interval successor box is met with the
+//! closed form of the step's linear relaxation on the box, composed with the controller's CROWN
+//! bounds as linear functions of the state, which keeps the closed loop's correlation between
+//! state and action that an interval step loses (so a contracting loop is seen to contract).
 
 use crate::error::LtlError;
+use trestle_bridge::post::PostEngine;
 use trestle_core::Budget;
 use trestle_ir::arith::Arith;
 use trestle_ir::interval::Interval;
@@ -16,6 +23,7 @@ use trestle_ir::num;
 use trestle_ir::round;
 use trestle_ir::system::{ControllerOutput, DomainExit, Policy, System, VarKind};
 use trestle_ir::{CmpOp, Env, FBox, Pred, RBox};
+use trestle_smt::SuccessorBounds;
 
 /// How the networks of a step are bounded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,12 +146,69 @@ impl FullBox {
 /// One step of every run from the box: an enclosure of every successor (state and hidden state)
 /// under every input and every branch that may fire.
 pub fn step(sys: &System, from: &FullBox, domain: Domain) -> Result<FullBox, LtlError> {
+    step_relaxed(sys, from, domain, None)
+}
+
+/// The step's linear relaxation, for [`Domain::Crown`] on a memoryless system whose step is
+/// curved (sin, cos, exp, powers, products of variables): the controllers' CROWN bounds as linear
+/// functions of the state on the box (the bridge engine's psi), composed with the environment
+/// check's mean-value relaxation of every curved update and bounded over the box
+/// ([`SuccessorBounds::relaxed_images`]). It keeps what one interval step loses: the correlation
+/// between the state and the action the controller takes there, and how each function bends.
+pub struct Relaxation<'s> {
+    post: PostEngine<'s>,
+    succ: SuccessorBounds<'s>,
+}
+
+impl<'s> Relaxation<'s> {
+    /// `None` where the relaxation adds nothing (no curved update), or does not apply (recurrent
+    /// controllers, which carry hidden state, or observations the bridge engine cannot compose).
+    pub fn of(sys: &'s System) -> Option<Relaxation<'s>> {
+        if !sys.is_memoryless() {
+            return None;
+        }
+        let succ = SuccessorBounds::new(sys).ok()?;
+        if !succ.is_curved() {
+            return None;
+        }
+        let post = PostEngine::new(sys, trestle_bounds::Method::Crown, true).ok()?;
+        Some(Relaxation { post, succ })
+    }
+
+    /// psi on the box `region`: the controllers' CROWN bounds, linear in the state.
+    pub fn psi(&self, region: &FBox) -> Option<trestle_smt::Postcondition> {
+        if !region.lo.iter().chain(&region.hi).all(|v| v.is_finite()) {
+            return None;
+        }
+        self.post.compute(region).ok()
+    }
+
+    /// Per branch that may fire on `state`, a box of its successors. `None` when the box cannot be
+    /// bounded this way (an unbounded side, a network the bounds fail on): the interval step then
+    /// stands alone.
+    pub fn images(&self, state: &[Interval]) -> Option<Vec<(usize, FBox)>> {
+        let region = FBox::from_intervals(state);
+        let psi = self.psi(&region)?;
+        self.succ.relaxed_images(&region, &psi).ok()
+    }
+}
+
+/// [`step`], each branch's successor box met with its image by `relaxation` where one is given:
+/// both enclose every successor, so the meet does (a side whose meet is empty, which only rounding
+/// can make, keeps the interval's).
+pub fn step_relaxed(
+    sys: &System,
+    from: &FullBox,
+    domain: Domain,
+    relaxation: Option<&Relaxation<'_>>,
+) -> Result<FullBox, LtlError> {
     let inputs: Vec<Interval> = sys.nondet.iter().map(nondet::hull).collect();
     let mut hidden = from.hidden.clone();
     let actions = actions(sys, &from.state, &inputs, &mut hidden, domain)?;
     let env = Env::new(&from.state[..], &actions[..], &inputs[..]);
+    let relaxed = relaxation.and_then(|r| r.images(&from.state));
     let mut next: Option<Vec<Interval>> = None;
-    for b in &sys.step.branches {
+    for (bi, b) in sys.step.branches.iter().enumerate() {
         if let Some((a, value)) = b.label
             && !actions[a].contains(value as f64)
         {
@@ -152,7 +217,14 @@ pub fn step(sys: &System, from: &FullBox, domain: Domain) -> Result<FullBox, Ltl
         if b.guard.as_ref().is_some_and(|g| g.eval_interval(&env) == Some(false)) {
             continue;
         }
-        let succ: Vec<Interval> = b.updates.iter().map(|e| e.eval_interval(&env)).collect();
+        let mut succ: Vec<Interval> = b.updates.iter().map(|e| e.eval_interval(&env)).collect();
+        if let Some((_, image)) = relaxed.as_ref().and_then(|r| r.iter().find(|(i, _)| *i == bi)) {
+            for (i, s) in succ.iter_mut().enumerate() {
+                if let Some(m) = s.intersect(&image.interval(i)) {
+                    *s = m;
+                }
+            }
+        }
         next = Some(match next {
             None => succ,
             Some(n) => n.iter().zip(&succ).map(|(a, b)| a.hull(b)).collect(),
@@ -186,9 +258,10 @@ pub fn propagate_full(
     budget: &Budget,
 ) -> Result<Vec<FullBox>, LtlError> {
     let mut boxes = vec![FullBox::initial(sys, start)?];
+    let relaxation = if domain == Domain::Crown { Relaxation::of(sys) } else { None };
     for _ in 0..k {
         budget.check()?;
-        let next = step(sys, boxes.last().expect("the chain starts with Init"), domain)?;
+        let next = step_relaxed(sys, boxes.last().expect("the chain starts with Init"), domain, relaxation.as_ref())?;
         boxes.push(next);
     }
     Ok(boxes)

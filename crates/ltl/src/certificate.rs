@@ -16,7 +16,12 @@
 //!    does not do, and where boxes stay unproven with the networks encoded exactly on them and
 //!    the weights as exact rationals ([`trestle_bridge::exact::decide_transition`]); so each
 //!    `R_t` contains every full state a run from Init reaches at step `t` (every run reaches it,
-//!    by 0);
+//!    by 0). A step with elementary functions goes to Z3 over its linear relaxation on the box
+//!    (the environment check's, re-derived on the box here), with no exact query after it; where
+//!    BPT met its enclosures with the step's relaxation under CROWN's linear psi
+//!    ([`bpt::Relaxation`]), that step is recomputed from `R_t` first (inside `R_{t+1}`: proven by
+//!    the bounds alone), then its psi is re-derived on the box and each bound of `R_{t+1}` may
+//!    rest on either postcondition (Z3);
 //! 3. the formula, recomputed from the certificate's text in the system's scope, is true on every
 //!    chain's boxes with each atom decided by an outward-rounded interval (true on a box only when
 //!    true at every point of it).
@@ -36,7 +41,10 @@ use trestle_ir::lift::{Lifted, lift_hidden_state};
 pub use trestle_ir::stops::stop_free;
 use trestle_ir::system::Policy;
 use trestle_ir::{Env, FBox, Pred, System};
-use trestle_smt::{Answer, BridgeQuery, CheckerConfig, EnvChecker, NetworkPhases, Postcondition, Target, Z3Backend};
+use trestle_smt::checker::elementary_function;
+use trestle_smt::{
+    Answer, BridgeQuery, Checker, CheckerConfig, EnvChecker, NetworkPhases, Postcondition, Target, Z3Backend,
+};
 
 /// The format of a bounded-formula certificate.
 pub const FORMAT: &str = "trestle-ltl-bounded-certificate/1";
@@ -169,24 +177,31 @@ pub fn certify_bounded(cert: &BoundedJson, sys: &System, phi: &Ltl) -> Result<Ce
             "a branch always enabled, updates inside their domains and kinds, lookups in range".into()
         }),
     )];
-    let mut z3 = Z3Backend::new(lsys, CheckerConfig::default().with_timeout(QUERY_LIMIT))?;
+    let config = CheckerConfig::default().with_timeout(QUERY_LIMIT);
+    let mut t = Transitions {
+        z3: Z3Backend::new(lsys, config.clone())?,
+        checker: Checker::new(lsys, config)?,
+        relaxation: if lifted.hidden.is_empty() { bpt::Relaxation::of(sys) } else { None },
+        exact: elementary_function(lsys).is_none(),
+    };
     // 1. Init, hidden units 0, inside the first boxes.
     let starts: Vec<FBox> = chains.iter().map(|c| c[0].clone()).collect();
-    let init = z3.check_init(&boxes_pred(&starts))?;
+    let init = t.z3.check_init(&boxes_pred(&starts))?;
     checks.push(("Init => R_0 (Z3)".to_string(), init == Answer::Valid, answer_text(&init)));
     // 2. Every transition.
     let mut failed = None;
     'chains: for (c, chain) in chains.iter().enumerate() {
-        for t in 0..depth {
-            let target = boxes_pred(std::slice::from_ref(&chain[t + 1]));
-            if let Err(why) = transition(sys, &lifted, &mut z3, &chain[t], &target, SPLIT_DEPTH)? {
-                failed = Some(format!("chain {c}, step {t} -> {}: {why}", t + 1));
+        for step in 0..depth {
+            let target = boxes_pred(std::slice::from_ref(&chain[step + 1]));
+            if let Err(why) = transition(sys, &lifted, &mut t, &chain[step], (&chain[step + 1], &target), SPLIT_DEPTH)?
+            {
+                failed = Some(format!("chain {c}, step {step} -> {}: {why}", step + 1));
                 break 'chains;
             }
         }
     }
     checks.push((
-        "R_t /\\ Next => R_{t+1}' (Z3)".to_string(),
+        "R_t /\\ Next => R_{t+1}' (bounds or Z3)".to_string(),
         failed.is_none(),
         failed.unwrap_or_else(|| format!("{} transitions", chains.len() * depth)),
     ));
@@ -213,24 +228,51 @@ const SPLIT_DEPTH: usize = 4;
 /// The limit of each of the checker's Z3 queries.
 const QUERY_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// `(region /\ a = f(s) /\ Next) => target'` on the lifted system, by Z3: with the actions and
-/// next hidden states replaced by their enclosures on the region (one step of bound propagation
-/// on the original system from the region, recomputed here: the bridge's trust in sound bounds,
-/// with the environment step exact), on the region and, failing that, on the two halves of its
-/// widest side, at most `depth` times; where that leaves a box unproven, with the networks encoded
-/// exactly on it. `Ok(Err(why))` when it stays unproven.
+/// What re-checks the transitions of the lifted system.
+struct Transitions<'s> {
+    /// Exact queries: Init, and a transition with the networks encoded exactly.
+    z3: Z3Backend<'s>,
+    /// The bridge queries: the fast path, then Z3; a step with elementary functions through its
+    /// linear relaxation on the box (the environment check's).
+    checker: Checker<'s>,
+    /// On a memoryless system with a curved step: the relaxation BPT met its enclosures with
+    /// ([`bpt::Relaxation`]), whose psi (CROWN's bounds linear in the state) is re-derived here.
+    relaxation: Option<bpt::Relaxation<'s>>,
+    /// Whether Z3 takes the step exactly (no elementary function).
+    exact: bool,
+}
+
+/// `(region /\ a = f(s) /\ Next) => target'` on the lifted system: with the actions and next
+/// hidden states replaced by their enclosures on the region (one step of bound propagation on the
+/// original system from the region, recomputed here: the bridge's trust in sound bounds, with the
+/// environment step exact, or for elementary functions over its linear relaxation on the box),
+/// and, where BPT met its enclosures with the step's relaxation, each bound of the target by
+/// either postcondition (BPT's enclosure is the meet of the two boxes, side by side); on the
+/// region and, failing that, on the two halves of its widest side, at most `depth` times; where
+/// that leaves a box unproven, with the networks encoded exactly on it (a step Z3 takes exactly
+/// only). `Ok(Err(why))` when it stays unproven.
 fn transition(
     sys: &System,
     lifted: &Lifted,
-    z3: &mut Z3Backend<'_>,
+    t: &mut Transitions<'_>,
     region: &FBox,
-    target: &Pred,
+    (next, target): (&FBox, &Pred),
     depth: usize,
 ) -> Result<Result<(), String>, BridgeError> {
     let lsys = &lifted.system;
+    if let Some(r) = &t.relaxation
+        && relaxed_step_inside(sys, r, region, next)
+    {
+        return Ok(Ok(()));
+    }
     let post = action_enclosure(sys, lifted, region);
     if let Some(post) = &post
-        && z3.check_bridge(&BridgeQuery::new(region, post, Target::StaysIn(target)))? == Answer::Valid
+        && t.checker.check_bridge(&BridgeQuery::new(region, post, Target::StaysIn(target)))? == Answer::Valid
+    {
+        return Ok(Ok(()));
+    }
+    if let (Some(post), Some(psi)) = (&post, t.relaxation.as_ref().and_then(|r| r.psi(region)))
+        && bounds_proven(&mut t.checker, region, &[post, &psi], target)?
     {
         return Ok(Ok(()));
     }
@@ -238,7 +280,10 @@ fn transition(
     let widest = (0..widths.len()).max_by(|&a, &b| widths[a].total_cmp(&widths[b])).unwrap_or(0);
     // Halves help the enclosures; without any, only the exact query is left.
     if depth == 0 || post.is_none() || widths.get(widest).is_none_or(|&w| w <= 0.0) {
-        return Ok(match decide_transition(lsys, z3, phases(lsys, region), region, target)? {
+        if !t.exact {
+            return Ok(Err("the step's linear relaxation leaves it undecided on the smallest halves".into()));
+        }
+        return Ok(match decide_transition(lsys, &mut t.z3, phases(lsys, region), region, target)? {
             ExactDecision::Proven => Ok(()),
             ExactDecision::Refuted(w) => Err(format!("a successor leaves the next enclosure: {w}")),
             ExactDecision::Undecided(r) => Err(format!("Z3 could not decide ({r})")),
@@ -246,11 +291,50 @@ fn transition(
     }
     let (low, high) = region.bisect(widest);
     for half in [low, high] {
-        if let Err(why) = transition(sys, lifted, z3, &half, target, depth - 1)? {
+        if let Err(why) = transition(sys, lifted, t, &half, (next, target), depth - 1)? {
             return Ok(Err(why));
         }
     }
     Ok(Ok(()))
+}
+
+/// Whether BPT's relaxed step ([`bpt::step_relaxed`] under CROWN), recomputed from `region` of a
+/// memoryless system, lies inside `next`: the very computation that wrote `next`, so a chain BPT
+/// wrote passes without a solver. It is sound as the bounds are (outward-rounded intervals, CROWN,
+/// the mean-value relaxation enclosed by `trestle-real`), the trust the bridge's certificates put
+/// in the fast path.
+fn relaxed_step_inside(sys: &System, relaxation: &bpt::Relaxation<'_>, region: &FBox, next: &FBox) -> bool {
+    let from = FullBox { state: region.intervals(), hidden: vec![Vec::new(); sys.controllers.len()] };
+    bpt::step_relaxed(sys, &from, bpt::Domain::Crown, Some(relaxation))
+        .is_ok_and(|b| b.state.iter().enumerate().all(|(i, iv)| iv.is_subset_of(&next.interval(i))))
+}
+
+/// Whether every conjunct of `target` (a box's bounds) holds on every successor of `region`
+/// under one of `posts` at least: each bound is a query of its own, so each may rest on the
+/// postcondition that proves it.
+fn bounds_proven(
+    checker: &mut Checker<'_>,
+    region: &FBox,
+    posts: &[&Postcondition],
+    target: &Pred,
+) -> Result<bool, BridgeError> {
+    let bounds = match target {
+        Pred::And(ps) => ps.iter().collect(),
+        p => vec![p],
+    };
+    for bound in bounds {
+        let mut proven = false;
+        for post in posts {
+            if checker.check_bridge(&BridgeQuery::new(region, post, Target::StaysIn(bound)))? == Answer::Valid {
+                proven = true;
+                break;
+            }
+        }
+        if !proven {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Enclosures of the lifted system's actions on `region` (a box of the lifted state): the

@@ -101,7 +101,7 @@ impl Boxes {
         Boxes::on(sys, q.region, q.post)
     }
 
-    fn on(sys: &System, region: &FBox, post: &Postcondition) -> Option<Boxes> {
+    pub(crate) fn on(sys: &System, region: &FBox, post: &Postcondition) -> Option<Boxes> {
         let state = region.intervals();
         let mut action = post.action_box().intervals();
         if let Postcondition::Linear(l) = post {
@@ -553,6 +553,8 @@ pub(crate) fn boxes_imply(n: usize, premise: &Pred, conclusion: &Pred) -> bool {
 pub struct SuccessorBounds<'s> {
     sys: &'s System,
     forms: Forms,
+    /// Whether some update is curved, so [`SuccessorBounds::relaxed_images`] has work.
+    curved: bool,
 }
 
 impl std::fmt::Debug for SuccessorBounds<'_> {
@@ -564,7 +566,11 @@ impl std::fmt::Debug for SuccessorBounds<'_> {
 impl<'s> SuccessorBounds<'s> {
     pub fn new(sys: &'s System) -> Result<SuccessorBounds<'s>, crate::CheckError> {
         crate::query::validate_system(sys)?;
-        Ok(SuccessorBounds { sys, forms: Forms::of(sys) })
+        Ok(SuccessorBounds {
+            sys,
+            forms: Forms::of(sys),
+            curved: sys.step.branches.iter().flat_map(|b| &b.updates).any(crate::linearize::relaxes),
+        })
     }
 
     /// For every branch that may be enabled on `region` under `post`: the branch and a box holding
@@ -575,6 +581,59 @@ impl<'s> SuccessorBounds<'s> {
         crate::query::validate_box("state box", region, self.sys.state.len())?;
         post.validate(self.sys.state.len(), self.sys.actions.len())?;
         Ok(self.forms.images(self.sys, region, post))
+    }
+
+    /// Whether some update of the step is curved and not multi-affine: where
+    /// [`SuccessorBounds::relaxed_images`] can be tighter than [`SuccessorBounds::images`].
+    pub fn is_curved(&self) -> bool {
+        self.curved
+    }
+
+    /// [`SuccessorBounds::images`] met, coordinate by coordinate, with the images of the step's
+    /// linear relaxation on `region`: every curved update (a function, a power, a product of two
+    /// variables) replaced by the environment check's mean-value form `m . (s, a, w) + r` on the
+    /// box ([`crate::linearize`], the relaxation of its leaf systems), then bounded in the fast
+    /// path's closed form: `post`'s linear bounds substituted for the actions by the signs of
+    /// their coefficients, the affine result bounded over the box, rounded outward. The
+    /// relaxation keeps what intervals lose: how the successor moves with the state and with the
+    /// controller's action. Both images hold every successor, so their meet does, and it is never
+    /// looser than the interval images (a side whose meet is empty, which only rounding can make,
+    /// keeps the interval image).
+    pub fn relaxed_images(&self, region: &FBox, post: &Postcondition) -> Result<Vec<(usize, FBox)>, crate::CheckError> {
+        let mut images = self.images(region, post)?;
+        if !self.curved {
+            return Ok(images);
+        }
+        let Some(boxes) = Boxes::on(self.sys, region, post) else { return Ok(images) };
+        let (n, m) = (boxes.state.len(), boxes.action.len());
+        let all: Vec<Interval> = boxes.state.iter().chain(&boxes.action).chain(&boxes.nondet).copied().collect();
+        for (bi, image) in &mut images {
+            for (i, update) in self.sys.step.branches[*bi].updates.iter().enumerate() {
+                if !crate::linearize::relaxes(update) {
+                    continue;
+                }
+                let Some((slopes, remainder)) = crate::linearize::mean_value_form(update, &all, n, m) else { continue };
+                // The inputs' terms are independent of the rest: their range joins the constant.
+                let constant = slopes[n + m..]
+                    .iter()
+                    .zip(&boxes.nondet)
+                    .fold(remainder, |acc, (&c, w)| acc.add(&Interval::point(c).mul(w)));
+                let form = IForm {
+                    constant,
+                    state: slopes[..n].iter().map(|&c| Interval::point(c)).collect(),
+                    action: (0..m)
+                        .filter(|&j| slopes[n + j] != 0.0)
+                        .map(|j| (j, Interval::point(slopes[n + j]), slopes[n + j] > 0.0))
+                        .collect(),
+                };
+                let (lo, hi) = form_range(&form, post, &boxes);
+                let (lo, hi) = (image.lo[i].max(lo), image.hi[i].min(hi));
+                if lo <= hi {
+                    (image.lo[i], image.hi[i]) = (lo, hi);
+                }
+            }
+        }
+        Ok(images)
     }
 }
 

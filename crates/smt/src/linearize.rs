@@ -24,6 +24,11 @@
 //! where the box does not decide them (Clarke's generalised gradient, for which the mean-value
 //! inclusion holds: they are Lipschitz). A condition or lookup the box does not decide may make
 //! `g` jump; then there is no relaxation and the box stays with the fast path's enclosures.
+//!
+//! The same mean-value forms tighten the successor boxes that synthesis's images and LTL's bound
+//! propagation use ([`SuccessorBounds::relaxed_images`](crate::SuccessorBounds::relaxed_images)):
+//! there every curved update is relaxed (powers and products of variables too, which Z3 would
+//! otherwise take exactly), composed with psi's linear bounds of the actions in closed form.
 
 use crate::query::BridgeQuery;
 use std::ops::RangeInclusive;
@@ -233,6 +238,28 @@ pub(crate) fn leaf(sys: &System, q: &BridgeQuery<'_>) -> Option<System> {
         }
     }
     relaxed.then_some(leaf)
+}
+
+/// Whether [`SuccessorBounds::relaxed_images`](crate::SuccessorBounds::relaxed_images) relaxes
+/// this update: it is curved (module doc of [`curved`]) and not multi-affine (the fast path's
+/// closed form is exact on a multi-affine update already).
+pub(crate) fn relaxes(update: &Expr) -> bool {
+    curved(update) && crate::affine::MultiAffine::of(update).is_none()
+}
+
+/// Whether `e` bends: it applies a function, raises to a power, or multiplies two terms that
+/// both read variables (where an interval enclosure forgets how the factors move together).
+fn curved(e: &Expr) -> bool {
+    let reads = |x: &Expr| !x.vars().is_empty();
+    match e {
+        Expr::Apply(..) | Expr::Pow(..) => true,
+        Expr::Mul(a, b) => (reads(a) && reads(b)) || curved(a) || curved(b),
+        Expr::Const(_) | Expr::Var(_) => false,
+        Expr::Neg(a) | Expr::Relu(a) | Expr::Abs(a) | Expr::Div(a, _) => curved(a),
+        Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Min(a, b) | Expr::Max(a, b) => curved(a) || curved(b),
+        Expr::Ite(_, a, b) => curved(a) || curved(b),
+        Expr::Lookup(_, items) => items.iter().any(curved),
+    }
 }
 
 #[cfg(test)]

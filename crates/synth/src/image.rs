@@ -1,8 +1,11 @@
 //! One-step images of cells: psi by the bridge engine's [`PostEngine`] (the controller's bounds
-//! on the cell), then the successor box of each branch by [`SuccessorBounds`] (closed form with
-//! outward rounding for multi-affine updates, interval evaluation otherwise). These are exactly
-//! the postcondition and the ranges the bridge engine and the checker's fast path compute later
-//! for the same box, so a cell found to map into the kept union is proven to by the fast path.
+//! on the cell), then the successor box of each branch by [`SuccessorBounds::relaxed_images`]
+//! (closed form with outward rounding for multi-affine updates, interval evaluation otherwise,
+//! met with the closed form of the step's linear relaxation on the cell where an update is curved:
+//! sin, exp, powers, products of variables). These are the postcondition and the ranges the bridge
+//! engine and the checker's fast path compute later for the same box (on the original step and,
+//! for elementary functions, on its relaxation), so a cell found to map into the kept union is
+//! mostly proven to by the fast path; images only propose either way.
 //!
 //! A tolerant search shrinks each image box by a hair ([`IMAGE_TOLERANCE`] of Safe's extent per
 //! dimension) before comparing it with the kept cells. Images are outward-rounded and psi is
@@ -158,7 +161,7 @@ impl<'s> Imager<'s> {
         }
         let psi = self.post.compute(&states)?;
         let mut out = Vec::new();
-        for (branch, b) in self.succ.images(&states, &psi)? {
+        for (branch, b) in self.succ.relaxed_images(&states, &psi)? {
             let parts = match &self.guards[branch] {
                 Some(g) => g.iter().filter_map(|gb| gb.intersect(&states)).collect(),
                 None => vec![states.clone()],
@@ -169,7 +172,7 @@ impl<'s> Imager<'s> {
             }
             // psi holds on the whole cell, so on every part of its states.
             for part in parts {
-                let images = self.succ.images(&part, &psi)?;
+                let images = self.succ.relaxed_images(&part, &psi)?;
                 out.extend(images.into_iter().filter(|(bi, _)| *bi == branch).map(|(_, b)| shrink(b)));
             }
         }

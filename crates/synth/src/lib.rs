@@ -12,7 +12,9 @@
 //!    closed form with outward rounding when the update is affine in (state, action) for fixed
 //!    inputs and multilinear in those (input vertices enumerated, each action's linear bound
 //!    substituted by the sign of its coefficient, the affine result maximised over the box),
-//!    interval evaluation otherwise (`trestle_smt::SuccessorBounds`). Images are computed in
+//!    interval evaluation otherwise, met with the closed form of the step's linear relaxation on
+//!    the cell where an update is curved (sin, powers, products of variables:
+//!    `trestle_smt::SuccessorBounds::relaxed_images`). Images are computed in
 //!    parallel; each is a function of its cell alone, so results do not depend on the threads.
 //!    Before gridding, two candidates go to the bridge engine in a short slice of the budget:
 //!    Safe itself, and one box grown from Init along the field (`grow.rs`: the hull of Init
