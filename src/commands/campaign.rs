@@ -1,6 +1,6 @@
 //! `trestle campaign ...`: glue between the flags and `trestle-campaign`.
 
-use crate::args::{CampaignCommand, CampaignExplainArgs, CampaignExportArgs, CampaignMergeArgs, CampaignReportArgs};
+use crate::args::{CampaignCommand, CampaignExportArgs, CampaignMergeArgs, CampaignReportArgs};
 use crate::args::{CampaignRunArgs, CampaignSlurmArgs, Cli, ExportFormatArg};
 use crate::{CliError, CliResult, Outcome};
 use anyhow::anyhow;
@@ -38,7 +38,10 @@ impl BatchArgs {
 
 pub fn run(c: CampaignCommand) -> CliResult {
     match c {
-        CampaignCommand::Explain(a) => explain(&a),
+        CampaignCommand::Explain(a) => {
+            print!("{}", load(&a.file)?.explain(shard(a.shard.as_deref())?));
+            Ok(Outcome::Done)
+        }
         CampaignCommand::Run(a) => run_campaign(&a),
         CampaignCommand::Report(a) => report(&a),
         CampaignCommand::Export(a) => export(&a),
@@ -84,11 +87,6 @@ fn shard(text: Option<&str>) -> Result<Option<Shard>, CliError> {
     text.map(Shard::parse).transpose().map_err(cli_error)
 }
 
-fn explain(a: &CampaignExplainArgs) -> CliResult {
-    print!("{}", load(&a.file)?.explain(shard(a.shard.as_deref())?));
-    Ok(Outcome::Done)
-}
-
 fn run_campaign(a: &CampaignRunArgs) -> CliResult {
     let plan = load(&a.file)?;
     let opts = RunOptions {
@@ -113,26 +111,15 @@ fn run_campaign(a: &CampaignRunArgs) -> CliResult {
         let details = serde_json::json!({ "resume": resume, "report": report });
         crate::output::print_json(&summary.to_json("campaign run", &plan.name, VERSION, details));
     } else {
-        print!("{}", summary.text(&format!("campaign {}", plan.name)));
-        if let Some(stop) = summary.stopped {
-            let (s, done) = (&summary, summary.skipped + summary.ran);
-            println!("unknown: {stop}: {done} of {} jobs finished (this run {})", s.planned, s.ran);
-        }
-        if !summary.complete {
-            println!("resume: {resume}");
-        }
-        println!("report: {report}");
+        print!("{}", summary.run_text(&plan.name, &resume, &report));
     }
     Ok(if summary.stopped.is_some() { Outcome::Unknown } else { Outcome::Done })
 }
 
 fn report(a: &CampaignReportArgs) -> CliResult {
     let store = Store::open(&a.dir).map_err(cli_error)?;
-    let run = match a.run {
-        Some(id) => store.run(id).map_err(cli_error)?,
-        None => store.latest_run(None, None, false).map_err(cli_error)?,
-    }
-    .ok_or_else(|| CliError::input(format!("{} holds no such run", a.dir.display())))?;
+    let missing = || CliError::input(format!("{} holds no such run", a.dir.display()));
+    let run = store.run_or_latest(a.run).map_err(cli_error)?.ok_or_else(missing)?;
     let out = a.out.clone().unwrap_or_else(|| a.dir.join("report"));
     let written = trestle_campaign::write_report(&store, &run, &out).map_err(cli_error)?;
     if let Some(md) = written.iter().find(|p| p.extension().is_some_and(|e| e == "md")) {

@@ -394,6 +394,11 @@ impl Store {
         Ok(self.runs()?.into_iter().find(|r| r.run_id == run_id))
     }
 
+    /// Run `run_id`, or the latest run when none is given.
+    pub fn run_or_latest(&self, run_id: Option<i64>) -> Result<Option<RunRow>> {
+        run_id.map_or_else(|| self.latest_run(None, None, false), |id| self.run(id))
+    }
+
     /// The latest run (optionally of a kind and name); finished runs first when `finished_only`.
     pub fn latest_run(&self, kind: Option<&str>, name: Option<&str>, finished_only: bool) -> Result<Option<RunRow>> {
         Ok(self

@@ -3,6 +3,7 @@
 //! results directory, the jobs at a time). The CLI only prints these.
 
 use crate::{CampaignError, MergedRun, Plan, Result, RunSummary, Shard, SlurmScripts, shell_quote};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Children at a time per core, at most. Every job is a solver process (often several threads):
@@ -82,6 +83,23 @@ impl RunSummary {
             if self.complete { "" } else { " (incomplete)" },
             self.store.display()
         )
+    }
+}
+
+impl RunSummary {
+    /// `campaign run`'s text: [`RunSummary::text`], what stopped the run, how to resume it
+    /// (`resume`, when incomplete) and how to see its report (`report`).
+    pub fn run_text(&self, name: &str, resume: &str, report: &str) -> String {
+        let mut out = self.text(&format!("campaign {name}"));
+        if let Some(stop) = self.stopped {
+            let done = self.skipped + self.ran;
+            writeln!(out, "unknown: {stop}: {done} of {} jobs finished (this run {})", self.planned, self.ran).unwrap();
+        }
+        if !self.complete {
+            writeln!(out, "resume: {resume}").unwrap();
+        }
+        writeln!(out, "report: {report}").unwrap();
+        out
     }
 }
 
