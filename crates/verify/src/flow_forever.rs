@@ -197,8 +197,8 @@ fn chain(
 /// equilibrium), otherwise of its last [`TAIL`] states of 5 [`MAX_PERIODS`] (a limit cycle);
 /// `None` when the run fails or blows up.
 fn attractor(sys: &System, step: &FlowStep, x0: &[f64]) -> Option<FBox> {
-    let w: Vec<f64> =
-        trestle_bridge::flow_falsify::held_inputs(sys).iter().map(trestle_ir::num::to_f64_nearest).collect();
+    // Inside each input's interval (its nearest f64 may lie outside, where a domain check stops the run).
+    let w = trestle_ir::nondet::f64_inputs(sys, &trestle_bridge::flow_falsify::held_inputs(sys));
     let period = trestle_ir::num::to_f64_nearest(&step.period);
     let mut memory = trestle_ir::sim::initial_memory::<f64>(sys);
     let mut x = x0.to_vec();
