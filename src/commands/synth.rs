@@ -1,11 +1,10 @@
 //! `trestle synth`: find an inductive invariant (a union of boxes inside Safe containing Init)
 //! and prove it with the bridge engine, or a run from Init that leaves Safe.
 
+use crate::CliResult;
 use crate::args::{LimitArgs, SystemArgs};
 use crate::output::{driver_error, finish};
-use crate::{CliError, CliResult};
 use std::path::Path;
-use trestle_synth::SynthConfig;
 use trestle_verify::options::{Spelling, SynthRequest};
 use trestle_verify::picture::View;
 
@@ -76,21 +75,17 @@ fn request(a: &SynthArgs) -> SynthRequest {
     }
 }
 
-/// The synthesis configuration from the flags.
-pub fn config(a: &SynthArgs) -> Result<SynthConfig, CliError> {
-    request(a).config(&a.limits.limits(), Spelling::Cli).map_err(driver_error)
-}
-
 pub fn run(a: &SynthArgs) -> CliResult {
     let budget = a.limits.limits().budget(Spelling::Cli).map_err(driver_error)?;
-    let cfg = config(a)?;
+    let request = request(a);
+    let cfg = request.config(&a.limits.limits(), Spelling::Cli).map_err(driver_error)?;
     a.proof.check_outputs()?;
     let (sys, plant) = super::load_sampled(&a.system)?;
     let picture = a.proof.plot.target(&sys, false).map_err(driver_error)?;
     let progress = crate::progress::Bar::new(a.system.silent());
-    let flow = request(a).flow(Spelling::Cli).map_err(driver_error)?;
+    let flow = request.flow(Spelling::Cli).map_err(driver_error)?;
     if a.reach {
-        let settings = request(a).reach(Spelling::Cli).map_err(driver_error)?;
+        let settings = request.reach(Spelling::Cli).map_err(driver_error)?;
         let reach = trestle_verify::flow_forever::synth_reach(&sys, plant.as_ref(), flow, &settings, &budget);
         let (result, cert) = reach.map_err(driver_error)?;
         let result = match cert {

@@ -37,20 +37,22 @@ pub fn stuck_note() -> String {
     )
 }
 
-/// Runs `f` as described in the module doc; its driver error becomes the Python exception.
-/// `stuck` is the answer of a run still going [`LIMIT_GRACE`] after `budget`'s deadline.
+/// Runs `f` under `budget` (a copy sharing its cancellation) as described in the module doc; its
+/// driver error becomes the Python exception. `stuck` is the answer of a run still going
+/// [`LIMIT_GRACE`] after `budget`'s deadline.
 pub fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     budget: &Budget,
     stuck: impl FnOnce(&str) -> T,
-    f: impl FnOnce() -> Result<T, DriverError> + Send + 'static,
+    f: impl FnOnce(&Budget) -> Result<T, DriverError> + Send + 'static,
 ) -> PyResult<T> {
     let (done, finished) = mpsc::channel::<()>();
+    let run_budget = budget.clone();
     let handle = std::thread::Builder::new()
         .name("trestle-run".into())
         .stack_size(STACK)
         .spawn(move || {
-            let out = f();
+            let out = f(&run_budget);
             hang_for_tests();
             let _ = done.send(());
             out

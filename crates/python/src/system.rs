@@ -215,9 +215,8 @@ impl NativeSystem {
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = Arc::clone(&self.sys);
         let picture = picture_target(&sys, plot, plot_vars, plot_size)?;
-        let run_budget = budget.clone();
-        interruptible(py, &budget, timed_out("check", &sys.name), move || {
-            let run = trestle_verify::check(&sys, &opts, &run_budget, &Silent)?;
+        interruptible(py, &budget, timed_out("check", &sys.name), move |budget| {
+            let run = trestle_verify::check(&sys, &opts, budget, &Silent)?;
             if let Some((path, view)) = &picture {
                 trestle_verify::picture::draw_check(&sys, &run, view, path)?;
             }
@@ -260,9 +259,8 @@ impl NativeSystem {
         let c = request.config(&limits, Spelling::Python).map_err(driver_error)?;
         let sys = Arc::clone(&self.sys);
         let picture = picture_target(&sys, plot, plot_vars, plot_size)?;
-        let run_budget = budget.clone();
-        interruptible(py, &budget, timed_out("synth", &sys.name), move || {
-            let run = trestle_verify::synthesize(&sys, &c, &run_budget, &Silent)?;
+        interruptible(py, &budget, timed_out("synth", &sys.name), move |budget| {
+            let run = trestle_verify::synthesize(&sys, &c, budget, &Silent)?;
             if let Some((path, view)) = &picture {
                 trestle_verify::picture::draw_synth(&sys, &run, view, path)?;
             }
@@ -303,9 +301,8 @@ impl NativeSystem {
             let table = trestle_verify::render::verification(&name, &rows);
             (rows.iter().map(|r| answer(r, None)).collect(), table, Vec::new())
         };
-        let run_budget = budget.clone();
-        interruptible(py, &budget, stuck, move || {
-            let v = trestle_verify::properties::verify(&sys, &opts, &run_budget, &recorder)?;
+        interruptible(py, &budget, stuck, move |budget| {
+            let v = trestle_verify::properties::verify(&sys, &opts, budget, &recorder)?;
             let table = trestle_verify::render::verification(&v.system, &v.results);
             Ok((v.results.iter().map(|r| answer(r, None)).collect(), table, v.internal_errors))
         })
@@ -329,9 +326,8 @@ impl NativeSystem {
         let (sys, phi, named) = self.temporal::<trestle_ir::formula::Ctl>(py, formula, property, k)?;
         let request = CtlRequest { method: method.into(), pieces };
         let opts = request.options(&limits, Spelling::Python).map_err(driver_error)?;
-        let run_budget = budget.clone();
-        interruptible(py, &budget, timed_out("ctl", &sys.name), move || {
-            let run = trestle_verify::temporal::ctl(&sys, &phi, &named, &opts, &run_budget, &Silent)?;
+        interruptible(py, &budget, timed_out("ctl", &sys.name), move |budget| {
+            let run = trestle_verify::temporal::ctl(&sys, &phi, &named, &opts, budget, &Silent)?;
             Ok(answer(&run.result, None))
         })
     }
@@ -365,9 +361,8 @@ impl NativeSystem {
         let budget = limits.budget(Spelling::Python).map_err(driver_error)?;
         let (sys, phi, named) = self.temporal::<trestle_ir::formula::Ltl>(py, formula, property, k)?;
         let threads = limits.threads_or_cores(Spelling::Python).map_err(driver_error)?;
-        let run_budget = budget.clone();
-        interruptible(py, &budget, timed_out("ltl", &sys.name), move || {
-            let run = trestle_verify::temporal::ltl(&sys, &phi, &named, &opts, threads, &run_budget, &Silent)?;
+        interruptible(py, &budget, timed_out("ltl", &sys.name), move |budget| {
+            let run = trestle_verify::temporal::ltl(&sys, &phi, &named, &opts, threads, budget, &Silent)?;
             Ok(answer(&run.result, run.certificate))
         })
     }
@@ -397,9 +392,8 @@ impl NativeSystem {
         };
         let method = request.method(Spelling::Python).map_err(driver_error)?;
         let sys = Arc::clone(&self.sys);
-        let run_budget = budget.clone();
-        interruptible(py, &budget, timed_out("cegar", &sys.name), move || {
-            let run = trestle_verify::cegar::cegar(&sys, &method, &run_budget)?;
+        interruptible(py, &budget, timed_out("cegar", &sys.name), move |budget| {
+            let run = trestle_verify::cegar::cegar(&sys, &method, budget)?;
             Ok(answer(&run.result, None))
         })
     }
@@ -441,7 +435,7 @@ impl NativeSystem {
             py,
             &budget,
             |_| String::new(),
-            move || {
+            move |_| {
                 let runs = trestle_verify::simulate::simulate(&sys, &opts)?;
                 Ok(trestle_verify::simulate::to_json(&sys, &opts, &runs).to_string())
             },
@@ -459,7 +453,7 @@ impl NativeSystem {
             py,
             &Budget::unlimited(),
             |_| String::new(),
-            move || {
+            move |_| {
                 let certified = trestle_verify::certify::certify_text(&certificate, &sys).map_err(|e| match e {
                     trestle_verify::DriverError::Input(m) => trestle_verify::DriverError::Input(format!("{label}{m}")),
                     internal => internal,
